@@ -1,0 +1,109 @@
+"""Namespaces and the IRIs acms mints; the one place that knows how an entity's IRI is built.
+
+Entity IRIs are stable across versions (project + path + qualified name); fragment IRIs include the
+fragment's content hash so that versions of the same entity coexist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from urllib.parse import quote
+
+from pyoxigraph import NamedNode
+
+UKO_NS = "https://w3id.org/acms/uko#"
+FN_NS = "https://w3id.org/acms/fn#"
+ID_NS = "https://w3id.org/acms/id/"
+PROV_NS = "http://www.w3.org/ns/prov#"
+RDF_NS = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS_NS = "http://www.w3.org/2000/01/rdf-schema#"
+XSD_NS = "http://www.w3.org/2001/XMLSchema#"
+DCT_NS = "http://purl.org/dc/terms/"
+
+GRAPH_ONTOLOGY = NamedNode("https://w3id.org/acms/graph/ontology")
+GRAPH_META = NamedNode("https://w3id.org/acms/graph/meta")
+TIER_HOT = NamedNode("https://w3id.org/acms/tier/hot")
+TIER_WARM = NamedNode("https://w3id.org/acms/tier/warm")
+TIER_COLD = NamedNode("https://w3id.org/acms/tier/cold")
+TIERS = {"hot": TIER_HOT, "warm": TIER_WARM, "cold": TIER_COLD}
+
+PREFIXES = {
+    "uko": UKO_NS,
+    "fn": FN_NS,
+    "prov": PROV_NS,
+    "rdf": RDF_NS,
+    "rdfs": RDFS_NS,
+    "xsd": XSD_NS,
+    "dcterms": DCT_NS,
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "sh": "http://www.w3.org/ns/shacl#",
+}
+
+
+class _Namespace:
+    """Attribute access to terms of one namespace: ``UKO.File`` is a pyoxigraph NamedNode."""
+
+    def __init__(self, base: str) -> None:
+        self._base = base
+        self._cache: dict[str, NamedNode] = {}
+
+    def __getattr__(self, name: str) -> NamedNode:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self[name]
+
+    def __getitem__(self, name: str) -> NamedNode:
+        node = self._cache.get(name)
+        if node is None:
+            node = self._cache[name] = NamedNode(self._base + name)
+        return node
+
+    @property
+    def base(self) -> str:
+        return self._base
+
+
+UKO = _Namespace(UKO_NS)
+PROV = _Namespace(PROV_NS)
+RDF = _Namespace(RDF_NS)
+RDFS = _Namespace(RDFS_NS)
+XSD = _Namespace(XSD_NS)
+DCT = _Namespace(DCT_NS)
+FN = _Namespace(FN_NS)
+
+
+def slug(text: str) -> str:
+    """A lower-case, dash-separated IRI-safe slug (for project names and headings)."""
+    s = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+    return s or "x"
+
+
+class IriMinter:
+    """Mints the IRIs of one project; paths are POSIX, relative to the project root."""
+
+    def __init__(self, project: str) -> None:
+        self.project_slug = slug(project)
+        self.base = f"{ID_NS}{self.project_slug}/"
+
+    def project(self) -> NamedNode:
+        return NamedNode(self.base)
+
+    def file(self, path: str) -> NamedNode:
+        return NamedNode(f"{self.base}file/{quote(path, safe='/')}")
+
+    def directory(self, path: str) -> NamedNode:
+        return NamedNode(f"{self.base}dir/{quote(path, safe='/')}")
+
+    def code(self, path: str, qualname: str) -> NamedNode:
+        return NamedNode(f"{self.base}code/{quote(path, safe='/')}#{quote(qualname, safe='.')}")
+
+    def doc(self, path: str, anchor: str) -> NamedNode:
+        return NamedNode(f"{self.base}doc/{quote(path, safe='/')}#{quote(anchor, safe='-/')}")
+
+    def fragment(self, entity: NamedNode, lod: str, content_hash: str, start_line: int) -> NamedNode:
+        owner = hashlib.sha1(entity.value.encode()).hexdigest()[:12]
+        return NamedNode(f"{self.base}frag/{owner}/{lod}/{start_line}-{content_hash[:16]}")
+
+    def index_run(self, stamp: str) -> NamedNode:
+        return NamedNode(f"{self.base}run/{stamp}")
