@@ -1,0 +1,3 @@
+from acms.cli.main import main
+
+main()

@@ -1,0 +1,81 @@
+"""Shared CLI options and the one error boundary."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from acms.config import Settings, load_settings
+from acms.errors import AcmsError, NotADirectory, PathNotFound
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def project_options(func: F) -> F:
+    """``--project`` and ``--store``: where the project and its index are."""
+    func = click.option(
+        "--store",
+        "store",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Index directory (default: .acms/ at the project root, or the `store` setting).",
+    )(func)
+    func = click.option(
+        "--project",
+        "-C",
+        "project",
+        type=click.Path(path_type=Path),
+        default=".",
+        show_default=True,
+        help="Project root whose index to use.",
+    )(func)
+    return func
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
+
+
+def resolve_project(project: Path) -> Path:
+    if not project.exists():
+        raise PathNotFound(f"no such directory: {project}")
+    if not project.is_dir():
+        raise NotADirectory(f"not a directory: {project} (give the project's root folder)")
+    return project.resolve()
+
+
+def settings_for(root: Path, **overrides: Any) -> Settings:
+    return load_settings(root).merged(overrides)
+
+
+def store_path(root: Path, settings: Settings, store: Path | None) -> Path:
+    if store is not None:
+        return store.resolve()
+    path = Path(settings.store)
+    return path if path.is_absolute() else root / path
+
+
+def echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def boundary(func: F) -> F:
+    """Turn AcmsError into a one-line message and its exit code; nothing else is swallowed."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except AcmsError as exc:
+            click.echo(f"acms: error: {exc.message}", err=True)
+            for line in getattr(exc, "report", [])[:50]:
+                click.echo(f"  {line}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]

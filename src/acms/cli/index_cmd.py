@@ -1,0 +1,177 @@
+"""``acms index``, ``acms stats``, ``acms validate``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from acms.cli.common import (
+    boundary,
+    echo_json,
+    json_option,
+    project_options,
+    resolve_project,
+    settings_for,
+    store_path,
+)
+from acms.ingest.pipeline import IndexReport, index_project
+from acms.sparql import catalog
+from acms.store.oxigraph import OxigraphStore
+
+
+def _progress() -> object | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(phase: str, done: int, total: int) -> None:
+        width = 30
+        filled = int(width * done / max(total, 1))
+        end = "\n" if done >= total else ""
+        click.echo(f"\r{phase:<10} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", err=True, nl=False)
+        if end:
+            click.echo("", err=True)
+
+    return show
+
+
+def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
+    if report.up_to_date:
+        click.echo(f"index is up to date: {report.files_listed} files unchanged ({report.seconds:.2f}s)")
+    else:
+        click.echo(
+            f"indexed {report.files_indexed} files ({report.files_unchanged} unchanged, "
+            f"{report.files_removed} removed): {report.entities} entities, {report.fragments} fragments, "
+            f"{report.triples_written} triples in {report.seconds:.2f}s"
+        )
+        phases = ", ".join(f"{k} {v:.2f}s" for k, v in report.timings.items())
+        click.echo(f"  phases: {phases}")
+    counts = report.skipped_counts()
+    if counts:
+        click.echo("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in counts.items()))
+    for path, err in sorted(report.parse_errors.items()):
+        click.echo(f"  indexed as text (parse error): {path}: {err}")
+    if verbose:
+        for reason, paths in sorted(report.skipped.items()):
+            for p in paths:
+                click.echo(f"  skip {reason}: {p}")
+    click.echo(f"  store: {store}")
+
+
+@click.command("index")
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.option("--store", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Index directory (default: PATH/.acms).")
+@click.option("--max-file-bytes", type=int, default=None, help="Skip files larger than this (default 262144).")
+@click.option("--exclude", multiple=True, help="Extra gitignore-style pattern to skip (repeatable).")
+@click.option("--verbose", "-v", is_flag=True, help="List every skipped file with its reason.")
+@json_option
+@boundary
+def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclude: tuple[str, ...],
+              verbose: bool, as_json: bool) -> None:
+    """Index the project at PATH (default: the current directory) into its on-disk graph.
+
+    Lists files with git (or a .gitignore-aware walk), extracts Python symbols and document sections,
+    cuts fragments with token counts, validates the batch against the SHACL shapes and writes it in one
+    transaction. Re-running on an unchanged project writes nothing.
+    """
+    root = resolve_project(path)
+    settings = settings_for(root, max_file_bytes=max_file_bytes)
+    if exclude:
+        settings = settings.merged({"exclude": tuple(settings.exclude) + exclude})
+    target = store_path(root, settings, store)
+    graph = OxigraphStore(target)
+    try:
+        report = index_project(root, graph, settings, progress=None if as_json else _progress())  # type: ignore[arg-type]
+    finally:
+        graph.close()
+    if as_json:
+        data = dict(vars(report))
+        data["skipped_counts"] = report.skipped_counts()
+        data["store"] = str(target)
+        echo_json(data)
+    else:
+        _summary(report, target, verbose)
+
+
+def _rows(store: OxigraphStore, key: str) -> list[dict[str, str]]:
+    return [{k: v.value for k, v in row.items()} for row in store.select(catalog.text(key))]
+
+
+def _short(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+@click.command("stats")
+@project_options
+@json_option
+@boundary
+def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
+    """Counts per class, named graph and language; store size; the last index run."""
+    root = resolve_project(project)
+    target = store_path(root, settings_for(root), store)
+    graph = OxigraphStore.open_existing(target)
+    try:
+        data = {
+            "store": str(target),
+            "store_bytes": graph.size_bytes(),
+            "quads": graph.count(),
+            "classes": {_short(r["class"]): int(r["n"]) for r in _rows(graph, "stats/classes")},
+            "graphs": {r["graph"]: int(r["n"]) for r in _rows(graph, "stats/tiers")},
+            "languages": {r["language"]: {"files": int(r["files"]), "lines": int(r["total_lines"])}
+                          for r in _rows(graph, "stats/languages")},
+            "last_run": next(iter(_rows(graph, "stats/last-run")), None),
+        }
+    finally:
+        graph.close()
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"store {data['store']}: {data['quads']:,} quads, {data['store_bytes'] / 1e6:.1f} MB")
+    click.echo("classes:")
+    for name, n in data["classes"].items():
+        click.echo(f"  {name:<16} {n:>9,}")
+    click.echo("graphs:")
+    for name, n in data["graphs"].items():
+        click.echo(f"  {name:<44} {n:>9,}")
+    click.echo("languages:")
+    for name, v in data["languages"].items():
+        click.echo(f"  {name:<16} {v['files']:>6,} files {v['lines']:>9,} lines")
+    run = data["last_run"]
+    if run:
+        click.echo(
+            f"last run: {run['started']} acms {run['version']}, {run['indexed']} indexed, "
+            f"{run['unchanged']} unchanged, {run['removed']} removed, {run['skipped']} skipped"
+            + (f", git {run['head'][:12]}" if run.get("head") else "")
+        )
+
+
+@click.command("validate")
+@project_options
+@json_option
+@boundary
+def validate_cmd(project: Path, store: Path | None, as_json: bool) -> None:
+    """Re-validate the whole store against the SHACL shapes with pyshacl (slow: ~70 µs per triple).
+
+    Exits 1 with one line per violation when the store does not conform.
+    """
+    from acms.validation.batch import validate_whole_store
+
+    root = resolve_project(project)
+    target = store_path(root, settings_for(root), store)
+    graph = OxigraphStore.open_existing(target)
+    try:
+        violations = validate_whole_store(graph)
+    finally:
+        graph.close()
+    if as_json:
+        echo_json({"conforms": not violations, "violations": [str(v) for v in violations]})
+    elif not violations:
+        click.echo("the store conforms to the shapes")
+    else:
+        click.echo(f"{len(violations)} violation(s):")
+        for v in violations[:200]:
+            click.echo(f"  {v}")
+    if violations:
+        sys.exit(1)

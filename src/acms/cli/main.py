@@ -1,0 +1,29 @@
+"""The ``acms`` command group. Each command group lives in its own module."""
+
+from __future__ import annotations
+
+import click
+
+from acms import __version__
+from acms.cli.index_cmd import index_cmd, stats_cmd, validate_cmd
+from acms.cli.sparql_cmd import sparql_cmd
+
+EXIT_CODES = """\b
+Exit codes: 0 ok, 1 error / store does not conform, 2 bad input, 3 query error,
+4 store error (locked, missing), 5 batch failed validation, 6 bad configuration."""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}, epilog=EXIT_CODES)
+@click.version_option(__version__, prog_name="acms")
+def cli() -> None:
+    """acms: index a project into a knowledge graph and assemble LLM context from it."""
+
+
+cli.add_command(index_cmd)
+cli.add_command(stats_cmd)
+cli.add_command(validate_cmd)
+cli.add_command(sparql_cmd)
+
+
+def main() -> None:
+    cli(prog_name="acms")

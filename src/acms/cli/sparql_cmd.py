@@ -1,0 +1,132 @@
+"""``acms sparql``: run a query (text, file or saved by name) against the index."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+import pyoxigraph as ox
+from pyoxigraph import Literal, NamedNode, Term
+
+from acms.cli.common import boundary, project_options, resolve_project, settings_for, store_path
+from acms.errors import UsageError
+from acms.sparql import catalog
+from acms.sparql.guard import check_query
+from acms.store.oxigraph import OxigraphStore
+from acms.vocab import XSD
+
+FORMATS = {"json": ox.QueryResultsFormat.JSON, "csv": ox.QueryResultsFormat.CSV,
+           "tsv": ox.QueryResultsFormat.TSV, "xml": ox.QueryResultsFormat.XML}
+
+
+def parse_binding(text: str) -> tuple[str, Term]:
+    """``name=value``: ``<iri>`` is an IRI, an integer is xsd:integer, anything else a string."""
+    name, sep, value = text.partition("=")
+    if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise UsageError(f"--bind expects name=value, got {text!r}")
+    if value.startswith("<") and value.endswith(">"):
+        try:
+            return name, NamedNode(value[1:-1])
+        except ValueError:
+            raise UsageError(f"--bind {name}: invalid IRI {value}") from None
+    if re.fullmatch(r"-?\d+", value):
+        return name, Literal(value, datatype=XSD.integer)
+    return name, Literal(value)
+
+
+def _query_text(query: str | None, file: str | None, saved: str | None, bindings: dict[str, Term]) -> tuple[str, bool]:
+    """The text to run and whether it is trusted (shipped with acms)."""
+    given = [x for x in (query, file, saved) if x is not None]
+    if len(given) != 1:
+        raise UsageError("give exactly one of QUERY, -f FILE or --saved NAME (see --list)")
+    if saved is not None:
+        spec = catalog.saved(saved)
+        missing = [p for p, _ in spec.params if p not in bindings]
+        if missing:
+            raise UsageError(f"saved query {saved!r} needs --bind " + ", ".join(f"{m}=..." for m in missing))
+        return spec.text, True
+    if file is not None:
+        if file == "-":
+            return sys.stdin.read(), False
+        path = Path(file)
+        if not path.is_file():
+            raise UsageError(f"no such query file: {file}")
+        return path.read_text(encoding="utf-8"), False
+    return query or "", False
+
+
+def _cell(term: Term | None) -> str:
+    if term is None:
+        return ""
+    return term.value if isinstance(term, (NamedNode, Literal)) else str(term)
+
+
+def _table(result: ox.QuerySolutions) -> None:
+    names = [v.value for v in result.variables]
+    rows = [[_cell(s[n]) for n in names] for s in result]
+    widths = [min(60, max([len(n)] + [len(r[i]) for r in rows])) for i, n in enumerate(names)]
+    click.echo("  ".join(n.ljust(w) for n, w in zip(names, widths)))
+    click.echo("  ".join("-" * w for w in widths))
+    for r in rows:
+        click.echo("  ".join((c if len(c) <= w else c[: w - 1] + "…").ljust(w) for c, w in zip(r, widths)))
+    click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", err=True)
+
+
+@click.command("sparql")
+@click.argument("query", required=False)
+@click.option("-f", "--file", "file", help="Read the query from FILE ('-' for stdin).")
+@click.option("--saved", help="Run a saved exploration query by name (see --list).")
+@click.option("--list", "list_saved", is_flag=True, help="List the saved exploration queries and exit.")
+@click.option("--bind", "binds", multiple=True, metavar="NAME=VALUE",
+              help="Bind a parameter (repeatable): <iri>, an integer, or a string.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv", "xml", "turtle", "ntriples"]),
+              default="table", show_default=True, help="Output format (CONSTRUCT/DESCRIBE print Turtle by default).")
+@click.option("--allow-service", is_flag=True, help="Permit SERVICE (the store would call the remote endpoint).")
+@project_options
+@boundary
+def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_saved: bool, binds: tuple[str, ...],
+               fmt: str, allow_service: bool, project: Path, store: Path | None) -> None:
+    """Run a SPARQL query against the index: SELECT, ASK, CONSTRUCT or DESCRIBE.
+
+    \b
+    Examples:
+      acms sparql 'SELECT ?c WHERE { GRAPH ?g { ?c a uko:Class } } LIMIT 5'
+      acms sparql --saved callers --bind name=index_project
+      acms sparql -f my-query.rq --format csv
+
+    The prefixes uko:, prov:, rdf:, rdfs:, xsd:, owl:, dcterms:, sh: and fn: are predeclared.
+    Parameters are bound as VALUES at the head of the WHERE group, never pasted into the text.
+    """
+    if list_saved:
+        for key, spec in sorted(catalog.all_queries().items()):
+            if spec.folder == "explore":
+                params = " ".join(f"--bind {p}=..." for p, _ in spec.params)
+                click.echo(f"{spec.name:<32} {spec.summary}" + (f"  [{params}]" if params else ""))
+        return
+    bindings = dict(parse_binding(b) for b in binds)
+    text, trusted = _query_text(query, file, saved, bindings)
+    if not trusted:
+        check_query(text, allow_service=allow_service)
+    root = resolve_project(project)
+    graph = OxigraphStore.open_existing(store_path(root, settings_for(root), store))
+    try:
+        result = graph.query_raw(text, bindings or None)
+        if isinstance(result, ox.QuerySolutions):
+            if fmt == "table":
+                _table(result)
+            elif fmt in FORMATS:
+                click.echo(result.serialize(format=FORMATS[fmt]).decode("utf-8"), nl=False)
+            else:
+                raise UsageError(f"--format {fmt} is for CONSTRUCT/DESCRIBE; use table, json, csv, tsv or xml")
+        elif isinstance(result, ox.QueryBoolean):
+            if fmt in FORMATS:
+                click.echo(result.serialize(format=FORMATS[fmt]).decode("utf-8"), nl=False)
+            else:
+                click.echo("true" if bool(result) else "false")
+        else:
+            rdf_format = ox.RdfFormat.N_TRIPLES if fmt == "ntriples" else ox.RdfFormat.TURTLE
+            click.echo(result.serialize(format=rdf_format).decode("utf-8"), nl=False)  # type: ignore[union-attr]
+    finally:
+        graph.close()

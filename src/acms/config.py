@@ -1,0 +1,87 @@
+"""One frozen settings object; every field carries its help text.
+
+Precedence: defaults < ``acms.toml`` or ``[tool.acms]`` in pyproject.toml at the project root <
+``ACMS_*`` environment variables < CLI flags (applied by the CLI with ``Settings.merged``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from acms.errors import ConfigError
+
+
+def _setting(default: Any, help: str) -> Any:  # noqa: A002 - mirrors click's naming
+    if isinstance(default, (list, dict, tuple)):
+        return field(default_factory=lambda: default, metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class Settings:
+    store: str = _setting(".acms", "Where the on-disk index lives, relative to the project root.")
+    max_file_bytes: int = _setting(256 * 1024, "Files larger than this are skipped (too-large).")
+    max_total_bytes: int = _setting(0, "Stop indexing files after this many bytes in all (0 = no cap).")
+    exclude: tuple[str, ...] = _setting((), "Extra gitignore-style patterns to skip.")
+    include_hidden: bool = _setting(False, "Index hidden files and directories too.")
+    window_lines: int = _setting(60, "Lines per fragment for files without a language extractor.")
+    project_name: str = _setting("", "Project name used in entity IRIs (default: the root folder's name).")
+
+    @classmethod
+    def help_table(cls) -> dict[str, str]:
+        return {f.name: f.metadata["help"] for f in fields(cls)}
+
+    def merged(self, overrides: Mapping[str, Any]) -> Settings:
+        """A copy with the non-None overrides applied (CLI flags)."""
+        clean = {k: v for k, v in overrides.items() if v is not None}
+        return dataclasses.replace(self, **_coerce(clean))
+
+
+def _coerce(values: Mapping[str, Any]) -> dict[str, Any]:
+    known = {f.name: f for f in fields(Settings)}
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        name = key.replace("-", "_")
+        if name not in known:
+            raise ConfigError(f"unknown setting {key!r}; known: {', '.join(sorted(known))}")
+        default = known[name].default
+        if default is dataclasses.MISSING:
+            default = known[name].default_factory()  # type: ignore[misc]
+        try:
+            if isinstance(default, bool):
+                if isinstance(value, str):
+                    value = value.strip().lower() in {"1", "true", "yes", "on"}
+                out[name] = bool(value)
+            elif isinstance(default, int):
+                out[name] = int(value)
+            elif isinstance(default, tuple):
+                out[name] = tuple(value.split(",") if isinstance(value, str) else value)
+            else:
+                out[name] = str(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"setting {key!r} has an invalid value {value!r}") from None
+    return out
+
+
+def load_settings(root: Path, env: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    acms_toml, pyproject = root / "acms.toml", root / "pyproject.toml"
+    try:
+        if acms_toml.is_file():
+            values.update(tomllib.loads(acms_toml.read_text(encoding="utf-8")))
+        elif pyproject.is_file():
+            values.update(tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("acms", {}))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"cannot read the acms configuration: {exc}") from None
+    for f in fields(Settings):
+        key = "ACMS_" + f.name.upper()
+        if key in env:
+            values[f.name] = env[key]
+    return Settings(**_coerce(values))

@@ -1,0 +1,107 @@
+"""Cut a file into fragments: the units of text that assembly can put into a context.
+
+Each code element gets a ``micro`` fragment (its full source) and a ``macro`` one (its outline:
+signature and first doc line); each document section a ``micro`` (its own text, up to its first
+sub-section) and a ``macro`` (heading and first sentence); each file a ``macro`` outline; files
+without an extractor are cut into line windows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from acms.ingest.model import CodeSymbol, DocSection, Extraction, SourceFile, SymbolKind
+
+MACRO, MICRO, ATOMIC = "macro", "micro", "atomic"
+
+
+@dataclass(frozen=True)
+class FragmentSpec:
+    owner: str  # the key of the entity: a qualname, "section:<anchor>" or "file"
+    lod: str
+    text: str
+    start_line: int
+    end_line: int
+
+
+def first_line(doc: str | None) -> str:
+    if not doc:
+        return ""
+    for line in doc.strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _lines(lines: list[str], start: int, end: int) -> str:
+    return "\n".join(lines[start - 1 : end])
+
+
+def symbol_outline(sym: CodeSymbol, children: list[CodeSymbol]) -> str:
+    doc = first_line(sym.docstring)
+    if sym.kind is SymbolKind.MODULE:
+        head = f"# module {sym.qualname}" + (f": {doc}" if doc else "")
+        body = [c.signature.splitlines()[0] if c.signature else c.name for c in children]
+        return "\n".join([head, *body])
+    deco = [f"@{d}" for d in sym.decorators]
+    parts = [*deco, sym.signature]
+    if doc:
+        parts.append(f'    """{doc}"""')
+    for child in children:
+        sig = child.signature.splitlines()[0] if child.signature else child.name
+        child_doc = first_line(child.docstring)
+        parts.append(f"    {sig}" + (f"  # {child_doc}" if child_doc else ""))
+    if not children and sym.kind is not SymbolKind.CLASS:
+        parts.append("    ...")
+    return "\n".join(parts)
+
+
+def code_fragments(source: SourceFile, ext: Extraction) -> list[FragmentSpec]:
+    lines = source.text.splitlines() or [""]
+    children: dict[str | None, list[CodeSymbol]] = {}
+    for sym in ext.symbols:
+        children.setdefault(sym.parent, []).append(sym)
+    out: list[FragmentSpec] = []
+    for sym in ext.symbols:
+        kids = children.get(sym.qualname, [])
+        outline = symbol_outline(sym, kids)
+        if sym.kind is SymbolKind.MODULE:
+            out.append(FragmentSpec("file", MACRO, f"{source.path}\n{outline}", 1, len(lines)))
+            header_end = min((k.start_line for k in kids), default=len(lines) + 1) - 1
+            header_end = max(1, min(header_end, len(lines)))
+            out.append(FragmentSpec(sym.qualname, MICRO, _lines(lines, 1, header_end), 1, header_end))
+        else:
+            out.append(FragmentSpec(sym.qualname, MICRO, _lines(lines, sym.start_line, sym.end_line),
+                                    sym.start_line, sym.end_line))
+        out.append(FragmentSpec(sym.qualname, MACRO, outline, sym.start_line, sym.end_line))
+    return out
+
+
+def doc_fragments(source: SourceFile, ext: Extraction, window: int) -> list[FragmentSpec]:
+    lines = source.text.splitlines() or [""]
+    out: list[FragmentSpec] = []
+    toc = [f"{'  ' * (s.level - 1)}- {s.title}" for s in ext.sections]
+    out.append(FragmentSpec("file", MACRO, "\n".join([source.path, *toc]), 1, len(lines)))
+    sections = ext.sections
+    for i, sec in enumerate(sections):
+        nxt = sections[i + 1].start_line if i + 1 < len(sections) else sec.end_line + 1
+        own_end = max(sec.start_line, min(sec.end_line, nxt - 1))
+        own = _lines(lines, sec.start_line, own_end)
+        key = f"section:{sec.anchor}"
+        out.append(FragmentSpec(key, MICRO, own, sec.start_line, own_end))
+        body = [ln.strip() for ln in lines[sec.start_line : own_end] if ln.strip() and not set(ln.strip()) <= set("=-~^*#+")]
+        summary = sec.title + (f"\n{body[0]}" if body else "")
+        out.append(FragmentSpec(key, MACRO, summary, sec.start_line, sec.end_line))
+    if not sections:
+        out.extend(window_fragments(source, window)[1:])
+    return out
+
+
+def window_fragments(source: SourceFile, window: int) -> list[FragmentSpec]:
+    lines = source.text.splitlines() or [""]
+    head = "\n".join([source.path, *lines[: min(12, len(lines))]])
+    out = [FragmentSpec("file", MACRO, head, 1, len(lines))]
+    for start in range(1, len(lines) + 1, window):
+        end = min(len(lines), start + window - 1)
+        out.append(FragmentSpec("file", MICRO, _lines(lines, start, end), start, end))
+    return out

@@ -1,0 +1,261 @@
+"""``acms index``: list → diff against the store → extract → fragment → emit → validate → write.
+
+Incremental and idempotent: a file whose content hash is already stored is not touched; an
+unchanged project writes nothing at all. Everything a run changes (the replaced files' old triples
+out, the new ones in, the directory tree, the IndexRun record) is one store transaction, and only
+after the batch passed validation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyoxigraph import NamedNode, Quad
+
+from acms import __version__
+from acms.config import Settings
+from acms.ingest import emit
+from acms.ingest.doc_extractor import extract_markdown, extract_rst
+from acms.ingest.fragments import FragmentSpec, code_fragments, doc_fragments, window_fragments
+from acms.ingest.model import Extraction, SourceFile
+from acms.ingest.python_extractor import extract_python, module_name_for, resolve_edges
+from acms.ingest.walker import Listing, SkipReason, WalkSettings, language_for, list_files, read_text_file
+from acms.sparql import catalog
+from acms.store.oxigraph import OxigraphStore
+from acms.tokens import count_many
+from acms.validation.batch import validate_batch
+from acms.vocab import GRAPH_META, PROV, TIER_WARM, UKO, IriMinter, slug
+
+Progress = Callable[[str, int, int], None]  # phase, done, total
+UKO_VERSION = "1.0.0"
+
+
+@dataclass
+class IndexReport:
+    root: str
+    files_listed: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    entities: int = 0
+    fragments: int = 0
+    triples_written: int = 0
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+    parse_errors: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    used_git: bool = False
+    up_to_date: bool = False
+
+    def skipped_counts(self) -> dict[str, int]:
+        return {reason: len(paths) for reason, paths in sorted(self.skipped.items())}
+
+
+class _Clock:
+    def __init__(self, report: IndexReport) -> None:
+        self.report = report
+
+    def phase(self, name: str) -> _Phase:
+        return _Phase(self.report.timings, name)
+
+
+class _Phase:
+    def __init__(self, timings: dict[str, float], name: str) -> None:
+        self.timings, self.name = timings, name
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.timings[self.name] = self.timings.get(self.name, 0.0) + time.perf_counter() - self.start
+
+
+def _read_sources(listing: Listing, report: IndexReport) -> list[SourceFile]:
+    sources = []
+    for listed in listing.files:
+        text = read_text_file(listed)
+        if isinstance(text, SkipReason):
+            report.skipped.setdefault(text.value, []).append(listed.path)
+            continue
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        sources.append(SourceFile(listed.path, text, listed.size, digest, language_for(listed.path)))
+    return sources
+
+
+def _extract(source: SourceFile, all_paths: set[str], window: int) -> tuple[Extraction | None, list[FragmentSpec]]:
+    if source.language == "python":
+        ext = extract_python(source.path, source.text, module_name_for(source.path, all_paths))
+        if ext.parse_error is None:
+            return ext, code_fragments(source, ext)
+        return ext, window_fragments(source, window)
+    if source.language in ("markdown", "rst"):
+        ext = (extract_markdown if source.language == "markdown" else extract_rst)(source.path, source.text)
+        return ext, doc_fragments(source, ext, window)
+    return None, window_fragments(source, window)
+
+
+def git_head(root: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    head = out.stdout.strip()
+    return head if out.returncode == 0 and len(head) == 40 else None
+
+
+def index_project(
+    root: Path,
+    store: OxigraphStore,
+    settings: Settings,
+    progress: Progress | None = None,
+) -> IndexReport:
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    root = root.resolve()
+    report = IndexReport(root=str(root))
+    clock = _Clock(report)
+    minter = IriMinter(settings.project_name or root.name)
+    store.ensure_ontology()
+
+    with clock.phase("listing"):
+        walk = WalkSettings(
+            max_file_bytes=settings.max_file_bytes,
+            max_total_bytes=settings.max_total_bytes or None,
+            exclude=tuple(settings.exclude) + (f"/{settings.store}/",),
+            include_hidden=settings.include_hidden,
+        )
+        listing = list_files(root, walk)
+        report.used_git = listing.used_git
+        report.skipped = {r.value: list(p) for r, p in listing.skipped.items() if p}
+        sources = _read_sources(listing, report)
+        report.files_listed = len(sources)
+
+    with clock.phase("diff"):
+        stored = {
+            str(r["path"].value): (r["file"], str(r["hash"].value))
+            for r in store.select(catalog.text("ingest/stored-files"))
+        }
+        changed = [s for s in sources if stored.get(s.path, (None, ""))[1] != s.sha256]
+        current = {s.path for s in sources}
+        removed = sorted(p for p in stored if p not in current)
+        report.files_unchanged = len(sources) - len(changed)
+        report.files_removed = len(removed)
+    if not changed and not removed:
+        report.up_to_date = True
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    all_paths = {s.path for s in sources}
+    extractions: dict[str, Extraction] = {}
+    specs: dict[str, list[FragmentSpec]] = {}
+    with clock.phase("parsing"):
+        for i, source in enumerate(changed):
+            ext, frags = _extract(source, all_paths, settings.window_lines)
+            if ext is not None:
+                extractions[source.path] = ext
+                if ext.parse_error:
+                    report.parse_errors[source.path] = ext.parse_error
+            specs[source.path] = frags
+            if progress:
+                progress("parsing", i + 1, len(changed))
+
+    with clock.phase("tokenizing"):
+        flat = [spec.text for source in changed for spec in specs[source.path]]
+        counts = iter(count_many(flat))
+
+    generated_at = started.isoformat().replace("+00:00", "Z")
+    replaced_files = [stored[p][0] for p in [s.path for s in changed] + removed if p in stored]
+    with clock.phase("emitting"):
+        batches = []
+        for source in changed:
+            frags = specs[source.path]
+            token_counts = [next(counts) for _ in frags]
+            batches.append(
+                emit.emit_file(minter, source, extractions.get(source.path), frags, token_counts, TIER_WARM, generated_at)
+            )
+        quads: list[Quad] = [q for b in batches for q in b.quads]
+        new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
+        old_iris = _symbol_table(store, replaced_files)
+        iris = {**old_iris, **new_iris}
+        code = {p: e for p, e in extractions.items() if e.parse_error is None and e.module}
+        quads += emit.emit_edges(resolve_edges(code, set(iris)), iris, TIER_WARM)
+        quads += emit.emit_tree(minter, root.name, str(root), sorted(current), TIER_WARM)
+        report.files_indexed = len(changed)
+        report.entities = sum(len(b.entities) for b in batches) + sum(
+            len(e.sections) for e in extractions.values()
+        )
+        report.fragments = sum(b.fragment_count for b in batches)
+
+    with clock.phase("shacl"):
+        validate_batch(store, quads)
+
+    deletes: list[tuple[str, dict[str, list[NamedNode]] | None]] = []
+    if replaced_files:
+        gone = _vanished(store, replaced_files, set(new_iris.values()) | {minter.file(s.path) for s in changed})
+        deletes.append((catalog.text("ingest/delete-files.ru"), {"file": replaced_files}))
+        if gone:
+            deletes.append((catalog.text("ingest/delete-incoming.ru"), {"gone": gone}))
+    deletes.append((catalog.text("ingest/delete-tree.ru"), None))
+
+    report.triples_written = len(quads)
+    report.seconds = time.perf_counter() - t0
+    run_quads = _index_run(minter, report, started, git_head(root) if listing.used_git else None)
+    with clock.phase("store"):
+        if not stored:
+            store.load(quads + run_quads, bulk=True)
+        else:
+            store.replace(deletes, quads + run_quads)
+        store.flush()
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _symbol_table(store: OxigraphStore, replaced_files: list[NamedNode]) -> dict[str, NamedNode]:
+    """Qualified names of the stored entities that stay (those of replaced files are dropped)."""
+    dropped: set[NamedNode] = set()
+    if replaced_files:
+        rows = store.select(catalog.text("ingest/entities-of-files"), {"file": replaced_files})
+        dropped = {r["entity"] for r in rows}  # type: ignore[misc]
+    table: dict[str, NamedNode] = {}
+    for row in store.select(catalog.text("ingest/qualified-names")):
+        entity = row["entity"]
+        if entity not in dropped and isinstance(entity, NamedNode):
+            table.setdefault(str(row["qn"].value), entity)
+    return table
+
+
+def _vanished(store: OxigraphStore, replaced_files: list[NamedNode], keep: set[NamedNode]) -> list[NamedNode]:
+    rows = store.select(catalog.text("ingest/entities-of-files"), {"file": replaced_files})
+    old = {r["entity"] for r in rows} | set(replaced_files)
+    return sorted((e for e in old if isinstance(e, NamedNode) and e not in keep), key=lambda n: n.value)
+
+
+def _index_run(minter: IriMinter, report: IndexReport, started: datetime, head: str | None) -> list[Quad]:
+    stamp = started.strftime("%Y%m%dT%H%M%S%fZ")
+    run = minter.index_run(stamp)
+    g = GRAPH_META
+    ended = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    q = [
+        Quad(run, emit.A, UKO.IndexRun, g),
+        Quad(run, PROV.startedAtTime, emit.time_lit(started.isoformat().replace("+00:00", "Z")), g),
+        Quad(run, PROV.endedAtTime, emit.time_lit(ended), g),
+        Quad(run, UKO.acmsVersion, emit.lit(__version__), g),
+        Quad(run, UKO.ukoVersion, emit.lit(UKO_VERSION), g),
+        Quad(run, UKO.filesIndexed, emit.int_lit(report.files_indexed), g),
+        Quad(run, UKO.filesUnchanged, emit.int_lit(report.files_unchanged), g),
+        Quad(run, UKO.filesRemoved, emit.int_lit(report.files_removed), g),
+        Quad(run, UKO.filesSkipped, emit.int_lit(sum(len(v) for v in report.skipped.values())), g),
+        Quad(run, UKO.triplesWritten, emit.int_lit(report.triples_written), g),
+    ]
+    if head:
+        q.append(Quad(run, UKO.gitHead, emit.lit(head), g))
+    return q
+
+
+__all__ = ["IndexReport", "index_project", "slug"]

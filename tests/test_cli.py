@@ -1,0 +1,111 @@
+"""The acms CLI end to end: real subprocesses for locking and `python -m`, click's runner otherwise."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from acms.cli.main import cli
+from acms.store.oxigraph import OxigraphStore
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_python_dash_m_help() -> None:
+    out = subprocess.run([sys.executable, "-m", "acms", "--help"], capture_output=True, text=True, check=True)
+    assert "index" in out.stdout and "sparql" in out.stdout and "Exit codes" in out.stdout
+
+
+def test_every_command_has_help() -> None:
+    for name, command in cli.commands.items():
+        assert command.help and len(command.help) > 20, name
+        code, out, _ = run(name, "--help")
+        assert code == 0 and "Usage" in out
+
+
+def test_index_json_summary_and_stats(sample_project: Path) -> None:
+    code, out, _ = run("index", str(sample_project), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["files_indexed"] == data["files_listed"] >= 5
+    assert data["skipped_counts"]["binary"] == 2
+    code, out, _ = run("stats", "-C", str(sample_project), "--json")
+    stats = json.loads(out)
+    assert stats["classes"]["Method"] == 4 and stats["classes"]["Class"] == 2
+    assert stats["languages"]["python"]["files"] == 4
+    assert stats["last_run"]["indexed"] == str(data["files_indexed"])
+    code, out, _ = run("index", str(sample_project))
+    assert code == 0 and "up to date" in out
+
+
+def test_sparql_saved_and_formats(indexed_sample: Path) -> None:
+    code, out, _ = run("sparql", "-C", str(indexed_sample), "--saved", "callers", "--bind", "name=normalize")
+    assert code == 0 and "pkg.mod.Parser.parse_header" in out
+    code, out, _ = run("sparql", "-C", str(indexed_sample), "--saved", "callers", "--bind", "name=normalize",
+                       "--format", "json")
+    rows = json.loads(out)["results"]["bindings"]
+    assert [r["caller"]["value"] for r in rows] == ["pkg.mod.Parser.parse_header"]
+    code, out, _ = run("sparql", "-C", str(indexed_sample), "ASK { GRAPH ?g { ?c a uko:Class } }")
+    assert out.strip() == "true"
+    code, out, _ = run("sparql", "-C", str(indexed_sample),
+                       "CONSTRUCT { ?c a uko:Class } WHERE { GRAPH ?g { ?c a uko:Class } }")
+    assert code == 0 and out.count("https://w3id.org/acms/uko#Class") == 2
+    code, out, _ = run("sparql", "--list")
+    assert "callers" in out and "module-dependencies" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code", "needle"),
+    [
+        (["index", "/nonexistent/acms-path"], 2, "no such directory"),
+        (["stats", "-C", "/nonexistent/acms-path"], 2, "no such directory"),
+        (["sparql", "-C", ".", "--saved", "nope"], 2, "unknown saved query 'nope'"),
+        (["sparql", "--saved", "callers"], 2, "needs --bind name=..."),
+        (["sparql", "SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }"], 3, "SERVICE is refused"),
+        (["sparql", "SELECT * WHERE " + "{" * 300 + "}" * 300], 3, "nests 300 levels"),
+        (["sparql", "--bind", "oops", "ASK {}"], 2, "--bind expects name=value"),
+    ],
+)
+def test_bad_input_is_one_line_error(args: list[str], exit_code: int, needle: str) -> None:
+    code, out, err = run(*args)
+    assert code == exit_code, (out, err)
+    assert needle in err
+    assert "Traceback" not in err
+
+
+def test_path_is_a_file_and_missing_store(tmp_path: Path) -> None:
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    code, _, err = run("index", str(f))
+    assert code == 2 and "not a directory" in err
+    code, _, err = run("stats", "-C", str(tmp_path))
+    assert code == 4 and "run `acms index` first" in err
+
+
+def test_malformed_query(indexed_sample: Path) -> None:
+    code, _, err = run("sparql", "-C", str(indexed_sample), "SELECT ?x WHERE { ?x ?y }")
+    assert code == 3 and "syntax error" in err
+
+
+def test_locked_store_is_a_clear_error(sample_project: Path) -> None:
+    holder = OxigraphStore(sample_project / ".acms")
+    try:
+        out = subprocess.run([sys.executable, "-m", "acms", "index", str(sample_project)],
+                             capture_output=True, text=True)
+    finally:
+        holder.close()
+    assert out.returncode == 4
+    assert "in use by another writer" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_validate_conforms(indexed_sample: Path) -> None:
+    code, out, _ = run("validate", "-C", str(indexed_sample))
+    assert code == 0 and "conforms" in out

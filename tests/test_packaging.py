@@ -1,0 +1,29 @@
+"""The wheel ships ontology/, shapes/ and queries/; the assets resolve; the public surface is honest."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_wheel_contains_every_asset(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True,
+    )
+    wheel = next(tmp_path.glob("acms-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {
+        f"acms/_assets/{p.relative_to(ROOT).as_posix()}"
+        for folder in ("ontology", "shapes", "queries")
+        for p in (ROOT / folder).rglob("*")
+        if p.is_file()
+    }
+    assert expected and expected <= names, sorted(expected - names)

@@ -1,0 +1,140 @@
+"""Indexing the sample project: concrete triples, incremental re-index, validation before writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyoxigraph import Literal, NamedNode
+
+from acms.config import Settings
+from acms.errors import ValidationFailed
+from acms.ingest import emit
+from acms.store.oxigraph import OxigraphStore
+from acms.tokens import count
+from acms.vocab import UKO, IriMinter
+
+from .conftest import run_index
+
+
+def _open(root: Path) -> OxigraphStore:
+    return OxigraphStore(root / ".acms")
+
+
+def _entity(store: OxigraphStore, qualname: str) -> NamedNode:
+    rows = store.select(
+        "SELECT ?e WHERE { GRAPH ?g { ?e uko:qualifiedName ?qn } }", {"qn": Literal(qualname)}
+    )
+    assert len(rows) == 1, f"{qualname}: {rows}"
+    return rows[0]["e"]  # type: ignore[return-value]
+
+
+def _objects(store: OxigraphStore, s: NamedNode, p: NamedNode) -> set[str]:
+    return {q.object.value for q in store.raw.quads_for_pattern(s, p, None, None)}
+
+
+def test_method_triples(indexed_sample: Path) -> None:
+    store = _open(indexed_sample)
+    method = _entity(store, "pkg.mod.Parser.parse_header")
+    cls = _entity(store, "pkg.mod.Parser")
+    assert _objects(store, method, NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")) == {UKO.Method.value}
+    assert method.value in _objects(store, cls, UKO.defines)
+    assert _objects(store, method, UKO.startLine) == {"20"}
+    assert _objects(store, method, UKO.endLine) == {"23"}
+    assert _objects(store, method, UKO.sourceRef) == {"pkg/mod.py:20-23"}
+    assert _entity(store, "pkg.util.normalize").value in _objects(store, method, UKO.calls)
+    rows = store.select(
+        """SELECT ?text ?tokens ?ref WHERE { GRAPH ?g {
+             ?e uko:hasFragment ?f . ?f uko:lod "micro" ; uko:text ?text ; uko:tokenCount ?tokens ; uko:sourceRef ?ref } }""",
+        {"e": method},
+    )
+    assert len(rows) == 1
+    text = rows[0]["text"].value
+    assert text.lstrip().startswith("def parse_header(self, line: str)")
+    assert int(rows[0]["tokens"].value) == count(text)
+    assert rows[0]["ref"].value == "pkg/mod.py:20-23"
+    store.close()
+
+
+def test_structure_edges(indexed_sample: Path) -> None:
+    store = _open(indexed_sample)
+    assert _entity(store, "pkg.mod.Base").value in _objects(store, _entity(store, "pkg.mod.Parser"), UKO.inherits)
+    assert _entity(store, "pkg.util").value in _objects(store, _entity(store, "pkg.mod"), UKO.imports)
+    parse_all = _entity(store, "pkg.mod.Parser.parse_all")
+    assert {
+        _entity(store, "pkg.mod.Parser.parse_header").value,
+        _entity(store, "pkg.util.join_parts").value,
+    } <= _objects(store, parse_all, UKO.calls)
+    assert _entity(store, "pkg.mod.Parser").value in _objects(store, _entity(store, "pkg.mod.make_parser"), UKO.calls)
+    store.close()
+
+
+def test_docs_text_and_skips(sample_project: Path) -> None:
+    report = run_index(sample_project)
+    assert report.skipped_counts().get("binary") == 2
+    assert "pkg/broken.py" in report.parse_errors
+    store = _open(sample_project)
+    titles = {r["t"].value for r in store.select("SELECT ?t WHERE { GRAPH ?g { ?s a uko:DocSection ; uko:name ?t } }")}
+    assert titles == {"Guide", "Install", "Usage", "Advanced"}
+    broken = IriMinter("sample").file("pkg/broken.py")
+    assert _objects(store, broken, UKO.parseError)
+    assert len(_objects(store, broken, UKO.hasFragment)) >= 2  # outline + a text window
+    assert not _objects(store, IriMinter("sample").file("data.txt"), UKO.path)
+    store.close()
+
+
+def test_reindex_unchanged_writes_nothing(indexed_sample: Path) -> None:
+    store = _open(indexed_sample)
+    before = sorted(str(q) for q in store.raw)
+    store.close()
+    report = run_index(indexed_sample)
+    assert report.up_to_date and report.triples_written == 0
+    store = _open(indexed_sample)
+    assert sorted(str(q) for q in store.raw) == before
+    store.close()
+
+
+def test_changed_and_deleted_files_replace_their_triples(indexed_sample: Path) -> None:
+    util = indexed_sample / "pkg" / "util.py"
+    util.write_text(util.read_text().replace("def join_parts", "def join_all"))
+    (indexed_sample / "notes.txt").unlink()
+    report = run_index(indexed_sample)
+    assert (report.files_indexed, report.files_removed) == (1, 1)
+    store = _open(indexed_sample)
+    qns = {r["q"].value for r in store.select("SELECT ?q WHERE { GRAPH ?g { ?e uko:qualifiedName ?q } }")}
+    assert "pkg.util.join_all" in qns and "pkg.util.join_parts" not in qns
+    gone = IriMinter("sample").code("pkg/util.py", "pkg.util.join_parts")
+    assert not list(store.raw.quads_for_pattern(None, None, gone, None)), "dangling edges to a removed symbol"
+    assert not list(store.raw.quads_for_pattern(gone, None, None, None))
+    assert not _objects(store, IriMinter("sample").file("notes.txt"), UKO.path)
+    runs = store.select("SELECT ?r WHERE { GRAPH ?g { ?r a uko:IndexRun } }")
+    assert len(runs) == 2
+    store.close()
+
+
+def test_broken_batch_writes_nothing(indexed_sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _open(indexed_sample)
+    before = len(store.raw)
+    store.close()
+    real = emit.emit_file
+
+    def drop_hash(*args, **kwargs):  # a batch whose File node lacks its content hash
+        batch = real(*args, **kwargs)
+        batch.quads = [q for q in batch.quads if q.predicate != UKO.contentHash]
+        return batch
+
+    monkeypatch.setattr(emit, "emit_file", drop_hash)
+    (indexed_sample / "pkg" / "util.py").write_text('"""Changed."""\n')
+    with pytest.raises(ValidationFailed) as info:
+        run_index(indexed_sample)
+    assert "pkg/util.py" in info.value.message and "FileShape" in info.value.message
+    store = _open(indexed_sample)
+    assert len(store.raw) == before
+    store.close()
+
+
+def test_settings_cap_and_exclude(sample_project: Path) -> None:
+    report = run_index(sample_project, Settings(max_file_bytes=100, exclude=("docs/",)))
+    counts = report.skipped_counts()
+    assert counts.get("too-large", 0) >= 1
+    assert counts.get("ignored", 0) >= 1
