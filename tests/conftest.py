@@ -21,7 +21,7 @@ def sample_project(tmp_path: Path) -> Path:
 
 
 def run_index(root: Path, settings: Settings | None = None) -> IndexReport:
-    store = OxigraphStore(root / ".acms")
+    store = OxigraphStore(root / ".acms" / "graph")
     try:
         return index_project(root, store, settings or Settings())
     finally:

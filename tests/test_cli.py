@@ -96,7 +96,7 @@ def test_malformed_query(indexed_sample: Path) -> None:
 
 
 def test_locked_store_is_a_clear_error(sample_project: Path) -> None:
-    holder = OxigraphStore(sample_project / ".acms")
+    holder = OxigraphStore(sample_project / ".acms" / "graph")
     try:
         out = subprocess.run([sys.executable, "-m", "acms", "index", str(sample_project)],
                              capture_output=True, text=True)

@@ -18,7 +18,7 @@ from .conftest import run_index
 
 
 def _open(root: Path) -> OxigraphStore:
-    return OxigraphStore(root / ".acms")
+    return OxigraphStore(root / ".acms" / "graph")
 
 
 def _entity(store: OxigraphStore, qualname: str) -> NamedNode:

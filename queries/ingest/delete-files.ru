@@ -1,10 +1,7 @@
 # name: delete-files
-# summary: Remove every triple of the given files: the file node, its entities and fragments.
+# summary: Remove the triples whose subject is one of the given file nodes.
 # param: file IRI of a file whose previous version is replaced or removed.
-DELETE { GRAPH ?g { ?s ?p ?o } }
+DELETE { GRAPH ?g { ?file ?p ?o } }
 WHERE {
-  GRAPH ?g {
-    { BIND(?file AS ?s) } UNION { ?s uko:inFile ?file }
-    ?s ?p ?o
-  }
+  GRAPH ?g { ?file ?p ?o }
 }

@@ -13,6 +13,7 @@ import pytest
 from acms.errors import NotADirectory, PathNotFound
 from acms.ingest.walker import (
     ListedFile,
+    Listing,
     SkipReason,
     WalkSettings,
     language_for,
@@ -56,7 +57,7 @@ def make_repo(root: Path) -> None:
     git(root, "commit", "-q", "-m", "init", "--allow-empty")
 
 
-def paths(listing) -> list[str]:  # type: ignore[no-untyped-def]
+def paths(listing: Listing) -> list[str]:
     return [f.path for f in listing.files]
 
 
@@ -243,7 +244,8 @@ def test_read_text_file(tmp_path: Path) -> None:
 
     assert read_text_file(listed("ok.py", "x = '\u00e9'\n".encode())) == "x = '\u00e9'\n"
     assert read_text_file(listed("bom.py", b"\xef\xbb\xbfprint(1)\n")) == "print(1)\n"
-    assert read_text_file(listed("latin1.txt", "caf\u00e9\n".encode("latin-1"))) is SkipReason.NOT_UTF8
+    latin1 = listed("latin1.txt", "caf\u00e9\n".encode("latin-1"))
+    assert read_text_file(latin1) is SkipReason.NOT_UTF8
     assert read_text_file(listed("nul.txt", b"a\x00b")) is SkipReason.BINARY
     missing = ListedFile(path="nope.txt", abs_path=tmp_path / "nope.txt", size=0)
     assert read_text_file(missing) is SkipReason.UNREADABLE

@@ -18,6 +18,7 @@ from acms.cli.common import (
 )
 from acms.ingest.pipeline import IndexReport, index_project
 from acms.sparql import catalog
+from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 
 
@@ -81,7 +82,7 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
     if exclude:
         settings = settings.merged({"exclude": tuple(settings.exclude) + exclude})
     target = store_path(root, settings, store)
-    graph = OxigraphStore(target)
+    graph = OxigraphStore(IndexLayout(target).graph)
     try:
         report = index_project(root, graph, settings, progress=None if as_json else _progress())  # type: ignore[arg-type]
     finally:
@@ -111,7 +112,7 @@ def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """Counts per class, named graph and language; store size; the last index run."""
     root = resolve_project(project)
     target = store_path(root, settings_for(root), store)
-    graph = OxigraphStore.open_existing(target)
+    graph = OxigraphStore.open_existing(IndexLayout(target).graph)
     try:
         data = {
             "store": str(target),
@@ -160,7 +161,7 @@ def validate_cmd(project: Path, store: Path | None, as_json: bool) -> None:
 
     root = resolve_project(project)
     target = store_path(root, settings_for(root), store)
-    graph = OxigraphStore.open_existing(target)
+    graph = OxigraphStore.open_existing(IndexLayout(target).graph)
     try:
         violations = validate_whole_store(graph)
     finally:

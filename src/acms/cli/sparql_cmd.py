@@ -8,12 +8,15 @@ from pathlib import Path
 
 import click
 import pyoxigraph as ox
-from pyoxigraph import Literal, NamedNode, Term
+from pyoxigraph import Literal, NamedNode
+
+from acms.terms import Term
 
 from acms.cli.common import boundary, project_options, resolve_project, settings_for, store_path
 from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.sparql.guard import check_query
+from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import XSD
 
@@ -110,7 +113,7 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
     if not trusted:
         check_query(text, allow_service=allow_service)
     root = resolve_project(project)
-    graph = OxigraphStore.open_existing(store_path(root, settings_for(root), store))
+    graph = OxigraphStore.open_existing(IndexLayout(store_path(root, settings_for(root), store)).graph)
     try:
         result = graph.query_raw(text, bindings or None)
         if isinstance(result, ox.QuerySolutions):

@@ -198,6 +198,7 @@ def index_project(
     deletes: list[tuple[str, dict[str, list[NamedNode]] | None]] = []
     if replaced_files:
         gone = _vanished(store, replaced_files, set(new_iris.values()) | {minter.file(s.path) for s in changed})
+        deletes.append((catalog.text("ingest/delete-file-contents.ru"), {"file": replaced_files}))
         deletes.append((catalog.text("ingest/delete-files.ru"), {"file": replaced_files}))
         if gone:
             deletes.append((catalog.text("ingest/delete-incoming.ru"), {"gone": gone}))

@@ -173,15 +173,14 @@ def _stat_file(path: Path, root_real: Path) -> os.stat_result | SkipReason | str
 
 
 def _git_paths(root: Path) -> list[str] | None:
-    """Paths git would show under root (tracked + untracked-not-ignored), or None if not a checkout."""
+    """Paths git shows under root (tracked + untracked-not-ignored); None if not a checkout."""
     try:
         top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
                              capture_output=True, check=False)
         if top.returncode != 0:
             return None
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True, check=False)
+        ls = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        out = subprocess.run(["git", "-C", str(root), *ls], capture_output=True, check=False)
     except OSError:  # git not installed
         return None
     if out.returncode != 0:
@@ -191,7 +190,7 @@ def _git_paths(root: Path) -> list[str] | None:
 
 
 def _walk_paths(root: Path, settings: WalkSettings, skip: dict[SkipReason, list[str]]) -> list[str]:
-    """os.walk without following directory symlinks, pruning skipped directories before descending."""
+    """os.walk, never following directory symlinks, pruning skipped directories before descent."""
     patterns = _Patterns(settings.exclude)
     found: list[str] = []
 
@@ -207,7 +206,7 @@ def _walk_paths(root: Path, settings: WalkSettings, skip: dict[SkipReason, list[
         keep: list[str] = []
         for name in sorted(dirnames):
             rel = prefix + name
-            if (here / name).is_symlink():  # never followed; its target, if inside, is walked anyway
+            if (here / name).is_symlink():  # not followed; a target inside root is walked anyway
                 real = (here / name).resolve()
                 if not real.is_relative_to(root):
                     skip[SkipReason.SYMLINK_OUTSIDE].append(rel + "/")
@@ -222,7 +221,8 @@ def _walk_paths(root: Path, settings: WalkSettings, skip: dict[SkipReason, list[
         dirnames[:] = keep
         for name in filenames:
             rel = prefix + name
-            if not (name.startswith(".") and not settings.include_hidden) and patterns.ignored(rel, False):
+            hidden = name.startswith(".") and not settings.include_hidden  # HIDDEN wins, later
+            if not hidden and patterns.ignored(rel, is_dir=False):
                 skip[SkipReason.IGNORED].append(rel)
             else:
                 found.append(rel)

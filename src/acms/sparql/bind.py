@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Term
+from pyoxigraph import BlankNode, Literal, NamedNode
+
+from acms.terms import Term
 
 from acms.errors import QuerySyntaxError, UsageError
 from acms.sparql.guard import scan

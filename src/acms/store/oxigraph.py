@@ -32,6 +32,8 @@ class OxigraphStore:
         self.path = path
         self.tracer = tracer
         try:
+            if path is not None:
+                path.mkdir(parents=True, exist_ok=True)
             self._store = ox.Store(str(path)) if path is not None else ox.Store()
         except OSError as exc:
             if "LOCK" in str(exc) or "temporarily unavailable" in str(exc):

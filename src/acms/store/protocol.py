@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
-from pyoxigraph import NamedNode, Quad, Term
+from pyoxigraph import NamedNode, Quad
+
+from acms.terms import Term
 
 Bindings = Mapping[str, Sequence[Term] | Term]
 CustomFunctions = Mapping[NamedNode, Callable[..., Term | None]]

@@ -90,5 +90,7 @@ def _to_rdflib(term: object) -> rdflib.term.Node:
     if isinstance(term, ox.Literal):
         if term.language:
             return rdflib.Literal(term.value, lang=term.language)
+        if term.datatype.value == "http://www.w3.org/2001/XMLSchema#string":
+            return rdflib.Literal(term.value)  # rdflib keeps plain and xsd:string literals apart
         return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
     raise TypeError(f"unsupported term {term!r}")

@@ -1,0 +1,64 @@
+"""Remove candidates that would show the reader the same code twice.
+
+Strategies overlap by design (a keyword hit and a graph neighbour are often the same method, a class
+body contains its methods), and every duplicate wastes budget. Three rules, applied in rank order
+(score descending; ties prefer ``micro`` over ``macro`` over ``atomic``, then the fragment id):
+
+1. same fragment id: keep the best-ranked one;
+2. same entity: keep the best-ranked fragment of it;
+3. same file, overlapping line ranges: drop a candidate whose overlap with an already kept one is
+   more than half of the smaller of the two ranges (a method inside a kept class body).
+
+The result is in rank order, so it does not depend on the order of the input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from acms.assembly.model import Candidate
+
+LOD_RANK = {"micro": 0, "macro": 1, "atomic": 2}
+
+
+def _score(c: Candidate) -> float:
+    return c.score if not math.isnan(c.score) else -math.inf
+
+
+def rank_key(c: Candidate) -> tuple[object, ...]:
+    """A total order on candidates: best first, every field as a last-resort tie breaker."""
+    return (
+        -_score(c), LOD_RANK.get(c.lod, len(LOD_RANK)), c.fragment, c.entity, c.path,
+        c.start_line, c.end_line, c.name, c.kind, c.lod, c.strategy, c.reason, c.tier, c.text,
+    )
+
+
+def _span(c: Candidate) -> int:
+    return max(1, c.end_line - c.start_line + 1)
+
+
+def _overlaps(a: Candidate, b: Candidate) -> bool:
+    """More than half of the smaller range is shared (same file only)."""
+    if not a.path or a.path != b.path:
+        return False
+    shared = min(a.end_line, b.end_line) - max(a.start_line, b.start_line) + 1
+    return shared > 0 and 2 * shared > min(_span(a), _span(b))
+
+
+def dedupe(cands: Iterable[Candidate]) -> list[Candidate]:
+    """Keep one candidate per fragment, per entity and per region of a file; best first."""
+    seen_fragments: set[str] = set()
+    seen_entities: set[str] = set()
+    kept_by_path: dict[str, list[Candidate]] = {}
+    kept: list[Candidate] = []
+    for c in sorted(cands, key=rank_key):
+        if c.fragment in seen_fragments or c.entity in seen_entities:
+            continue
+        if any(_overlaps(c, k) for k in kept_by_path.get(c.path, ())):
+            continue
+        seen_fragments.add(c.fragment)
+        seen_entities.add(c.entity)
+        kept_by_path.setdefault(c.path, []).append(c)
+        kept.append(c)
+    return kept

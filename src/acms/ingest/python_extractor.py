@@ -1,0 +1,252 @@
+"""Python files to symbols and imports, with the standard ``ast`` module only.
+
+The parser (not regex) gives exact line ranges and headers even with decorators, multi-line
+signatures and nested definitions. Call and base names are kept as written here and resolved
+later, once every file of the project is known (``python_resolver``, re-exported below).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+import warnings
+from collections.abc import Collection, Iterator
+from collections.abc import Set as AbstractSet
+from posixpath import basename, dirname, splitext
+
+from acms.ingest.model import CodeSymbol, Extraction, ImportRef, SymbolKind
+from acms.ingest.python_resolver import resolve_edges
+
+__all__ = ["extract_python", "module_name_for", "resolve_edges"]
+
+# Lines as the Python tokenizer counts them (ast line numbers follow this, not str.splitlines).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_INIT_FILES = ("__init__.py", "__init__.pyi")
+
+
+def module_name_for(path: str, all_paths: Collection[str]) -> str:
+    """Dotted module name of ``path``: the package root is the highest directory chain with ``__init__``."""
+    paths = all_paths if isinstance(all_paths, AbstractSet) else set(all_paths)
+    directory, stem = dirname(path), splitext(basename(path))[0]
+    parts = [stem]
+    if stem == "__init__" and directory:
+        parts = [basename(directory)]
+        directory = dirname(directory)
+    while directory and any(f"{directory}/{init}" in paths for init in _INIT_FILES):
+        parts.append(basename(directory))
+        directory = dirname(directory)
+    return ".".join(reversed(parts))
+
+
+def extract_python(path: str, text: str, module: str) -> Extraction:
+    """Symbols and imports of one file; a file that does not parse yields only ``parse_error``."""
+    source = text[1:] if text.startswith("\ufeff") else text
+    try:
+        with warnings.catch_warnings():
+            # Invalid escapes etc. warn at parse time; the project runs with warnings as errors.
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=path)
+        builder = _Builder(source, module, basename(path) in _INIT_FILES)
+        return builder.build(tree)
+    except SyntaxError as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        error = f"SyntaxError: {exc.msg}{where}"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    return Extraction(language="python", module=module, parse_error=error)
+
+
+def dotted_name(expr: ast.expr, strip_subscript: bool = False) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None; ``Generic[T]`` -> ``Generic`` when asked."""
+    if strip_subscript and isinstance(expr, ast.Subscript):
+        expr = expr.value
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+def absolute_module(module: str, is_package: bool, level: int, target: str | None) -> str | None:
+    """Resolve a relative import the way the import system does, from the importing module's name."""
+    if level == 0:
+        return target
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    if level - 1 >= len(package):
+        # Beyond the top package fails at runtime; a script's "from .x import y" is taken to name
+        # its sibling, which module_name_for also names "x".
+        return target if not package and level == 1 else None
+    parts = package[: len(package) - (level - 1)]
+    if target:
+        parts.append(target)
+    return ".".join(parts) or None
+
+
+def header_colon(header: str) -> int | None:
+    """Offset of the colon that ends a def/class header: the first ``:`` outside brackets."""
+    lines = io.StringIO(header, newline="").readlines()
+    depth = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(header, newline="").readline):
+            if tok.type != tokenize.OP:
+                continue
+            if tok.string in ("(", "[", "{"):
+                depth += 1
+            elif tok.string in (")", "]", "}"):
+                depth -= 1
+            elif tok.string == ":" and depth == 0:
+                row, col = tok.start
+                return sum(len(line) for line in lines[: row - 1]) + col
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return None
+
+
+class _Builder:
+    """One file's walk: symbols in pre-order (parents before children), imports in source order."""
+
+    def __init__(self, source: str, module: str, is_package: bool) -> None:
+        self.lines = _LINE.findall(source)
+        self.module = module
+        self.is_package = is_package
+        self.symbols: dict[str, CodeSymbol] = {}
+
+    def build(self, tree: ast.Module) -> Extraction:
+        calls, children = self._walk(tree.body)
+        self._add(
+            CodeSymbol(
+                kind=SymbolKind.MODULE,
+                name=self.module.rsplit(".", 1)[-1],
+                qualname=self.module,
+                start_line=1,
+                end_line=max(1, len(self.lines)),
+                signature=f"module {self.module}",
+                docstring=ast.get_docstring(tree, clean=True),
+                calls=calls,
+            )
+        )
+        for child in children:
+            self._scope(child, self.symbols[self.module])
+        return Extraction(
+            language="python", module=self.module, symbols=list(self.symbols.values()), imports=self._imports(tree)
+        )
+
+    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, parent: CodeSymbol) -> None:
+        if isinstance(node, ast.ClassDef):
+            kind = SymbolKind.CLASS
+            bases = [name for b in node.bases if (name := dotted_name(b, strip_subscript=True))]
+        else:
+            kind = SymbolKind.METHOD if parent.kind is SymbolKind.CLASS else SymbolKind.FUNCTION
+            bases = []
+        calls, children = self._walk(node.body)
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        symbol = self._add(
+            CodeSymbol(
+                kind=kind,
+                name=node.name,
+                qualname=f"{parent.qualname}.{node.name}",
+                start_line=start,
+                end_line=node.end_lineno or node.lineno,
+                signature=self._signature(node),
+                docstring=ast.get_docstring(node, clean=True),
+                decorators=[self._segment(d) for d in node.decorator_list],
+                parent=parent.qualname,
+                bases=bases,
+                calls=calls,
+            )
+        )
+        for child in children:
+            self._scope(child, symbol)
+
+    def _add(self, symbol: CodeSymbol) -> CodeSymbol:
+        """Same qualname twice (property setter, conditional def): one entity spanning both.
+
+        The entity IRI is path + qualname, so two symbols with one qualname would give one node
+        two line ranges; merging keeps the graph consistent and still covers every line.
+        """
+        old = self.symbols.get(symbol.qualname)
+        if old is None:
+            self.symbols[symbol.qualname] = symbol
+            return symbol
+        old.start_line = min(old.start_line, symbol.start_line)
+        old.end_line = max(old.end_line, symbol.end_line)
+        old.docstring = old.docstring or symbol.docstring
+        old.decorators = list(dict.fromkeys(old.decorators + symbol.decorators))
+        old.bases = list(dict.fromkeys(old.bases + symbol.bases))
+        old.calls = list(dict.fromkeys(old.calls + symbol.calls))
+        return old
+
+    def _walk(self, body: list[ast.stmt]) -> tuple[list[str], list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]]:
+        """Calls made by this scope's own code, and the definitions nested directly in it.
+
+        Decorators, defaults, annotations and bases of a nested definition run in this scope, so
+        their calls count here; the nested body belongs to the nested symbol.
+        """
+        calls: list[str] = []
+        children: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = []
+        stack: list[ast.AST] = list(reversed(body))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _SCOPES):
+                children.append(node)
+                stack.extend(reversed(list(self._outer_parts(node))))
+                continue
+            if isinstance(node, ast.Call) and (name := dotted_name(node.func)):
+                calls.append(name)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        return list(dict.fromkeys(calls)), children
+
+    @staticmethod
+    def _outer_parts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Iterator[ast.AST]:
+        yield from node.decorator_list
+        if isinstance(node, ast.ClassDef):
+            yield from node.bases
+            yield from node.keywords
+        else:
+            yield node.args
+            if node.returns is not None:
+                yield node.returns
+
+    def _signature(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+        first = node.body[0]
+        header = self._text(node.lineno, node.col_offset, first.lineno, first.col_offset)
+        colon = header_colon(header)
+        return header[: colon + 1] if colon is not None else header.rstrip()
+
+    def _segment(self, node: ast.expr) -> str:
+        return self._text(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+    def _text(self, line1: int, col1: int, line2: int, col2: int) -> str:
+        """Source between two ast positions; ast columns are UTF-8 byte offsets."""
+        if line1 == line2:
+            return self._line(line1)[col1:col2].decode("utf-8", "replace")
+        first = self._line(line1)[col1:].decode("utf-8", "replace")
+        middle = "".join(self.lines[line1 : line2 - 1])
+        last = self._line(line2)[:col2].decode("utf-8", "replace")
+        return first + middle + last
+
+    def _line(self, lineno: int) -> bytes:
+        return self.lines[lineno - 1].encode("utf-8") if lineno <= len(self.lines) else b""
+
+    def _imports(self, tree: ast.Module) -> list[ImportRef]:
+        found: list[tuple[int, int, int, ImportRef]] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for i, alias in enumerate(node.names):
+                    local = alias.asname or alias.name.split(".")[0]
+                    found.append((node.lineno, node.col_offset, i, ImportRef(alias.name, None, local, node.lineno)))
+            elif isinstance(node, ast.ImportFrom):
+                base = absolute_module(self.module, self.is_package, node.level, node.module)
+                if base is None:  # relative import beyond the top-level package: fails at runtime too
+                    continue
+                for i, alias in enumerate(node.names):
+                    ref = ImportRef(base, alias.name, alias.asname or alias.name, node.lineno)
+                    found.append((node.lineno, node.col_offset, i, ref))
+        found.sort(key=lambda item: item[:3])
+        return [ref for *_, ref in found]
