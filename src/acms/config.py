@@ -32,6 +32,12 @@ class Settings:
     include_hidden: bool = _setting(False, "Index hidden files and directories too.")
     window_lines: int = _setting(60, "Lines per fragment for files without a language extractor.")
     project_name: str = _setting("", "Project name used in entity IRIs (default: the root folder's name).")
+    embedding_provider: str = _setting("lsa", "Embedding provider: lsa (offline, fitted on the corpus), openai, local.")
+    embedding_dims: int = _setting(192, "Dimensions of the default LSA embeddings.")
+    embedding_base_url: str = _setting("http://127.0.0.1:11434/v1", "Base URL of an OpenAI-compatible embeddings endpoint.")
+    embedding_model: str = _setting("", "Model name for the openai provider, or a model directory for the local provider.")
+    embedding_api_key_env: str = _setting("OPENAI_API_KEY", "Environment variable holding the API key for the openai provider.")
+    embed_on_index: bool = _setting(True, "Compute vectors for new fragments at the end of `acms index`.")
 
     @classmethod
     def help_table(cls) -> dict[str, str]:

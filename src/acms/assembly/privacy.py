@@ -47,7 +47,7 @@ class _Rule:
     kind: str
     pattern: re.Pattern[str]
     group: int | str = 0
-    accept: Callable[[str], bool] | None = None
+    accept: Callable[[re.Match[str]], bool] | None = None
     kind_of: Callable[[re.Match[str]], str] | None = None
 
 
@@ -64,8 +64,12 @@ _BARE_SKIP = re.compile(
 )
 
 
-def _bare_ok(value: str) -> bool:
-    """Unquoted values: skip literals, type names, dotted code references and ``$VAR`` references."""
+def _bare_ok(m: re.Match[str]) -> bool:
+    """Unquoted values: skip literals, type names, code references (``self.token = token``,
+    ``settings.API_KEY``) and ``$VAR`` references."""
+    value, name = m.group("v"), m.group("n")
+    if value in (name, name.rsplit(".", 1)[-1]):
+        return False
     return not (_BARE_SKIP.match(value) or value.startswith(("$", "%(", "{{", "<")))
 
 
@@ -80,7 +84,8 @@ def _entropy(value: str) -> float:
     return -sum(k / n * math.log2(k / n) for k in counts.values())
 
 
-def _high_entropy(value: str) -> bool:
+def _high_entropy(m: re.Match[str]) -> bool:
+    value = m.group("v")
     return len(value) >= ENTROPY_LEN_MIN and _entropy(value) >= ENTROPY_MIN
 
 
@@ -136,8 +141,7 @@ def _heuristic_rules() -> tuple[_Rule, ...]:
 
 def _apply(rule: _Rule, text: str, found: list[str]) -> str:
     def sub(m: re.Match[str]) -> str:
-        value = m.group(rule.group)
-        if rule.accept is not None and not rule.accept(value):
+        if rule.accept is not None and not rule.accept(m):
             return m.group(0)
         kind = rule.kind_of(m) if rule.kind_of is not None else rule.kind
         found.append(kind)

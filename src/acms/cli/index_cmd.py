@@ -48,6 +48,10 @@ def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
         )
         phases = ", ".join(f"{k} {v:.2f}s" for k, v in report.timings.items())
         click.echo(f"  phases: {phases}")
+    if report.embedded:
+        click.echo(f"  vectors: {report.embedded} fragments embedded with {report.embedding_model}")
+    for warning in report.warnings:
+        click.echo(f"  warning: {warning}")
     counts = report.skipped_counts()
     if counts:
         click.echo("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in counts.items()))
@@ -82,9 +86,11 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
     if exclude:
         settings = settings.merged({"exclude": tuple(settings.exclude) + exclude})
     target = store_path(root, settings, store)
-    graph = OxigraphStore(IndexLayout(target).graph)
+    layout = IndexLayout(target)
+    graph = OxigraphStore(layout.graph)
     try:
-        report = index_project(root, graph, settings, progress=None if as_json else _progress())  # type: ignore[arg-type]
+        report = index_project(root, graph, settings, progress=None if as_json else _progress(),  # type: ignore[arg-type]
+                               layout=layout)
     finally:
         graph.close()
     if as_json:

@@ -6,11 +6,13 @@ import click
 
 from acms import __version__
 from acms.cli.index_cmd import index_cmd, stats_cmd, validate_cmd
+from acms.cli.search_cmd import embeddings_group, reindex_cmd, search_cmd
 from acms.cli.sparql_cmd import sparql_cmd
 
 EXIT_CODES = """\b
 Exit codes: 0 ok, 1 error / store does not conform, 2 bad input, 3 query error,
-4 store error (locked, missing), 5 batch failed validation, 6 bad configuration."""
+4 store error (locked, missing), 5 batch failed validation, 6 bad configuration,
+7 embedding provider error or model mismatch."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}, epilog=EXIT_CODES)
@@ -23,6 +25,9 @@ cli.add_command(index_cmd)
 cli.add_command(stats_cmd)
 cli.add_command(validate_cmd)
 cli.add_command(sparql_cmd)
+cli.add_command(search_cmd)
+cli.add_command(embeddings_group)
+cli.add_command(reindex_cmd)
 
 
 def main() -> None:

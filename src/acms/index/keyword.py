@@ -79,7 +79,11 @@ def atomic_directory(target: Path) -> Iterator[Path]:
         except OSError:
             old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
             os.replace(target, old)
-            os.replace(tmp, target)
+            try:
+                os.replace(tmp, target)
+            except OSError:
+                os.replace(old, target)  # put the previous version back
+                raise
             if old.is_dir():
                 shutil.rmtree(old, ignore_errors=True)
             else:

@@ -27,6 +27,7 @@ from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.python_extractor import extract_python, module_name_for, resolve_edges
 from acms.ingest.walker import Listing, SkipReason, WalkSettings, language_for, list_files, read_text_file
 from acms.sparql import catalog
+from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.tokens import count_many
 from acms.validation.batch import validate_batch
@@ -52,6 +53,9 @@ class IndexReport:
     seconds: float = 0.0
     used_git: bool = False
     up_to_date: bool = False
+    embedded: int = 0
+    embedding_model: str = ""
+    warnings: list[str] = field(default_factory=list)
 
     def skipped_counts(self) -> dict[str, int]:
         return {reason: len(paths) for reason, paths in sorted(self.skipped.items())}
@@ -114,6 +118,7 @@ def index_project(
     store: OxigraphStore,
     settings: Settings,
     progress: Progress | None = None,
+    layout: IndexLayout | None = None,
 ) -> IndexReport:
     started = datetime.now(UTC)
     t0 = time.perf_counter()
@@ -213,8 +218,25 @@ def index_project(
         else:
             store.replace(deletes, quads + run_quads)
         store.flush()
+    if layout is not None and settings.embed_on_index:
+        with clock.phase("embeddings"):
+            _embed(store, layout, settings, report)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _embed(store: OxigraphStore, layout: IndexLayout, settings: Settings, report: IndexReport) -> None:
+    """Vectors for the new fragments; a provider failure is a warning (the graph is already written)."""
+    from acms.embeddings.base import ProviderError
+    from acms.retrieval.embedding_store import embed_missing
+
+    try:
+        done = embed_missing(store, layout, settings)
+    except ProviderError as exc:
+        report.warnings.append(f"vectors not computed: {exc.message}")
+        return
+    if done is not None:
+        report.embedded, report.embedding_model = done.embedded, done.model_id
 
 
 def _symbol_table(store: OxigraphStore, replaced_files: list[NamedNode]) -> dict[str, NamedNode]:

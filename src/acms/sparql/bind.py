@@ -22,21 +22,15 @@ _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
 
 
 def values_block(bindings: Mapping[str, Sequence[Term] | Term]) -> str:
-    """One VALUES row per value; several parameters must have the same number of values."""
-    names = list(bindings)
-    columns: list[list[Term]] = []
-    for name in names:
+    """One VALUES block per parameter: a parameter with several values joins as their union, and
+    several parameters combine as the cross product of their values."""
+    blocks = []
+    for name, value in bindings.items():
         if not _VAR.match(name):
             raise UsageError(f"invalid parameter name {name!r}")
-        value = bindings[name]
-        columns.append([value] if isinstance(value, (NamedNode, Literal, BlankNode)) else list(value))
-    lengths = {len(c) for c in columns}
-    if len(lengths) > 1:
-        raise UsageError("bound parameters must have the same number of values")
-    rows = zip(*columns) if columns else []
-    head = " ".join(f"?{n}" for n in names)
-    body = " ".join("(" + " ".join(_term(t) for t in row) + ")" for row in rows)
-    return f"VALUES ({head}) {{ {body} }}"
+        terms = [value] if isinstance(value, (NamedNode, Literal, BlankNode)) else list(value)
+        blocks.append(f"VALUES ?{name} {{ {' '.join(_term(t) for t in terms)} }}")
+    return " ".join(blocks)
 
 
 def _term(term: Term) -> str:

@@ -1,0 +1,291 @@
+"""Pack candidates into a token budget: ``tokens.count(output) <= budget``, always.
+
+Two outputs share one packer:
+
+- :func:`pack`: a markdown or text document (:mod:`acms.assembly.render`); a block costs the
+  tokens of its rendered header + body.
+- :func:`pack_json`: a JSON reply built by a callback (``Assembled -> dict``, see
+  :func:`acms.assembly.protocol.reply_builder`); the budget covers
+  ``json.dumps(reply, ensure_ascii=False, separators=(",", ":"))`` and ``used_tokens`` is that very
+  count (found as a fixed point, since the count is inside the reply). A fragment's
+  ``cost_tokens`` is the count of its text.
+
+Algorithm (deterministic; candidates are deduplicated first):
+
+1. greedy: by value per token (score / block cost; ties by rank), take every block whose estimated
+   cost still fits;
+2. fill: the best skipped candidate that fits, truncated at a line boundary (binary search on the
+   number of lines) if it does not fit whole; a truncated fragment shows at least
+   ``min_useful_tokens`` of text (or all of it) and its ``end_line`` is moved to the last line
+   shown when its text is a verbatim slice of the file;
+3. enforce: token counts are not additive over concatenation, so the finished output is counted
+   again and the last block is shortened, then dropped, until the count holds.
+
+If no block fits at all, :class:`BudgetTooSmall` says which budget would.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from acms.assembly.dedupe import dedupe, rank_key
+from acms.assembly.model import Assembled, Candidate, Packed
+from acms.assembly.render import Format, parse_format, preamble, render, render_packed
+from acms.errors import UsageError
+from acms.tokens import count
+
+ReplyBuilder = Callable[[Assembled], dict[str, Any]]
+
+
+class BudgetTooSmall(UsageError):
+    """Not even the preamble and one useful block fit; ``minimum`` is a budget that would."""
+
+    code = "BUDGET_TOO_SMALL"
+
+    def __init__(self, budget: int, minimum: int) -> None:
+        super().__init__(
+            f"a budget of {budget} tokens is too small: the smallest useful context needs "
+            f"{minimum} tokens (use a budget of at least {minimum})"
+        )
+        self.budget = budget
+        self.minimum = minimum
+
+
+def dumps(reply: dict[str, Any]) -> str:
+    """The one serialization whose token count the JSON budget covers."""
+    return json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
+
+
+class _Layout(Protocol):
+    def cost(self, cand: Candidate, text: str, end_line: int, truncated: bool) -> int: ...
+    def piece_cost(self, item: Packed) -> int: ...
+    def finish(self, skeleton: Assembled) -> Assembled: ...
+
+
+@dataclass
+class _DocumentLayout:
+    fmt: Format
+    task: str
+
+    def cost(self, cand: Candidate, text: str, end_line: int, truncated: bool) -> int:
+        return count(render_packed(Packed(cand, text, end_line, truncated, 0), self.fmt))
+
+    def piece_cost(self, item: Packed) -> int:
+        return item.cost_tokens
+
+    def finish(self, skeleton: Assembled) -> Assembled:
+        rendered = render((render_packed(i, self.fmt) for i in skeleton.items), self.fmt, self.task)
+        skeleton.rendered = rendered
+        skeleton.used_tokens = count(rendered)
+        return skeleton
+
+
+@dataclass
+class _JsonLayout:
+    build: ReplyBuilder
+    max_rounds: int = 16
+
+    def cost(self, cand: Candidate, text: str, end_line: int, truncated: bool) -> int:
+        return count(text)
+
+    def _size(self, items: list[Packed]) -> int:
+        return count(dumps(self.build(Assembled(items, "", 0, 0, 0, []))))
+
+    def piece_cost(self, item: Packed) -> int:
+        """What one fragment adds to an otherwise empty reply (an estimate: joins and lists vary)."""
+        return max(1, self._size([item]) - self._size([]))
+
+    def finish(self, skeleton: Assembled) -> Assembled:
+        """Serialize with ``used_tokens`` equal to the count of the serialization itself."""
+        used = 0
+        for _ in range(self.max_rounds):
+            skeleton.used_tokens = used
+            reply = self.build(skeleton)
+            rendered = dumps(reply)
+            n = count(rendered)
+            if n == used:
+                skeleton.rendered, skeleton.reply = rendered, reply
+                return skeleton
+            used = n
+        raise RuntimeError("used_tokens did not reach a fixed point")  # pragma: no cover
+
+
+class _Packer:
+    def __init__(
+        self, cands: Sequence[Candidate], budget: int, layout: _Layout, min_useful_tokens: int
+    ) -> None:
+        self.ranked = dedupe(cands)
+        self.merged = len(cands) - len(self.ranked)
+        self.budget = budget
+        self.layout = layout
+        self.min_useful = min_useful_tokens
+        self._lines: dict[str, list[str]] = {}
+        self._floors: dict[str, int] = {}
+        self._measured: dict[tuple[tuple[str, int], ...], int] = {}
+
+    # -- pieces --------------------------------------------------------------------------------
+    def lines(self, c: Candidate) -> list[str]:
+        if c.fragment not in self._lines:
+            self._lines[c.fragment] = c.text.rstrip("\n").split("\n")
+        return self._lines[c.fragment]
+
+    def make(self, c: Candidate, k: int) -> Packed:
+        """The candidate cut to its first ``k`` lines (all of them: the candidate whole)."""
+        lines = self.lines(c)
+        if k >= len(lines):
+            return Packed(c, c.text, c.end_line, False, self.layout.cost(c, c.text, c.end_line, False))
+        text = "\n".join(lines[:k])
+        verbatim = c.end_line - c.start_line + 1 == len(lines)
+        end = c.start_line + k - 1 if verbatim else c.end_line
+        return Packed(c, text, end, True, self.layout.cost(c, text, end, True))
+
+    def floor(self, c: Candidate) -> int:
+        """Fewest lines that show ``min_useful_tokens`` of text (or all of it)."""
+        if c.fragment not in self._floors:
+            lines = self.lines(c)
+            target = min(self.min_useful, count("\n".join(lines)))
+            lo, hi = 1, len(lines)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if count("\n".join(lines[:mid])) >= target:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            self._floors[c.fragment] = lo
+        return self._floors[c.fragment]
+
+    # -- whole outputs -------------------------------------------------------------------------
+    @staticmethod
+    def ordered(items: list[Packed]) -> list[Packed]:
+        """Reading order: whole fragments best first, the truncated one last."""
+        return sorted(items, key=lambda i: (i.truncated, rank_key(i.candidate)))
+
+    def finish(self, items: list[Packed]) -> Assembled:
+        items = self.ordered(items)
+        placed = {i.candidate.fragment for i in items}
+        dropped = [c for c in self.ranked if c.fragment not in placed]
+        warnings = []
+        if not self.ranked:
+            warnings.append("no candidates to assemble")
+        if self.merged:
+            warnings.append(f"{self.merged} duplicate candidate(s) merged")
+        if dropped:
+            warnings.append(f"{len(dropped)} candidate(s) dropped for budget")
+        warnings += [f"truncated {i.source_ref} to fit the budget" for i in items if i.truncated]
+        skeleton = Assembled(items, "", 0, self.budget, len(dropped), warnings, dropped)
+        return self.layout.finish(skeleton)
+
+    def measure(self, items: list[Packed]) -> int:
+        key = tuple(sorted((i.candidate.fragment, len(i.text)) for i in items))
+        if key not in self._measured:
+            self._measured[key] = self.finish(items).used_tokens
+        return self._measured[key]
+
+    # -- steps ---------------------------------------------------------------------------------
+    def fit(self, c: Candidate, others: list[Packed], max_k: int) -> Packed | None:
+        """The longest prefix of ``c`` (at least its floor) that fits beside ``others``, exactly."""
+        lo = self.floor(c)
+        if lo > max_k:
+            return None
+        room = self.budget - self.measure(others)
+        best = _largest(lo, max_k, lambda k: self.layout.piece_cost(self.make(c, k)) <= room)
+        start = best if best is not None else lo
+        if self.measure([*others, self.make(c, start)]) <= self.budget:
+            return self.make(c, start)
+        best = _largest(lo, start - 1, lambda k: self.measure([*others, self.make(c, k)]) <= self.budget)
+        return None if best is None else self.make(c, best)
+
+    def fill(self, items: list[Packed], pool: list[Candidate]) -> list[Packed]:
+        for c in pool:
+            piece = self.fit(c, items, len(self.lines(c)))
+            if piece is not None:
+                return [*items, piece]
+        return items
+
+    def enforce(self, items: list[Packed]) -> list[Packed]:
+        items = self.ordered(items)
+        while items and self.measure(items) > self.budget:
+            last, others = items[-1], items[:-1]
+            shown = len(last.text.rstrip("\n").split("\n")) if last.truncated else len(self.lines(last.candidate))
+            shorter = self.fit(last.candidate, others, shown - 1)
+            items = self.ordered([*others, shorter]) if shorter is not None else others
+        return items
+
+    def minimum(self) -> int:
+        if not self.ranked:
+            return self.measure([])
+        return min(self.measure([self.make(c, self.floor(c))]) for c in self.ranked)
+
+    def run(self) -> Assembled:
+        if self.measure([]) > self.budget:
+            raise BudgetTooSmall(self.budget, self.minimum())
+        whole = {c.fragment: self.make(c, len(self.lines(c))) for c in self.ranked}
+        cost = {f: self.layout.piece_cost(p) for f, p in whole.items()}
+        order = sorted(
+            self.ranked, key=lambda c: (-_value(c.score, cost[c.fragment]), rank_key(c))
+        )
+        used = self.measure([])
+        items: list[Packed] = []
+        skipped: list[Candidate] = []
+        for c in order:
+            if used + cost[c.fragment] <= self.budget:
+                items.append(whole[c.fragment])
+                used += cost[c.fragment]
+            else:
+                skipped.append(c)
+        items = self.enforce(self.fill(items, skipped))
+        if not items and self.ranked:
+            items = self.fill([], order)
+            if not items:
+                raise BudgetTooSmall(self.budget, self.minimum())
+        return self.finish(items)
+
+
+def _value(score: float, cost: int) -> float:
+    return (score if not math.isnan(score) else -math.inf) / max(1, cost)
+
+
+def _largest(lo: int, hi: int, ok: Callable[[int], bool]) -> int | None:
+    """Largest k in [lo, hi] with ok(k), assuming ok is monotone (true, then false)."""
+    best = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def _check_budget(budget: int) -> None:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise UsageError(f"budget must be a positive integer, not {budget!r}")
+
+
+def pack(
+    cands: Sequence[Candidate], budget: int, fmt: Format | str, task: str,
+    min_useful_tokens: int = 24,
+) -> Assembled:
+    """Pack into a markdown or text document of at most ``budget`` tokens."""
+    _check_budget(budget)
+    layout = _DocumentLayout(parse_format(fmt), task)
+    return _Packer(cands, budget, layout, min_useful_tokens).run()
+
+
+def pack_json(
+    cands: Sequence[Candidate], budget: int, build: ReplyBuilder, min_useful_tokens: int = 24
+) -> Assembled:
+    """Pack into the JSON reply ``build`` makes; ``rendered`` is its serialization, ``reply`` the object.
+
+    ``build`` receives the would-be result (items, dropped candidates, warnings, used_tokens) and
+    must be deterministic; it is called many times while packing.
+    """
+    _check_budget(budget)
+    return _Packer(cands, budget, _JsonLayout(build), min_useful_tokens).run()
+
+
+__all__ = ["BudgetTooSmall", "ReplyBuilder", "dumps", "pack", "pack_json", "preamble"]

@@ -1,0 +1,355 @@
+"""The wire contract: ``render_request.v0`` in, ``render_context_reply.v0`` or an error envelope out.
+
+The request is checked against ``schema/render_request.v0.json`` (shipped in the package); an
+invalid one raises :class:`InvalidRequest` naming the field, e.g.
+``budgets.tokens_max: -5 is less than the minimum of 1``.
+
+Reply fragments carry the contract's ``id, lod, text, entities, cost_tokens`` plus acms provenance:
+``source_ref`` (``path:start-end``), ``entity`` (IRI), ``kind``, ``score``, ``strategy``, ``tier``,
+``reason``, ``truncated``. ``cost_tokens`` counts the fragment's text; ``metrics.used_tokens``
+counts the whole serialized reply (compact JSON, see :func:`acms.assembly.budget.dumps`) and is
+``<= budgets.tokens_max``.
+
+kv_policy (disjoint lists of fragment ids; pin wins over compress):
+
+- ``pin``: the best-scored fragments that together make up the first half of the fragments'
+  tokens (walking by score, a fragment is pinned while the tokens before it are under half), and
+  every ``micro`` fragment of a focus entity (``focus`` matches the entity IRI or name);
+- ``compress``: ``macro`` outlines and truncated fragments that are not pinned;
+- ``evict``: candidates dropped for budget, best first, at most ``EVICT_MAX``.
+
+Error codes (``options`` are the retry actions offered in the envelope):
+
+=================  =========  ============  =====================================================
+code               retriable  max_attempts  options (action: hint)
+=================  =========  ============  =====================================================
+INVALID_REQUEST    no         1             fix_request: correct the named field
+BUDGET_TOO_SMALL   yes        2             retry_with_budget: tokens_max >= N;
+                                            return_minimal: privacy_mode=block or lod=[macro]
+DEADLINE_EXCEEDED  yes        2             retry_with_time_budget: raise budgets.time_ms;
+                                            retry_with_reduced_scope: lower filters.k / breadth;
+                                            return_minimal: return what we have now
+PROVIDER_TIMEOUT   yes        2             retry_same: reduce_top_k;
+                                            retry_with_strategy: strategy=keyword-first;
+                                            return_minimal: return what we have now
+PROVIDER_ERROR     yes        2             retry_same: transient failure;
+                                            retry_with_strategy: strategy=keyword-first
+STORE_MISSING      no         1             run_index: acms index <project>
+STORE_LOCKED       yes        3             retry_after: another writer holds the index
+MODEL_MISMATCH     no         1             reindex_embeddings: acms reindex --embeddings;
+                                            retry_with_strategy: strategy=keyword-first
+INTERNAL           no         1             report: a bug; quote the request_id
+=================  =========  ============  =====================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from acms.assembly.budget import BudgetTooSmall, ReplyBuilder, pack_json
+from acms.assembly.dedupe import rank_key
+from acms.assembly.model import Assembled, Candidate, Packed
+from acms.assembly.privacy import PrivacyMode, protect
+from acms.assembly.render import Format
+from acms.errors import AcmsError, UsageError
+
+SCHEMA_NAME = "render_request.v0.json"
+EVICT_MAX = 32
+MESSAGE_MAX_CHARS = 300
+
+
+class InvalidRequest(UsageError):
+    """The request does not match the schema; ``errors`` holds one ``field: problem`` per error."""
+
+    code = "INVALID_REQUEST"
+
+    def __init__(self, errors: list[str]) -> None:
+        shown = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
+        super().__init__(f"invalid render_request.v0: {shown}")
+        self.errors = errors
+        self.field = errors[0].split(":", 1)[0] if errors else ""
+
+
+@cache
+def request_schema() -> dict[str, Any]:
+    text = (files("acms.assembly") / "schema" / SCHEMA_NAME).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    schema = request_schema()
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _path(parts: Sequence[str | int]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(request)"
+
+
+def _describe(error: ValidationError) -> list[str]:
+    """One ``field: problem`` line per offending field, the field named in full."""
+    parts = list(error.absolute_path)
+    if error.validator == "required":
+        m = re.match(r"'(.+?)' is a required property", error.message)
+        return [f"{_path([*parts, m.group(1) if m else '?'])}: is required"]
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        return [f"{_path([*parts, k])}: is not a known field" for k in sorted(set(error.instance) - set(known))]
+    message = error.message
+    if len(message) > MESSAGE_MAX_CHARS:
+        message = message[: MESSAGE_MAX_CHARS - 1] + "…"
+    return [f"{_path(parts)}: {message}"]
+
+
+@dataclass(frozen=True)
+class Filters:
+    paths: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+    tiers: tuple[str, ...] = ()
+    min_score: float | None = None
+    k: int | None = None
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """A validated ``render_request.v0``; ``budgets`` flattened, extensions defaulted."""
+
+    id: str
+    intent: str
+    request_id: str
+    tokens_max: int
+    time_ms: float
+    version: str = "v0"
+    risk_level: str | None = None
+    privacy_mode: PrivacyMode = PrivacyMode.ALLOW
+    strategy: str = "auto"
+    focus: tuple[str, ...] = ()
+    breadth: int | None = None
+    lod: tuple[str, ...] = ()
+    filters: Filters = Filters()
+    format: Format = Format.MARKDOWN
+
+
+def parse_request(data: Mapping[str, Any] | str | bytes) -> RenderRequest:
+    """Validate and parse a request (an object, or its JSON text)."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            raise InvalidRequest([f"(request): not valid JSON ({exc})"]) from None
+    problems = sorted({line for e in _validator().iter_errors(data) for line in _describe(e)})
+    if problems:
+        raise InvalidRequest(problems)
+    assert isinstance(data, Mapping)
+    f = data.get("filters", {})
+    return RenderRequest(
+        id=data["id"], intent=data["intent"], request_id=data["request_id"],
+        tokens_max=int(data["budgets"]["tokens_max"]), time_ms=data["budgets"]["time_ms"],
+        version=data["version"], risk_level=data.get("risk_profile", {}).get("level"),
+        privacy_mode=PrivacyMode(data.get("privacy_mode", "allow")),
+        strategy=data.get("strategy", "auto"), focus=tuple(data.get("focus", ())),
+        breadth=data.get("breadth"), lod=tuple(data.get("lod", ())),
+        filters=Filters(
+            paths=tuple(f.get("paths", ())), languages=tuple(f.get("languages", ())),
+            classes=tuple(f.get("classes", ())), tiers=tuple(f.get("tiers", ())),
+            min_score=f.get("min_score"), k=f.get("k"),
+        ),
+        format=Format(data.get("format", "markdown")),
+    )
+
+
+# -- replies ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReplyMetrics:
+    """What the caller measured before packing; the reply adds used_tokens, coverage, dropped."""
+
+    planner_ms: int
+    strategy: str
+    strategy_reason: str
+    timings_ms: Mapping[str, int | float] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    entities_wanted: tuple[str, ...] | None = None
+
+
+def _score(value: float) -> float | None:
+    return round(value, 3) if math.isfinite(value) else None
+
+
+def _fragment(item: Packed) -> dict[str, Any]:
+    c = item.candidate
+    return {
+        "id": c.fragment, "lod": c.lod, "text": item.text, "entities": [c.name],
+        "cost_tokens": item.cost_tokens, "source_ref": item.source_ref, "entity": c.entity,
+        "kind": c.kind, "score": _score(c.score), "strategy": c.strategy, "tier": c.tier,
+        "reason": c.reason, "truncated": item.truncated,
+    }
+
+
+def kv_policy(request: RenderRequest, assembled: Assembled) -> dict[str, list[str]]:
+    """The pin / compress / evict rule of the module docstring."""
+    focus = set(request.focus)
+    total = sum(i.cost_tokens for i in assembled.items)
+    pinned: set[str] = set()
+    before = 0
+    for item in sorted(assembled.items, key=lambda i: rank_key(i.candidate)):
+        if 2 * before < total:
+            pinned.add(item.candidate.fragment)
+        before += item.cost_tokens
+    for item in assembled.items:
+        c = item.candidate
+        if c.lod == "micro" and (c.entity in focus or c.name in focus):
+            pinned.add(c.fragment)
+    ids = [i.candidate.fragment for i in assembled.items]
+    compress = [
+        i.candidate.fragment for i in assembled.items
+        if i.candidate.fragment not in pinned and (i.candidate.lod == "macro" or i.truncated)
+    ]
+    evict = [c.fragment for c in assembled.dropped_candidates[:EVICT_MAX]]
+    return {"pin": [f for f in ids if f in pinned], "compress": compress, "evict": evict}
+
+
+def _coverage(assembled: Assembled, wanted: Sequence[str] | None) -> float:
+    placed = {i.candidate.entity for i in assembled.items} | {i.candidate.name for i in assembled.items}
+    if wanted is None:
+        pool = {i.candidate.entity for i in assembled.items}
+        wanted = sorted(pool | {c.entity for c in assembled.dropped_candidates})
+    if not wanted:
+        return 0.0
+    return round(sum(1 for w in set(wanted) if w in placed) / len(set(wanted)), 3)
+
+
+def build_reply(request: RenderRequest, assembled: Assembled, metrics: ReplyMetrics) -> dict[str, Any]:
+    """``render_context_reply.v0`` for a packed result (key order is part of the golden file)."""
+    return {
+        "request_id": request.request_id,
+        "fragments": [_fragment(i) for i in assembled.items],
+        "kv_policy": kv_policy(request, assembled),
+        "metrics": {
+            "used_tokens": assembled.used_tokens,
+            "planner_ms": metrics.planner_ms,
+            "coverage_entities": _coverage(assembled, metrics.entities_wanted),
+            "strategy": metrics.strategy,
+            "strategy_reason": metrics.strategy_reason,
+            "timings_ms": dict(metrics.timings_ms),
+            "warnings": [*metrics.warnings, *assembled.warnings],
+            "dropped": assembled.dropped,
+        },
+    }
+
+
+def reply_builder(request: RenderRequest, metrics: ReplyMetrics) -> ReplyBuilder:
+    """The callback :func:`acms.assembly.budget.pack_json` packs against."""
+    return lambda assembled: build_reply(request, assembled, metrics)
+
+
+def reply_for(
+    request: RenderRequest, candidates: Sequence[Candidate], metrics: ReplyMetrics,
+    min_useful_tokens: int = 24,
+) -> Assembled:
+    """Privacy, then packing into a reply of at most ``tokens_max`` tokens (``.reply``, ``.rendered``).
+
+    Raises :class:`BudgetTooSmall` when not even one useful fragment fits.
+    """
+    protected = protect(candidates, request.privacy_mode)
+    metrics = replace(metrics, warnings=(*metrics.warnings, *protected.warnings()))
+    builder = reply_builder(request, metrics)
+    return pack_json(protected.candidates, request.tokens_max, builder, min_useful_tokens)
+
+
+# -- errors -------------------------------------------------------------------------------------
+class ErrorCode(str, Enum):
+    INVALID_REQUEST = "INVALID_REQUEST"
+    BUDGET_TOO_SMALL = "BUDGET_TOO_SMALL"
+    DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+    PROVIDER_TIMEOUT = "PROVIDER_TIMEOUT"
+    PROVIDER_ERROR = "PROVIDER_ERROR"
+    STORE_MISSING = "STORE_MISSING"
+    STORE_LOCKED = "STORE_LOCKED"
+    MODEL_MISMATCH = "MODEL_MISMATCH"
+    INTERNAL = "INTERNAL"
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    retriable: bool
+    max_attempts: int
+    options: tuple[tuple[str, str], ...]
+
+
+_RETURN_MINIMAL = ("return_minimal", "return what we have now")
+_KEYWORD = ("retry_with_strategy", "strategy=keyword-first (no embedding provider needed)")
+ERROR_TABLE: Mapping[ErrorCode, ErrorSpec] = {
+    ErrorCode.INVALID_REQUEST: ErrorSpec(False, 1, (("fix_request", "correct the named field and resend"),)),
+    ErrorCode.BUDGET_TOO_SMALL: ErrorSpec(True, 2, (
+        ("retry_with_budget", "tokens_max >= N"),
+        ("return_minimal", "privacy_mode=block or lod=[macro] for ids and outlines only"),
+    )),
+    ErrorCode.DEADLINE_EXCEEDED: ErrorSpec(True, 2, (
+        ("retry_with_time_budget", "raise budgets.time_ms"),
+        ("retry_with_reduced_scope", "lower filters.k or breadth"),
+        _RETURN_MINIMAL,
+    )),
+    ErrorCode.PROVIDER_TIMEOUT: ErrorSpec(True, 2, (("retry_same", "reduce_top_k"), _KEYWORD, _RETURN_MINIMAL)),
+    ErrorCode.PROVIDER_ERROR: ErrorSpec(True, 2, (("retry_same", "transient provider failure"), _KEYWORD)),
+    ErrorCode.STORE_MISSING: ErrorSpec(False, 1, (("run_index", "acms index <project>"),)),
+    ErrorCode.STORE_LOCKED: ErrorSpec(True, 3, (("retry_after", "another writer holds the index; retry in a few seconds"),)),
+    ErrorCode.MODEL_MISMATCH: ErrorSpec(False, 1, (("reindex_embeddings", "acms reindex --embeddings"), _KEYWORD)),
+    ErrorCode.INTERNAL: ErrorSpec(False, 1, (("report", "a bug in acms; quote the request_id"),)),
+}
+
+
+def error_envelope(
+    code: ErrorCode | str, message: str, request_id: str, retriable: bool | None = None,
+    attempt: int = 1, max_attempts: int | None = None,
+    options: Sequence[Mapping[str, str]] | None = None,
+) -> dict[str, Any]:
+    """The contract's error reply; unset fields come from ``ERROR_TABLE``."""
+    try:
+        spec = ERROR_TABLE[ErrorCode(code)]
+    except ValueError:
+        valid = ", ".join(c.value for c in ErrorCode)
+        raise UsageError(f"unknown error code {code!r} (valid: {valid})") from None
+    opts = [dict(o) for o in options] if options is not None else [
+        {"action": a, "hint": h} for a, h in spec.options
+    ]
+    return {
+        "request_id": request_id,
+        "error": {
+            "code": ErrorCode(code).value, "message": message,
+            "retriable": spec.retriable if retriable is None else retriable,
+            "attempt": attempt, "max_attempts": spec.max_attempts if max_attempts is None else max_attempts,
+            "options": opts,
+        },
+    }
+
+
+def envelope_for(exc: BaseException, request_id: str, attempt: int = 1) -> dict[str, Any]:
+    """The envelope for an exception: its own code when the table knows it, INTERNAL otherwise."""
+    if not isinstance(exc, AcmsError):
+        return error_envelope(ErrorCode.INTERNAL, f"internal error ({type(exc).__name__})", request_id, attempt=attempt)
+    code = exc.code if exc.code in ErrorCode.__members__ else ErrorCode.INTERNAL.value
+    options = None
+    if isinstance(exc, BudgetTooSmall):
+        rest = ERROR_TABLE[ErrorCode.BUDGET_TOO_SMALL].options[1:]
+        options = [
+            {"action": "retry_with_budget", "hint": f"tokens_max >= {exc.minimum}"},
+            *({"action": a, "hint": h} for a, h in rest),
+        ]
+    return error_envelope(code, exc.message, request_id, attempt=attempt, options=options)

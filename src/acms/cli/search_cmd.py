@@ -1,0 +1,142 @@
+"""``acms search``, ``acms embeddings status``, ``acms reindex --embeddings``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from acms.cli.common import (
+    boundary,
+    echo_json,
+    json_option,
+    project_options,
+    resolve_project,
+    settings_for,
+    store_path,
+)
+from acms.errors import UsageError
+from acms.retrieval.embedding_store import active_model, make_provider, migrate
+from acms.retrieval.search import Mode, Searcher
+from acms.sparql import catalog
+from acms.store.layout import IndexLayout
+from acms.store.oxigraph import OxigraphStore
+
+PROVIDERS = ["lsa", "openai", "local"]
+
+
+def _open(project: Path, store: Path | None, **overrides: object) -> tuple[OxigraphStore, IndexLayout, object]:
+    root = resolve_project(project)
+    settings = settings_for(root, **overrides)
+    layout = IndexLayout(store_path(root, settings, store))
+    return OxigraphStore.open_existing(layout.graph), layout, settings
+
+
+@click.command("search")
+@click.argument("text")
+@click.option("--mode", type=click.Choice([m.value for m in Mode]), default="hybrid", show_default=True,
+              help="keyword (BM25), vector (embeddings) or hybrid (both, 50/50).")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="How many fragments to return.")
+@project_options
+@json_option
+@boundary
+def search_cmd(text: str, mode: str, k: int, project: Path, store: Path | None, as_json: bool) -> None:
+    """Rank fragments for TEXT and print them with path:start-end, score and why."""
+    graph, layout, settings = _open(project, store)
+    try:
+        result = Searcher(graph, layout, settings).search(text, Mode(mode), k)  # type: ignore[arg-type]
+    finally:
+        graph.close()
+    if as_json:
+        echo_json({
+            "hits": [{"fragment": h.fragment, "entity": h.entity, "name": h.name, "kind": h.kind, "lod": h.lod,
+                      "source_ref": h.source_ref, "score": round(h.score, 6), "keyword": round(h.keyword, 6),
+                      "vector": round(h.vector, 6), "why": h.why, "tier": h.tier} for h in result.hits],
+            "warnings": result.warnings,
+            "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
+        })
+        return
+    for w in result.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if not result.hits:
+        click.echo("no matching fragments")
+    for i, h in enumerate(result.hits, 1):
+        first = next((ln.strip() for ln in h.text.splitlines() if ln.strip()), "")
+        click.echo(f"{i:>3}. {h.score:.3f}  {h.source_ref}  {h.name} ({h.kind})  [{h.why}]")
+        click.echo(f"       {first[:100]}")
+
+
+@click.group("embeddings")
+def embeddings_group() -> None:
+    """Inspect the vectors stored in the index."""
+
+
+@embeddings_group.command("status")
+@project_options
+@json_option
+@boundary
+def embeddings_status(project: Path, store: Path | None, as_json: bool) -> None:
+    """Model, dimensions, coverage and staleness of the stored vectors."""
+    graph, layout, settings = _open(project, store)
+    try:
+        model = active_model(graph)
+        cov = graph.select(catalog.text("embeddings/coverage"))[0]
+        total, embedded = int(cov["total"].value), int(cov["embedded"].value)
+        configured = None
+        problem = None
+        try:
+            configured = make_provider(settings.embedding_provider, settings, layout).model_id  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - reported, not raised: this is a status command
+            problem = str(getattr(exc, "message", exc))
+    finally:
+        graph.close()
+    data = {
+        "model": model.model_id if model else None,
+        "dimensions": model.dimensions if model else None,
+        "created": model.created if model else None,
+        "fragments": total,
+        "embedded": embedded,
+        "coverage": round(embedded / total, 4) if total else 0.0,
+        "stale": embedded < total,
+        "configured_provider": settings.embedding_provider,  # type: ignore[attr-defined]
+        "configured_model": configured,
+        "mismatch": bool(model and configured and configured != model.model_id),
+        "provider_problem": problem,
+    }
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"model:     {data['model'] or '(none: run acms index)'}  dims {data['dimensions']}")
+    click.echo(f"coverage:  {embedded}/{total} searchable fragments ({100 * data['coverage']:.1f}%)"
+               + ("  STALE: run acms index" if data["stale"] else ""))
+    click.echo(f"provider:  {data['configured_provider']} -> {configured or problem}")
+    if data["mismatch"]:
+        click.echo("mismatch:  the configured provider differs from the index's model; run `acms reindex --embeddings`")
+
+
+@click.command("reindex")
+@click.option("--embeddings", is_flag=True, help="Recompute every vector (required: the only reindex kind so far).")
+@click.option("--provider", type=click.Choice(PROVIDERS), default=None,
+              help="Provider to migrate to (default: the configured embedding_provider).")
+@project_options
+@json_option
+@boundary
+def reindex_cmd(embeddings: bool, provider: str | None, project: Path, store: Path | None, as_json: bool) -> None:
+    """Recompute derived data; `--embeddings` migrates every vector to a provider, atomically.
+
+    All vectors are computed first and swapped for the old ones in one transaction: an interrupted
+    migration leaves the old vectors in place and usable.
+    """
+    if not embeddings:
+        raise UsageError("say what to reindex: --embeddings")
+    graph, layout, settings = _open(project, store, embedding_provider=provider)
+    try:
+        report = migrate(graph, layout, settings, settings.embedding_provider)  # type: ignore[attr-defined]
+    finally:
+        graph.close()
+    if as_json:
+        echo_json(vars(report))
+    else:
+        click.echo(f"migrated {report.embedded} fragments to {report.model_id} in {report.seconds:.1f}s")
+        if provider and provider != "lsa":
+            click.echo(f"  set embedding_provider = \"{provider}\" in acms.toml so queries use it too")

@@ -1,0 +1,65 @@
+"""The embedding provider contract and its errors.
+
+A provider turns texts into unit vectors. ``model_id`` and ``dimensions`` are recorded with the
+vectors (in the graph), so that vectors from different models are never compared: a query
+embedded by another model is refused until the vectors are rebuilt.
+
+Errors (exit code 7 at the CLI boundary; they extend the tree in ``acms.errors``)::
+
+    AcmsError
+    └── ProviderError (7)         the embedding provider failed or is misconfigured
+        └── ProviderTimeout       it did not answer in time, retries included
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from acms.errors import AcmsError
+
+__all__ = ["EmbeddingProvider", "ProviderError", "ProviderTimeout", "normalize_rows"]
+
+
+class ProviderError(AcmsError):
+    exit_code = 7
+    code = "PROVIDER_ERROR"
+
+
+class ProviderTimeout(ProviderError):
+    code = "PROVIDER_TIMEOUT"
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    @property
+    def model_id(self) -> str:
+        """Identifies the model: equal ids promise comparable vectors."""
+        ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 array of shape ``(len(texts), dimensions)``, rows of L2 norm 1.
+
+        A text the model cannot represent at all (no known token, for a vocabulary model) gets
+        a zero row: similarity 0 to everything. Raises ``ProviderError``.
+        """
+        ...
+
+    def healthcheck(self) -> bool:
+        """True when ``embed`` is expected to work now; never raises."""
+        ...
+
+
+def normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    """float32 copy of ``matrix`` with rows scaled to unit L2 norm; zero rows stay zero."""
+    out = np.asarray(matrix, dtype=np.float32).copy()
+    if out.size:
+        norms = np.linalg.norm(out, axis=1)
+        nonzero = norms > 0
+        out[nonzero] /= norms[nonzero, None]
+    return out

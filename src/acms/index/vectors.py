@@ -1,0 +1,68 @@
+"""Vectors as graph literals and as a memory-mapped numpy matrix mirrored from the graph.
+
+The graph holds each fragment's vector as a compact ``xsd:base64Binary`` literal (little-endian
+float32); the matrix cache under ``.acms/cache/vectors/`` is only a mirror, keyed by the index state
+and the model id, rebuilt from the graph when missing or stale.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from pyoxigraph import Literal
+
+from acms.vocab import XSD
+
+
+def encode(vector: np.ndarray) -> Literal:
+    data = np.asarray(vector, dtype="<f4").tobytes()
+    return Literal(base64.b64encode(data).decode("ascii"), datatype=XSD.base64Binary)
+
+
+def decode(literal: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(literal), dtype="<f4")
+
+
+@dataclass
+class VectorMatrix:
+    ids: list[str]
+    matrix: np.ndarray  # (n, dims) float32, rows L2-normalised
+    key: str
+    model_id: str
+
+    def top(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Brute-force cosine (enough to ~1M rows, DESIGN); ties broken by id for determinism."""
+        if not self.ids or k <= 0:
+            return []
+        sims = self.matrix @ np.asarray(query, dtype=np.float32)
+        k = min(k, len(self.ids))
+        idx = np.argpartition(-sims, k - 1)[:k]
+        ranked = sorted(idx.tolist(), key=lambda i: (-float(sims[i]), self.ids[i]))
+        return [(self.ids[i], float(sims[i])) for i in ranked]
+
+    def save(self, directory: Path) -> None:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=".vectors-"))
+        np.save(tmp / "matrix.npy", self.matrix.astype(np.float32))
+        (tmp / "manifest.json").write_text(json.dumps({"ids": self.ids, "key": self.key, "model_id": self.model_id}))
+        old = directory.with_name(directory.name + ".old")
+        if directory.exists():
+            os.replace(directory, old)
+        os.replace(tmp, directory)
+        shutil.rmtree(old, ignore_errors=True)
+
+    @classmethod
+    def load(cls, directory: Path) -> VectorMatrix | None:
+        try:
+            manifest = json.loads((directory / "manifest.json").read_text())
+            matrix = np.load(directory / "matrix.npy", mmap_mode="r")
+        except (OSError, ValueError):
+            return None
+        return cls(manifest["ids"], matrix, manifest["key"], manifest["model_id"])

@@ -1,0 +1,76 @@
+"""Derived caches (keyword postings, the vector matrix), rebuilt from the graph when stale.
+
+Both are keyed by the graph's state (the latest IndexRun and EmbeddingModel IRIs), so a cache
+written before any later index run or migration is never used: it is rebuilt on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+
+import numpy as np
+
+from acms.index.keyword import KeywordIndex
+from acms.index.vectors import VectorMatrix, decode
+from acms.sparql import catalog
+from acms.store.layout import IndexLayout
+from acms.store.oxigraph import OxigraphStore
+from acms.terms import Term
+
+
+class DerivedCaches:
+    def __init__(self, store: OxigraphStore, layout: IndexLayout) -> None:
+        self.store = store
+        self.layout = layout
+        self.rebuilt: list[str] = []
+
+    @cached_property
+    def state_key(self) -> str:
+        rows = self.store.select(catalog.text("index/state"))
+        row = rows[0] if rows else {}
+        raw = f"{_v(row.get('run'))}|{_v(row.get('model'))}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+    @cached_property
+    def corpus(self) -> list[dict[str, Term]]:
+        return self.store.select(catalog.text("search/corpus"))
+
+    def keyword(self) -> KeywordIndex:
+        directory = self.layout.cache_dir("keyword")
+        try:
+            index = KeywordIndex.load(directory)
+            if index.key == self.state_key:
+                return index
+        except Exception:  # noqa: BLE001 - any unreadable cache is simply rebuilt
+            pass
+        ids, texts = [], []
+        for row in self.corpus:
+            ids.append(row["frag"].value)
+            names = " ".join(_v(row.get(k)) for k in ("name", "qn"))
+            texts.append(f"{names}\n{row['text'].value}")
+        index = KeywordIndex.build(ids, texts)
+        index.save(directory, key=self.state_key)
+        self.rebuilt.append("keyword")
+        return index
+
+    def vectors(self, model_id: str) -> VectorMatrix:
+        directory = self.layout.cache_dir("vectors")
+        cached = VectorMatrix.load(directory)
+        if cached is not None and cached.key == self.state_key and cached.model_id == model_id:
+            return cached
+        ids, rows = [], []
+        for row in self.corpus:
+            vec = row.get("vector")
+            if vec is not None:
+                ids.append(row["frag"].value)
+                rows.append(decode(vec.value))
+        matrix = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, 1), dtype=np.float32)
+        built = VectorMatrix(ids, matrix, self.state_key, model_id)
+        built.save(directory)
+        self.rebuilt.append("vectors")
+        return built
+
+
+def _v(term: object) -> str:
+    return "" if term is None else str(getattr(term, "value", term))

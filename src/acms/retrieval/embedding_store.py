@@ -1,0 +1,172 @@
+"""Vectors in the graph: which model made them, embedding new fragments, migrating to another model.
+
+The active ``EmbeddingModel`` node (meta graph) names the model id and dimensions. New fragments are
+embedded at the end of ``acms index`` with that model; a query embedded by any other model is refused
+(``ModelMismatch``) until ``acms reindex --embeddings`` migrates. A migration computes every vector
+first and then swaps old for new in ONE update, so an interrupted migration leaves the old vectors.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from pyoxigraph import Literal, NamedNode, Quad
+
+from acms.config import Settings
+from acms.embeddings.base import EmbeddingProvider, ProviderError
+from acms.embeddings.lsa import LsaModel, LsaProvider
+from acms.errors import AcmsError
+from acms.index.vectors import encode
+from acms.sparql import catalog
+from acms.store.layout import IndexLayout
+from acms.store.oxigraph import OxigraphStore
+from acms.vocab import DCT, GRAPH_META, RDF, UKO, XSD
+
+BATCH = 256
+
+
+class ModelMismatch(AcmsError):
+    exit_code = 7
+    code = "MODEL_MISMATCH"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    iri: NamedNode
+    model_id: str
+    dimensions: int
+    created: str
+
+
+@dataclass
+class EmbedReport:
+    model_id: str
+    embedded: int
+    seconds: float
+
+
+def active_model(store: OxigraphStore) -> ModelInfo | None:
+    rows = store.select(catalog.text("embeddings/active-model"))
+    if not rows:
+        return None
+    r = rows[0]
+    return ModelInfo(r["model"], r["id"].value, int(r["dims"].value), r["created"].value)  # type: ignore[arg-type]
+
+
+def model_node(provider: EmbeddingProvider) -> tuple[NamedNode, list[Quad]]:
+    iri = NamedNode(f"https://w3id.org/acms/model/{provider.model_id}")
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    g = GRAPH_META
+    return iri, [
+        Quad(iri, RDF.type, UKO.EmbeddingModel, g),
+        Quad(iri, UKO.modelId, Literal(provider.model_id), g),
+        Quad(iri, UKO.dimensions, Literal(str(provider.dimensions), datatype=XSD.integer), g),
+        Quad(iri, DCT.created, Literal(now, datatype=XSD.dateTime), g),
+    ]
+
+
+def make_provider(name: str, settings: Settings, layout: IndexLayout) -> EmbeddingProvider:
+    """The configured provider; ``lsa`` loads the model fitted on this corpus (cache/lsa)."""
+    if name == "lsa":
+        model_dir = layout.cache_dir("lsa")
+        if not (model_dir / "manifest.json").exists():
+            raise ProviderError(
+                f"the LSA model is missing from {model_dir}: run `acms reindex --embeddings` to refit it"
+            )
+        return LsaProvider(LsaModel.load(model_dir))
+    from acms.embeddings.registry import make_provider as make_external
+
+    options = {"base_url": settings.embedding_base_url, "model": settings.embedding_model,
+               "api_key_env": settings.embedding_api_key_env, "path": settings.embedding_model}
+    return make_external(name, options)
+
+
+def query_provider(store: OxigraphStore, settings: Settings, layout: IndexLayout) -> EmbeddingProvider | None:
+    """The provider to embed a query with, checked against the index's model; None if no vectors."""
+    model = active_model(store)
+    if model is None:
+        return None
+    provider = make_provider(settings.embedding_provider, settings, layout)
+    if provider.model_id != model.model_id:
+        raise ModelMismatch(
+            f"the query would be embedded with {provider.model_id!r} but the index holds vectors of "
+            f"{model.model_id!r}; run `acms reindex --embeddings --provider {settings.embedding_provider}` to migrate"
+        )
+    return provider
+
+
+def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedNode) -> list[Quad]:
+    quads: list[Quad] = []
+    for start in range(0, len(rows), BATCH):
+        chunk = rows[start : start + BATCH]
+        vectors = provider.embed([r["text"].value for r in chunk])
+        for row, vec in zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True):
+            g = row["g"]
+            quads.append(Quad(row["frag"], UKO.vector, encode(vec), g))
+            quads.append(Quad(row["frag"], UKO.embeddingModel, model_iri, g))
+    return quads
+
+
+def embed_missing(store: OxigraphStore, layout: IndexLayout, settings: Settings) -> EmbedReport | None:
+    """Embed the fragments that have no vector; fit the default LSA model on first use."""
+    import time
+
+    t0 = time.perf_counter()
+    model = active_model(store)
+    if model is None:
+        return migrate(store, layout, settings, settings.embedding_provider)
+    rows = store.select(catalog.text("embeddings/unembedded"))
+    if not rows:
+        return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
+    provider = make_provider(settings.embedding_provider, settings, layout)
+    if provider.model_id != model.model_id:
+        raise ModelMismatch(
+            f"the configured provider makes {provider.model_id!r} vectors but the index holds "
+            f"{model.model_id!r}; run `acms reindex --embeddings` to migrate"
+        )
+    quads = _embed_rows(provider, rows, model.iri)
+    store.load(quads)
+    return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
+
+
+def migrate(store: OxigraphStore, layout: IndexLayout, settings: Settings, provider_name: str) -> EmbedReport:
+    """Recompute every vector with ``provider_name`` and swap them in atomically."""
+    import time
+
+    t0 = time.perf_counter()
+    rows = store.select(catalog.text("search/corpus"))
+    staged_lsa: Path | None = None
+    if provider_name == "lsa":
+        texts = [r["text"].value for r in rows]
+        fitted = LsaModel.fit(texts, dimensions=settings.embedding_dims) if texts else None
+        if fitted is None:
+            raise ProviderError("nothing to embed: the index has no fragments")
+        staged_lsa = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))
+        shutil.rmtree(staged_lsa)
+        fitted.save(staged_lsa)
+        provider: EmbeddingProvider = LsaProvider(fitted)
+    else:
+        provider = make_provider(provider_name, settings, layout)
+    try:
+        iri, model_quads = model_node(provider)
+        quads = _embed_rows(provider, rows, iri) + model_quads
+        store.replace([(catalog.text("embeddings/drop-vectors.ru"), None)], quads)
+    except BaseException:
+        if staged_lsa is not None:
+            shutil.rmtree(staged_lsa, ignore_errors=True)
+        raise
+    if staged_lsa is not None:
+        target = layout.cache_dir("lsa")
+        shutil.rmtree(target, ignore_errors=True)
+        staged_lsa.rename(target)
+    return EmbedReport(provider.model_id, len(rows), time.perf_counter() - t0)
+
+
+def _ensure(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,54 @@
+"""Custom SPARQL functions (namespace ``fn:`` = https://w3id.org/acms/fn#), passed to pyoxigraph.
+
+Per-row Python calls cost ≈5–10 µs (DESIGN), so no function scans the corpus: scores are computed
+once per request with numpy (bm25s, a matrix product), the best candidates travel into the query as
+``VALUES ?frag``, and ``fn:keywordScore`` / ``fn:vectorScore`` are dictionary lookups into those
+per-request tables. Measured on the standard-library index (see bench/retrieval.py): scoring every
+fragment through a per-row function is the slow path the design avoids; candidate injection keeps
+the SPARQL layer's cost proportional to k, not to the corpus.
+
+| function | argument | returns |
+| --- | --- | --- |
+| ``fn:keywordScore(?frag)`` | fragment IRI | BM25 score of the fragment for the request's text, normalised to [0, 1] |
+| ``fn:vectorScore(?frag)`` | fragment IRI | cosine similarity of the fragment to the request's text (0 if below 0) |
+| ``fn:tokenCount(?text)`` | literal | tiktoken cl100k_base count |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from pyoxigraph import Literal, NamedNode
+
+from acms.tokens import count
+from acms.vocab import FN, XSD
+
+
+@dataclass
+class ScoreTables:
+    """One request's precomputed scores, keyed by fragment IRI string."""
+
+    keyword: dict[str, float] = field(default_factory=dict)
+    vector: dict[str, float] = field(default_factory=dict)
+
+
+def _double(value: float) -> Literal:
+    return Literal(repr(float(value)), datatype=XSD.double)
+
+
+def functions(tables: ScoreTables) -> Mapping[NamedNode, Callable[..., Literal | None]]:
+    """The function table for one request."""
+
+    def keyword_score(frag: object) -> Literal:
+        return _double(tables.keyword.get(getattr(frag, "value", ""), 0.0))
+
+    def vector_score(frag: object) -> Literal:
+        return _double(tables.vector.get(getattr(frag, "value", ""), 0.0))
+
+    def token_count(text: object) -> Literal | None:
+        if not isinstance(text, Literal):
+            return None
+        return Literal(str(count(text.value)), datatype=XSD.integer)
+
+    return {FN.keywordScore: keyword_score, FN.vectorScore: vector_score, FN.tokenCount: token_count}
