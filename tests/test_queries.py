@@ -11,6 +11,7 @@ from pyoxigraph import Literal, NamedNode
 from acms.errors import QueryRejected
 from acms.sparql import catalog
 from acms.sparql.bind import bind
+from acms.sparql.functions import ScoreTables, functions
 from acms.sparql.guard import check_query
 from acms.store.oxigraph import PREFIX_HEADER, OxigraphStore
 
@@ -28,7 +29,7 @@ def test_query_parses_and_declares_params(spec: catalog.QuerySpec) -> None:
     if spec.is_update:
         store.update(text)
     else:
-        store.query(text)
+        store.query(text, custom_functions=dict(functions(ScoreTables())))
 
 
 def test_bound_string_cannot_inject() -> None:

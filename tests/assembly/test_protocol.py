@@ -53,7 +53,7 @@ CANDIDATES = [
        "keyword hit"),
     _c("2", "pkg.http.ChunkReader", "Class", "macro",
        "class ChunkReader:\n    def read(self) -> bytes: ...\n    def size(self) -> int: ...\n",
-       "pkg/chunks.py", 1, 0.7, reason="called by parse_header"),
+       "pkg/chunks.py", 1, 0.5, reason="called by parse_header"),
     _c("3", "docs/http.md#chunked", "DocSection", "micro", DOC, "docs/http.md", 1, 0.55,
        reason="mentions chunked"),
     _c("4", "pkg.util.hexint", "Function", "micro",

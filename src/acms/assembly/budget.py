@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from acms.assembly.dedupe import dedupe, rank_key
 from acms.assembly.model import Assembled, Candidate, Packed
-from acms.assembly.render import Format, parse_format, preamble, render, render_packed
+from acms.assembly.render import Format, parse_format, render, render_packed
 from acms.errors import UsageError
 from acms.tokens import count
 
@@ -92,12 +92,16 @@ class _JsonLayout:
     def cost(self, cand: Candidate, text: str, end_line: int, truncated: bool) -> int:
         return count(text)
 
+    _empty: int | None = None
+
     def _size(self, items: list[Packed]) -> int:
         return count(dumps(self.build(Assembled(items, "", 0, 0, 0, []))))
 
     def piece_cost(self, item: Packed) -> int:
         """What one fragment adds to an otherwise empty reply (an estimate: joins and lists vary)."""
-        return max(1, self._size([item]) - self._size([]))
+        if self._empty is None:
+            self._empty = self._size([])
+        return max(1, self._size([item]) - self._empty)
 
     def finish(self, skeleton: Assembled) -> Assembled:
         """Serialize with ``used_tokens`` equal to the count of the serialization itself."""
@@ -137,7 +141,8 @@ class _Packer:
         """The candidate cut to its first ``k`` lines (all of them: the candidate whole)."""
         lines = self.lines(c)
         if k >= len(lines):
-            return Packed(c, c.text, c.end_line, False, self.layout.cost(c, c.text, c.end_line, False))
+            cost = self.layout.cost(c, c.text, c.end_line, False)
+            return Packed(c, c.text, c.end_line, False, cost)
         text = "\n".join(lines[:k])
         verbatim = c.end_line - c.start_line + 1 == len(lines)
         end = c.start_line + k - 1 if verbatim else c.end_line
@@ -196,7 +201,9 @@ class _Packer:
         start = best if best is not None else lo
         if self.measure([*others, self.make(c, start)]) <= self.budget:
             return self.make(c, start)
-        best = _largest(lo, start - 1, lambda k: self.measure([*others, self.make(c, k)]) <= self.budget)
+        best = _largest(
+            lo, start - 1, lambda k: self.measure([*others, self.make(c, k)]) <= self.budget
+        )
         return None if best is None else self.make(c, best)
 
     def fill(self, items: list[Packed], pool: list[Candidate]) -> list[Packed]:
@@ -210,7 +217,7 @@ class _Packer:
         items = self.ordered(items)
         while items and self.measure(items) > self.budget:
             last, others = items[-1], items[:-1]
-            shown = len(last.text.rstrip("\n").split("\n")) if last.truncated else len(self.lines(last.candidate))
+            shown = len((last.text if last.truncated else last.candidate.text).rstrip("\n").split("\n"))
             shorter = self.fit(last.candidate, others, shown - 1)
             items = self.ordered([*others, shorter]) if shorter is not None else others
         return items
@@ -288,4 +295,4 @@ def pack_json(
     return _Packer(cands, budget, _JsonLayout(build), min_useful_tokens).run()
 
 
-__all__ = ["BudgetTooSmall", "ReplyBuilder", "dumps", "pack", "pack_json", "preamble"]
+__all__ = ["BudgetTooSmall", "ReplyBuilder", "dumps", "pack", "pack_json"]

@@ -7,6 +7,7 @@ Kept free of store and rendering concerns so that dedupe, privacy, budget and pr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 LODS = ("macro", "micro", "atomic")
 
@@ -65,4 +66,4 @@ class Assembled:
     dropped: int
     warnings: list[str]
     dropped_candidates: list[Candidate] = field(default_factory=list)
-    reply: dict[str, object] | None = None
+    reply: dict[str, Any] | None = None

@@ -97,12 +97,14 @@ def _clear_rules() -> tuple[_Rule, ...]:
         _Rule("private_key", c(
             r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
             r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*\Z)", re.S)),
-        _Rule("jwt", c(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}")),
+        _Rule("jwt", c(
+            r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}")),
         _Rule("anthropic_key", c(r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\-]{20,}")),
         _Rule("openai_key", c(
             r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{20,}")),
         _Rule("stripe_key", c(r"(?<![A-Za-z0-9])(?:sk|rk)_live_[A-Za-z0-9]{16,}")),
-        _Rule("github_token", c(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
+        _Rule("github_token", c(
+            r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
         _Rule("slack_token", c(r"(?<![A-Za-z0-9])xox[baprs]-[A-Za-z0-9\-]{10,}")),
         _Rule("google_api_key", c(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])")),
         _Rule("aws_access_key_id", c(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),

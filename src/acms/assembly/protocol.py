@@ -12,9 +12,9 @@ counts the whole serialized reply (compact JSON, see :func:`acms.assembly.budget
 
 kv_policy (disjoint lists of fragment ids; pin wins over compress):
 
-- ``pin``: the best-scored fragments that together make up the first half of the fragments'
-  tokens (walking by score, a fragment is pinned while the tokens before it are under half), and
-  every ``micro`` fragment of a focus entity (``focus`` matches the entity IRI or name);
+- ``pin``: the best-scored fragment, then the next best while the pinned fragments' tokens stay
+  within half of all fragments' ``cost_tokens`` (walking by score), and every ``micro`` fragment
+  of a focus entity (``focus`` matches the entity IRI or name);
 - ``compress``: ``macro`` outlines and truncated fragments that are not pinned;
 - ``evict``: candidates dropped for budget, best first, at most ``EVICT_MAX``.
 
@@ -110,7 +110,8 @@ def _describe(error: ValidationError) -> list[str]:
         return [f"{_path([*parts, m.group(1) if m else '?'])}: is required"]
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
-        return [f"{_path([*parts, k])}: is not a known field" for k in sorted(set(error.instance) - set(known))]
+        unknown = sorted(set(error.instance) - set(known))
+        return [f"{_path([*parts, k])}: is not a known field" for k in unknown]
     message = error.message
     if len(message) > MESSAGE_MAX_CHARS:
         message = message[: MESSAGE_MAX_CHARS - 1] + "…"
@@ -154,6 +155,8 @@ def parse_request(data: Mapping[str, Any] | str | bytes) -> RenderRequest:
             data = json.loads(data)
         except ValueError as exc:
             raise InvalidRequest([f"(request): not valid JSON ({exc})"]) from None
+    elif isinstance(data, Mapping) and not isinstance(data, dict):
+        data = dict(data)
     problems = sorted({line for e in _validator().iter_errors(data) for line in _describe(e)})
     if problems:
         raise InvalidRequest(problems)
@@ -207,11 +210,12 @@ def kv_policy(request: RenderRequest, assembled: Assembled) -> dict[str, list[st
     focus = set(request.focus)
     total = sum(i.cost_tokens for i in assembled.items)
     pinned: set[str] = set()
-    before = 0
-    for item in sorted(assembled.items, key=lambda i: rank_key(i.candidate)):
-        if 2 * before < total:
-            pinned.add(item.candidate.fragment)
-        before += item.cost_tokens
+    upto = 0
+    for n, item in enumerate(sorted(assembled.items, key=lambda i: rank_key(i.candidate))):
+        upto += item.cost_tokens
+        if n > 0 and 2 * upto > total:
+            break
+        pinned.add(item.candidate.fragment)
     for item in assembled.items:
         c = item.candidate
         if c.lod == "micro" and (c.entity in focus or c.name in focus):
@@ -296,7 +300,9 @@ class ErrorSpec:
 _RETURN_MINIMAL = ("return_minimal", "return what we have now")
 _KEYWORD = ("retry_with_strategy", "strategy=keyword-first (no embedding provider needed)")
 ERROR_TABLE: Mapping[ErrorCode, ErrorSpec] = {
-    ErrorCode.INVALID_REQUEST: ErrorSpec(False, 1, (("fix_request", "correct the named field and resend"),)),
+    ErrorCode.INVALID_REQUEST: ErrorSpec(False, 1, (
+        ("fix_request", "correct the named field and resend"),
+    )),
     ErrorCode.BUDGET_TOO_SMALL: ErrorSpec(True, 2, (
         ("retry_with_budget", "tokens_max >= N"),
         ("return_minimal", "privacy_mode=block or lod=[macro] for ids and outlines only"),
@@ -306,11 +312,19 @@ ERROR_TABLE: Mapping[ErrorCode, ErrorSpec] = {
         ("retry_with_reduced_scope", "lower filters.k or breadth"),
         _RETURN_MINIMAL,
     )),
-    ErrorCode.PROVIDER_TIMEOUT: ErrorSpec(True, 2, (("retry_same", "reduce_top_k"), _KEYWORD, _RETURN_MINIMAL)),
-    ErrorCode.PROVIDER_ERROR: ErrorSpec(True, 2, (("retry_same", "transient provider failure"), _KEYWORD)),
+    ErrorCode.PROVIDER_TIMEOUT: ErrorSpec(True, 2, (
+        ("retry_same", "reduce_top_k"), _KEYWORD, _RETURN_MINIMAL,
+    )),
+    ErrorCode.PROVIDER_ERROR: ErrorSpec(True, 2, (
+        ("retry_same", "transient provider failure"), _KEYWORD,
+    )),
     ErrorCode.STORE_MISSING: ErrorSpec(False, 1, (("run_index", "acms index <project>"),)),
-    ErrorCode.STORE_LOCKED: ErrorSpec(True, 3, (("retry_after", "another writer holds the index; retry in a few seconds"),)),
-    ErrorCode.MODEL_MISMATCH: ErrorSpec(False, 1, (("reindex_embeddings", "acms reindex --embeddings"), _KEYWORD)),
+    ErrorCode.STORE_LOCKED: ErrorSpec(True, 3, (
+        ("retry_after", "another writer holds the index; retry in a few seconds"),
+    )),
+    ErrorCode.MODEL_MISMATCH: ErrorSpec(False, 1, (
+        ("reindex_embeddings", "acms reindex --embeddings"), _KEYWORD,
+    )),
     ErrorCode.INTERNAL: ErrorSpec(False, 1, (("report", "a bug in acms; quote the request_id"),)),
 }
 
@@ -334,7 +348,8 @@ def error_envelope(
         "error": {
             "code": ErrorCode(code).value, "message": message,
             "retriable": spec.retriable if retriable is None else retriable,
-            "attempt": attempt, "max_attempts": spec.max_attempts if max_attempts is None else max_attempts,
+            "attempt": attempt,
+            "max_attempts": spec.max_attempts if max_attempts is None else max_attempts,
             "options": opts,
         },
     }
@@ -343,7 +358,8 @@ def error_envelope(
 def envelope_for(exc: BaseException, request_id: str, attempt: int = 1) -> dict[str, Any]:
     """The envelope for an exception: its own code when the table knows it, INTERNAL otherwise."""
     if not isinstance(exc, AcmsError):
-        return error_envelope(ErrorCode.INTERNAL, f"internal error ({type(exc).__name__})", request_id, attempt=attempt)
+        message = f"internal error ({type(exc).__name__})"
+        return error_envelope(ErrorCode.INTERNAL, message, request_id, attempt=attempt)
     code = exc.code if exc.code in ErrorCode.__members__ else ErrorCode.INTERNAL.value
     options = None
     if isinstance(exc, BudgetTooSmall):
