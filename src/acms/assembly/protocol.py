@@ -81,8 +81,8 @@ class InvalidRequest(UsageError):
         self.field = errors[0].split(":", 1)[0] if errors else ""
 
 
-@cache
 def request_schema() -> dict[str, Any]:
+    """The shipped JSON Schema of ``render_request.v0`` (a fresh copy)."""
     text = (files("acms.assembly") / "schema" / SCHEMA_NAME).read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
@@ -90,6 +90,7 @@ def request_schema() -> dict[str, Any]:
 
 @cache
 def _validator() -> Draft202012Validator:
+    """Built once, on first use (not at import)."""
     schema = request_schema()
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)

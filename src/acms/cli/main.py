@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from acms import __version__
+from acms.cli.assemble_cmd import assemble_cmd, render_cmd, strategies_cmd
 from acms.cli.index_cmd import index_cmd, stats_cmd, validate_cmd
 from acms.cli.search_cmd import embeddings_group, reindex_cmd, search_cmd
 from acms.cli.sparql_cmd import sparql_cmd
@@ -28,6 +29,9 @@ cli.add_command(sparql_cmd)
 cli.add_command(search_cmd)
 cli.add_command(embeddings_group)
 cli.add_command(reindex_cmd)
+cli.add_command(assemble_cmd)
+cli.add_command(render_cmd)
+cli.add_command(strategies_cmd)
 
 
 def main() -> None:

@@ -272,8 +272,9 @@ def _or_member_class(g: _Graph, shape: Term, member: Term) -> NamedNode:
 
 def _not_instance(classes: Sequence[NamedNode]) -> str:
     alts = " ".join(str(c) for c in classes)
-    return (f"FILTER NOT EXISTS {{ VALUES ?acms_class {{ {alts} }} "
-            f"?value {_RDF_TYPE}/{_SUBCLASS}* ?acms_class }}")
+    # MINUS, not FILTER NOT EXISTS: Oxigraph evaluates the instance set once and anti-joins it, where
+    # NOT EXISTS re-ran the path from the class side for every row (quadratic: 100 s on 20k triples).
+    return f"MINUS {{ VALUES ?acms_class {{ {alts} }} ?value {_RDF_TYPE}/{_SUBCLASS}* ?acms_class }}"
 
 
 def _not_in(shape: Term, allowed: list[Term]) -> str:

@@ -1,0 +1,140 @@
+"""Context assembly end to end: request → strategy → filters → levels of detail → privacy → pack.
+
+The budget covers the whole rendered output (or the serialized reply, for JSON); the packer proves
+``count(rendered) <= budget``. ``budgets.time_ms`` is a deadline: phases that would start after it are
+cut, what is ready is packed, and the cut is reported in the warnings.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from dataclasses import dataclass, replace
+
+from pyoxigraph import NamedNode
+
+from acms.assembly.budget import pack
+from acms.assembly.model import Assembled, Candidate
+from acms.assembly.privacy import protect
+from acms.assembly.protocol import RenderRequest, ReplyMetrics, build_reply, reply_for
+from acms.assembly.render import Format
+from acms.errors import UsageError
+from acms.index.tokenize import code_tokens
+from acms.ingest.walker import language_for
+from acms.retrieval.embedding_store import active_model
+from acms.retrieval.search import Searcher
+from acms.sparql import catalog
+from acms.strategies.engine import RunContext, run_strategy
+from acms.strategies.registry import StrategyRegistry
+from acms.vocab import PREFIXES
+
+ATOMIC_CONTEXT = 3  # lines either side of the best keyword line
+
+
+@dataclass
+class AssemblyResult:
+    assembled: Assembled
+    reply: dict
+    strategy: str
+    reason: str
+
+
+def capabilities(searcher: Searcher) -> set[str]:
+    caps = {"keyword", "graph"}
+    if active_model(searcher.store) is not None:
+        caps.add("vectors")
+    return caps
+
+
+def _class_iri(name: str) -> str:
+    if name.startswith(("http://", "https://")):
+        return name
+    prefix, sep, local = name.partition(":")
+    if sep and prefix in PREFIXES:
+        return PREFIXES[prefix] + local
+    if sep:
+        raise UsageError(f"unknown prefix in class {name!r}; known: {', '.join(sorted(PREFIXES))}")
+    return PREFIXES["uko"] + name
+
+
+def _allowed_kinds(searcher: Searcher, classes: tuple[str, ...]) -> set[str]:
+    iris = [NamedNode(_class_iri(c)) for c in classes]
+    rows = searcher.store.select(catalog.text("strategies/subclasses"), {"class": iris})
+    return {r["sub"].value.rsplit("#", 1)[-1].rsplit("/", 1)[-1] for r in rows} | {
+        i.value.rsplit("#", 1)[-1] for i in iris
+    }
+
+
+def apply_filters(cands: list[Candidate], request: RenderRequest, searcher: Searcher) -> list[Candidate]:
+    f = request.filters
+    out = cands
+    if f.paths:
+        out = [c for c in out if any(fnmatch.fnmatch(c.path, g) for g in f.paths)]
+    if f.languages:
+        out = [c for c in out if language_for(c.path) in f.languages]
+    if f.classes:
+        kinds = _allowed_kinds(searcher, f.classes)
+        out = [c for c in out if c.kind in kinds]
+    if f.tiers:
+        out = [c for c in out if c.tier in f.tiers]
+    if f.min_score is not None:
+        out = [c for c in out if c.score >= f.min_score]
+    out = sorted(out, key=lambda c: (-c.score, c.fragment))
+    if f.k:
+        out = out[: f.k]
+    return out
+
+
+def atomic(c: Candidate, terms: set[str]) -> Candidate:
+    """A few lines around the line with the most query-term hits."""
+    lines = c.text.splitlines()
+    if len(lines) <= 2 * ATOMIC_CONTEXT + 1:
+        return replace(c, lod="atomic", fragment=c.fragment + "#atomic")
+    hits = [sum(t in terms for t in code_tokens(line)) for line in lines]
+    best = max(range(len(lines)), key=lambda i: (hits[i], -i))
+    lo, hi = max(0, best - ATOMIC_CONTEXT), min(len(lines), best + ATOMIC_CONTEXT + 1)
+    return replace(c, lod="atomic", text="\n".join(lines[lo:hi]), start_line=c.start_line + lo,
+                   end_line=c.start_line + hi - 1, fragment=f"{c.fragment}#atomic-{lo}")
+
+
+def apply_lod(cands: list[Candidate], request: RenderRequest) -> list[Candidate]:
+    wanted = set(request.lod)
+    if not wanted:
+        return cands
+    terms = set(code_tokens(request.intent))
+    out = []
+    for c in cands:
+        if c.lod in wanted:
+            out.append(c)
+        elif "atomic" in wanted and c.lod == "micro":
+            out.append(atomic(c, terms))
+    return out
+
+
+def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegistry,
+             output: str | None = None) -> AssemblyResult:
+    """``output``: "json" for a render_context_reply.v0, else the request's text/markdown format."""
+    start = time.perf_counter()
+    deadline = start + request.time_ms / 1000.0
+    choice = registry.choose(request.strategy, bool(request.focus), capabilities(searcher))
+    ctx = RunContext(searcher=searcher, registry_folder=registry.get, request=request, deadline=deadline)
+    cands = run_strategy(choice.strategy, ctx)
+    cands = apply_lod(apply_filters(cands, request, searcher), request)
+    if time.perf_counter() > deadline:
+        ctx.cut.append("deadline passed before packing; packing what is ready")
+    planner_ms = int(round(1000 * (time.perf_counter() - start)))
+    metrics = ReplyMetrics(
+        planner_ms=planner_ms, strategy=choice.strategy.name, strategy_reason=choice.reason,
+        timings_ms=dict(ctx.timings_ms), warnings=tuple(ctx.warnings + [f"cut: {c}" for c in ctx.cut]),
+        entities_wanted=tuple(ctx.focus_entities) or None,
+    )
+    if output == "json":
+        assembled = reply_for(request, cands, metrics)
+        reply = assembled.reply or build_reply(request, assembled, metrics)
+    else:
+        protected = protect(cands, request.privacy_mode)
+        fmt = Format(output) if output else request.format
+        assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent)
+        assembled.warnings.extend(protected.warnings())
+        reply = build_reply(request, assembled, replace(metrics, warnings=(*metrics.warnings, *protected.warnings())))
+    return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason)

@@ -1,0 +1,161 @@
+"""``acms assemble``, ``acms render``, ``acms strategies``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import click
+
+from acms.assembly.assemble import assemble
+from acms.assembly.protocol import envelope_for, parse_request
+from acms.cli.common import (
+    boundary,
+    echo_json,
+    json_option,
+    project_options,
+    resolve_project,
+    settings_for,
+    store_path,
+)
+from acms.errors import AcmsError, UsageError
+from acms.retrieval.search import Searcher
+from acms.store.layout import IndexLayout
+from acms.store.oxigraph import OxigraphStore
+from acms.strategies.registry import StrategyRegistry
+
+
+def strategies_option(func: Any) -> Any:
+    return click.option("--strategies-dir", type=click.Path(path_type=Path, file_okay=False), multiple=True,
+                        help="Extra folder of strategies (each a subfolder with strategy.toml and .rq files).")(func)
+
+
+def _session(project: Path, store: Path | None) -> tuple[OxigraphStore, Searcher]:
+    root = resolve_project(project)
+    settings = settings_for(root)
+    layout = IndexLayout(store_path(root, settings, store))
+    graph = OxigraphStore.open_existing(layout.graph)
+    return graph, Searcher(graph, layout, settings)
+
+
+@click.command("assemble")
+@click.argument("task")
+@click.option("--budget", type=int, default=4000, show_default=True, help="Token budget for the whole output.")
+@click.option("--strategy", default="auto", show_default=True, help="Strategy name, or auto (see `acms strategies`).")
+@click.option("--focus", multiple=True, help="Focus entity: IRI, path, path::Qualified.name or name (repeatable).")
+@click.option("--breadth", type=click.IntRange(0, 4), default=None, help="Graph hops from the focus (default 2).")
+@click.option("--privacy", type=click.Choice(["allow", "redact", "block"]), default="allow", show_default=True,
+              help="allow (clear secrets redacted), redact (all secrets), block (no raw text).")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "text", "json"]), default="markdown",
+              show_default=True, help="markdown/text for prompts; json prints a render_context_reply.v0.")
+@click.option("--lod", multiple=True, type=click.Choice(["macro", "micro", "atomic"]),
+              help="Restrict levels of detail (repeatable).")
+@click.option("--path", "paths", multiple=True, help="Only fragments whose path matches this glob (repeatable).")
+@click.option("--language", multiple=True, help="Only these languages (repeatable).")
+@click.option("--focus-class", "classes", multiple=True, help="Only entities of this class or its subclasses, e.g. uko:Function.")
+@click.option("--tier", multiple=True, type=click.Choice(["hot", "warm", "cold"]), help="Only these tiers.")
+@click.option("--min-score", type=float, default=None, help="Drop candidates scored below this.")
+@click.option("-k", "k", type=int, default=None, help="At most this many candidates before packing.")
+@click.option("--time-ms", type=int, default=2000, show_default=True, help="Deadline; late phases are cut and reported.")
+@strategies_option
+@project_options
+@boundary
+def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], breadth: int | None, privacy: str,
+                 fmt: str, lod: tuple[str, ...], paths: tuple[str, ...], language: tuple[str, ...],
+                 classes: tuple[str, ...], tier: tuple[str, ...], min_score: float | None, k: int | None,
+                 time_ms: int, strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
+    """Assemble the context for TASK within --budget tokens, with path:line provenance.
+
+    \b
+    Examples:
+      acms assemble "how does incremental re-indexing work" --budget 4000
+      acms assemble "who calls index_project" --focus index_project --strategy breadth-depth-navigator
+      acms assemble "parse headers" --format json --privacy redact
+    """
+    filters: dict[str, Any] = {}
+    for key, value in (("paths", paths), ("languages", language), ("classes", classes), ("tiers", tier)):
+        if value:
+            filters[key] = list(value)
+    if min_score is not None:
+        filters["min_score"] = min_score
+    if k is not None:
+        filters["k"] = k
+    data: dict[str, Any] = {
+        "version": "v0", "id": str(uuid.uuid5(uuid.NAMESPACE_URL, task)), "intent": task,
+        "request_id": "cli", "budgets": {"tokens_max": budget, "time_ms": time_ms},
+        "privacy_mode": privacy, "strategy": strategy, "format": "markdown" if fmt == "json" else fmt,
+    }
+    for key, value in (("focus", list(focus)), ("lod", list(lod)), ("filters", filters)):
+        if value:
+            data[key] = value
+    if breadth is not None:
+        data["breadth"] = breadth
+    request = parse_request(data)
+    registry = StrategyRegistry.default(strategies_dir)
+    graph, searcher = _session(project, store)
+    try:
+        result = assemble(request, searcher, registry, output="json" if fmt == "json" else None)
+    finally:
+        graph.close()
+    if fmt == "json":
+        click.echo(result.assembled.rendered)
+        return
+    click.echo(result.assembled.rendered)
+    metrics = result.reply["metrics"]
+    click.echo(f"-- {metrics['used_tokens']}/{budget} tokens, {len(result.assembled.items)} fragments, "
+               f"strategy {result.strategy} ({result.reason}), {metrics['planner_ms']} ms", err=True)
+    for w in metrics.get("warnings", []):
+        click.echo(f"-- warning: {w}", err=True)
+
+
+@click.command("render")
+@click.argument("request_file", type=click.File("r"))
+@strategies_option
+@project_options
+def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
+    """Answer a render_request.v0 (a JSON file, or - for stdin) with a render_context_reply.v0.
+
+    Errors are printed as the v0 error envelope (on stdout, as JSON) with a non-zero exit code.
+    """
+    raw = request_file.read()
+    request_id = "unknown"
+    try:
+        request_id = str(json.loads(raw).get("request_id", "unknown"))
+    except (ValueError, AttributeError):
+        pass
+    try:
+        request = parse_request(raw)
+        registry = StrategyRegistry.default(strategies_dir)
+        graph, searcher = _session(project, store)
+        try:
+            result = assemble(request, searcher, registry, output="json")
+        finally:
+            graph.close()
+    except AcmsError as exc:
+        echo_json(envelope_for(exc, request_id))
+        sys.exit(exc.exit_code)
+    click.echo(result.assembled.rendered)
+
+
+@click.command("strategies")
+@strategies_option
+@json_option
+@boundary
+def strategies_cmd(strategies_dir: tuple[Path, ...], as_json: bool) -> None:
+    """List the strategies with their quality, what they need, and their budget split."""
+    registry = StrategyRegistry.default(strategies_dir)
+    rows = [{"name": d.name, "quality": d.quality, "requires": list(d.requires), "builtin": d.builtin,
+             "phases": [{"engine": p.engine, "share": p.share} for p in d.phases], "summary": d.summary}
+            for d in registry.all()]
+    if as_json:
+        echo_json(rows)
+        return
+    for r in sorted(rows, key=lambda r: -r["quality"]):
+        split = " + ".join(f"{p['engine']} {int(100 * p['share'])}%" for p in r["phases"])
+        click.echo(f"{r['name']:<26} {r['quality']:.2f}  needs {', '.join(r['requires']) or '-':<10} {split}")
+        click.echo(f"{'':<26} {r['summary']}")
+    if not rows:
+        raise UsageError("no strategies found")

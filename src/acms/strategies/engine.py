@@ -1,0 +1,234 @@
+"""Run a strategy's phases against the store: each phase is SPARQL plus the fn: score tables.
+
+``keyword`` / ``vector`` phases: numpy scores the corpus once (Searcher.score_tables), the best
+candidates go into the phase's query as ``VALUES ?frag``, the query describes and ranks them.
+``graph`` phase (the native path): focus entities (given, or linked from the task's terms), breadth-first
+over the structural edges with ``neighbors-out.rq`` / ``neighbors-in.rq`` (one query per hop and
+direction, the frontier as VALUES), node score = product of edge weights × 0.8 per hop; then depth:
+the best nodes get their ``micro`` fragment, the rest their ``macro`` outline (``node-fragments.rq``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyoxigraph import Literal, NamedNode
+
+from acms.assembly.model import Candidate
+from acms.assembly.protocol import RenderRequest
+from acms.retrieval.search import Mode, SearchResult, Searcher
+from acms.sparql.functions import ScoreTables, functions
+from acms.strategies.descriptor import Phase, StrategyDescriptor
+from acms.terms import Term
+from acms.vocab import XSD
+
+NAV = "breadth-depth-navigator"
+HOP_DECAY = 0.8
+MAX_FRONTIER = 60
+MAX_NODES = 200
+DEFAULT_BREADTH = 2
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]")
+
+
+@dataclass
+class RunContext:
+    searcher: Searcher
+    registry_folder: Callable[[str], StrategyDescriptor]
+    request: RenderRequest
+    deadline: float  # perf_counter() value
+    warnings: list[str] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    focus_entities: list[str] = field(default_factory=list)
+    cut: list[str] = field(default_factory=list)
+
+    @property
+    def budget(self) -> int:
+        return self.request.tokens_max
+
+
+def _candidate(row: dict[str, Term], strategy: str, score: float, reason: str) -> Candidate:
+    return Candidate(
+        fragment=row["frag"].value, entity=row["entity"].value, name=row["name"].value,
+        kind=row["kind"].value.rsplit("#", 1)[-1], lod=row["lod"].value, text=row["text"].value,
+        path=row["path"].value, start_line=int(row["start"].value), end_line=int(row["end"].value),
+        score=score, strategy=strategy, reason=reason, tier=row["tier"].value.rsplit("/", 1)[-1],
+    )
+
+
+def ranked_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
+    mode = Mode.KEYWORD if phase.engine == "keyword" else Mode.VECTOR
+    k = ctx.request.filters.k or 50
+    probe = SearchResult(hits=[])
+    tables = ctx.searcher.score_tables(ctx.request.intent, mode, k, probe)
+    ctx.warnings.extend(probe.warnings)
+    scores = tables.keyword if mode is Mode.KEYWORD else tables.vector
+    if not scores:
+        if mode is Mode.KEYWORD:
+            ctx.warnings.append(f"{desc.name}: no keyword match for the task")
+        return []
+    bindings: dict[str, object] = {"frag": [NamedNode(f) for f in sorted(scores)]}
+    if mode is Mode.VECTOR:
+        bindings["threshold"] = Literal(str(desc.min_similarity), datatype=XSD.double)
+    rows = ctx.searcher.store.select(desc.query_text(phase), bindings, functions(tables))  # type: ignore[arg-type]
+    label = "bm25" if mode is Mode.KEYWORD else "cosine"
+    return [_candidate(r, desc.name, float(r["score"].value), f"{label} {float(r['score'].value):.2f}") for r in rows]
+
+
+def _query(name: str, ctx: RunContext) -> str:
+    nav = ctx.registry_folder(NAV)
+    return nav.query_text(Phase("graph", 1.0, name))
+
+
+def resolve_focus(ctx: RunContext) -> list[str]:
+    """Focus strings (IRIs, paths, ``path::Qualified.name``, names) to entity IRIs; else from the task."""
+    store = ctx.searcher.store
+    out: list[str] = []
+    keys: list[str] = []
+    scoped: list[tuple[str, str]] = []
+    for f in ctx.request.focus:
+        f = f.strip()
+        if f.startswith("<") and f.endswith(">"):
+            out.append(f[1:-1])
+        elif f.startswith(("http://", "https://", "urn:")):
+            out.append(f)
+        elif "::" in f:
+            path, _, qual = f.partition("::")
+            scoped.append((path, qual))
+            keys.append(path)
+        else:
+            keys.append(f)
+    if not ctx.request.focus:
+        keys = sorted(set(_IDENT.findall(ctx.request.intent)))
+    if keys:
+        rows = store.select(_query("resolve-focus.rq", ctx), {"key": [Literal(k) for k in keys]})
+        by_path = {r["entity"].value for r in rows if r["match"].value == "path"}
+        for r in rows:
+            iri = r["entity"].value
+            if iri in out:
+                continue
+            if scoped and iri in by_path:
+                continue
+            out.append(iri)
+        for path, qual in scoped:
+            found = store.select(
+                "SELECT ?e ?qn WHERE { GRAPH ?g { ?f uko:path ?p . ?e uko:inFile ?f ; uko:qualifiedName ?qn } }",
+                {"p": Literal(path)},
+            )
+            out += [r["e"].value for r in found if r["qn"].value == qual or r["qn"].value.endswith("." + qual)]
+    if not out and not ctx.request.focus:
+        probe = SearchResult(hits=[])
+        tables = ctx.searcher.score_tables(ctx.request.intent, Mode.KEYWORD, 3, probe)
+        best = sorted(tables.keyword.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        if best:
+            rows = store.select(
+                "SELECT ?e WHERE { GRAPH ?g { ?e uko:hasFragment ?frag } }", {"frag": [NamedNode(f) for f, _ in best]}
+            )
+            out += [r["e"].value for r in rows]
+    elif ctx.request.focus and not out:
+        ctx.warnings.append(f"no entity matches focus {', '.join(ctx.request.focus)}")
+    return list(dict.fromkeys(out))
+
+
+def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
+    store = ctx.searcher.store
+    focus = resolve_focus(ctx)
+    ctx.focus_entities = focus
+    if not focus:
+        ctx.warnings.append(f"{desc.name}: no focus entity found for the task")
+        return []
+    breadth = ctx.request.breadth if ctx.request.breadth is not None else DEFAULT_BREADTH
+    score: dict[str, float] = {f: 1.0 for f in focus}
+    why: dict[str, str] = {f: "focus" for f in focus}
+    frontier = list(focus)
+    for hop in range(1, breadth + 1):
+        if time.perf_counter() > ctx.deadline:
+            ctx.cut.append(f"{desc.name}: breadth cut at hop {hop}")
+            break
+        nodes = [NamedNode(n) for n in frontier]
+        reached: dict[str, float] = {}
+        for direction in ("neighbors-out.rq", "neighbors-in.rq"):
+            for r in store.select(_query(direction, ctx), {"node": nodes}):
+                target = r["entity"]
+                if not isinstance(target, NamedNode):
+                    continue
+                s = score[r["node"].value] * float(r["weight"].value) * HOP_DECAY
+                t = target.value
+                if s > max(score.get(t, 0.0), reached.get(t, 0.0)):
+                    reached[t] = s
+                    edge = r["edge"].value.rsplit("#", 1)[-1]
+                    src = _short(r["node"].value)
+                    why[t] = f"{edge} {src}" if "in" in direction else f"reached from {src} by {edge}"
+                    why[t] += f" (hop {hop})"
+        ranked = sorted(reached.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_FRONTIER]
+        score.update(ranked)
+        frontier = [n for n, _ in ranked]
+        if not frontier or len(score) >= MAX_NODES:
+            break
+    nodes = sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_NODES]
+    rows = store.select(_query("node-fragments.rq", ctx), {"entity": [NamedNode(n) for n, _ in nodes]})
+    by_entity: dict[str, dict[str, dict[str, Term]]] = {}
+    for r in rows:
+        by_entity.setdefault(r["entity"].value, {}).setdefault(r["lod"].value, r)
+    # Depth: full bodies for the best nodes while they fit in about 60 % of the phase budget.
+    body_budget = 0.6 * ctx.budget * phase.share
+    used = 0.0
+    out: list[Candidate] = []
+    for rank, (node, s) in enumerate(nodes):
+        frags = by_entity.get(node, {})
+        micro, macro = frags.get("micro"), frags.get("macro")
+        cost = len(micro["text"].value) / 4 if micro else 0
+        pick = micro if micro is not None and (rank < 3 or used + cost <= body_budget) else macro or micro
+        if pick is None:
+            continue
+        if pick is micro:
+            used += cost
+        out.append(_candidate(pick, desc.name, s, why.get(node, "")))
+    return out
+
+
+def _short(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+PHASES: dict[str, Callable[[StrategyDescriptor, Phase, RunContext], list[Candidate]]] = {
+    "keyword": ranked_phase,
+    "vector": ranked_phase,
+    "graph": graph_phase,
+}
+
+
+def run_strategy(desc: StrategyDescriptor, ctx: RunContext) -> list[Candidate]:
+    """All phases; with several, each phase fills its share of the budget first, then the rest spills."""
+    selected: list[Candidate] = []
+    spill: list[Candidate] = []
+    for i, phase in enumerate(desc.phases):
+        if time.perf_counter() > ctx.deadline:
+            ctx.cut.append(f"{desc.name}: phase {phase.engine} skipped (deadline)")
+            continue
+        t = time.perf_counter()
+        cands = PHASES[phase.engine](desc, phase, ctx)
+        ctx.timings_ms[f"{desc.name}.{phase.engine}{i if len(desc.phases) > 1 else ''}"] = round(
+            1000 * (time.perf_counter() - t), 2)
+        if len(desc.phases) == 1:
+            return cands
+        quota, used = phase.share * ctx.budget, 0.0
+        for c in sorted(cands, key=lambda c: (-c.score, c.fragment)):
+            cost = len(c.text) / 4 + 30
+            if used + cost <= quota:
+                selected.append(c)
+                used += cost
+            else:
+                spill.append(c)
+    # Phase scores are on different scales; the quota selection already balanced them, so the packer
+    # sees the selected ones first (boosted) and the spill after.
+    boosted = [_rescore(c, 1.0 + c.score) for c in selected]
+    return boosted + spill
+
+
+def _rescore(c: Candidate, score: float) -> Candidate:
+    from dataclasses import replace
+
+    return replace(c, score=score)

@@ -1,0 +1,76 @@
+"""One registry for built-in and user strategies (the built-ins register through the same path)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from acms import resources
+from acms.errors import ConfigError, UsageError
+from acms.strategies.descriptor import StrategyDescriptor, parse_descriptor
+
+
+@dataclass(frozen=True)
+class Choice:
+    strategy: StrategyDescriptor
+    reason: str
+
+
+class StrategyRegistry:
+    def __init__(self) -> None:
+        self._items: dict[str, StrategyDescriptor] = {}
+
+    def register(self, desc: StrategyDescriptor) -> None:
+        self._items[desc.name] = desc
+
+    def load_folder(self, folder: object, builtin: bool) -> None:
+        """Every ``*/strategy.toml`` below ``folder``."""
+        for child in sorted(folder.iterdir(), key=lambda c: c.name):  # type: ignore[attr-defined]
+            toml = child / "strategy.toml"
+            if child.is_dir() and toml.is_file():
+                self.register(parse_descriptor(toml.read_text(encoding="utf-8"), child, builtin))
+
+    @classmethod
+    def default(cls, extra_dirs: Iterable[Path] = ()) -> StrategyRegistry:
+        reg = cls()
+        reg.load_folder(resources.asset("queries", "strategies"), builtin=True)
+        for d in extra_dirs:
+            if not d.is_dir():
+                raise ConfigError(f"strategies directory not found: {d}")
+            reg.load_folder(d, builtin=False)
+        return reg
+
+    def names(self) -> list[str]:
+        return sorted(self._items)
+
+    def all(self) -> list[StrategyDescriptor]:
+        return [self._items[n] for n in self.names()]
+
+    def get(self, name: str) -> StrategyDescriptor:
+        try:
+            return self._items[name]
+        except KeyError:
+            raise UsageError(f"unknown strategy {name!r}; known: auto, {', '.join(self.names())}") from None
+
+    def choose(self, name: str, has_focus: bool, capabilities: set[str]) -> Choice:
+        """An explicit strategy, or ``auto``: the best ``can_handle`` × quality."""
+        if name != "auto":
+            desc = self.get(name)
+            confidence, why = desc.can_handle(has_focus, capabilities)
+            if confidence == 0.0:
+                return Choice(desc, f"requested explicitly ({why}: results may be empty)")
+            return Choice(desc, "requested explicitly")
+        scored = []
+        for desc in self.all():
+            confidence, why = desc.can_handle(has_focus, capabilities)
+            scored.append((confidence * desc.quality, desc.name, desc, why))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        best = scored[0]
+        if best[0] <= 0:
+            raise UsageError("no strategy can handle this request with this index")
+        runner_up = next((s for s in scored[1:]), None)
+        reason = f"auto: {best[1]} scored {best[0]:.2f} ({best[3]})"
+        if runner_up:
+            reason += f" over {runner_up[1]} {runner_up[0]:.2f}"
+        return Choice(best[2], reason)
