@@ -1,0 +1,202 @@
+"""Strategies over the sample project's real index: ranking, auto choice, degradation, privacy, deadline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acms.assembly.assemble import assemble
+from acms.assembly.protocol import parse_request
+from acms.cli.main import cli
+from acms.config import Settings
+from acms.ingest.pipeline import index_project
+from acms.retrieval.search import Searcher
+from acms.store.layout import IndexLayout
+from acms.store.oxigraph import OxigraphStore
+from acms.strategies.registry import StrategyRegistry
+from acms.tokens import count
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def _index(root: Path, embed: bool = True) -> None:
+    layout = IndexLayout(root / ".acms")
+    store = OxigraphStore(layout.graph)
+    index_project(root, store, Settings(embed_on_index=embed), layout=layout)
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("asm") / "sample"
+    shutil.copytree(FIXTURE, root)
+    (root / "pkg" / "settings.py").write_text(
+        f'"""Service settings."""\n\nGITHUB_TOKEN = "{SECRET}"\n\n\ndef connect_database():\n'
+        '    """Open the header database."""\n    return "postgres://admin:hunter2secret@db.local/app"\n'
+    )
+    _index(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def session(project: Path):
+    layout = IndexLayout(project / ".acms")
+    store = OxigraphStore(layout.graph)
+    yield Searcher(store, layout, Settings()), StrategyRegistry.default()
+    store.close()
+
+
+def request(intent: str, budget: int = 1500, **extra: object):
+    data = {"version": "v0", "id": "6f3b6f21-7a5f-4e3f-9af0-1b2c3d4e5f60", "intent": intent, "request_id": "r1",
+            "budgets": {"tokens_max": budget, "time_ms": 5000}, **extra}
+    return parse_request(data)
+
+
+def test_navigator_puts_callers_and_callees_first(session) -> None:
+    searcher, reg = session
+    result = assemble(request("what uses normalize", strategy="breadth-depth-navigator", focus=["pkg.util.normalize"]),
+                      searcher, reg)
+    names = [p.candidate.name for p in result.assembled.items]
+    assert names[0] == "pkg.util.normalize"
+    assert "pkg.mod.Parser.parse_header" in names  # its caller
+    assert names.index("pkg.mod.Parser.parse_header") < min(
+        (names.index(n) for n in names if n.startswith(("Guide", "docs", "notes"))), default=len(names))
+
+
+def test_auto_picks_navigator_with_focus_and_arce_without(session) -> None:
+    searcher, reg = session
+    with_focus = assemble(request("parse", focus=["pkg/mod.py::Parser.parse_header"]), searcher, reg)
+    assert with_focus.strategy == "breadth-depth-navigator" and "focus" in with_focus.reason
+    without = assemble(request("how are header lines parsed"), searcher, reg)
+    assert without.strategy == "arce"
+
+
+def test_arce_dedupes_by_entity(session) -> None:
+    searcher, reg = session
+    result = assemble(request("parse header lines", strategy="arce", budget=3000), searcher, reg)
+    entities = [p.candidate.entity for p in result.assembled.items]
+    assert len(entities) == len(set(entities))
+    assert {p.candidate.strategy for p in result.assembled.items} == {"arce"}
+
+
+def test_arce_without_vectors_answers_with_a_warning(tmp_path: Path) -> None:
+    root = tmp_path / "novec"
+    shutil.copytree(FIXTURE, root)
+    _index(root, embed=False)
+    layout = IndexLayout(root / ".acms")
+    store = OxigraphStore(layout.graph)
+    try:
+        result = assemble(request("parse header", strategy="arce"), Searcher(store, layout, Settings()),
+                          StrategyRegistry.default(), output="json")
+    finally:
+        store.close()
+    assert result.reply["fragments"]
+    assert any("no vectors" in w for w in result.reply["metrics"]["warnings"])
+
+
+def test_redact_and_block(session) -> None:
+    searcher, reg = session
+    redacted = assemble(request("github token database connect settings", privacy_mode="redact",
+                                strategy="simple-keyword"), searcher, reg)
+    assert "settings.py" in redacted.assembled.rendered
+    assert SECRET not in redacted.assembled.rendered and "hunter2secret" not in redacted.assembled.rendered
+    assert "[REDACTED:" in redacted.assembled.rendered
+    blocked = assemble(request("normalize parse header", privacy_mode="block", strategy="arce"), searcher, reg,
+                       output="json")
+    for frag in blocked.reply["fragments"]:
+        assert frag["text"].startswith("[BLOCKED]") and "return" not in frag["text"]
+
+
+def test_deadline_cuts_phases(session) -> None:
+    searcher, reg = session
+    data = request("parse header", strategy="arce")
+    late = parse_request({"version": "v0", "id": "6f3b6f21-7a5f-4e3f-9af0-1b2c3d4e5f60", "intent": "parse header", "request_id": "r",
+                          "budgets": {"tokens_max": 1000, "time_ms": 1}, "strategy": "arce"})
+    result = assemble(late, searcher, reg, output="json")
+    assert any(w.startswith("cut:") for w in result.reply["metrics"]["warnings"])
+    assert data.time_ms == 5000
+
+
+def test_filters_and_lod(session) -> None:
+    searcher, reg = session
+    result = assemble(request("parse header normalize", strategy="simple-keyword",
+                              filters={"classes": ["uko:CodeElement"], "paths": ["pkg/*"]}, lod=["atomic"]),
+                      searcher, reg)
+    assert result.assembled.items
+    for p in result.assembled.items:
+        assert p.candidate.kind in {"Function", "Method", "Class", "Module"} and p.candidate.path.startswith("pkg/")
+        assert p.candidate.lod == "atomic" and p.candidate.end_line - p.candidate.start_line <= 6
+
+
+def test_user_strategy_from_a_folder(session, tmp_path: Path) -> None:
+    folder = tmp_path / "mine" / "docs-only"
+    folder.mkdir(parents=True)
+    (folder / "strategy.toml").write_text(
+        'name = "docs-only"\nquality = 0.2\nsummary = "Keyword search restricted to documentation."\n'
+        'requires = ["keyword"]\n[[phase]]\nengine = "keyword"\nshare = 1.0\nquery = "docs.rq"\n')
+    (folder / "docs.rq").write_text(
+        "# summary: keyword candidates that are document sections\n# param: frag candidate\n"
+        "SELECT ?frag ?entity ?kind ?name ?lod ?path ?start ?end ?text ?tier ?score WHERE {\n"
+        "  GRAPH ?tier { ?frag uko:text ?text ; uko:lod ?lod ; uko:startLine ?start ; uko:endLine ?end ; uko:inFile ?f .\n"
+        "    ?entity uko:hasFragment ?frag ; a ?kind ; uko:name ?name . ?f uko:path ?path . FILTER(?kind = uko:DocSection) }\n"
+        "  BIND(fn:keywordScore(?frag) AS ?score) FILTER(?score > 0) } ORDER BY DESC(?score)\n")
+    searcher, _ = session
+    reg = StrategyRegistry.default([tmp_path / "mine"])
+    result = assemble(request("install usage parser", strategy="docs-only"), searcher, reg)
+    assert result.assembled.items and all(p.candidate.kind == "DocSection" for p in result.assembled.items)
+    out = CliRunner().invoke(cli, ["strategies", "--strategies-dir", str(tmp_path / "mine")])
+    assert "docs-only" in out.stdout
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.one_of(st.integers(1, 80), st.integers(80, 3000)),
+       words=st.lists(st.sampled_from(["parse", "header", "normalize", "usage", "Parser", "strict", "zzz", "é"]),
+                      min_size=1, max_size=4),
+       strategy=st.sampled_from(["simple-keyword", "semantic-embedding", "breadth-depth-navigator", "arce", "auto"]),
+       fmt=st.sampled_from(["markdown", "text", "json"]))
+def test_budget_is_never_exceeded(session, budget: int, words: list[str], strategy: str, fmt: str) -> None:
+    searcher, reg = session
+    from acms.assembly.budget import BudgetTooSmall
+
+    req = request(" ".join(words), budget=budget, strategy=strategy)
+    try:
+        result = assemble(req, searcher, reg, output="json" if fmt == "json" else fmt)
+    except BudgetTooSmall:
+        return
+    assert count(result.assembled.rendered) <= budget
+    if fmt == "json":
+        assert json.loads(result.assembled.rendered)["metrics"]["used_tokens"] == count(result.assembled.rendered)
+
+
+def test_render_command_contract(tmp_path: Path) -> None:
+    project = tmp_path / "render"  # its own copy: the module's session holds the other store open
+    shutil.copytree(FIXTURE, project)
+    _index(project)
+    runner = CliRunner()
+    good = {"version": "v0", "id": "6f3b6f21-7a5f-4e3f-9af0-1b2c3d4e5f60", "intent": "parse header",
+            "budgets": {"tokens_max": 2000, "time_ms": 2000}, "request_id": "req-1"}
+    f = tmp_path / "req.json"
+    f.write_text(json.dumps(good))
+    res = runner.invoke(cli, ["render", str(f), "-C", str(project)])
+    reply = json.loads(res.stdout)
+    assert res.exit_code == 0 and reply["request_id"] == "req-1" and reply["fragments"]
+    assert set(reply) >= {"fragments", "kv_policy", "metrics"}
+    bad = dict(good, budgets={"tokens_max": -5, "time_ms": 10})
+    res = runner.invoke(cli, ["render", "-", "-C", str(project)], input=json.dumps(bad))
+    env = json.loads(res.stdout)
+    assert res.exit_code == 2 and env["error"]["code"] == "INVALID_REQUEST" and "budgets.tokens_max" in env["error"]["message"]
+    tiny = dict(good, budgets={"tokens_max": 5, "time_ms": 1000})
+    res = runner.invoke(cli, ["render", "-", "-C", str(project)], input=json.dumps(tiny))
+    env = json.loads(res.stdout)
+    assert env["error"]["code"] == "BUDGET_TOO_SMALL" and env["error"]["retriable"] is True
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = runner.invoke(cli, ["render", "-", "-C", str(empty)], input=json.dumps(good))
+    assert json.loads(res.stdout)["error"]["code"] == "STORE_MISSING"
