@@ -21,7 +21,9 @@ demo: $(STAMP)
 	$(BIN)/acms index .
 	$(BIN)/acms stats
 	$(BIN)/acms sparql --saved largest-classes
-	$(BIN)/acms sparql --saved module-dependencies --format table | head -n 25
+	$(BIN)/acms sparql --saved callers --bind name=index_project
+	$(BIN)/acms search "incremental re-index of changed files" -k 5
+	$(BIN)/acms assemble "how does acms keep the rendered context inside the token budget" --budget 3000
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -9,9 +9,13 @@ after the batch passed validation.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -104,6 +108,28 @@ def _extract(source: SourceFile, all_paths: set[str], window: int) -> tuple[Extr
     return None, window_fragments(source, window)
 
 
+PARALLEL_MIN_FILES = 64
+
+
+def _extract_chunk(chunk: list[SourceFile], all_paths: set[str], window: int) -> list[tuple[Extraction | None, list[FragmentSpec]]]:
+    return [_extract(source, all_paths, window) for source in chunk]
+
+
+def _extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> Iterator[tuple[Extraction | None, list[FragmentSpec]]]:
+    """Parse in worker processes when there is enough work: ast is CPU-bound and holds the GIL."""
+    workers = min(os.cpu_count() or 1, 4)
+    if len(sources) < PARALLEL_MIN_FILES or workers < 2:
+        for source in sources:
+            yield _extract(source, all_paths, window)
+        return
+    size = max(16, len(sources) // (workers * 8))
+    chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
+    ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        for results in pool.map(_extract_chunk, chunks, [all_paths] * len(chunks), [window] * len(chunks)):
+            yield from results
+
+
 def git_head(root: Path) -> str | None:
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
@@ -160,8 +186,7 @@ def index_project(
     extractions: dict[str, Extraction] = {}
     specs: dict[str, list[FragmentSpec]] = {}
     with clock.phase("parsing"):
-        for i, source in enumerate(changed):
-            ext, frags = _extract(source, all_paths, settings.window_lines)
+        for i, (source, (ext, frags)) in enumerate(zip(changed, _extract_all(changed, all_paths, settings.window_lines))):
             if ext is not None:
                 extractions[source.path] = ext
                 if ext.parse_error:

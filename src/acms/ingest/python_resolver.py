@@ -12,7 +12,7 @@ from collections.abc import Set as AbstractSet
 
 from acms.ingest.model import CodeSymbol, Edge, Extraction, SymbolKind
 
-_MAX_HOPS = 8  # re-export and inheritance hops followed by one lookup
+_MAX_DEPTH = 40  # nested re-export/inheritance hops; far below the recursion limit
 
 
 def resolve_edges(extractions: Mapping[str, Extraction], known: Collection[str]) -> list[Edge]:
@@ -58,6 +58,8 @@ class _Resolver:
                 if target not in names[imp.alias]:
                     names[imp.alias].append(target)
         self.base_cache: dict[str, list[str]] = {}
+        self.memo: dict[str, str | None] = {}
+        self.depth = 0
 
     def edges(self) -> list[Edge]:
         out: set[Edge] = set()
@@ -140,29 +142,43 @@ class _Resolver:
             sym = self.symbols.get(sym.parent) if sym.parent else None
         return None
 
-    def lookup(self, dotted: str, hops: int = 0) -> str | None:
-        """``dotted`` if known, else through re-exports of extracted modules and members of base classes."""
+    def lookup(self, dotted: str) -> str | None:
+        """``dotted`` if known, else through re-exports of extracted modules and members of base classes.
+
+        Memoised: star-imports re-exporting star-imports (asyncio's ``__init__``) branch widely,
+        and cycles between modules are common; a name being resolved counts as unresolved.
+        """
         if dotted in self.known:
             return dotted
-        if hops >= _MAX_HOPS:
+        if dotted in self.memo:
+            return self.memo[dotted]
+        self.memo[dotted] = None
+        found = self._follow(dotted) if self.depth < _MAX_DEPTH else None
+        self.memo[dotted] = found
+        return found
+
+    def _follow(self, dotted: str) -> str | None:
+        self.depth += 1
+        try:
+            parts = dotted.split(".")
+            for i in range(len(parts) - 1, 0, -1):
+                prefix, head, rest = ".".join(parts[:i]), parts[i], parts[i + 1 :]
+                sym = self.symbols.get(prefix)
+                if prefix in self.aliases:
+                    # A name imported into an extracted module, reached as module.name.
+                    candidates = list(self.aliases[prefix].get(head, []))
+                    candidates += [f"{star}.{head}" for star in self.stars.get(prefix, [])]
+                elif sym is not None and sym.kind is SymbolKind.CLASS:
+                    candidates = [f"{base}.{head}" for base in self.bases(prefix)]
+                else:
+                    continue
+                for candidate in candidates:
+                    found = self.lookup(".".join([candidate, *rest]))
+                    if found is not None:
+                        return found
             return None
-        parts = dotted.split(".")
-        for i in range(len(parts) - 1, 0, -1):
-            prefix, head, rest = ".".join(parts[:i]), parts[i], parts[i + 1 :]
-            sym = self.symbols.get(prefix)
-            if prefix in self.aliases:
-                # A name imported into an extracted module, reached as module.name.
-                candidates = list(self.aliases[prefix].get(head, []))
-                candidates += [f"{star}.{head}" for star in self.stars.get(prefix, [])]
-            elif sym is not None and sym.kind is SymbolKind.CLASS:
-                candidates = [f"{base}.{head}" for base in self.bases(prefix)]
-            else:
-                continue
-            for candidate in candidates:
-                found = self.lookup(".".join([candidate, *rest]), hops + 1)
-                if found is not None:
-                    return found
-        return None
+        finally:
+            self.depth -= 1
 
     def bases(self, class_qualname: str) -> list[str]:
         """Resolved bases of an extracted class, looked up in the scope that encloses the class."""
