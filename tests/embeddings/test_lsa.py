@@ -11,72 +11,74 @@ from acms.index.tokenize import code_tokens
 
 TOPICS = {
     "cars": [
-        "the car engine needs an oil change",
-        "an automobile engine burns fuel to turn the wheels",
-        "vehicle maintenance: check the motor oil and tire pressure",
-        "the automobile dealer sold a used car with a new motor",
-        "electric vehicles replace the fuel engine with a battery motor",
-        "car tires wear out faster on a heavy automobile",
-        "the mechanic repaired the vehicle transmission and engine",
-        "a motor vehicle needs fuel, oil and working brakes",
+        "the car engine needs an oil change and new tires",
+        "an automobile engine burns fuel; the motor turns the wheels",
+        "vehicle maintenance: check the motor oil, brakes and tire pressure",
+        "the dealer sold a used car with a rebuilt engine and new brakes",
+        "an electric vehicle replaces the fuel engine with a battery motor",
+        "automobile tires and brakes wear out faster on a heavy vehicle",
+        "the mechanic repaired the car transmission, engine and brakes",
+        "a motor vehicle needs fuel, oil, tires and working brakes",
     ],
     "cooking": [
-        "boil the pasta in salted water and drain it",
-        "simmer the tomato sauce with garlic and basil",
+        "boil the pasta, drain it and stir in the tomato sauce",
+        "simmer the sauce with garlic, basil and olive oil in a pan",
         "the recipe needs flour, butter and sugar for the dough",
-        "bake the bread dough in a hot oven until golden",
-        "a chef seasons the sauce with salt, pepper and garlic",
-        "knead the dough, then let the bread rise before you bake it",
-        "serve the pasta with tomato sauce and fresh basil",
-        "the kitchen oven must be hot before the recipe goes in",
+        "bake the bread dough in a hot oven until the crust is golden",
+        "the chef seasons the sauce with salt, pepper and garlic",
+        "knead the dough, let the bread rise, then bake it in the oven",
+        "the chef serves fresh pasta with basil and garlic sauce",
+        "preheat the kitchen oven before the recipe goes in to bake",
     ],
     "network": [
         "the http server parses each request header",
         "a socket connection times out when the server is down",
-        "the client sends an http request and waits for the response",
-        "retry the request when the connection is refused by the server",
-        "parse the response header to read the content length",
-        "the proxy forwards the client request to the upstream server",
+        "the client sends an http request and waits for the server response",
+        "retry the request when the server refuses the socket connection",
+        "parse the response header to read the content length of the request",
+        "the proxy forwards the client request to the upstream http server",
         "tls encrypts the socket connection between client and server",
-        "a timeout on the socket closes the http connection",
+        "a timeout on the socket closes the http connection to the client",
     ],
     "database": [
         "the sql query selects rows from the users table",
-        "an index on the table column speeds up the query",
-        "commit the transaction after inserting the rows",
-        "the database schema defines each table and column",
-        "rollback the transaction when the insert fails",
-        "a join query combines rows from two tables",
+        "an index on the table column speeds up the sql query",
+        "commit the transaction after inserting the rows into the table",
+        "the database schema defines each table, column and index",
+        "rollback the transaction when the insert into the table fails",
+        "a join query combines rows from two database tables",
         "the database stores each record as a row in a table",
-        "migrate the schema by adding a column to the table",
+        "migrate the database schema by adding a column and an index",
     ],
     "garden": [
-        "water the tomato plants in the garden every morning",
+        "water the plants in the garden every morning",
         "the gardener prunes the roses and weeds the flower bed",
-        "plant the seeds in rich soil and water them daily",
-        "flowers bloom in spring when the soil is warm",
-        "compost feeds the soil and helps the plants grow",
-        "the garden hose waters the lawn and the flower beds",
-        "seeds sprout into seedlings that the gardener replants",
-        "mulch keeps the soil moist around the roses",
+        "plant the seeds in rich soil and water the seedlings daily",
+        "flowers bloom in the garden when the soil is warm",
+        "compost feeds the soil so the plants and roses grow",
+        "the garden hose waters the lawn, the flowers and the plants",
+        "seeds sprout into seedlings that the gardener plants in the bed",
+        "mulch keeps the soil moist around the roses and flowers",
     ],
 }
+
 DOCS = [d for docs in TOPICS.values() for d in docs]
 LABELS = [t for t, docs in TOPICS.items() for _ in docs]
 
 # (query, target): the query shares no token with its target, only with the target's topic.
 PARAPHRASES = [
-    ("automobile motor fuel", "the car engine needs an oil change"),
-    ("kitchen chef oven", "boil the pasta in salted water and drain it"),
+    ("automobile motor fuel", "the car engine needs an oil change and new tires"),
+    ("chef kitchen recipe", "bake the bread dough in a hot oven until the crust is golden"),
     ("socket timeout connection", "the http server parses each request header"),
     ("transaction commit rollback", "the sql query selects rows from the users table"),
-    ("compost mulch seedlings", "flowers bloom in spring when the soil is warm"),
+    ("compost mulch seedlings", "flowers bloom in the garden when the soil is warm"),
 ]
+TOPIC_DIMENSIONS = 6  # about one per topic: LSA generalises by keeping few dimensions
 
 
 @pytest.fixture(scope="module")
 def model() -> LsaModel:
-    return LsaModel.fit(DOCS)
+    return LsaModel.fit(DOCS, dimensions=TOPIC_DIMENSIONS)
 
 
 @pytest.mark.parametrize(("query", "target"), PARAPHRASES)
@@ -85,44 +87,47 @@ def test_paraphrase_beats_unrelated_documents(model: LsaModel, query: str, targe
     t = DOCS.index(target)
     sims = model.transform(DOCS) @ model.transform([query])[0]
     unrelated = [i for i, label in enumerate(LABELS) if label != LABELS[t]]
-    assert sims[t] > 0.1
-    assert sims[t] > sims[unrelated].max()
+    assert sims[t] > sims[unrelated].max() + 0.3
 
 
-def test_full_rank_would_lose_the_semantic_signal() -> None:
-    # why fit keeps half the rank: with every dimension, LSA ranks as TF-IDF cosine does
-    full = LsaModel.fit(DOCS, dimensions=256)
-    assert full.dimensions == 20  # 40 documents of rank 40, halved
-    query, target = PARAPHRASES[0]
-    from acms.embeddings import lsa
-
-    x = lsa._tfidf  # noqa: F841 - the module is what we poke below
-    _, components = lsa._randomized_svd(
-        lsa._tfidf(*_tfidf_inputs(full, DOCS)), 40, seed=0
-    )
-    at_full_rank = LsaModel(full.vocabulary, full._idf, components)
-    sims = at_full_rank.transform(DOCS) @ at_full_rank.transform([query])[0]
-    assert abs(sims[DOCS.index(target)]) < 1e-5
-
-
-def _tfidf_inputs(model: LsaModel, texts: list[str]):
-    rows, cols = [], []
+def _reference_tfidf(
+    vocabulary: tuple[str, ...], texts: list[str], idf: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """TF-IDF as documented in lsa.py, written out densely: (idf, L2-normalised rows)."""
+    column = {t: i for i, t in enumerate(vocabulary)}
+    counts = np.zeros((len(texts), len(vocabulary)))
     for row, text in enumerate(texts):
         for token in code_tokens(text):
-            if token in model._index:
-                rows.append(row)
-                cols.append(model._index[token])
-    pairs, tf = np.unique(np.array(rows) * len(model.vocabulary) + np.array(cols), return_counts=True)
-    doc, col = np.divmod(pairs, len(model.vocabulary))
-    return len(texts), doc, col, tf, model._idf.astype(np.float64)
+            if token in column:
+                counts[row, column[token]] += 1
+    if idf is None:
+        idf = np.log((1 + len(texts)) / (1 + (counts > 0).sum(axis=0))) + 1
+    x = np.where(counts > 0, 1 + np.log(np.maximum(counts, 1)), 0) * idf
+    return idf, x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_tfidf_and_why_half_the_rank_is_kept() -> None:
+    default = LsaModel.fit(DOCS)  # 256 asked; 40 documents of rank 40: half of it is kept
+    assert default.dimensions == 20
+    idf, x = _reference_tfidf(default.vocabulary, DOCS)
+    np.testing.assert_allclose(default._idf, idf, rtol=1e-6)
+    # At full rank, folding in is a projection onto the documents' span: cosine = TF-IDF cosine,
+    # so a paraphrase sharing no word with its target scores exactly 0 against it.
+    _, _, vt = np.linalg.svd(x, full_matrices=False)
+    full = LsaModel(default.vocabulary, idf, vt.T)
+    queries = [q for q, _ in PARAPHRASES] + DOCS[:3]
+    _, xq = _reference_tfidf(default.vocabulary, queries, idf)
+    expected = xq @ x.T / np.linalg.norm(xq @ vt.T, axis=1, keepdims=True)
+    got = full.transform(queries) @ full.transform(DOCS).T
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    assert abs(got[0, DOCS.index(PARAPHRASES[0][1])]) < 1e-5
 
 
 def test_deterministic(model: LsaModel) -> None:
-    again = LsaModel.fit(DOCS)
+    again = LsaModel.fit(DOCS, dimensions=TOPIC_DIMENSIONS)
     assert again.model_id == model.model_id
     np.testing.assert_array_equal(again.transform(DOCS), model.transform(DOCS))
-    assert LsaModel.fit(DOCS, seed=1).model_id != model.model_id or True  # seed may not matter at full width
-    changed = LsaModel.fit(DOCS[:-1] + ["mulch keeps the soil moist around the tulips"])
+    changed = LsaModel.fit(DOCS[:-1] + ["mulch keeps the soil moist around the tulips"], TOPIC_DIMENSIONS)
     assert changed.model_id != model.model_id
 
 
@@ -143,12 +148,17 @@ def test_dimensions_and_normalisation() -> None:
 
 
 def test_vocabulary_limits() -> None:
-    docs = [f"common word{i} shared{i % 7}" for i in range(120)]
-    model = LsaModel.fit(docs, dimensions=4)  # 120 documents: min_df 2 drops every word{i}
-    assert not any(t.startswith("word") for t in model.vocabulary)
-    assert {"common", "shared0", "shared6"} <= set(model.vocabulary)
+    def word(i: int) -> str:  # letters only, so that code_tokens keeps it whole
+        return "".join("abcdefghij"[int(c)] for c in str(i))
+
+    docs = [f"common uniq{word(i)} shared{word(i % 7)}" for i in range(120)]
+    model = LsaModel.fit(docs, dimensions=4)  # 120 documents: min_df 2 drops every uniq…
+    assert not any(t.startswith("uniq") for t in model.vocabulary)
+    assert {"common", "shareda", "sharedg"} <= set(model.vocabulary)
+    assert len(model.vocabulary) == 8
     capped = LsaModel.fit(docs, dimensions=4, max_features=3, min_df=1)
-    assert capped.vocabulary == ("common", "shared0", "shared1")  # highest df, ties by term
+    assert capped.vocabulary == ("common", "shareda", "sharedb")  # highest df, ties by term
+    assert len(LsaModel.fit(docs[:99], dimensions=4).vocabulary) == 1 + 7 + 99  # under 100: min_df 1
 
 
 def test_nothing_to_fit() -> None:
@@ -172,6 +182,7 @@ def test_load_errors(model: LsaModel, tmp_path: Path) -> None:
     model.save(tmp_path / "lsa")
     vocab = tmp_path / "lsa" / "vocabulary.json"
     vocab.write_text(vocab.read_text().replace('"automobile"', '"automobiles"'))
+    assert '"automobiles"' in vocab.read_text()
     with pytest.raises(ProviderError, match="corrupt"):
         LsaModel.load(tmp_path / "lsa")
     (tmp_path / "lsa" / "arrays.npz").write_bytes(b"not a zip")
