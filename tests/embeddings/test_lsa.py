@@ -5,9 +5,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from acms.embeddings.base import EmbeddingProvider, ProviderError
+from acms.embeddings.base import ProviderError
 from acms.embeddings.lsa import LsaModel, LsaProvider
 from acms.index.tokenize import code_tokens
+
+from .support import conforms
 
 TOPICS = {
     "cars": [
@@ -192,7 +194,7 @@ def test_load_errors(model: LsaModel, tmp_path: Path) -> None:
 
 def test_provider(model: LsaModel) -> None:
     provider = LsaProvider(model)
-    assert isinstance(provider, EmbeddingProvider)
+    assert conforms(provider)
     assert provider.model_id == model.model_id and provider.dimensions == model.dimensions
     assert provider.healthcheck() is True
     np.testing.assert_array_equal(provider.embed(["car engine"]), model.transform(["car engine"]))

@@ -109,15 +109,15 @@ def test_migration_replaces_vectors_and_interruption_keeps_old(project: Path, mo
 
     monkeypatch.setattr(embedding_store, "_embed_rows", interrupted)
     with pytest.raises(ProviderError):
-        migrate(store, layout, Settings(embedding_dims=4), "lsa")
+        migrate(store, layout, Settings(embedding_dims=1), "lsa")
     assert active_model(store) == before
     assert sorted(str(q) for q in store.raw.quads_for_pattern(None, None, None, None) if "vector" in str(q.predicate)) == vectors_before
     monkeypatch.setattr(embedding_store, "_embed_rows", real)
-    report = migrate(store, layout, Settings(embedding_dims=4), "lsa")
+    report = migrate(store, layout, Settings(embedding_dims=1), "lsa")
     after = active_model(store)
-    assert after is not None and after.model_id == report.model_id != before.model_id and after.dimensions <= 4
+    assert after is not None and after.model_id == report.model_id != before.model_id and after.dimensions == 1
     store.close()
-    store, s = _searcher(project, Settings(embedding_dims=4))
+    store, s = _searcher(project, Settings(embedding_dims=1))
     assert s.search("engine", Mode.VECTOR, 3).hits  # queries use the migrated model
     store.close()
 

@@ -14,7 +14,7 @@ Errors (exit code 7 at the CLI boundary; they extend the tree in ``acms.errors``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import numpy as np
 
@@ -32,8 +32,10 @@ class ProviderTimeout(ProviderError):
     code = "PROVIDER_TIMEOUT"
 
 
-@runtime_checkable
 class EmbeddingProvider(Protocol):
+    """Not ``runtime_checkable`` on purpose: on Python 3.11 ``isinstance`` against a protocol
+    evaluates its properties, and a remote provider's ``dimensions`` may make a request."""
+
     @property
     def model_id(self) -> str:
         """Identifies the model: equal ids promise comparable vectors."""

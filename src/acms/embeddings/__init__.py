@@ -1,0 +1,8 @@
+"""Embedding providers: the contract, the default offline LSA model, optional real models."""
+
+from __future__ import annotations
+
+from acms.embeddings.base import EmbeddingProvider, ProviderError, ProviderTimeout
+from acms.embeddings.registry import PROVIDERS, make_provider
+
+__all__ = ["PROVIDERS", "EmbeddingProvider", "ProviderError", "ProviderTimeout", "make_provider"]
