@@ -190,7 +190,8 @@ def test_python_call_names_are_dotted_and_deduplicated() -> None:
         "    g = lambda: later()\n"
         "    ''.join([])\n"
     )
-    assert by_qualname(extract_python("m.py", src, "m"))["m.f"].calls == ["foo", "mod.sub.fn", "Cls", "super", "self.bar", "later"]
+    calls = by_qualname(extract_python("m.py", src, "m"))["m.f"].calls
+    assert calls == ["foo", "mod.sub.fn", "Cls", "super", "self.bar", "later"]
 
 
 def test_python_defs_inside_compound_statements_and_class_bodies() -> None:
@@ -233,7 +234,10 @@ def test_python_redefinition_is_one_symbol_spanning_both() -> None:
 
 
 def test_python_imports_absolute_and_aliases() -> None:
-    src = "import os\nimport a.b\nimport a.b as c, d\nfrom x.y import z as w, v\nfrom q import *\n\ndef f():\n    import late\n"
+    src = (
+        "import os\nimport a.b\nimport a.b as c, d\nfrom x.y import z as w, v\nfrom q import *\n"
+        "\ndef f():\n    import late\n"
+    )
     assert extract_python("m.py", src, "m").imports == [
         ImportRef("os", None, "os", 1),
         ImportRef("a.b", None, "a", 2),
@@ -479,3 +483,18 @@ def test_python_resolve_skips_files_that_did_not_parse() -> None:
         "good.py": extract_python("good.py", "import bad\n", "good"),
     }
     assert resolve_edges(exts, {"bad", "good"}) == [Edge("good", "imports", "bad")]
+
+
+def test_python_resolve_through_star_imports_terminates() -> None:
+    # asyncio's layout: the package star-imports its submodules and also binds them by name.
+    sources = {
+        "pkg/__init__.py": ("pkg", "from .base import *\nfrom . import base\n"),
+        "pkg/base.py": ("pkg.base", "def new_loop(): pass\n"),
+        "pkg/use.py": (
+            "pkg.use",
+            "from pkg import *\nimport pkg\ndef f():\n    new_loop()\n    pkg.new_loop()\n    pkg.missing()\n",
+        ),
+    }
+    exts = {path: extract_python(path, text, module) for path, (module, text) in sources.items()}
+    calls = [e for e in resolve_edges(exts, all_qualnames(exts)) if e.kind == "calls"]
+    assert calls == [Edge("pkg.use.f", "calls", "pkg.base.new_loop")]

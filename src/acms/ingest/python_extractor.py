@@ -24,6 +24,7 @@ __all__ = ["extract_python", "module_name_for", "resolve_edges"]
 # Lines as the Python tokenizer counts them (ast line numbers follow this, not str.splitlines).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _INIT_FILES = ("__init__.py", "__init__.pyi")
 
 
@@ -137,7 +138,7 @@ class _Builder:
             language="python", module=self.module, symbols=list(self.symbols.values()), imports=self._imports(tree)
         )
 
-    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, parent: CodeSymbol) -> None:
+    def _scope(self, node: _Def, parent: CodeSymbol) -> None:
         if isinstance(node, ast.ClassDef):
             kind = SymbolKind.CLASS
             bases = [name for b in node.bases if (name := dotted_name(b, strip_subscript=True))]
@@ -182,14 +183,14 @@ class _Builder:
         old.calls = list(dict.fromkeys(old.calls + symbol.calls))
         return old
 
-    def _walk(self, body: list[ast.stmt]) -> tuple[list[str], list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]]:
+    def _walk(self, body: list[ast.stmt]) -> tuple[list[str], list[_Def]]:
         """Calls made by this scope's own code, and the definitions nested directly in it.
 
         Decorators, defaults, annotations and bases of a nested definition run in this scope, so
         their calls count here; the nested body belongs to the nested symbol.
         """
         calls: list[str] = []
-        children: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = []
+        children: list[_Def] = []
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
@@ -203,7 +204,7 @@ class _Builder:
         return list(dict.fromkeys(calls)), children
 
     @staticmethod
-    def _outer_parts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Iterator[ast.AST]:
+    def _outer_parts(node: _Def) -> Iterator[ast.AST]:
         yield from node.decorator_list
         if isinstance(node, ast.ClassDef):
             yield from node.bases
@@ -213,7 +214,7 @@ class _Builder:
             if node.returns is not None:
                 yield node.returns
 
-    def _signature(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    def _signature(self, node: _Def) -> str:
         first = node.body[0]
         header = self._text(node.lineno, node.col_offset, first.lineno, first.col_offset)
         colon = header_colon(header)

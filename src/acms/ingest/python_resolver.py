@@ -172,10 +172,13 @@ class _Resolver:
                     candidates = [f"{base}.{head}" for base in self.bases(prefix)]
                 else:
                     continue
+                # Only the longest extracted prefix counts: reading "a.b.c" as "a" + "b.c" once "a.b"
+                # is a known module would follow star-imports into ever longer names.
                 for candidate in candidates:
                     found = self.lookup(".".join([candidate, *rest]))
                     if found is not None:
                         return found
+                return None
             return None
         finally:
             self.depth -= 1
