@@ -111,6 +111,21 @@ def apply_lod(cands: list[Candidate], request: RenderRequest) -> list[Candidate]
     return out
 
 
+TRIM_FACTOR = 3  # candidates kept before privacy and packing: about this many budgets of text
+
+
+def trim(cands: list[Candidate], budget: int) -> list[Candidate]:
+    """Best candidates up to ~3 budgets of text (≈4 chars a token): redaction and packing cost per
+    candidate, and the packer could never use the tail anyway."""
+    out, total = [], 0.0
+    for c in sorted(cands, key=lambda c: (-c.score, c.fragment)):
+        if total > TRIM_FACTOR * budget and len(out) >= 10:
+            break
+        out.append(c)
+        total += len(c.text) / 4 + 20
+    return out
+
+
 def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegistry,
              output: str | None = None) -> AssemblyResult:
     """``output``: "json" for a render_context_reply.v0, else the request's text/markdown format."""
@@ -119,7 +134,7 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     choice = registry.choose(request.strategy, bool(request.focus), capabilities(searcher))
     ctx = RunContext(searcher=searcher, registry_folder=registry.get, request=request, deadline=deadline)
     cands = run_strategy(choice.strategy, ctx)
-    cands = apply_lod(apply_filters(cands, request, searcher), request)
+    cands = trim(apply_lod(apply_filters(cands, request, searcher), request), request.tokens_max)
     if time.perf_counter() > deadline:
         ctx.cut.append("deadline passed before packing; packing what is ready")
     planner_ms = int(round(1000 * (time.perf_counter() - start)))
@@ -135,6 +150,5 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
         protected = protect(cands, request.privacy_mode)
         fmt = Format(output) if output else request.format
         assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent)
-        assembled.warnings.extend(protected.warnings())
         reply = build_reply(request, assembled, replace(metrics, warnings=(*metrics.warnings, *protected.warnings())))
     return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason)
