@@ -129,12 +129,27 @@ def emit_file(
     return out
 
 
-def emit_edges(edges: Iterable[Edge], iris: Mapping[str, NamedNode], graph: NamedNode) -> list[Quad]:
+# What each edge kind may link (the shapes say the same): best-effort resolution can land on a
+# function where a class was expected (typing.TypedDict is a function), and such an edge is dropped.
+EDGE_KINDS: dict[str, tuple[set[str] | None, set[str] | None]] = {
+    "imports": ({"Module"}, {"Module"}),
+    "inherits": ({"Class"}, {"Class"}),
+    "calls": (None, None),
+    "references": (None, None),
+}
+
+
+def emit_edges(edges: Iterable[Edge], symbols: Mapping[str, tuple[NamedNode, str]], graph: NamedNode) -> list[Quad]:
+    """Resolved edges as quads; ``symbols`` maps a qualified name to (IRI, class local name)."""
     out = []
     for edge in edges:
-        s, o = iris.get(edge.source), iris.get(edge.target)
-        if s is not None and o is not None and s != o:
-            out.append(Quad(s, UKO[edge.kind], o, graph))
+        src, dst = symbols.get(edge.source), symbols.get(edge.target)
+        if src is None or dst is None or src[0] == dst[0]:
+            continue
+        allowed_src, allowed_dst = EDGE_KINDS.get(edge.kind, (set(), set()))
+        if (allowed_src is not None and src[1] not in allowed_src) or (allowed_dst is not None and dst[1] not in allowed_dst):
+            continue
+        out.append(Quad(src[0], UKO[edge.kind], dst[0], graph))
     return list(dict.fromkeys(out))
 
 

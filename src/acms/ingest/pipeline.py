@@ -211,10 +211,12 @@ def index_project(
             )
         quads: list[Quad] = [q for b in batches for q in b.quads]
         new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
-        old_iris = _symbol_table(store, replaced_files)
-        iris = {**old_iris, **new_iris}
+        symbols = _symbol_table(store, replaced_files)
+        symbols.update({s.qualname: (new_iris[s.qualname], s.kind.value)
+                        for e in extractions.values() for s in e.symbols if s.qualname in new_iris})
         code = {p: e for p, e in extractions.items() if e.parse_error is None and e.module}
-        quads += emit.emit_edges(resolve_edges(code, set(iris)), iris, TIER_WARM)
+        kinds = {qn: kind for qn, (_, kind) in symbols.items()}
+        quads += emit.emit_edges(resolve_edges(code, kinds), symbols, TIER_WARM)
         quads += emit.emit_tree(minter, root.name, str(root), sorted(current), TIER_WARM)
         report.files_indexed = len(changed)
         report.entities = sum(len(b.entities) for b in batches) + sum(
@@ -264,17 +266,17 @@ def _embed(store: OxigraphStore, layout: IndexLayout, settings: Settings, report
         report.embedded, report.embedding_model = done.embedded, done.model_id
 
 
-def _symbol_table(store: OxigraphStore, replaced_files: list[NamedNode]) -> dict[str, NamedNode]:
-    """Qualified names of the stored entities that stay (those of replaced files are dropped)."""
+def _symbol_table(store: OxigraphStore, replaced_files: list[NamedNode]) -> dict[str, tuple[NamedNode, str]]:
+    """Qualified name -> (IRI, class) of the stored entities that stay (replaced files' are dropped)."""
     dropped: set[NamedNode] = set()
     if replaced_files:
         rows = store.select(catalog.text("ingest/entities-of-files"), {"file": replaced_files})
         dropped = {r["entity"] for r in rows}  # type: ignore[misc]
-    table: dict[str, NamedNode] = {}
+    table: dict[str, tuple[NamedNode, str]] = {}
     for row in store.select(catalog.text("ingest/qualified-names")):
         entity = row["entity"]
         if entity not in dropped and isinstance(entity, NamedNode):
-            table.setdefault(str(row["qn"].value), entity)
+            table.setdefault(str(row["qn"].value), (entity, row["kind"].value.rsplit("#", 1)[-1]))
     return table
 
 
