@@ -1,6 +1,6 @@
 """Shared by the benchmarks: an index of the standard library (Lib/), built once and reused.
 
-    python bench/stdlib_index.py [--work DIR]     # builds DIR/Lib and DIR/.acms (default bench/out/stdlib)
+    python bench/stdlib_index.py [--work DIR]     # builds DIR/Lib and DIR/.acms (default $TMPDIR/acms-bench/stdlib)
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from acms.ingest.pipeline import index_project
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 
-DEFAULT_WORK = Path(__file__).parent / "out" / "stdlib"
+# Outside any git checkout: inside one, git ls-files would hide an ignored copy.
+DEFAULT_WORK = Path(tempfile.gettempdir()) / "acms-bench" / "stdlib"
 QUERIES = [
     "parse http header", "json decoder error", "thread pool executor shutdown", "socket timeout connect",
     "read zip file entries", "compile regular expression pattern", "temporary directory cleanup",
