@@ -11,7 +11,10 @@
     │   ├── StoreLocked           another process is writing to it
     │   └── StoreMissing          nothing indexed yet
     ├── ValidationFailed (5)      a batch or the store does not conform to the SHACL shapes
-    └── ConfigError (6)           a bad acms.toml / [tool.acms] / ACMS_* value
+    ├── ConfigError (6)           a bad acms.toml / [tool.acms] / ACMS_* value, a bad strategy folder
+    ├── ProviderError (7)         the embedding provider failed (acms.embeddings.base)
+    │   └── ProviderTimeout       it did not answer in time, retries included
+    └── ModelMismatch (7)         a query embedded by another model than the index's (acms.retrieval)
 
 Third-party errors are converted where they are seen (store adapter, query layer, validation); the
 CLI has one boundary that prints ``message`` and exits with ``exit_code``.

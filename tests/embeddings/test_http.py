@@ -29,6 +29,7 @@ class Server:
     url: str
     script: list[int] = field(default_factory=list)  # statuses to answer before the normal answers
     sleep_s: float = 0.0
+    retry_after: str | None = None
     batches: list[int] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     auth: list[str | None] = field(default_factory=list)
@@ -55,7 +56,8 @@ def server() -> Iterator[Server]:
             if self.path != "/v1/embeddings":
                 status = 404
             if status != 200:
-                self._send(status, b'{"error": {"message": "unavailable, try later"}}')
+                extra = {"Retry-After": state.retry_after} if state.retry_after else {}
+                self._send(status, b'{"error": {"message": "unavailable, try later"}}', extra)
                 return
             with lock:
                 state.batches.append(len(payload["input"]))
@@ -65,9 +67,11 @@ def server() -> Iterator[Server]:
             data.reverse()  # the index field, not the order, says which is which
             self._send(200, state.body or json.dumps({"object": "list", "data": data}).encode())
 
-        def _send(self, status: int, body: bytes) -> None:
+        def _send(self, status: int, body: bytes, extra: dict[str, str] | None = None) -> None:
             try:
                 self.send_response(status)
+                for name, value in (extra or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -135,6 +139,17 @@ def test_retries_a_503_then_succeeds(server: Server) -> None:
     out = provider(server.url, max_retries=2).embed(["hello"])
     assert server.requests == 2 and server.batches == [1]
     assert out.shape == (1, DIMS)
+
+
+def test_backoff_doubles_and_retry_after_is_honoured(server: Server) -> None:
+    server.script = [503, 502]
+    start = time.monotonic()
+    provider(server.url, max_retries=2, backoff_s=0.1).embed(["hello"])
+    assert time.monotonic() - start >= 0.1 + 0.2
+    server.script, server.retry_after = [429], "0.4"
+    start = time.monotonic()
+    provider(server.url, max_retries=1, backoff_s=0.01).embed(["hello"])
+    assert time.monotonic() - start >= 0.4
 
 
 def test_persistent_503_is_a_provider_error_naming_it(server: Server) -> None:

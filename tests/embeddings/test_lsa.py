@@ -117,7 +117,7 @@ def test_tfidf_and_why_half_the_rank_is_kept() -> None:
     # so a paraphrase sharing no word with its target scores exactly 0 against it.
     _, _, vt = np.linalg.svd(x, full_matrices=False)
     full = LsaModel(default.vocabulary, idf, vt.T)
-    queries = [q for q, _ in PARAPHRASES] + DOCS[:3]
+    queries = [q for q, _ in PARAPHRASES] + DOCS[:3] + ["car car car engine", "oil oil pasta"]
     _, xq = _reference_tfidf(default.vocabulary, queries, idf)
     expected = xq @ x.T / np.linalg.norm(xq @ vt.T, axis=1, keepdims=True)
     got = full.transform(queries) @ full.transform(DOCS).T
@@ -198,3 +198,19 @@ def test_provider(model: LsaModel) -> None:
     assert provider.model_id == model.model_id and provider.dimensions == model.dimensions
     assert provider.healthcheck() is True
     np.testing.assert_array_equal(provider.embed(["car engine"]), model.transform(["car engine"]))
+
+
+def test_randomized_path_is_deterministic_and_orthonormal() -> None:
+    # more than 1024 documents and terms: the range finder runs at reduced width
+    rng = np.random.default_rng(7)
+    words = [f"w{'abcdefghij'[i // 100]}{'abcdefghij'[i // 10 % 10]}{'abcdefghij'[i % 10]}x" for i in range(1000)]
+    words += [f"v{w}" for w in words[:300]]
+    docs = [" ".join(rng.choice(words, 12)) for _ in range(1100)]
+    first = LsaModel.fit(docs, dimensions=16)
+    second = LsaModel.fit(docs, dimensions=16)
+    assert first.dimensions == 16 and len(first.vocabulary) > 1024
+    assert first.model_id == second.model_id
+    np.testing.assert_array_equal(first._components, second._components)
+    gram = first._components.T.astype(np.float64) @ first._components
+    np.testing.assert_allclose(gram, np.eye(16), atol=1e-5)
+    assert LsaModel.fit(docs, dimensions=16, seed=1).model_id != first.model_id

@@ -118,6 +118,9 @@ def test_top_orders_by_score_then_id_and_keeps_only_positive() -> None:
     assert index.top("alpha", 0) == []
     assert index.top("gamma alpha", 1)[0][0] == "d"  # rarer term, higher idf
     assert all(isinstance(s, float) and s > 0 for _, s in index.top("alpha", 10))
+    graded = KeywordIndex.build(["x", "y", "z"], ["beta beta beta", "beta beta", "beta gamma delta"])
+    assert [i for i, _ in graded.top("beta", 2)] == ["x", "y"]
+    assert [i for i, _ in graded.top("beta", 5)] == ["x", "y", "z"]
 
 
 def test_empty_corpus_and_unknown_query() -> None:

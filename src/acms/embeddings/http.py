@@ -117,7 +117,11 @@ class OpenAICompatibleProvider:
 
     def _request(self, batch: list[str], timeout_s: float, max_retries: int) -> np.ndarray:
         body = json.dumps({"model": self._model, "input": batch}).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "acms"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "acms",
+        }
         key = os.environ.get(self._api_key_env) if self._api_key_env else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -144,10 +148,13 @@ class OpenAICompatibleProvider:
                     attempts = f" ({attempt + 1} attempts)"
                     if _is_timeout(exc):
                         raise ProviderTimeout(
-                            f"embedding endpoint {self._url} did not answer within {timeout_s:g} s{attempts}"
+                            f"embedding endpoint {self._url} did not answer within "
+                            f"{timeout_s:g} s{attempts}"
                         ) from None
                     reason = getattr(exc, "reason", exc)
-                    raise ProviderError(f"cannot reach embedding endpoint {self._url}: {reason}{attempts}") from None
+                    raise ProviderError(
+                        f"cannot reach embedding endpoint {self._url}: {reason}{attempts}"
+                    ) from None
             time.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -159,12 +166,13 @@ class OpenAICompatibleProvider:
             matrix = np.array([item["embedding"] for item in rows], dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:
             raise ProviderError(
-                f"embedding endpoint {self._url} sent an unexpected answer ({exc}): {_excerpt(payload)}"
+                f"embedding endpoint {self._url} sent an unexpected answer ({exc}): "
+                f"{_excerpt(payload)}"
             ) from None
         if indices != list(range(expected)) or matrix.ndim != 2 or not np.isfinite(matrix).all():
             raise ProviderError(
-                f"embedding endpoint {self._url} sent {len(indices)} embeddings for {expected} texts, "
-                "or malformed ones"
+                f"embedding endpoint {self._url} sent {len(indices)} embeddings for "
+                f"{expected} texts, or malformed ones"
             )
         if self._dimensions is None:
             self._dimensions = int(matrix.shape[1])

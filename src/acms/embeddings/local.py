@@ -1,9 +1,9 @@
 """An embedding provider for a model directory already on disk. Never downloads.
 
-Uses ``model2vec`` (static embeddings, fast on CPU) when it is installed, else
-``sentence-transformers`` (on CPU); neither is a dependency of acms. The path must be an existing
-directory: it is never taken for a hub name, and ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` are
-set (when unset) before either library is imported, so nothing reaches the network.
+Uses ``model2vec`` (static embeddings, fast on CPU) when it is installed and loads the
+directory, else ``sentence-transformers`` (on CPU); neither is a dependency of acms. The path
+must be an existing directory: it is never taken for a hub name. ``HF_HUB_OFFLINE`` and
+``TRANSFORMERS_OFFLINE`` are also set (when unset) before either library is imported here.
 
 ``model_id`` is ``local:<directory name>:<12 hex>``, the hex a SHA-256 over the names and sizes of
 the directory's files and the content of its small JSON files (configs, tokenizer settings): a
@@ -55,30 +55,33 @@ class LocalModelProvider:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         self._batch_size = batch_size
-        self._encode: Any
-        model2vec = _import("model2vec")
-        if model2vec is not None:
-            model = self._load(lambda: model2vec.StaticModel.from_pretrained(str(directory)), directory)
-            self._encode = lambda texts: model.encode(texts, batch_size=batch_size)
-            self._backend = "model2vec"
-        else:
-            st = _import("sentence_transformers")
-            if st is None:
-                raise ProviderError(f"cannot load the local embedding model at {directory}: {INSTALL_HINT}")
-            model = self._load(lambda: st.SentenceTransformer(str(directory), device="cpu"), directory)
-            self._encode = lambda texts: model.encode(
-                texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
-            )
-            self._backend = "sentence-transformers"
+        self._encode, self._backend = self._open(directory, batch_size)
         self._model_id = f"local:{directory.name}:{_fingerprint(directory)}"
         self._dimensions = int(self._run(["ping"]).shape[1])
 
     @staticmethod
-    def _load(load: Any, directory: Path) -> Any:
-        try:
-            return load()
-        except Exception as exc:  # noqa: BLE001 - third-party loaders raise anything
-            raise ProviderError(f"cannot load the local embedding model at {directory}: {exc}") from exc
+    def _open(directory: Path, batch_size: int) -> tuple[Any, str]:
+        """The first installed library that loads the directory: (encode function, its name)."""
+        failures = []
+        model2vec = _import("model2vec")
+        if model2vec is not None:
+            try:
+                m2v = model2vec.StaticModel.from_pretrained(str(directory))
+                return (lambda texts: m2v.encode(texts, batch_size=batch_size)), "model2vec"
+            except Exception as exc:  # noqa: BLE001 - third-party loaders raise anything
+                failures.append(f"model2vec: {exc}")
+        st = _import("sentence_transformers")
+        if st is not None:
+            try:
+                model = st.SentenceTransformer(str(directory), device="cpu")
+                encode = lambda texts: model.encode(  # noqa: E731
+                    texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+                )
+                return encode, "sentence-transformers"
+            except Exception as exc:  # noqa: BLE001
+                failures.append(f"sentence-transformers: {exc}")
+        detail = "; ".join(failures) if failures else INSTALL_HINT
+        raise ProviderError(f"cannot load the local embedding model at {directory}: {detail}")
 
     @property
     def backend(self) -> str:
@@ -98,7 +101,9 @@ class LocalModelProvider:
         except Exception as exc:  # noqa: BLE001
             raise ProviderError(f"the local embedding model failed: {exc}") from exc
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
-            raise ProviderError(f"the local embedding model returned an array of shape {vectors.shape}")
+            raise ProviderError(
+                f"the local embedding model returned an array of shape {vectors.shape}"
+            )
         return vectors
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Provider names → factories. ``make_provider("openai", {"base_url": …, "model": …})``.
 
-Options arrive as strings (from ``acms.toml``, the environment or the CLI); each factory states
-which it requires and accepts, converts them, and a mistake is a ``UsageError`` that names the
-valid choices. Optional providers import their module only when chosen.
+Options arrive as strings (from ``acms.toml``, the environment or the CLI); each provider states
+which it requires and accepts and how to convert them; a mistake is a ``UsageError`` that names
+the valid choices. Optional providers import their module only when chosen.
 """
 
 from __future__ import annotations
@@ -94,24 +94,34 @@ PROVIDERS: Mapping[str, ProviderSpec] = {
 
 
 def make_provider(name: str, options: Mapping[str, str]) -> EmbeddingProvider:
+    """Build provider ``name`` from string options.
+
+    ``options`` may be a settings bag holding every provider's options: those of other providers
+    are ignored, and an empty value counts as absent. An option no provider knows is a
+    ``UsageError`` (a typo), as are a missing required option and a value that does not convert.
+    """
     spec = PROVIDERS.get(name)
     if spec is None:
-        raise UsageError(f"unknown embedding provider {name!r}; choose one of: {', '.join(sorted(PROVIDERS))}")
+        valid = ", ".join(sorted(PROVIDERS))
+        raise UsageError(f"unknown embedding provider {name!r}; choose one of: {valid}")
     accepted = (*spec.required, *spec.optional)
-    unknown = sorted(set(options) - set(accepted))
+    known = {key for other in PROVIDERS.values() for key in (*other.required, *other.optional)}
+    unknown = sorted(set(options) - known)
     if unknown:
         raise UsageError(
-            f"embedding provider {name!r} does not take option(s) {', '.join(unknown)}; "
-            f"it takes: {', '.join(accepted)}"
+            f"unknown embedding provider option(s) {', '.join(unknown)}; "
+            f"provider {name!r} takes: {', '.join(accepted)}"
         )
     missing = [key for key in spec.required if not options.get(key)]
     if missing:
         raise UsageError(f"embedding provider {name!r} needs option(s): {', '.join(missing)}")
     converted: dict[str, object] = {key: options[key] for key in spec.required}
     for key, convert in spec.optional.items():
-        if key in options:
-            try:
-                converted[key] = convert(options[key])
-            except ValueError as exc:
-                raise UsageError(f"embedding provider {name!r}: bad {key}={options[key]!r} ({exc})") from None
+        value = options.get(key)
+        if value is None or (value == "" and key != "api_key_env"):
+            continue
+        try:
+            converted[key] = convert(value)
+        except ValueError as exc:
+            raise UsageError(f"embedding provider {name!r}: bad {key}={value!r} ({exc})") from None
     return spec.build(converted)

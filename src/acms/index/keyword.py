@@ -13,22 +13,25 @@ Scoring is bm25s' Lucene variant (k1=1.5, b=0.75, idf = ln(1 + (N - df + 0.5) / 
 A query token repeated counts again (bm25s' behaviour, as rank_bm25's); tokens unknown to the
 index add nothing; an empty corpus or a query without known tokens scores 0 everywhere.
 
-Measured here (2 cores, shared; bm25s 0.3.16 numpy backend), 50k synthetic code-like fragments
-(≈775 chars, ≈133 ``code_tokens`` each, Zipf vocabulary, snake/camel identifiers), then 35k
-25-line fragments of the CPython standard library:
+Measured here (2 shared cores, load ≈2.5 from parallel work; bm25s 0.3.16, numpy backend) on
+50k synthetic code-like fragments (≈1,260 chars: a Zipf vocabulary of 6k words and a pool of 40k
+snake/camel identifiers; ≈208 ``code_tokens`` and ≈104 bm25s tokens each), and on 35k 25-line
+fragments of the CPython standard library (≈890 chars; 102 / 74 tokens each):
 
 | | synthetic 50k | stdlib 35k |
 | --- | --- | --- |
-| bm25s directly (``bm25s.tokenize`` + ``index``): build | 8.9 s | 5.3 s |
-| ``KeywordIndex.build`` (``code_tokens`` + own vocabulary + ``index``) | 15.6 s | 7.9 s |
-| … of which tokenising with ``code_tokens`` | 7.6 s | 2.2 s |
-| query, 3 words, bm25s ``get_scores`` / ``KeywordIndex.scores`` | 1.7 / 1.8 ms | 1.2 / 1.3 ms |
-| ``KeywordIndex.top(q, 50)`` | 2.2 ms | 1.6 ms |
-| ``save`` / ``load`` (mmap) | 0.5 s / 0.07 s | 0.4 s / 0.05 s |
+| bm25s directly: ``bm25s.tokenize`` + ``BM25.index`` | 3.6 + 3.0 = 6.5 s | 2.2 + 1.4 = 3.6 s |
+| ``KeywordIndex.build`` | 11.4 s | 4.1 s |
+| … of which ``code_tokens`` | 4.7 s | 2.6 s |
+| query (3 words): bm25s ``get_scores`` / ``retrieve(k=50)`` | 0.03 / 7.9 ms | 0.03 / 6.0 ms |
+| query (3 words): ``KeywordIndex.scores`` / ``top(k=50)`` | 0.05 / 0.20 ms | 0.03 / 0.12 ms |
+| ``save`` / ``load`` (mmap) | 0.70 / 0.13 s | 0.61 / 0.09 s |
 
-``code_tokens`` emits more tokens than bm25s' ``\\w\\w+`` split (sub-tokens plus the whole
-identifier), which is where the extra build time goes; the synthetic corpus is a worst case for
-its memo (425k distinct identifiers per 20k fragments, against 120k per 35k in the stdlib).
+``code_tokens`` emits about twice bm25s' tokens (sub-tokens plus whole identifiers), which is
+where the extra build time goes. The postings are computed with numpy (``_load_postings``)
+rather than by bm25s' per-document loop: ≈0.7 s against ≈1.6 s for 20k synthetic fragments, with
+identical arrays. bm25s' ``retrieve`` is slow per call (thread pool, result packing); ``top``
+uses ``get_scores_from_ids`` and a partial sort instead.
 """
 
 from __future__ import annotations
@@ -156,7 +159,8 @@ class KeywordIndex:
         if not vocab:
             return cls(ids, None)
         retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
-        _load_postings(retriever, np.frombuffer(flat, np.int64), np.frombuffer(lengths, np.int64), dict(vocab))
+        terms, doc_lengths = np.frombuffer(flat, np.int64), np.frombuffer(lengths, np.int64)
+        _load_postings(retriever, terms, doc_lengths, dict(vocab))
         return cls(ids, retriever)
 
     # -- reading --------------------------------------------------------------------------
@@ -242,7 +246,9 @@ class KeywordIndex:
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise StoreError(f"the keyword index at {directory} is unreadable ({exc}); rebuild it") from exc
+            raise StoreError(
+                f"the keyword index at {directory} is unreadable ({exc}); rebuild it"
+            ) from exc
         if len(ids) != manifest["documents"] or (
             retriever is not None and retriever.scores["num_docs"] != len(ids)
         ):
