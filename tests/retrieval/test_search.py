@@ -120,19 +120,3 @@ def test_migration_replaces_vectors_and_interruption_keeps_old(project: Path, mo
     store, s = _searcher(project, Settings(embedding_dims=1))
     assert s.search("engine", Mode.VECTOR, 3).hits  # queries use the migrated model
     store.close()
-
-
-def test_provider_failure_falls_back_to_keyword(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    class Down:
-        model_id = "x"
-        dimensions = 1
-
-        def healthcheck(self) -> bool:
-            return False
-
-    monkeypatch.setattr("acms.retrieval.search.query_provider", lambda *a: Down())
-    store, s = _searcher(project)
-    result = s.search("parse http header", Mode.HYBRID, 3)
-    store.close()
-    assert result.hits and result.hits[0].name == "net.headers.parseHttpHeader"
-    assert any("failed its healthcheck" in w for w in result.warnings)
