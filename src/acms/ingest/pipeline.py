@@ -248,6 +248,9 @@ def index_project(
     if layout is not None and settings.embed_on_index:
         with clock.phase("embeddings"):
             _embed(store, layout, settings, report)
+    if layout is not None:
+        with clock.phase("caches"):
+            _warm_caches(store, layout, settings, report)
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -264,6 +267,18 @@ def _embed(store: OxigraphStore, layout: IndexLayout, settings: Settings, report
         return
     if done is not None:
         report.embedded, report.embedding_model = done.embedded, done.model_id
+
+
+def _warm_caches(store: OxigraphStore, layout: IndexLayout, settings: Settings, report: IndexReport) -> None:
+    """Build the derived caches now, so the first search after an index run is not the slow one."""
+    from acms.retrieval.caches import DerivedCaches
+    from acms.retrieval.embedding_store import active_model
+
+    caches = DerivedCaches(store, layout)
+    caches.keyword()
+    model = active_model(store)
+    if model is not None:
+        caches.vectors(model.model_id)
 
 
 def _symbol_table(store: OxigraphStore, replaced_files: list[NamedNode]) -> dict[str, tuple[NamedNode, str]]:

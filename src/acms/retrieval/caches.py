@@ -24,6 +24,8 @@ class DerivedCaches:
         self.store = store
         self.layout = layout
         self.rebuilt: list[str] = []
+        self._keyword: KeywordIndex | None = None  # loaded once per instance (one graph state)
+        self._vectors: VectorMatrix | None = None
 
     @cached_property
     def state_key(self) -> str:
@@ -37,6 +39,11 @@ class DerivedCaches:
         return self.store.select(catalog.text("search/corpus"))
 
     def keyword(self) -> KeywordIndex:
+        if self._keyword is None:
+            self._keyword = self._load_keyword()
+        return self._keyword
+
+    def _load_keyword(self) -> KeywordIndex:
         directory = self.layout.cache_dir("keyword")
         try:
             index = KeywordIndex.load(directory)
@@ -55,6 +62,11 @@ class DerivedCaches:
         return index
 
     def vectors(self, model_id: str) -> VectorMatrix:
+        if self._vectors is None or self._vectors.model_id != model_id:
+            self._vectors = self._load_vectors(model_id)
+        return self._vectors
+
+    def _load_vectors(self, model_id: str) -> VectorMatrix:
         directory = self.layout.cache_dir("vectors")
         cached = VectorMatrix.load(directory)
         if cached is not None and cached.key == self.state_key and cached.model_id == model_id:

@@ -14,7 +14,7 @@ from enum import Enum
 from pyoxigraph import Literal, NamedNode
 
 from acms.config import Settings
-from acms.embeddings.base import ProviderError
+from acms.embeddings.base import EmbeddingProvider, ProviderError
 from acms.errors import UsageError
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.embedding_store import query_provider
@@ -24,7 +24,7 @@ from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import XSD
 
-CANDIDATE_FACTOR = 4  # candidates per signal = k x this, before the SPARQL ranking
+CANDIDATE_FACTOR = 2  # candidates per signal = k x this, before the SPARQL ranking (cost is linear in it)
 MIN_SIMILARITY = 0.05  # cosine below this is noise, not a vector signal
 
 
@@ -77,6 +77,15 @@ class Searcher:
     def __init__(self, store: OxigraphStore, layout: IndexLayout, settings: Settings) -> None:
         self.store, self.layout, self.settings = store, layout, settings
         self.caches = DerivedCaches(store, layout)
+        self._provider: EmbeddingProvider | None = None
+        self._provider_checked = False
+
+    def provider(self) -> EmbeddingProvider | None:
+        """The query embedder, checked against the index's model once per Searcher (one graph state)."""
+        if not self._provider_checked:
+            self._provider = query_provider(self.store, self.settings, self.layout)
+            self._provider_checked = True
+        return self._provider
 
     def score_tables(self, text: str, mode: Mode, k: int, result: SearchResult) -> ScoreTables:
         tables = ScoreTables()
@@ -95,7 +104,7 @@ class Searcher:
 
     def _vector_scores(self, text: str, n: int, result: SearchResult) -> dict[str, float]:
         try:
-            provider = query_provider(self.store, self.settings, self.layout)
+            provider = self.provider()
             if provider is None:
                 result.warnings.append("vector signal unavailable: the index has no vectors yet")
                 return {}
