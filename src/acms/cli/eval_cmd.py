@@ -44,6 +44,6 @@ def eval_cmd(fixtures: Path, strategies: tuple[str, ...], budget: int, strategie
         echo_json({"cases": len(cases), "budget": budget, "strategies": table})
         return
     click.echo(f"{len(cases)} cases, budget {budget} tokens")
-    click.echo(f"{'strategy':<24}" + "".join(f"{c:>16}" for c in COLUMNS))
+    click.echo(f"{'strategy':<24}" + "".join(f"{c:>18}" for c in COLUMNS))
     for name, row in table.items():
-        click.echo(f"{name:<24}" + "".join(f"{row[c]:>16}" for c in COLUMNS))
+        click.echo(f"{name:<24}" + "".join(f"{row[c]:>18}" for c in COLUMNS))

@@ -79,11 +79,18 @@ class OxigraphStore:
         kwargs: dict[str, object] = {}
         if functions:
             kwargs["custom_functions"] = dict(functions)
+        start = time.perf_counter()
         result = self._run(query, bindings, **kwargs)
         if not isinstance(result, ox.QuerySolutions):
             raise QuerySyntaxError("expected a SELECT query")
         names = [v.value for v in result.variables]
-        return [{n: s[n] for n in names if s[n] is not None} for s in result]
+        try:
+            rows = [{n: s[n] for n in names if s[n] is not None} for s in result]
+        except (OSError, RuntimeError) as exc:
+            raise StoreError(f"query failed: {exc}") from None
+        if self.tracer:  # evaluation is lazy: the time that matters includes consuming the rows
+            self.tracer(f"(rows consumed) {query[:80]}", time.perf_counter() - start)
+        return rows
 
     def query_raw(self, query: str, bindings: Bindings | None = None, **kwargs: object) -> object:
         """Any query form; the caller handles QuerySolutions / QueryBoolean / QueryTriples."""

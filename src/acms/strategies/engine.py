@@ -29,6 +29,7 @@ NAV = "breadth-depth-navigator"
 HOP_DECAY = 0.8
 MAX_FRONTIER = 60
 MAX_NODES = 200
+MAX_FOCUS = 12  # a common word ("run", "parse") names hundreds of entities; the first dozen seed the walk
 DEFAULT_BREADTH = 2
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]")
 
@@ -129,7 +130,7 @@ def resolve_focus(ctx: RunContext) -> list[str]:
             out += [r["e"].value for r in rows]
     elif ctx.request.focus and not out:
         ctx.warnings.append(f"no entity matches focus {', '.join(ctx.request.focus)}")
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out))[:MAX_FOCUS]
 
 
 def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
