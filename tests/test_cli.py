@@ -109,3 +109,13 @@ def test_locked_store_is_a_clear_error(sample_project: Path) -> None:
 def test_validate_conforms(indexed_sample: Path) -> None:
     code, out, _ = run("validate", "-C", str(indexed_sample))
     assert code == 0 and "conforms" in out
+
+
+def test_every_command_and_setting_is_in_the_readme() -> None:
+    from acms.config import Settings
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for name in cli.commands:
+        assert f"acms {name}" in readme, f"`acms {name}` is not documented in README.md"
+    for setting in Settings.help_table():
+        assert f"`{setting}`" in readme, f"setting {setting} is not documented in README.md"
