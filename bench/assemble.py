@@ -12,7 +12,7 @@ import statistics
 import time
 from pathlib import Path
 
-from stdlib_index import DEFAULT_WORK, QUERIES, build
+from stdlib_index import DEFAULT_WORK, QUERIES, build, pct
 
 from acms.assembly.assemble import assemble
 from acms.assembly.protocol import parse_request
@@ -21,11 +21,6 @@ from acms.retrieval.search import Searcher
 from acms.store.oxigraph import OxigraphStore
 from acms.strategies.registry import StrategyRegistry
 from acms.tokens import count
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]
 
 
 def main() -> None:

@@ -16,18 +16,13 @@ import statistics
 import time
 from pathlib import Path
 
-from stdlib_index import DEFAULT_WORK, QUERIES, build
+from stdlib_index import DEFAULT_WORK, QUERIES, build, pct
 
 from acms.config import Settings
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.embedding_store import query_provider
 from acms.retrieval.search import Mode, Searcher
 from acms.store.oxigraph import OxigraphStore
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]
 
 
 def main() -> None:

@@ -31,6 +31,12 @@ QUERIES = [
 ]
 
 
+def pct(xs: list[float], p: float) -> float:
+    """Nearest-rank percentile, for the latency tables."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]
+
+
 def build(work: Path = DEFAULT_WORK, *, quiet: bool = False) -> tuple[Path, IndexLayout]:
     corpus = work / "Lib"
     if not corpus.exists():
