@@ -3,9 +3,16 @@
 Per-row Python calls cost ≈5–10 µs (DESIGN), so no function scans the corpus: scores are computed
 once per request with numpy (bm25s, a matrix product), the best candidates travel into the query as
 ``VALUES ?frag``, and ``fn:keywordScore`` / ``fn:vectorScore`` are dictionary lookups into those
-per-request tables. Measured on the standard-library index (see bench/retrieval.py): scoring every
-fragment through a per-row function is the slow path the design avoids; candidate injection keeps
-the SPARQL layer's cost proportional to k, not to the corpus.
+per-request tables. Measured on the standard-library index (73,010 searchable fragments, 2.4M
+triples, 2 shared cores):
+
+| approach | time |
+| --- | --- |
+| per-row: ``fn:keywordScore`` called on every fragment, FILTER > 0, top 50 | 553 ms |
+| table lookup + candidate injection: 105 candidates as VALUES, same query | 29 ms |
+| the numpy/bm25s scoring that fills the table (once per request) | 1–4 ms |
+
+So candidates are always injected; the per-row path is never used on the corpus.
 
 | function | argument | returns |
 | --- | --- | --- |
