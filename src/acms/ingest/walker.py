@@ -43,7 +43,7 @@ BINARY_EXTENSIONS = frozenset(
 )
 _LANGUAGES = {
     ".py": "python", ".pyi": "python", ".md": "markdown", ".markdown": "markdown", ".rst": "rst",
-    ".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".json": "json",
+    ".toml": "toml", ".ttl": "turtle", ".trig": "trig", ".nt": "ntriples", ".rq": "sparql", ".ru": "sparql", ".yaml": "yaml", ".yml": "yaml", ".json": "json",
     ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
     ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
     ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".c": "c", ".h": "c",
