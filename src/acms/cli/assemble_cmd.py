@@ -12,18 +12,9 @@ import click
 
 from acms.assembly.assemble import assemble
 from acms.assembly.protocol import envelope_for, parse_request
-from acms.cli.common import (
-    boundary,
-    echo_json,
-    json_option,
-    project_options,
-    resolve_project,
-    settings_for,
-    store_path,
-)
+from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
 from acms.errors import AcmsError, UsageError
 from acms.retrieval.search import Searcher
-from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.strategies.registry import StrategyRegistry
 
@@ -33,11 +24,8 @@ def strategies_option(func: Any) -> Any:
                         help="Extra folder of strategies (each a subfolder with strategy.toml and .rq files).")(func)
 
 
-def _session(project: Path, store: Path | None) -> tuple[OxigraphStore, Searcher]:
-    root = resolve_project(project)
-    settings = settings_for(root)
-    layout = IndexLayout(store_path(root, settings, store))
-    graph = OxigraphStore.open_existing(layout.graph)
+def open_searcher(project: Path, store: Path | None) -> tuple[OxigraphStore, Searcher]:
+    graph, layout, settings = open_index(project, store)
     return graph, Searcher(graph, layout, settings)
 
 
@@ -95,7 +83,7 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
         data["breadth"] = breadth
     request = parse_request(data)
     registry = StrategyRegistry.default(strategies_dir)
-    graph, searcher = _session(project, store)
+    graph, searcher = open_searcher(project, store)
     try:
         result = assemble(request, searcher, registry, output="json" if fmt == "json" else None)
     finally:
@@ -129,7 +117,7 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], project: Pat
     try:
         request = parse_request(raw)
         registry = StrategyRegistry.default(strategies_dir)
-        graph, searcher = _session(project, store)
+        graph, searcher = open_searcher(project, store)
         try:
             result = assemble(request, searcher, registry, output="json")
         finally:

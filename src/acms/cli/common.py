@@ -13,6 +13,8 @@ import click
 
 from acms.config import Settings, load_settings
 from acms.errors import AcmsError, NotADirectory, PathNotFound
+from acms.store.layout import IndexLayout
+from acms.store.oxigraph import OxigraphStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,6 +61,14 @@ def store_path(root: Path, settings: Settings, store: Path | None) -> Path:
         return store.resolve()
     path = Path(settings.store)
     return path if path.is_absolute() else root / path
+
+
+def open_index(project: Path, store: Path | None, **overrides: Any) -> tuple[OxigraphStore, IndexLayout, Settings]:
+    """The existing index of a project, opened for the duration of one command."""
+    root = resolve_project(project)
+    settings = settings_for(root, **overrides)
+    layout = IndexLayout(store_path(root, settings, store))
+    return OxigraphStore.open_existing(layout.graph), layout, settings
 
 
 def echo_json(data: Any) -> None:

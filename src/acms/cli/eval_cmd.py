@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from acms.cli.assemble_cmd import _session, strategies_option
+from acms.cli.assemble_cmd import open_searcher, strategies_option
 from acms.cli.common import boundary, echo_json, json_option, project_options
 from acms.evaluation.harness import evaluate, load_cases
 from acms.strategies.registry import StrategyRegistry
@@ -35,7 +35,7 @@ def eval_cmd(fixtures: Path, strategies: tuple[str, ...], budget: int, strategie
     for n in names:
         if n != "auto":
             registry.get(n)
-    graph, searcher = _session(project, store)
+    graph, searcher = open_searcher(project, store)
     try:
         table = evaluate(cases, searcher, registry, names, budget)
     finally:

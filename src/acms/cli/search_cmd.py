@@ -6,30 +6,13 @@ from pathlib import Path
 
 import click
 
-from acms.cli.common import (
-    boundary,
-    echo_json,
-    json_option,
-    project_options,
-    resolve_project,
-    settings_for,
-    store_path,
-)
+from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
 from acms.errors import UsageError
 from acms.retrieval.embedding_store import active_model, make_provider, migrate
 from acms.retrieval.search import Mode, Searcher
 from acms.sparql import catalog
-from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
 
 PROVIDERS = ["lsa", "openai", "local"]
-
-
-def _open(project: Path, store: Path | None, **overrides: object) -> tuple[OxigraphStore, IndexLayout, object]:
-    root = resolve_project(project)
-    settings = settings_for(root, **overrides)
-    layout = IndexLayout(store_path(root, settings, store))
-    return OxigraphStore.open_existing(layout.graph), layout, settings
 
 
 @click.command("search")
@@ -42,9 +25,9 @@ def _open(project: Path, store: Path | None, **overrides: object) -> tuple[Oxigr
 @boundary
 def search_cmd(text: str, mode: str, k: int, project: Path, store: Path | None, as_json: bool) -> None:
     """Rank fragments for TEXT and print them with path:start-end, score and why."""
-    graph, layout, settings = _open(project, store)
+    graph, layout, settings = open_index(project, store)
     try:
-        result = Searcher(graph, layout, settings).search(text, Mode(mode), k)  # type: ignore[arg-type]
+        result = Searcher(graph, layout, settings).search(text, Mode(mode), k)
     finally:
         graph.close()
     if as_json:
@@ -77,7 +60,7 @@ def embeddings_group() -> None:
 @boundary
 def embeddings_status(project: Path, store: Path | None, as_json: bool) -> None:
     """Model, dimensions, coverage and staleness of the stored vectors."""
-    graph, layout, settings = _open(project, store)
+    graph, layout, settings = open_index(project, store)
     try:
         model = active_model(graph)
         cov = graph.select(catalog.text("embeddings/coverage"))[0]
@@ -85,7 +68,7 @@ def embeddings_status(project: Path, store: Path | None, as_json: bool) -> None:
         configured = None
         problem = None
         try:
-            configured = make_provider(settings.embedding_provider, settings, layout).model_id  # type: ignore[attr-defined]
+            configured = make_provider(settings.embedding_provider, settings, layout).model_id
         except Exception as exc:  # noqa: BLE001 - reported, not raised: this is a status command
             problem = str(getattr(exc, "message", exc))
     finally:
@@ -98,7 +81,7 @@ def embeddings_status(project: Path, store: Path | None, as_json: bool) -> None:
         "embedded": embedded,
         "coverage": round(embedded / total, 4) if total else 0.0,
         "stale": embedded < total,
-        "configured_provider": settings.embedding_provider,  # type: ignore[attr-defined]
+        "configured_provider": settings.embedding_provider,
         "configured_model": configured,
         "mismatch": bool(model and configured and configured != model.model_id),
         "provider_problem": problem,
@@ -129,9 +112,9 @@ def reindex_cmd(embeddings: bool, provider: str | None, project: Path, store: Pa
     """
     if not embeddings:
         raise UsageError("say what to reindex: --embeddings")
-    graph, layout, settings = _open(project, store, embedding_provider=provider)
+    graph, layout, settings = open_index(project, store, embedding_provider=provider)
     try:
-        report = migrate(graph, layout, settings, settings.embedding_provider)  # type: ignore[attr-defined]
+        report = migrate(graph, layout, settings, settings.embedding_provider)
     finally:
         graph.close()
     if as_json:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyoxigraph import Literal, NamedNode
 
@@ -225,11 +225,4 @@ def run_strategy(desc: StrategyDescriptor, ctx: RunContext) -> list[Candidate]:
                 spill.append(c)
     # Phase scores are on different scales; the quota selection already balanced them, so the packer
     # sees the selected ones first (boosted) and the spill after.
-    boosted = [_rescore(c, 1.0 + c.score) for c in selected]
-    return boosted + spill
-
-
-def _rescore(c: Candidate, score: float) -> Candidate:
-    from dataclasses import replace
-
-    return replace(c, score=score)
+    return [replace(c, score=1.0 + c.score) for c in selected] + spill
