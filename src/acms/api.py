@@ -15,7 +15,7 @@ from typing import Any
 from acms.assembly.assemble import AssemblyResult, assemble
 from acms.assembly.protocol import RenderRequest, parse_request
 from acms.config import Settings, load_settings
-from acms.errors import NotADirectory, PathNotFound
+from acms.paths import project_root
 from acms.ingest.pipeline import IndexReport, index_project
 from acms.retrieval.search import Mode, SearchResult, Searcher
 from acms.store.layout import IndexLayout
@@ -37,12 +37,7 @@ class Index:
 
     @classmethod
     def open(cls, project: str | Path, *, store: str | Path | None = None, **overrides: Any) -> Index:
-        root = Path(project)
-        if not root.exists():
-            raise PathNotFound(f"no such directory: {root}")
-        if not root.is_dir():
-            raise NotADirectory(f"not a directory: {root}")
-        root = root.resolve()
+        root = project_root(project)
         return cls(root, load_settings(root).merged(overrides), Path(store) if store else None)
 
     @property

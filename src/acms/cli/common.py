@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 import click
 
 from acms.config import Settings, load_settings
-from acms.errors import AcmsError, NotADirectory, PathNotFound
+from acms.errors import AcmsError
+from acms.paths import project_root
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 
@@ -45,11 +46,7 @@ def json_option(func: F) -> F:
 
 
 def resolve_project(project: Path) -> Path:
-    if not project.exists():
-        raise PathNotFound(f"no such directory: {project}")
-    if not project.is_dir():
-        raise NotADirectory(f"not a directory: {project} (give the project's root folder)")
-    return project.resolve()
+    return project_root(project)
 
 
 def settings_for(root: Path, **overrides: Any) -> Settings:

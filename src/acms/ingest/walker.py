@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from pathspec import GitIgnoreSpec
 
-from acms.errors import NotADirectory, PathNotFound
+from acms.paths import project_root
 
 SNIFF_BYTES = 8192
 _MAX_CONTROL_RATIO = 0.30
@@ -231,12 +231,7 @@ def _walk_paths(root: Path, settings: WalkSettings, skip: dict[SkipReason, list[
 
 def list_files(root: Path, settings: WalkSettings = WalkSettings()) -> Listing:
     """List indexable files under root, recording every skipped path under its reason."""
-    root = Path(root)
-    if not root.exists():
-        raise PathNotFound(f"path not found: {root}")
-    if not root.is_dir():
-        raise NotADirectory(f"not a directory: {root}")
-    root_real = root.resolve()
+    root_real = project_root(root)
     skip: dict[SkipReason, list[str]] = {r: [] for r in SkipReason}
     paths = _git_paths(root_real)
     used_git = paths is not None
