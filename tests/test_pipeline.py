@@ -138,3 +138,28 @@ def test_settings_cap_and_exclude(sample_project: Path) -> None:
     counts = report.skipped_counts()
     assert counts.get("too-large", 0) >= 1
     assert counts.get("ignored", 0) >= 1
+
+
+def test_parallel_extraction_matches_serial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big batches are parsed in worker processes; the graph must be the same as a serial parse."""
+    from acms.ingest import pipeline
+
+    def make(root: Path) -> None:
+        for i in range(pipeline.PARALLEL_MIN_FILES + 6):
+            (root / f"m{i}.py").parent.mkdir(parents=True, exist_ok=True)
+            (root / f"m{i}.py").write_text(f'"""Module {i}."""\n\nfrom m0 import f0\n\n\ndef f{i}(x):\n    return f0(x) + {i}\n')
+
+    graphs = []
+    for mode, threshold in (("parallel", pipeline.PARALLEL_MIN_FILES), ("serial", 10**9)):
+        root = tmp_path / mode / "proj"
+        make(root)
+        monkeypatch.setattr(pipeline, "PARALLEL_MIN_FILES", threshold)
+        report = run_index(root)
+        assert report.files_indexed == 70 and not report.parse_errors
+        store = _open(root)
+        rows = store.select("SELECT ?s ?p ?o WHERE { GRAPH <https://w3id.org/acms/tier/warm> { ?s ?p ?o } "
+                            "FILTER(?p NOT IN (<http://www.w3.org/ns/prov#generatedAtTime>, uko:rootPath)) }")
+        graphs.append({(r["s"].value, r["p"].value, r["o"].value) for r in rows})
+        store.close()
+    assert graphs[0] == graphs[1]
+    assert any(p.endswith("#calls") for _, p, _ in graphs[0])
