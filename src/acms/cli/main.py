@@ -7,6 +7,7 @@ import click
 from acms import __version__
 from acms.cli.assemble_cmd import assemble_cmd, render_cmd, strategies_cmd
 from acms.cli.eval_cmd import eval_cmd
+from acms.cli.export_cmd import export_cmd
 from acms.cli.index_cmd import index_cmd, stats_cmd, validate_cmd
 from acms.cli.search_cmd import embeddings_group, reindex_cmd, search_cmd
 from acms.cli.sparql_cmd import sparql_cmd
@@ -34,6 +35,7 @@ cli.add_command(assemble_cmd)
 cli.add_command(render_cmd)
 cli.add_command(strategies_cmd)
 cli.add_command(eval_cmd)
+cli.add_command(export_cmd)
 
 
 def main() -> None:

@@ -1,0 +1,76 @@
+"""Which quads an export covers: the whole graph, a tier, the module graph, an entity's neighbourhood,
+or the result of a user's CONSTRUCT."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyoxigraph import DefaultGraph, NamedNode, Quad
+
+from acms.errors import UsageError
+from acms.sparql import catalog
+from acms.sparql.guard import check_query
+from acms.store.oxigraph import OxigraphStore
+from acms.strategies.descriptor import Phase
+from acms.strategies.registry import StrategyRegistry
+from acms.vocab import GRAPH_META, TIERS
+
+NAV = "breadth-depth-navigator"
+
+
+def _quads(store: OxigraphStore, key: str, bindings: dict | None = None) -> list[Quad]:
+    rows = store.select(catalog.text(key), bindings)
+    return [Quad(r["s"], r["p"], r["o"], r.get("g", DefaultGraph())) for r in rows]  # type: ignore[arg-type]
+
+
+def whole(store: OxigraphStore) -> list[Quad]:
+    return _quads(store, "export/graphs", {"g": [*TIERS.values(), GRAPH_META]})
+
+
+def tier(store: OxigraphStore, name: str) -> list[Quad]:
+    if name not in TIERS:
+        raise UsageError(f"unknown tier {name!r}; tiers: {', '.join(TIERS)}")
+    return _quads(store, "export/graphs", {"g": TIERS[name]})
+
+
+def modules(store: OxigraphStore) -> list[Quad]:
+    return _quads(store, "export/modules")
+
+
+def neighbourhood(store: OxigraphStore, entity: str, depth: int) -> list[Quad]:
+    """The entity (IRI, path, qualified or short name) and everything within ``depth`` structural edges."""
+    nav = StrategyRegistry.default().get(NAV)
+    resolve = nav.query_text(Phase("graph", 1.0, "resolve-focus.rq"))
+    if entity.startswith(("http://", "https://")):
+        seeds = [NamedNode(entity)]
+    else:
+        from pyoxigraph import Literal
+
+        seeds = [r["entity"] for r in store.select(resolve, {"key": Literal(entity)})]  # type: ignore[misc]
+    if not seeds:
+        raise UsageError(f"no entity matches {entity!r} (give an IRI, a path, a qualified or a short name)")
+    seen = {s.value: s for s in seeds}
+    frontier = list(seeds)
+    for _ in range(depth):
+        reached: list[NamedNode] = []
+        for name in ("neighbors-out.rq", "neighbors-in.rq"):
+            for r in store.select(nav.query_text(Phase("graph", 1.0, name)), {"node": frontier}):
+                node = r["entity"]
+                if isinstance(node, NamedNode) and node.value not in seen:
+                    seen[node.value] = node
+                    reached.append(node)
+        frontier = reached
+        if not frontier:
+            break
+    return _quads(store, "export/describe-nodes", {"node": list(seen.values())})
+
+
+def construct(store: OxigraphStore, query: str) -> list[Quad]:
+    check_query(query)
+    return store.construct(query)
+
+
+def require(quads: Sequence[Quad]) -> Sequence[Quad]:
+    if not quads:
+        raise UsageError("the export scope is empty (nothing indexed, or nothing matches)")
+    return quads

@@ -1,0 +1,105 @@
+"""acms export: RDF round trips, graph-viewer formats, scopes, node cap, errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import rdflib
+from click.testing import CliRunner
+from rdflib.compare import isomorphic
+
+from acms.cli.main import cli
+from acms.export import scope
+from acms.store.oxigraph import OxigraphStore
+from acms.validation.batch import _to_rdflib
+
+from ..conftest import FIXTURES, run_index
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("export") / "sample"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    run_index(root)
+    return root
+
+
+def export(project: Path, *args: str) -> tuple[int, bytes, str]:
+    result = CliRunner().invoke(cli, ["export", "-C", str(project), *args])
+    return result.exit_code, result.stdout_bytes, result.stderr
+
+
+def expected_graph(project: Path) -> rdflib.Graph:
+    store = OxigraphStore(project / ".acms" / "graph")
+    try:
+        quads = scope.whole(store)
+    finally:
+        store.close()
+    g = rdflib.Graph()
+    for q in quads:
+        g.add((_to_rdflib(q.subject), _to_rdflib(q.predicate), _to_rdflib(q.object)))
+    return g
+
+
+@pytest.mark.parametrize(("fmt", "parser"), [("turtle", "turtle"), ("trig", "trig"), ("nquads", "nquads"),
+                                             ("jsonld", "json-ld")])
+def test_rdf_round_trips(project: Path, fmt: str, parser: str) -> None:
+    code, out, err = export(project, "--format", fmt)
+    assert code == 0, err
+    parsed = rdflib.Dataset()
+    parsed.parse(data=out.decode("utf-8"), format=parser)
+    merged = rdflib.Graph()
+    for s, p, o, _ in parsed.quads((None, None, None, None)):
+        merged.add((s, p, o))
+    want = expected_graph(project)
+    assert len(merged) == len(want) > 500
+    assert isomorphic(merged, want)
+
+
+def test_graphml_dot_cytoscape(project: Path) -> None:
+    code, out, _ = export(project, "--format", "graphml")
+    ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
+    root = ET.fromstring(out)
+    nodes = root.findall(".//g:node", ns)
+    labels = {n.find("g:data[@key='label']", ns).text for n in nodes}
+    assert {"pkg.mod.Parser", "pkg.util.normalize", "Usage"} <= labels
+    assert not any("frag/" in n.get("id") for n in nodes)
+    edges = root.findall(".//g:edge", ns)
+    assert any(e.find("g:data", ns).text == "calls" for e in edges)
+    code, out, _ = export(project, "--format", "dot")
+    text = out.decode()
+    assert text.startswith("digraph acms {") and text.rstrip().endswith("}")
+    assert text.count(" -> ") == len(edges)
+    code, out, _ = export(project, "--format", "cytoscape")
+    elements = json.loads(out)["elements"]
+    assert sum(1 for e in elements if "source" not in e["data"]) == len(nodes)
+
+
+def test_scopes_and_cap(project: Path) -> None:
+    code, out, _ = export(project, "--modules", "--format", "cytoscape")
+    kinds = {e["data"]["kind"] for e in json.loads(out)["elements"] if "source" not in e["data"]}
+    assert kinds == {"Module"}
+    code, out, _ = export(project, "--neighbourhood", "normalize", "--depth", "1", "--format", "cytoscape")
+    labels = {e["data"]["label"] for e in json.loads(out)["elements"] if "source" not in e["data"]}
+    assert {"pkg.util.normalize", "pkg.mod.Parser.parse_header", "pkg.util"} <= labels
+    assert "Usage" not in labels
+    code, out, err = export(project, "--format", "graphml", "--max-nodes", "3")
+    assert code == 0 and "left out" in err
+    assert len(ET.fromstring(out).findall(".//{http://graphml.graphdrawing.org/xmlns}node")) == 3
+
+
+def test_construct_scope_and_errors(project: Path, tmp_path: Path) -> None:
+    q = tmp_path / "classes.rq"
+    q.write_text("CONSTRUCT { ?c a uko:Class } WHERE { GRAPH ?g { ?c a uko:Class } }")
+    code, out, _ = export(project, "--construct", str(q), "--format", "nquads")
+    assert code == 0 and out.decode().count("\n") == 2
+    code, _, err = export(project, "--neighbourhood", "nothing_like_this")
+    assert code == 2 and "no entity matches" in err
+    code, _, err = export(project, "--modules", "--tier", "warm")
+    assert code == 2 and "choose one scope" in err
+    code, _, err = export(project, "--tier", "cold")
+    assert code == 2 and "empty" in err
