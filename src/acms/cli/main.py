@@ -10,6 +10,7 @@ from acms.cli.eval_cmd import eval_cmd
 from acms.cli.export_cmd import export_cmd
 from acms.cli.index_cmd import index_cmd, stats_cmd, validate_cmd
 from acms.cli.search_cmd import embeddings_group, reindex_cmd, search_cmd
+from acms.cli.serve_cmd import serve_cmd
 from acms.cli.sparql_cmd import sparql_cmd
 
 EXIT_CODES = """\b
@@ -36,6 +37,7 @@ cli.add_command(render_cmd)
 cli.add_command(strategies_cmd)
 cli.add_command(eval_cmd)
 cli.add_command(export_cmd)
+cli.add_command(serve_cmd)
 
 
 def main() -> None:
