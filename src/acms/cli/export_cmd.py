@@ -19,7 +19,7 @@ FORMATS = [*rdf.FORMATS, *graph_formats.WRITERS]
 @click.command("export")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="turtle", show_default=True,
               help="RDF (turtle, trig, nquads, jsonld) or a graph-viewer format (graphml: Gephi/yEd, dot: "
-                   "Graphviz, cytoscape: Cytoscape.js JSON).")
+                   "Graphviz, cytoscape: Cytoscape.js JSON, html: a self-contained interactive view).")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write here (default stdout).")
 @click.option("--tier", type=click.Choice(["hot", "warm", "cold"]), help="Only this tier's graph.")
 @click.option("--modules", is_flag=True, help="The module-level dependency graph (modules and imports).")
@@ -40,6 +40,7 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
       acms export --format trig -o project.trig
       acms export --modules --format dot | dot -Tsvg > modules.svg
       acms export --neighbourhood index_project --depth 2 --format graphml -o around.graphml
+      acms export --format html -o graph.html      # open in any browser, offline
     """
     chosen = [x for x in (tier, modules or None, entity, construct_file) if x]
     if len(chosen) > 1:

@@ -121,4 +121,10 @@ def write_cytoscape(view: GraphView, out: TextIO) -> None:
     out.write("\n")
 
 
-WRITERS = {"graphml": write_graphml, "dot": write_dot, "cytoscape": write_cytoscape}
+def _html(view: GraphView, out: TextIO) -> None:
+    from acms.export.html import write_html
+
+    write_html(view, out)
+
+
+WRITERS = {"graphml": write_graphml, "dot": write_dot, "cytoscape": write_cytoscape, "html": _html}
