@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import sys
 from pathlib import Path
 
@@ -60,21 +59,20 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
     finally:
         graph.close()
     scope.require(quads)
+    # Written as produced, straight to the file or stdout (no whole-document string in memory).
     if fmt in rdf.FORMATS:
-        buffer = io.BytesIO()
-        rdf.write(quads, fmt, buffer)
-        data = buffer.getvalue()
         if output:
-            output.write_bytes(data)
+            with output.open("wb") as fh:
+                rdf.write(quads, fmt, fh)
         else:
-            sys.stdout.buffer.write(data)
+            rdf.write(quads, fmt, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
         return
     view = graph_formats.build(quads, max_nodes)
     if view.dropped:
         click.echo(f"warning: {view.dropped} nodes over --max-nodes {max_nodes} left out (the smallest)", err=True)
-    text = io.StringIO()
-    graph_formats.WRITERS[fmt](view, text)
     if output:
-        output.write_text(text.getvalue(), encoding="utf-8")
+        with output.open("w", encoding="utf-8") as fh:
+            graph_formats.WRITERS[fmt](view, fh)
     else:
-        click.echo(text.getvalue(), nl=False)
+        graph_formats.WRITERS[fmt](view, sys.stdout)
