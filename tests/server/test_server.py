@@ -102,6 +102,8 @@ def test_rdflib_sparqlstore_and_formats(url: str) -> None:
     store = SPARQLStore(query_endpoint=url + "/sparql")
     rows = [str(r[0]) for r in store.query(SELECT)]
     assert [r.rsplit("#", 1)[-1] for r in rows] == ["pkg.mod.Base", "pkg.mod.Parser"]
+    with urllib.request.urlopen(urllib.request.Request(q(url, SELECT), headers={"Origin": "http://yasgui.example"})) as r:
+        assert r.headers.get("access-control-allow-origin") == "*"  # YASGUI can read it
     status, ctype, body = get(q(url, SELECT))
     assert status == 200 and "sparql-results+json" in ctype and len(json.loads(body)["results"]["bindings"]) == 2
     status, ctype, body = get(q(url, SELECT), "application/sparql-results+xml")

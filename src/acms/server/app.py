@@ -18,6 +18,8 @@ from typing import Any
 
 import pyoxigraph as ox
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -153,7 +155,10 @@ def create_app(searcher: Searcher, registry: StrategyRegistry, config: ServerCon
                               "phases": [{"engine": p.engine, "share": p.share} for p in d.phases],
                               "summary": d.summary} for d in registry.all()])
 
-    return Starlette(routes=[
+    # Browser clients such as YASGUI call the endpoint from another origin: allow it to read answers.
+    middleware = [Middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST"],
+                             allow_headers=["Content-Type", "Accept"])]
+    return Starlette(middleware=middleware, routes=[
         Route("/sparql", sparql, methods=["GET", "POST"]),
         Route("/v0/render", render, methods=["POST"]),
         Route("/health", health, methods=["GET"]),
