@@ -149,6 +149,14 @@ class RenderRequest:
     format: Format = Format.MARKDOWN
 
 
+def request_id_of(raw: str | bytes) -> str:
+    """The request_id of a raw request, for the error envelope even when the request is invalid."""
+    try:
+        return str(json.loads(raw).get("request_id", "unknown"))
+    except (ValueError, AttributeError):
+        return "unknown"
+
+
 def parse_request(data: Mapping[str, Any] | str | bytes) -> RenderRequest:
     """Validate and parse a request (an object, or its JSON text)."""
     if isinstance(data, (str, bytes)):

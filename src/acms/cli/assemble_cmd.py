@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import uuid
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 import click
 
 from acms.assembly.assemble import assemble
-from acms.assembly.protocol import envelope_for, parse_request
+from acms.assembly.protocol import envelope_for, parse_request, request_id_of
 from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
 from acms.errors import AcmsError, UsageError
 from acms.retrieval.search import Searcher
@@ -109,11 +108,7 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], project: Pat
     Errors are printed as the v0 error envelope (on stdout, as JSON) with a non-zero exit code.
     """
     raw = request_file.read()
-    request_id = "unknown"
-    try:
-        request_id = str(json.loads(raw).get("request_id", "unknown"))
-    except (ValueError, AttributeError):
-        pass
+    request_id = request_id_of(raw)
     try:
         request = parse_request(raw)
         registry = StrategyRegistry.default(strategies_dir)
@@ -135,9 +130,7 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], project: Pat
 def strategies_cmd(strategies_dir: tuple[Path, ...], as_json: bool) -> None:
     """List the strategies with their quality, what they need, and their budget split."""
     registry = StrategyRegistry.default(strategies_dir)
-    rows = [{"name": d.name, "quality": d.quality, "requires": list(d.requires), "builtin": d.builtin,
-             "phases": [{"engine": p.engine, "share": p.share} for p in d.phases], "summary": d.summary}
-            for d in registry.all()]
+    rows = registry.describe()
     if as_json:
         echo_json(rows)
         return

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from acms.ingest.model import CodeSymbol, DocSection, Extraction, SourceFile, SymbolKind
+from acms.ingest.model import CodeSymbol, Extraction, SourceFile, SymbolKind
 
 MACRO, MICRO, ATOMIC = "macro", "micro", "atomic"
 

@@ -10,7 +10,6 @@ finishes in the background; the serialized result is capped in size (413 beyond)
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import urllib.parse
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from acms.assembly.assemble import assemble
-from acms.assembly.protocol import envelope_for, parse_request
+from acms.assembly.protocol import envelope_for, parse_request, request_id_of
 from acms.errors import AcmsError, QueryError, QueryRejected
 from acms.retrieval.embedding_store import active_model
 from acms.retrieval.search import Searcher
@@ -130,11 +129,7 @@ def create_app(searcher: Searcher, registry: StrategyRegistry, config: ServerCon
 
     async def render(request: Request) -> Response:
         raw = await request.body()
-        request_id = "unknown"
-        try:
-            request_id = str(json.loads(raw).get("request_id", "unknown"))
-        except (ValueError, AttributeError):
-            pass
+        request_id = request_id_of(raw)
         try:
             req = parse_request(raw)
             result = await run_in_threadpool(assemble, req, searcher, registry, "json")
@@ -151,9 +146,7 @@ def create_app(searcher: Searcher, registry: StrategyRegistry, config: ServerCon
         return JSONResponse({"status": "ok", "quads": len(store.raw), "model": model.model_id if model else None})
 
     async def strategies(request: Request) -> Response:
-        return JSONResponse([{"name": d.name, "quality": d.quality, "requires": list(d.requires),
-                              "phases": [{"engine": p.engine, "share": p.share} for p in d.phases],
-                              "summary": d.summary} for d in registry.all()])
+        return JSONResponse(registry.describe())
 
     # Browser clients such as YASGUI call the endpoint from another origin: allow it to read answers.
     middleware = [Middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST"],

@@ -20,7 +20,7 @@ from pyoxigraph import Literal, NamedNode
 from acms.assembly.model import Candidate
 from acms.assembly.protocol import RenderRequest
 from acms.retrieval.search import Mode, SearchResult, Searcher
-from acms.sparql.functions import ScoreTables, functions
+from acms.sparql.functions import functions
 from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.terms import Term
 from acms.vocab import XSD

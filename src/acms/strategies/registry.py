@@ -47,6 +47,12 @@ class StrategyRegistry:
     def all(self) -> list[StrategyDescriptor]:
         return [self._items[n] for n in self.names()]
 
+    def describe(self) -> list[dict[str, object]]:
+        """One row per strategy, as ``acms strategies --json`` and ``GET /v0/strategies`` show them."""
+        return [{"name": d.name, "quality": d.quality, "requires": list(d.requires), "builtin": d.builtin,
+                 "phases": [{"engine": p.engine, "share": p.share} for p in d.phases], "summary": d.summary}
+                for d in self.all()]
+
     def get(self, name: str) -> StrategyDescriptor:
         try:
             return self._items[name]
