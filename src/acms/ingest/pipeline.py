@@ -38,7 +38,7 @@ from acms.validation.batch import validate_batch
 from acms.vocab import GRAPH_META, PROV, TIER_WARM, UKO, IriMinter, slug
 
 Progress = Callable[[str, int, int], None]  # phase, done, total
-UKO_VERSION = "1.0.0"
+UKO_VERSION = "1.1.0"
 
 
 @dataclass
