@@ -25,6 +25,7 @@ from acms.retrieval.embedding_store import active_model
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog
 from acms.strategies.engine import RunContext, run_strategy
+from acms.strategies.traits import request_traits
 from acms.strategies.registry import StrategyRegistry
 from acms.vocab import PREFIXES
 
@@ -131,7 +132,7 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     """``output``: "json" for a render_context_reply.v0, else the request's text/markdown format."""
     start = time.perf_counter()
     deadline = start + request.time_ms / 1000.0
-    choice = registry.choose(request.strategy, bool(request.focus), capabilities(searcher))
+    choice = registry.choose(request.strategy, request_traits(request), capabilities(searcher))
     ctx = RunContext(searcher=searcher, registry_folder=registry.get, request=request, deadline=deadline)
     cands = run_strategy(choice.strategy, ctx)
     cands = trim(apply_lod(apply_filters(cands, request, searcher), request), request.tokens_max)

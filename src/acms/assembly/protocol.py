@@ -144,6 +144,7 @@ class RenderRequest:
     strategy: str = "auto"
     focus: tuple[str, ...] = ()
     breadth: int | None = None
+    plan: str | None = None
     lod: tuple[str, ...] = ()
     filters: Filters = Filters()
     format: Format = Format.MARKDOWN
@@ -177,7 +178,7 @@ def parse_request(data: Mapping[str, Any] | str | bytes) -> RenderRequest:
         version=data["version"], risk_level=data.get("risk_profile", {}).get("level"),
         privacy_mode=PrivacyMode(data.get("privacy_mode", "allow")),
         strategy=data.get("strategy", "auto"), focus=tuple(data.get("focus", ())),
-        breadth=data.get("breadth"), lod=tuple(data.get("lod", ())),
+        breadth=data.get("breadth"), plan=data.get("plan"), lod=tuple(data.get("lod", ())),
         filters=Filters(
             paths=tuple(f.get("paths", ())), languages=tuple(f.get("languages", ())),
             classes=tuple(f.get("classes", ())), tiers=tuple(f.get("tiers", ())),

@@ -1,8 +1,15 @@
 """A strategy is a folder: ``strategy.toml`` (this descriptor) plus the ``.rq`` files its phases run.
 
 Declarative on purpose, so a user adds a strategy by dropping a folder (``--strategies-dir``), with no
-code: a phase names one of the engines (``keyword``, ``vector``, ``graph``), its share of the budget
-and, for ranked engines, the query that describes and scores the candidates.
+code: a phase names one of the engines (``keyword``, ``vector``, ``graph``, ``query``), its share of the
+budget and, for ranked and query engines, the query that describes and scores the candidates. A
+``query`` phase is pure SPARQL: it gets the request's focus entities and plan as VALUES and returns
+scored candidates; ``fallback`` names the query to run when it returns none.
+
+``can_handle`` maps request traits to confidence: ``default``, ``focus`` (focus entities given), and
+the specialist traits ``plan`` (the request names a plan), ``history`` ("why was X changed") and
+``decision`` ("what did we decide about X"). A request with a specialist trait goes to the strategies
+that declare it.
 """
 
 from __future__ import annotations
@@ -15,8 +22,15 @@ from typing import Any
 
 from acms.errors import ConfigError
 
-ENGINES = ("keyword", "vector", "graph")
+ENGINES = ("keyword", "vector", "graph", "query")
 CAPABILITIES = ("keyword", "vectors", "graph")
+SPECIALIST_TRAITS = {"plan", "history", "decision"}
+TRAIT_REASONS = {
+    "focus": "request has focus entities",
+    "plan": "request names a plan",
+    "history": "task asks about history",
+    "decision": "task asks about decisions",
+}
 
 
 @dataclass(frozen=True)
@@ -24,6 +38,7 @@ class Phase:
     engine: str
     share: float
     query: str | None  # path relative to the strategy folder
+    fallback: str | None = None  # query engine: run when ``query`` returns no rows
 
 
 @dataclass(frozen=True)
@@ -38,22 +53,29 @@ class StrategyDescriptor:
     folder: Traversable | None = None
     builtin: bool = True
 
-    def query_text(self, phase: Phase) -> str:
-        if phase.query is None or self.folder is None:
+    def query_text(self, phase: Phase, name: str | None = None) -> str:
+        name = name or phase.query
+        if name is None or self.folder is None:
             raise ConfigError(f"strategy {self.name}: phase {phase.engine} has no query")
         # Built-ins are on the file system (wheel or checkout), so a phase may share a sibling's query.
-        path = (Path(str(self.folder)) / phase.query).resolve()
+        path = (Path(str(self.folder)) / name).resolve()
         if not path.is_file():
-            raise ConfigError(f"strategy {self.name}: query file not found: {phase.query}")
+            raise ConfigError(f"strategy {self.name}: query file not found: {name}")
         return path.read_text(encoding="utf-8")
 
-    def can_handle(self, has_focus: bool, capabilities: set[str]) -> tuple[float, str]:
-        """Confidence in [0, 1] for a request, and why."""
+    @property
+    def specialties(self) -> set[str]:
+        return set(self.handles) & SPECIALIST_TRAITS
+
+    def can_handle(self, traits: set[str], capabilities: set[str]) -> tuple[float, str]:
+        """Confidence in [0, 1] for a request with these traits, and why."""
         missing = [c for c in self.requires if c not in capabilities]
         if missing:
             return 0.0, f"needs {', '.join(missing)}"
-        if has_focus and "focus" in self.handles:
-            return self.handles["focus"], "request has focus entities"
+        matched = sorted(t for t in traits if t in self.handles)
+        if matched:
+            best = max(matched, key=lambda t: self.handles[t])
+            return self.handles[best], TRAIT_REASONS[best]
         return self.handles.get("default", 1.0), "general request"
 
 
@@ -61,7 +83,8 @@ def parse_descriptor(text: str, folder: Traversable | None, builtin: bool) -> St
     try:
         data: dict[str, Any] = tomllib.loads(text)
         phases = tuple(
-            Phase(engine=str(p["engine"]), share=float(p.get("share", 1.0)), query=p.get("query"))
+            Phase(engine=str(p["engine"]), share=float(p.get("share", 1.0)), query=p.get("query"),
+                  fallback=p.get("fallback"))
             for p in data.get("phase", [])
         )
         desc = StrategyDescriptor(
@@ -80,6 +103,12 @@ def parse_descriptor(text: str, folder: Traversable | None, builtin: bool) -> St
     bad = [p.engine for p in desc.phases if p.engine not in ENGINES]
     if bad or not desc.phases:
         raise ConfigError(f"strategy {desc.name}: phases must use engines {', '.join(ENGINES)} (got {bad or 'none'})")
+    if any(p.engine == "query" and not p.query for p in desc.phases):
+        raise ConfigError(f"strategy {desc.name}: a query phase needs a query file")
+    unknown_traits = sorted(set(desc.handles) - {"default", "focus"} - SPECIALIST_TRAITS)
+    if unknown_traits:
+        raise ConfigError(f"strategy {desc.name}: unknown can_handle trait {unknown_traits}; known: "
+                          f"default, focus, {', '.join(sorted(SPECIALIST_TRAITS))}")
     unknown = [c for c in desc.requires if c not in CAPABILITIES]
     if unknown:
         raise ConfigError(f"strategy {desc.name}: unknown capability {unknown}; known: {', '.join(CAPABILITIES)}")

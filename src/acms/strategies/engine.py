@@ -52,6 +52,8 @@ class RunContext:
 
 
 def _candidate(row: dict[str, Term], strategy: str, score: float, reason: str) -> Candidate:
+    if "reason" in row and row["reason"] is not None:
+        reason = row["reason"].value
     return Candidate(
         fragment=row["frag"].value, entity=row["entity"].value, name=row["name"].value,
         kind=row["kind"].value.rsplit("#", 1)[-1], lod=row["lod"].value, text=row["text"].value,
@@ -183,6 +185,51 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
     return out
 
 
+def resolve_plan(ctx: RunContext) -> NamedNode | None:
+    """The request's plan by IRI or name; an unknown plan is a warning (the fallback query runs)."""
+    plan = ctx.request.plan
+    if not plan:
+        return None
+    if plan.startswith(("http://", "https://", "urn:")):
+        return NamedNode(plan)
+    rows = ctx.searcher.store.select(_query("resolve-plan.rq", ctx), {"name": Literal(plan)})
+    if not rows:
+        ctx.warnings.append(f"no plan named {plan!r}")
+        return None
+    return rows[0]["plan"]  # type: ignore[return-value]
+
+
+def query_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
+    """Pure SPARQL: the query gets the focus entities and the plan, and returns scored candidates."""
+    bindings: dict[str, object] = {}
+    focus = resolve_focus(ctx) if ctx.request.focus or "focus" in _params(desc.query_text(phase)) else []
+    ctx.focus_entities = ctx.focus_entities or focus
+    if focus:
+        bindings["focus"] = [NamedNode(f) for f in focus]
+    plan = resolve_plan(ctx)
+    if plan is not None:
+        bindings["plan"] = plan
+    bindings["quality"] = Literal(str(desc.quality), datatype=XSD.double)
+    store = ctx.searcher.store
+    rows = store.select(desc.query_text(phase), _usable(desc.query_text(phase), bindings))  # type: ignore[arg-type]
+    if not rows and phase.fallback:
+        text = desc.query_text(phase, phase.fallback)
+        rows = store.select(text, _usable(text, bindings))  # type: ignore[arg-type]
+        if rows:
+            ctx.warnings.append(f"{desc.name}: nothing specific found; fell back to {phase.fallback}")
+    return [_candidate(r, desc.name, float(r["score"].value), "") for r in rows]
+
+
+def _params(query: str) -> set[str]:
+    """The parameters a query declares in its ``# param:`` header lines."""
+    return {line.split()[2] for line in query.splitlines() if line.startswith("# param:") and len(line.split()) > 2}
+
+
+def _usable(query: str, bindings: dict[str, object]) -> dict[str, object]:
+    declared = _params(query)
+    return {k: v for k, v in bindings.items() if k in declared}
+
+
 def _short(iri: str) -> str:
     return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
@@ -191,6 +238,7 @@ PHASES: dict[str, Callable[[StrategyDescriptor, Phase, RunContext], list[Candida
     "keyword": ranked_phase,
     "vector": ranked_phase,
     "graph": graph_phase,
+    "query": query_phase,
 }
 
 

@@ -59,17 +59,22 @@ class StrategyRegistry:
         except KeyError:
             raise UsageError(f"unknown strategy {name!r}; known: auto, {', '.join(self.names())}") from None
 
-    def choose(self, name: str, has_focus: bool, capabilities: set[str]) -> Choice:
-        """An explicit strategy, or ``auto``: the best ``can_handle`` × quality."""
+    def choose(self, name: str, traits: set[str], capabilities: set[str]) -> Choice:
+        """An explicit strategy, or ``auto``: the best ``can_handle`` × quality.
+
+        A request with a specialist trait (plan, history, decision) is a question only the strategies
+        declaring that trait answer, whatever their general quality; they compete among themselves.
+        """
         if name != "auto":
             desc = self.get(name)
-            confidence, why = desc.can_handle(has_focus, capabilities)
+            confidence, why = desc.can_handle(traits, capabilities)
             if confidence == 0.0:
                 return Choice(desc, f"requested explicitly ({why}: results may be empty)")
             return Choice(desc, "requested explicitly")
         scored = []
-        for desc in self.all():
-            confidence, why = desc.can_handle(has_focus, capabilities)
+        specialists = [d for d in self.all() if d.specialties & traits and d.can_handle(traits, capabilities)[0] > 0]
+        for desc in specialists or self.all():
+            confidence, why = desc.can_handle(traits, capabilities)
             scored.append((confidence * desc.quality, desc.name, desc, why))
         scored.sort(key=lambda t: (-t[0], t[1]))
         best = scored[0]
