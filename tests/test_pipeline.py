@@ -12,7 +12,8 @@ from acms.errors import ValidationFailed
 from acms.ingest import emit
 from acms.store.oxigraph import OxigraphStore
 from acms.tokens import count
-from acms.vocab import UKO, IriMinter
+from acms.temporal import tiers
+from acms.vocab import PROV, TIER_COLD, UKO, IriMinter
 
 from .conftest import run_index
 
@@ -101,12 +102,23 @@ def test_changed_and_deleted_files_replace_their_triples(indexed_sample: Path) -
     report = run_index(indexed_sample)
     assert (report.files_indexed, report.files_removed) == (1, 1)
     store = _open(indexed_sample)
-    qns = {r["q"].value for r in store.select("SELECT ?q WHERE { GRAPH ?g { ?e uko:qualifiedName ?q } }")}
+    current = "SELECT ?q WHERE { GRAPH ?g { ?e uko:qualifiedName ?q } FILTER(?g != <%s>) }" % TIER_COLD.value
+    qns = {r["q"].value for r in store.select(current)}
     assert "pkg.util.join_all" in qns and "pkg.util.join_parts" not in qns
     gone = IriMinter("sample").code("pkg/util.py", "pkg.util.join_parts")
-    assert not list(store.raw.quads_for_pattern(None, None, gone, None)), "dangling edges to a removed symbol"
+    incoming = {q.predicate for q in store.raw.quads_for_pattern(None, None, gone, None)}
+    assert incoming == {PROV.specializationOf}, "dangling edges to a removed symbol"
     assert not list(store.raw.quads_for_pattern(gone, None, None, None))
     assert not _objects(store, IriMinter("sample").file("notes.txt"), UKO.path)
+    # Nothing is lost: the removed symbol and the deleted file are cold versions, with their text.
+    old = store.select(
+        "SELECT ?e ?t ?text WHERE { GRAPH <%s> { ?v prov:specializationOf ?e ; prov:invalidatedAtTime ?t ; "
+        "uko:hasFragment ?f . ?f uko:lod 'micro' ; uko:text ?text } }" % TIER_COLD.value)
+    by_entity = {r["e"].value: r["text"].value for r in old}
+    assert "def join_parts" in by_entity[gone.value]
+    assert IriMinter("sample").file("notes.txt").value in by_entity
+    assert all(r["t"].value.endswith("Z") for r in old)
+    assert tiers.violations(store) == []
     runs = store.select("SELECT ?r WHERE { GRAPH ?g { ?r a uko:IndexRun } }")
     assert len(runs) == 2
     store.close()

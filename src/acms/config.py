@@ -38,6 +38,11 @@ class Settings:
     embedding_model: str = _setting("", "Model name for the openai provider, or a model directory for the local provider.")
     embedding_api_key_env: str = _setting("OPENAI_API_KEY", "Environment variable holding the API key for the openai provider.")
     embed_on_index: bool = _setting(True, "Compute vectors for new fragments at the end of `acms index`.")
+    hot_commits: int = _setting(10, "Tier policy: entities touched by the last N ingested commits are hot.")
+    hot_days: float = _setting(7.0, "Tier policy: entities changed (a commit or a re-index replaced them) in the last N days are hot.")
+    hot_use_days: float = _setting(3.0, "Tier policy: entities used in an assembled context in the last N days are hot.")
+    record_use: bool = _setting(True, "Record which entities assembled contexts used (meta graph), for the hot tier.")
+    extensions: tuple[str, ...] = _setting((), "Ontology extensions to load: shipped names (web-api) or folder paths relative to the project root (`acms ontology add`).")
 
     @classmethod
     def help_table(cls) -> dict[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from urllib.parse import quote
 
 from pyoxigraph import NamedNode
@@ -39,6 +40,12 @@ PREFIXES = {
     "owl": "http://www.w3.org/2002/07/owl#",
     "sh": "http://www.w3.org/ns/shacl#",
 }
+
+
+def prefixes(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """PREFIXES plus ``extra`` (the prefixes of an index's loaded extensions, e.g. ``api``); a standard
+    prefix is never overridden, so ``uko:`` always means UKO."""
+    return {**(extra or {}), **PREFIXES}
 
 
 class _Namespace:
@@ -104,6 +111,16 @@ class IriMinter:
     def fragment(self, entity: NamedNode, lod: str, content_hash: str, start_line: int) -> NamedNode:
         owner = hashlib.sha1(entity.value.encode()).hexdigest()[:12]
         return NamedNode(f"{self.base}frag/{owner}/{lod}/{start_line}-{content_hash[:16]}")
+
+    def plan(self, name: str) -> NamedNode:
+        return NamedNode(f"{self.base}plan/{quote(name, safe='')}")
+
+    def decision(self, ident: str) -> NamedNode:
+        """A recorded decision's id (``D-3``) or an ADR's path: stable, so re-indexing keeps the IRI."""
+        return NamedNode(f"{self.base}decision/{quote(ident, safe='/')}")
+
+    def change(self, commit: str) -> NamedNode:
+        return NamedNode(f"{self.base}change/{commit}")
 
     def index_run(self, stamp: str) -> NamedNode:
         return NamedNode(f"{self.base}run/{stamp}")

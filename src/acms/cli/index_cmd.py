@@ -17,6 +17,7 @@ from acms.cli.common import (
     store_path,
 )
 from acms.ingest.pipeline import IndexReport, index_project
+from acms.ontology.service import extension_namespaces
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
@@ -50,6 +51,20 @@ def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
         click.echo(f"  phases: {phases}")
     if report.embedded:
         click.echo(f"  vectors: {report.embedded} fragments embedded with {report.embedding_model}")
+    if report.versions_archived:
+        click.echo(f"  history: {report.versions_archived} superseded versions moved to the cold tier")
+    if report.history is not None:
+        h = report.history
+        if not h.available or h.commits_ingested == 0:
+            click.echo(f"  git history: {h.note}")
+        else:
+            click.echo(f"  git history: {h.commits_ingested} commits ingested ({h.commits_known} already known), "
+                       f"{h.touches} touches, {h.versions} earlier versions of symbols")
+    click.echo(f"  tiers: {report.hot_entities} hot entities")
+    for note in report.ontology:
+        click.echo(f"  ontology: {note}")
+    if report.derived:
+        click.echo(f"  extension rules: {report.derived} triples derived")
     for warning in report.warnings:
         click.echo(f"  warning: {warning}")
     counts = report.skipped_counts()
@@ -70,16 +85,20 @@ def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
               help="Index directory (default: PATH/.acms).")
 @click.option("--max-file-bytes", type=int, default=None, help="Skip files larger than this (default 262144).")
 @click.option("--exclude", multiple=True, help="Extra gitignore-style pattern to skip (repeatable).")
+@click.option("--history", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Also ingest the last N git commits (Change nodes, touched files and symbols, the "
+                   "versions they ended, into the cold tier). Commits already ingested are skipped.")
 @click.option("--verbose", "-v", is_flag=True, help="List every skipped file with its reason.")
 @json_option
 @boundary
 def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclude: tuple[str, ...],
-              verbose: bool, as_json: bool) -> None:
+              history: int, verbose: bool, as_json: bool) -> None:
     """Index the project at PATH (default: the current directory) into its on-disk graph.
 
     Lists files with git (or a .gitignore-aware walk), extracts Python symbols and document sections,
     cuts fragments with token counts, validates the batch against the SHACL shapes and writes it in one
-    transaction. Re-running on an unchanged project writes nothing.
+    transaction. Re-running on an unchanged project writes nothing. A changed or deleted file's previous
+    entities go to the cold tier as versions; the tier policy (`acms tiers`) is applied at the end.
     """
     root = resolve_project(path)
     settings = settings_for(root, max_file_bytes=max_file_bytes)
@@ -90,13 +109,14 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
     graph = OxigraphStore(layout.graph)
     try:
         report = index_project(root, graph, settings, progress=None if as_json else _progress(),  # type: ignore[arg-type]
-                               layout=layout)
+                               layout=layout, history=history)
     finally:
         graph.close()
     if as_json:
         data = dict(vars(report))
         data["skipped_counts"] = report.skipped_counts()
         data["store"] = str(target)
+        data["history"] = report.history.as_dict() if report.history else None
         echo_json(data)
     else:
         _summary(report, target, verbose)
@@ -110,6 +130,14 @@ def _short(iri: str) -> str:
     return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
 
+def _class_name(iri: str, extensions: dict[str, str]) -> str:
+    """UKO classes by local name; an extension's as ``prefix:Local`` (``api:Endpoint``)."""
+    for prefix, ns in extensions.items():
+        if iri.startswith(ns):
+            return f"{prefix}:{iri[len(ns):]}"
+    return _short(iri)
+
+
 @click.command("stats")
 @project_options
 @json_option
@@ -120,11 +148,12 @@ def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     target = store_path(root, settings_for(root), store)
     graph = OxigraphStore.open_existing(IndexLayout(target).graph)
     try:
+        extensions = extension_namespaces(graph)
         data = {
             "store": str(target),
             "store_bytes": graph.size_bytes(),
             "quads": graph.count(),
-            "classes": {_short(r["class"]): int(r["n"]) for r in _rows(graph, "stats/classes")},
+            "classes": {_class_name(r["class"], extensions): int(r["n"]) for r in _rows(graph, "stats/classes")},
             "graphs": {r["graph"]: int(r["n"]) for r in _rows(graph, "stats/tiers")},
             "languages": {r["language"]: {"files": int(r["files"]), "lines": int(r["total_lines"])}
                           for r in _rows(graph, "stats/languages")},

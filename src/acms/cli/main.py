@@ -9,9 +9,11 @@ from acms.cli.assemble_cmd import assemble_cmd, render_cmd, strategies_cmd
 from acms.cli.eval_cmd import eval_cmd
 from acms.cli.export_cmd import export_cmd
 from acms.cli.index_cmd import index_cmd, stats_cmd, validate_cmd
+from acms.cli.plan_cmd import decision_group, plan_group
 from acms.cli.search_cmd import embeddings_group, reindex_cmd, search_cmd
 from acms.cli.serve_cmd import serve_cmd
 from acms.cli.sparql_cmd import sparql_cmd
+from acms.cli.temporal_cmd import history_cmd, tiers_group
 
 EXIT_CODES = """\b
 Exit codes: 0 ok, 1 error / store does not conform, 2 bad input, 3 query error,
@@ -38,6 +40,10 @@ cli.add_command(strategies_cmd)
 cli.add_command(eval_cmd)
 cli.add_command(export_cmd)
 cli.add_command(serve_cmd)
+cli.add_command(tiers_group)
+cli.add_command(history_cmd)
+cli.add_command(plan_group)
+cli.add_command(decision_group)
 
 
 def main() -> None:

@@ -26,19 +26,24 @@ from acms import __version__
 from acms.config import Settings
 from acms.ingest import emit
 from acms.ingest.doc_extractor import extract_markdown, extract_rst
+from acms.decisions.ingest import adr_batch
 from acms.ingest.fragments import FragmentSpec, code_fragments, doc_fragments, window_fragments
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.python_extractor import extract_python, module_name_for, resolve_edges
 from acms.ingest.walker import Listing, SkipReason, WalkSettings, language_for, list_files, read_text_file
+from acms.ontology import extensions as ontology_extensions
+from acms.ontology import rules as ontology_rules
+from acms.ontology.versioning import plan as plan_migration
+from acms.ontology.versioning import uko_version
 from acms.sparql import catalog
+from acms.temporal import git_history, tiers, versions
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.tokens import count_many
 from acms.validation.batch import validate_batch
-from acms.vocab import GRAPH_META, PROV, TIER_WARM, UKO, IriMinter, slug
+from acms.vocab import GRAPH_META, GRAPH_ONTOLOGY, PROV, TIER_WARM, UKO, IriMinter, slug
 
 Progress = Callable[[str, int, int], None]  # phase, done, total
-UKO_VERSION = "1.1.0"
 
 
 @dataclass
@@ -60,6 +65,11 @@ class IndexReport:
     embedded: int = 0
     embedding_model: str = ""
     warnings: list[str] = field(default_factory=list)
+    versions_archived: int = 0
+    hot_entities: int = 0
+    history: git_history.HistoryReport | None = None
+    ontology: list[str] = field(default_factory=list)  # ontology migrations and extension changes
+    derived: int = 0  # triples added by extension rules
 
     def skipped_counts(self) -> dict[str, int]:
         return {reason: len(paths) for reason, paths in sorted(self.skipped.items())}
@@ -145,14 +155,22 @@ def index_project(
     settings: Settings,
     progress: Progress | None = None,
     layout: IndexLayout | None = None,
+    history: int = 0,
 ) -> IndexReport:
+    """Index ``root``; ``history`` > 0 also ingests that many recent commits (git checkouts only)."""
     started = datetime.now(UTC)
     t0 = time.perf_counter()
     root = root.resolve()
     report = IndexReport(root=str(root))
     clock = _Clock(report)
     minter = IriMinter(settings.project_name or root.name)
-    store.ensure_ontology()
+    extensions = ontology_extensions.configured(settings.extensions, root)
+    desired_ontology = ontology_extensions.ontology_quads(extensions)
+    full_ontology = _with_uko(desired_ontology)
+    migration = plan_migration(store, full_ontology)
+    if not migration:  # a new index, or nothing changed: (re)loading here mixes nothing
+        store.ensure_ontology(desired_ontology)
+    report.ontology = list(migration.reasons)
 
     with clock.phase("listing"):
         walk = WalkSettings(
@@ -173,12 +191,15 @@ def index_project(
             for r in store.select(catalog.text("ingest/stored-files"))
         }
         changed = [s for s in sources if stored.get(s.path, (None, ""))[1] != s.sha256]
+        if migration.reindex:  # the ontology changed: rebuild every file's triples under the new one
+            changed = list(sources)
         current = {s.path for s in sources}
         removed = sorted(p for p in stored if p not in current)
         report.files_unchanged = len(sources) - len(changed)
         report.files_removed = len(removed)
     if not changed and not removed:
         report.up_to_date = True
+        _temporal(store, root, settings, report, clock, history)
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -218,16 +239,29 @@ def index_project(
         kinds = {qn: kind for qn, (_, kind) in symbols.items()}
         quads += emit.emit_edges(resolve_edges(code, kinds), symbols, TIER_WARM)
         quads += emit.emit_tree(minter, root.name, str(root), sorted(current), TIER_WARM)
+        adrs = adr_batch(store, minter, changed, all_paths, TIER_WARM, generated_at)  # decisions/ingest.py
+        quads += adrs.quads
+        new_iris.update(adrs.entities)
         report.files_indexed = len(changed)
         report.entities = sum(len(b.entities) for b in batches) + sum(
             len(e.sections) for e in extractions.values()
         )
         report.fragments = sum(b.fragment_count for b in batches)
+    if extensions:  # extension rules over the batch: what they derive is validated and written with it
+        with clock.phase("rules"):
+            derived = ontology_rules.derive_for_batch(full_ontology, quads, extensions)
+            report.derived = len(derived)
+            quads += derived
+
+    with clock.phase("versions"):  # what this run supersedes goes to cold, validated with the batch
+        archived = versions.archive(store, replaced_files, quads, _stamp(started), generated_at)
+        quads += archived.quads
+        report.versions_archived = len(archived.entities)
 
     with clock.phase("shacl"):
-        validate_batch(store, quads)
+        validate_batch(store, quads, ontology_rules.all_checks(extensions) if extensions else None)
 
-    deletes: list[tuple[str, dict[str, list[NamedNode]] | None]] = []
+    deletes: list[tuple[str, dict[str, object] | None]] = list(archived.updates)
     if replaced_files:
         gone = _vanished(store, replaced_files, set(new_iris.values()) | {minter.file(s.path) for s in changed})
         deletes.append((catalog.text("ingest/delete-file-contents.ru"), {"file": replaced_files}))
@@ -235,16 +269,21 @@ def index_project(
         if gone:
             deletes.append((catalog.text("ingest/delete-incoming.ru"), {"gone": gone}))
     deletes.append((catalog.text("ingest/delete-tree.ru"), None))
+    reload: list[Quad] = []
+    if migration:  # the new ontology graph goes in with the re-indexed files: one transaction
+        deletes.append((f"DROP SILENT GRAPH {GRAPH_ONTOLOGY}", None))
+        reload = full_ontology
 
     report.triples_written = len(quads)
     report.seconds = time.perf_counter() - t0
     run_quads = _index_run(minter, report, started, git_head(root) if listing.used_git else None)
     with clock.phase("store"):
-        if not stored:
+        if not stored and not migration:
             store.load(quads + run_quads, bulk=True)
         else:
-            store.replace(deletes, quads + run_quads)
+            store.replace(deletes, quads + run_quads + reload)
         store.flush()
+    _temporal(store, root, settings, report, clock, history)
     if layout is not None and settings.embed_on_index:
         with clock.phase("embeddings"):
             _embed(store, layout, settings, report)
@@ -253,6 +292,27 @@ def index_project(
             _warm_caches(store, layout, settings, report)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _with_uko(extension_quads: list[Quad]) -> list[Quad]:
+    from acms.store.oxigraph import ontology_quads
+
+    return ontology_quads(extension_quads)
+
+
+def _stamp(started: datetime) -> str:
+    """The suffix of this run's IRIs (index run, archived versions)."""
+    return started.strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def _temporal(store: OxigraphStore, root: Path, settings: Settings, report: IndexReport, clock: _Clock,
+              history: int) -> None:
+    """After the files are written: commits (when asked), then the tier policy over the result."""
+    if history > 0:
+        with clock.phase("history"):
+            report.history = git_history.ingest(store, root, IriMinter(settings.project_name or root.name), history)
+    with clock.phase("tiers"):
+        report.hot_entities = tiers.rebalance(store, tiers.Policy.of(settings)).hot_entities
 
 
 def _embed(store: OxigraphStore, layout: IndexLayout, settings: Settings, report: IndexReport) -> None:
@@ -302,7 +362,7 @@ def _vanished(store: OxigraphStore, replaced_files: list[NamedNode], keep: set[N
 
 
 def _index_run(minter: IriMinter, report: IndexReport, started: datetime, head: str | None) -> list[Quad]:
-    stamp = started.strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = _stamp(started)
     run = minter.index_run(stamp)
     g = GRAPH_META
     ended = datetime.now(UTC).isoformat().replace("+00:00", "Z")
@@ -311,7 +371,7 @@ def _index_run(minter: IriMinter, report: IndexReport, started: datetime, head: 
         Quad(run, PROV.startedAtTime, emit.time_lit(started.isoformat().replace("+00:00", "Z")), g),
         Quad(run, PROV.endedAtTime, emit.time_lit(ended), g),
         Quad(run, UKO.acmsVersion, emit.lit(__version__), g),
-        Quad(run, UKO.ukoVersion, emit.lit(UKO_VERSION), g),
+        Quad(run, UKO.ukoVersion, emit.lit(uko_version()), g),
         Quad(run, UKO.filesIndexed, emit.int_lit(report.files_indexed), g),
         Quad(run, UKO.filesUnchanged, emit.int_lit(report.files_unchanged), g),
         Quad(run, UKO.filesRemoved, emit.int_lit(report.files_removed), g),

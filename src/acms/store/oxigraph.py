@@ -138,12 +138,24 @@ class OxigraphStore:
         if parts:
             self.update(" ;\n".join(parts))
 
-    def ensure_ontology(self) -> None:
-        """Load UKO (and shipped extensions) into the ontology graph on first use."""
-        if any(True for _ in self._store.quads_for_pattern(None, None, None, GRAPH_ONTOLOGY)):
-            return
-        quads = ontology_quads()
-        self._store.extend(quads)
+    def ensure_ontology(self, extensions: Sequence[Quad] | None = None) -> bool:
+        """Make the ontology graph hold UKO plus the configured extensions' quads; True when (re)loaded.
+
+        ``extensions=None`` (callers that do not know the project's extensions) only loads UKO into an
+        empty graph. A list makes the graph exactly UKO + those quads, replacing it in one transaction
+        when it differs (a newer UKO, an extension added, changed or removed).
+        """
+        current = set(self._store.quads_for_pattern(None, None, None, GRAPH_ONTOLOGY))
+        if extensions is None:
+            if current:
+                return False
+            self._store.extend(ontology_quads())
+            return True
+        desired = ontology_quads(extensions)
+        if current == set(desired):
+            return False
+        self.update(f"DROP SILENT GRAPH {GRAPH_ONTOLOGY} ;\n" + insert_data(desired))
+        return True
 
     def count(self, graph: NamedNode | None = None) -> int:
         if graph is None:
@@ -181,10 +193,22 @@ def insert_data(quads: Sequence[Quad]) -> str:
     return "INSERT DATA {\n" + "\n".join(blocks) + "\n}"
 
 
-def ontology_quads() -> list[Quad]:
-    """UKO parsed by pyoxigraph into the ontology graph."""
+def ontology_quads(extensions: Iterable[Quad] = ()) -> list[Quad]:
+    """UKO parsed by pyoxigraph into the ontology graph, plus the given extension quads.
+
+    Blank nodes become stable IRIs (in file order) so that the graph can be compared with what it
+    should hold: a parse mints fresh blank node ids every time.
+    """
     text = resources.read_text("ontology", "uko.ttl")
-    return [
-        Quad(t.subject, t.predicate, t.object, GRAPH_ONTOLOGY)
+    skolem: dict[str, NamedNode] = {}
+
+    def sk(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> ox.NamedNode | ox.Literal:
+        if isinstance(term, ox.BlankNode):
+            return skolem.setdefault(term.value, NamedNode(f"https://w3id.org/acms/uko-genid/{len(skolem)}"))
+        return term
+
+    quads = [
+        Quad(sk(t.subject), t.predicate, sk(t.object), GRAPH_ONTOLOGY)  # type: ignore[arg-type]
         for t in ox.parse(text, format=ox.RdfFormat.TURTLE)
     ]
+    return list(dict.fromkeys(quads + [Quad(q.subject, q.predicate, q.object, GRAPH_ONTOLOGY) for q in extensions]))

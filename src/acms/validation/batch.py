@@ -8,7 +8,7 @@ copied into a separate context graph so ``sh:class`` can see them without making
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import pyoxigraph as ox
 import rdflib
@@ -17,7 +17,7 @@ from pyoxigraph import NamedNode, Quad
 from acms.errors import ValidationFailed
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
-from acms.validation.shapes import Violation, validate_store
+from acms.validation.shapes import CompiledCheck, Violation, validate_store
 from acms.vocab import GRAPH_ONTOLOGY, RDF, UKO
 
 BATCH = NamedNode("urn:acms:validation:batch")
@@ -38,10 +38,13 @@ def stage(store: OxigraphStore, quads: Sequence[Quad]) -> ox.Store:
     return mem
 
 
-def validate_batch(store: OxigraphStore, quads: Sequence[Quad]) -> None:
-    """Raise ValidationFailed naming file, focus node and shape; nothing is written by the caller then."""
+def validate_batch(store: OxigraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None) -> None:
+    """Raise ValidationFailed naming file, focus node and shape; nothing is written by the caller then.
+
+    ``checks``: the compiled shapes to run (default: the shipped ones; extensions add theirs).
+    """
     mem = stage(store, quads)
-    violations = validate_store(mem, BATCH)
+    violations = validate_store(mem, BATCH, checks)
     if violations:
         files = _files_of(quads)
         lines = [f"{files.get(v.focus, '?')}: {v}" for v in violations]

@@ -1,0 +1,1 @@
+"""Time in the graph: tiers (hot/warm/cold named graphs), superseded versions, git history."""

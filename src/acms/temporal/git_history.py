@@ -1,0 +1,375 @@
+"""``acms index --history N``: the last N commits as ``uko:Change`` nodes, and the versions they ended.
+
+One ``git log -p -U0`` for all commits and one ``git cat-file --batch`` for every file version needed,
+so a thousand commits cost two subprocesses. A commit touches the files of its diff and the symbols
+whose line ranges its hunks hit (the new side mapped onto the commit's version of the file, the old
+side onto its parent's). For the innermost touched symbols that existed before the commit, the parent's
+body goes to cold as a ``uko:Version`` invalidated by the commit, chained to the next version. Module
+bodies are not archived (a module spans its file; git already keeps that). Already ingested commits
+are skipped; a plain directory has no history, with a note.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyoxigraph import NamedNode, Quad
+
+from acms.errors import AcmsError
+from acms.ingest.emit import int_lit, lit, sha256, time_lit
+from acms.ingest.python_extractor import extract_python, module_name_for
+from acms.sparql import catalog
+from acms.store.oxigraph import OxigraphStore
+from acms.tokens import count_many
+from acms.validation.batch import validate_batch
+from acms.vocab import PROV, RDF, TIER_COLD, UKO, IriMinter
+
+GIT_TIMEOUT = 600
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_SEP = "\x00\x00"
+MAX_LINES_PER_FILE = 5000  # a mass rewrite touches everything anyway; cap the line-by-line mapping
+
+
+class GitError(AcmsError):
+    exit_code = 1
+    code = "GIT_ERROR"
+
+
+@dataclass
+class FileDiff:
+    old_path: str | None  # None: added
+    new_path: str | None  # None: deleted
+    old_lines: list[tuple[int, int]] = field(default_factory=list)  # inclusive ranges
+    new_lines: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return self.new_path or self.old_path or ""
+
+
+@dataclass
+class Commit:
+    hash: str
+    parents: list[str]
+    author: str
+    time: str
+    message: str
+    files: list[FileDiff] = field(default_factory=list)
+
+
+@dataclass
+class HistoryReport:
+    available: bool
+    note: str = ""
+    commits_listed: int = 0
+    commits_ingested: int = 0
+    commits_known: int = 0
+    versions: int = 0
+    touches: int = 0
+    triples: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def _git(root: Path, *args: str, input_bytes: bytes | None = None) -> bytes:
+    try:
+        out = subprocess.run(["git", "-c", "core.quotepath=off", "-C", str(root), *args], input=input_bytes,
+                             capture_output=True, timeout=GIT_TIMEOUT)
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} took longer than {GIT_TIMEOUT} s") from None
+    if out.returncode != 0:
+        raise GitError(f"git {args[0]} failed: {out.stderr.decode(errors='replace').strip()}")
+    return out.stdout
+
+
+def is_git_checkout(root: Path) -> bool:
+    try:
+        return _git(root, "rev-parse", "--is-inside-work-tree").strip() == b"true"
+    except GitError:
+        return False
+
+
+def recent_hashes(root: Path, n: int) -> list[str]:
+    """The last ``n`` commits that touched the project folder, newest first (empty for a new repo)."""
+    try:
+        return _git(root, "rev-list", f"--max-count={n}", "HEAD", "--", ".").decode().split()
+    except GitError as exc:
+        if "unknown revision" in exc.message or "bad revision" in exc.message or "ambiguous argument" in exc.message:
+            return []
+        raise
+
+
+def read_log(root: Path, n: int) -> list[Commit]:
+    """Parse ``git log -p -U0`` of the last ``n`` commits, oldest first."""
+    fmt = "%x00%x00%H%x1f%P%x1f%an%x1f%aI%x1f%B%x00"
+    raw = _git(root, "log", f"--max-count={n}", f"--format={fmt}", "-p", "-U0", "-M", "--no-color",
+               "--no-ext-diff", "--relative", "HEAD", "--", ".")
+    text = raw.decode("utf-8", errors="replace")
+    commits = [c for c in (_parse_commit(chunk) for chunk in text.split(_SEP) if chunk.strip()) if c]
+    return list(reversed(commits))
+
+
+def _parse_commit(chunk: str) -> Commit | None:
+    head, _, patch = chunk.partition("\x00")
+    parts = head.split("\x1f")
+    if len(parts) < 5:
+        return None
+    commit = Commit(parts[0].strip(), parts[1].split(), parts[2], parts[3], parts[4].strip() or "(no message)")
+    commit.files = list(_parse_patch(patch))
+    return commit
+
+
+def _strip(p: str) -> str:
+    p = p.strip()
+    if p.startswith('"') and p.endswith('"'):
+        p = p[1:-1].encode("latin-1", errors="ignore").decode("unicode_escape", errors="ignore")
+    return p
+
+
+def _parse_patch(patch: str) -> Iterator[FileDiff]:
+    current: FileDiff | None = None
+    for line in patch.splitlines():
+        if line.startswith("diff --git "):
+            if current:
+                yield current
+            current = FileDiff(old_path="", new_path="")
+        elif current is None:
+            continue
+        elif line.startswith("--- "):
+            src = _strip(line[4:])
+            current.old_path = None if src == "/dev/null" else src.removeprefix("a/")
+        elif line.startswith("+++ "):
+            dst = _strip(line[4:])
+            current.new_path = None if dst == "/dev/null" else dst.removeprefix("b/")
+        elif line.startswith("rename from "):
+            current.old_path = _strip(line[len("rename from "):])
+        elif line.startswith("rename to "):
+            current.new_path = _strip(line[len("rename to "):])
+        elif line.startswith("new file mode"):
+            current.old_path = None
+        elif line.startswith("deleted file mode"):
+            current.new_path = None
+        elif line.startswith("@@"):
+            m = _HUNK.match(line)
+            if m:
+                a, b = int(m.group(1)), int(m.group(2) or "1")
+                c, d = int(m.group(3)), int(m.group(4) or "1")
+                if b:
+                    current.old_lines.append((a, a + b - 1))
+                if d:
+                    current.new_lines.append((c, c + d - 1))
+    if current:
+        yield current
+
+
+def read_blobs(root: Path, names: list[str]) -> dict[str, str | None]:
+    """``rev:path`` -> text (None when missing or binary), in one ``git cat-file --batch``."""
+    if not names:
+        return {}
+    raw = _git(root, "cat-file", "--batch", input_bytes=("\n".join(names) + "\n").encode())
+    out: dict[str, str | None] = {}
+    pos = 0
+    for name in names:
+        end = raw.index(b"\n", pos)
+        header = raw[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            out[name] = None
+            continue
+        size = int(header[2])
+        body = raw[pos : pos + size]
+        pos += size + 1
+        try:
+            out[name] = None if b"\x00" in body[:8000] else body.decode("utf-8")
+        except UnicodeDecodeError:
+            out[name] = None
+    return out
+
+
+@dataclass(frozen=True)
+class _Sym:
+    qualname: str
+    name: str
+    kind: str
+    start: int
+    end: int
+
+
+def _symbols(path: str, text: str, known_paths: set[str]) -> list[_Sym]:
+    ext = extract_python(path, text, module_name_for(path, known_paths | {path}))
+    if ext.parse_error:
+        return []
+    return [_Sym(s.qualname, s.name, s.kind.value, s.start_line, s.end_line) for s in ext.symbols if s.kind.value != "Module"]
+
+
+def _hit(symbols: list[_Sym], ranges: list[tuple[int, int]]) -> tuple[set[_Sym], set[_Sym]]:
+    """(every symbol whose range a changed line falls in, the innermost such symbol per line)."""
+    touched: set[_Sym] = set()
+    innermost: set[_Sym] = set()
+    budget = MAX_LINES_PER_FILE
+    for a, b in ranges:
+        for line in range(a, b + 1):
+            budget -= 1
+            if budget < 0:
+                return touched, innermost
+            hits = [s for s in symbols if s.start <= line <= s.end]
+            if hits:
+                touched.update(hits)
+                innermost.add(min(hits, key=lambda s: (s.end - s.start, s.start)))
+    return touched, innermost
+
+
+def ingest(store: OxigraphStore, root: Path, minter: IriMinter, n: int) -> HistoryReport:
+    """Ingest the last ``n`` commits not yet in the store: one validated transaction."""
+    if not is_git_checkout(root):
+        return HistoryReport(False, "not a git checkout: no history ingested")
+    hashes = recent_hashes(root, n)
+    known = {r["hash"].value for r in store.select(catalog.text("history/known-commits"))}
+    report = HistoryReport(True, commits_listed=len(hashes), commits_known=sum(h in known for h in hashes))
+    if not hashes:
+        report.note = "the repository has no commits yet"
+        return report
+    if all(h in known for h in hashes):
+        report.note = "no new commits"
+        return report
+    commits = [c for c in read_log(root, n) if c.hash not in known]
+    prefix = _git(root, "rev-parse", "--show-prefix").decode().strip()
+    known_paths = {r["path"].value for r in store.select(catalog.text("ingest/stored-files"))}
+    quads, updates = _build(root, prefix, commits, minter, store, known_paths, report)
+    if quads:
+        validate_batch(store, quads)
+        store.replace(updates, quads)
+        store.flush()
+    report.commits_ingested = len(commits)
+    report.triples = len(quads)
+    return report
+
+
+def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, store: OxigraphStore,
+           known_paths: set[str], report: HistoryReport) -> tuple[list[Quad], list[tuple[str, dict[str, object] | None]]]:
+    names: list[str] = []
+    for c in commits:
+        for f in c.files:
+            if f.new_path and f.new_path.endswith(".py"):
+                names.append(f"{c.hash}:{prefix}{f.new_path}")
+            if f.old_path and f.old_path.endswith(".py") and c.parents:
+                names.append(f"{c.parents[0]}:{prefix}{f.old_path}")
+    blobs = read_blobs(root, list(dict.fromkeys(names)))
+    parsed: dict[tuple[str, str], list[_Sym]] = {}
+
+    def symbols(rev: str, path: str) -> tuple[list[_Sym], list[str]]:
+        text = blobs.get(f"{rev}:{prefix}{path}")
+        if text is None:
+            return [], []
+        key = (path, sha256(text))
+        if key not in parsed:
+            parsed[key] = _symbols(path, text, known_paths)
+        return parsed[key], text.splitlines()
+
+    g = TIER_COLD
+    q: list[Quad] = []
+    frag_texts: list[tuple[NamedNode, str]] = []
+    last_version: dict[NamedNode, tuple[NamedNode, str]] = {}  # entity -> (latest version, its end time)
+    for c in commits:
+        change = minter.change(c.hash)
+        q += [Quad(change, RDF.type, UKO.Change, g), Quad(change, UKO.commitHash, lit(c.hash), g),
+              Quad(change, UKO.message, lit(c.message), g), Quad(change, UKO.authorName, lit(c.author), g),
+              Quad(change, PROV.endedAtTime, time_lit(c.time), g)]
+        q += [Quad(change, PROV.wasInformedBy, minter.change(p), g) for p in c.parents]
+        touched: set[NamedNode] = set()
+        for f in c.files:
+            for p in {f.old_path, f.new_path} - {None}:
+                touched.add(minter.file(p))  # type: ignore[arg-type]
+            if not f.path.endswith(".py"):
+                continue
+            new_syms, _ = symbols(c.hash, f.new_path) if f.new_path else ([], [])
+            old_syms, old_text = symbols(c.parents[0], f.old_path) if f.old_path and c.parents else ([], [])
+            t_new, in_new = _hit(new_syms, f.new_lines)
+            t_old, in_old = _hit(old_syms, f.old_lines)
+            touched |= {minter.code(f.new_path, s.qualname) for s in t_new}  # type: ignore[arg-type]
+            touched |= {minter.code(f.old_path, s.qualname) for s in t_old}  # type: ignore[arg-type]
+            before = {s.qualname: s for s in old_syms}
+            ended = {s.qualname for s in in_old} | {s.qualname for s in in_new if s.qualname in before}
+            for qn in sorted(ended):
+                sym = before[qn]
+                entity = minter.code(f.old_path, qn)  # type: ignore[arg-type]
+                q += _version(entity, sym, f.old_path, old_text, c, change, last_version, frag_texts, g)  # type: ignore[arg-type]
+                report.versions += 1
+        q += [Quad(change, UKO.touches, t, g) for t in sorted(touched, key=lambda n: n.value)]
+        report.touches += len(touched)
+    counts = count_many([t for _, t in frag_texts])
+    q += [Quad(fr, UKO.tokenCount, int_lit(n), g) for (fr, _), n in zip(frag_texts, counts, strict=True)]
+    updates = _link_to_present(store, last_version, first_versions(q), q)
+    return list(dict.fromkeys(q)), updates
+
+
+def first_versions(quads: list[Quad]) -> dict[NamedNode, NamedNode]:
+    """entity -> its earliest version in this batch (the one with no wasRevisionOf inside the batch)."""
+    revised = {q.subject for q in quads if q.predicate == PROV.wasRevisionOf}
+    out: dict[NamedNode, NamedNode] = {}
+    for q in quads:
+        if q.predicate == PROV.specializationOf and q.subject not in revised:
+            out[q.object] = q.subject  # type: ignore[index]
+    return out
+
+
+def _version(entity: NamedNode, sym: _Sym, path: str, lines: list[str], c: Commit, change: NamedNode,
+             last: dict[NamedNode, tuple[NamedNode, str]], frag_texts: list[tuple[NamedNode, str]],
+             g: NamedNode) -> list[Quad]:
+    v = NamedNode(f"{entity.value}/v/git-{c.hash[:12]}")
+    body = "\n".join(lines[sym.start - 1 : sym.end])
+    digest = sha256(body)
+    fr = NamedNode(f"{v.value}/micro/{digest[:16]}")
+    ref = f"{path}:{sym.start}-{sym.end}"
+    out = [
+        Quad(v, RDF.type, UKO.Version, g), Quad(v, PROV.specializationOf, entity, g),
+        Quad(v, UKO.entityKind, UKO[sym.kind], g), Quad(v, UKO.path, lit(path), g),
+        Quad(v, UKO.sourceRef, lit(ref), g), Quad(v, UKO.name, lit(sym.name), g),
+        Quad(v, UKO.qualifiedName, lit(sym.qualname), g), Quad(v, UKO.startLine, int_lit(sym.start), g),
+        Quad(v, UKO.endLine, int_lit(sym.end), g), Quad(v, PROV.invalidatedAtTime, time_lit(c.time), g),
+        Quad(v, PROV.wasInvalidatedBy, change, g), Quad(v, UKO.hasFragment, fr, g),
+        Quad(fr, RDF.type, UKO.Fragment, g), Quad(fr, UKO.text, lit(body), g),
+        Quad(fr, UKO.startLine, int_lit(sym.start), g), Quad(fr, UKO.endLine, int_lit(max(sym.start, sym.end)), g),
+        Quad(fr, UKO.contentHash, lit(digest), g), Quad(fr, UKO.lod, lit("micro"), g),
+        Quad(fr, UKO.sourceRef, lit(ref), g), Quad(fr, UKO.language, lit("python"), g),
+    ]
+    frag_texts.append((fr, body))
+    previous = last.get(entity)
+    if previous is not None:  # the version the previous commit ended was followed by this one
+        prev_v, prev_end = previous
+        out += [Quad(prev_v, UKO.supersededBy, v, g), Quad(v, PROV.wasRevisionOf, prev_v, g),
+                Quad(v, PROV.generatedAtTime, time_lit(prev_end), g)]
+    last[entity] = (v, c.time)
+    return out
+
+
+def _link_to_present(store: OxigraphStore, last: dict[NamedNode, tuple[NamedNode, str]],
+                     first: dict[NamedNode, NamedNode], quads: list[Quad]) -> list[tuple[str, dict[str, object] | None]]:
+    """The newest version of each entity is superseded by the entity while it exists; a version already
+    stored as superseded by the entity is now superseded by this batch's first version."""
+    if not last:
+        return []
+    entities = sorted(last, key=lambda n: n.value)
+    current = {r["e"] for r in store.select(catalog.text("history/current-entities"), {"e": entities})}
+    for e in entities:
+        if e in current:
+            quads.append(Quad(last[e][0], UKO.supersededBy, e, TIER_COLD))
+    prior = store.select(catalog.text("history/superseded-by-entity"), {"e": entities})
+    updates: list[tuple[str, dict[str, object] | None]] = []
+    olds = []
+    for r in prior:
+        old, e = r["v"], r["e"]
+        if e in first and old != first[e]:
+            quads += [Quad(old, UKO.supersededBy, first[e], TIER_COLD), Quad(first[e], PROV.wasRevisionOf, old, TIER_COLD)]  # type: ignore[arg-type]
+            olds.append(old)
+    if olds:
+        updates.append((catalog.text("history/unlink-versions.ru"), {"v": olds}))
+    return updates
+

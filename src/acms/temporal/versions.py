@@ -1,0 +1,74 @@
+"""Superseded versions: what a re-index replaces goes to the cold tier instead of away.
+
+An entity (or file) is archived only when its content changed: the set of (level of detail, content
+hash) of its fragments differs from the new one, or it is gone. A move alone (new line numbers, same
+text) is not a new version. The cold copy is built by two CONSTRUCT rules (``archive-entities``,
+``archive-fragments``) and validated with the rest of the batch; ``relink-versions`` chains the
+previous version to it, and the new version points at the current entity while one exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from acms.sparql import catalog
+from acms.store.oxigraph import OxigraphStore
+from acms.vocab import TIER_COLD, UKO, XSD
+
+Update = tuple[str, dict[str, object] | None]
+
+
+@dataclass
+class Archive:
+    quads: list[Quad] = field(default_factory=list)
+    updates: list[Update] = field(default_factory=list)
+    entities: list[NamedNode] = field(default_factory=list)
+
+
+def fragment_sets(quads: Sequence[Quad]) -> dict[NamedNode, set[tuple[str, str]]]:
+    """owner -> {(lod, content hash)} of the fragments a batch emits."""
+    lod: dict[object, str] = {}
+    digest: dict[object, str] = {}
+    owners: dict[object, list[NamedNode]] = {}
+    for q in quads:
+        if q.predicate == UKO.lod:
+            lod[q.subject] = q.object.value
+        elif q.predicate == UKO.contentHash:
+            digest[q.subject] = q.object.value
+        elif q.predicate == UKO.hasFragment and isinstance(q.subject, NamedNode):
+            owners.setdefault(q.object, []).append(q.subject)
+    out: dict[NamedNode, set[tuple[str, str]]] = {}
+    for frag, who in owners.items():
+        for owner in who:
+            out.setdefault(owner, set()).add((lod.get(frag, ""), digest.get(frag, "")))
+    return out
+
+
+def archive(store: OxigraphStore, replaced_files: list[NamedNode], new_quads: Sequence[Quad],
+            stamp: str, now_iso: str) -> Archive:
+    """Cold versions of the replaced files' entities whose content changed or vanished."""
+    out = Archive()
+    if not replaced_files:
+        return out
+    old: dict[NamedNode, set[tuple[str, str]]] = {}
+    for r in store.select(catalog.text("rules/entity-fragment-hashes"), {"file": replaced_files}):
+        old.setdefault(r["e"], set()).add((r["lod"].value, r["hash"].value))  # type: ignore[arg-type]
+    new = fragment_sets(new_quads)
+    changed = sorted((e for e, frags in old.items() if new.get(e) != frags), key=lambda n: n.value)
+    if not changed:
+        return out
+    bindings: dict[str, object] = {"e": changed, "stamp": Literal(stamp),
+                                   "now": Literal(now_iso, datatype=XSD.dateTime)}
+    triples = store.construct(catalog.text("rules/archive-entities"), bindings)  # type: ignore[arg-type]
+    triples += store.construct(catalog.text("rules/archive-fragments"), {"e": changed, "stamp": Literal(stamp)})
+    quads = [Quad(t.subject, t.predicate, t.object, TIER_COLD) for t in triples]
+    for e in changed:
+        if e in new:  # still exists: the archived version is superseded by the current entity
+            quads.append(Quad(NamedNode(f"{e.value}/v/{stamp}"), UKO.supersededBy, e, TIER_COLD))
+    out.quads = list(dict.fromkeys(quads))
+    out.updates = [(catalog.text("rules/relink-versions.ru"), {"e": changed, "stamp": Literal(stamp)})]
+    out.entities = changed
+    return out
