@@ -56,6 +56,9 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
             quads = scope.construct(graph, construct_file.read_text(encoding="utf-8"))
         else:
             quads = scope.whole(graph)
+        from acms.ontology.service import extension_namespaces
+
+        namespaces = extension_namespaces(graph)
     finally:
         graph.close()
     scope.require(quads)
@@ -68,7 +71,7 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
             rdf.write(quads, fmt, sys.stdout.buffer)
             sys.stdout.buffer.flush()
         return
-    view = graph_formats.build(quads, max_nodes)
+    view = graph_formats.build(quads, max_nodes, namespaces)
     if view.dropped:
         click.echo(f"warning: {view.dropped} nodes over --max-nodes {max_nodes} left out (the smallest)", err=True)
     if output:

@@ -10,6 +10,7 @@ from acms.cli.eval_cmd import eval_cmd
 from acms.cli.export_cmd import export_cmd
 from acms.cli.index_cmd import index_cmd, stats_cmd, validate_cmd
 from acms.cli.plan_cmd import decision_group, plan_group
+from acms.cli.ontology_cmd import ontology_group
 from acms.cli.search_cmd import embeddings_group, reindex_cmd, search_cmd
 from acms.cli.serve_cmd import serve_cmd
 from acms.cli.sparql_cmd import sparql_cmd
@@ -44,6 +45,7 @@ cli.add_command(tiers_group)
 cli.add_command(history_cmd)
 cli.add_command(plan_group)
 cli.add_command(decision_group)
+cli.add_command(ontology_group)
 
 
 def main() -> None:

