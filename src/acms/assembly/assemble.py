@@ -152,4 +152,18 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
         fmt = Format(output) if output else request.format
         assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent)
         reply = build_reply(request, assembled, replace(metrics, warnings=(*metrics.warnings, *protected.warnings())))
+    _record_use(searcher, assembled)
     return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason)
+
+
+def _record_use(searcher: Searcher, assembled: Assembled) -> None:
+    """Usage statistics for the hot tier; a store that cannot take the write is not the caller's problem."""
+    if not getattr(searcher.settings, "record_use", False) or not assembled.items:
+        return
+    from acms.errors import StoreError
+    from acms.temporal.tiers import record_use
+
+    try:
+        record_use(searcher.store, (i.candidate.entity for i in assembled.items if i.candidate.tier != "cold"))
+    except StoreError:
+        pass

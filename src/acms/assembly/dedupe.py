@@ -7,7 +7,10 @@ body contains its methods), and every duplicate wastes budget. Three rules, appl
 1. same fragment id: keep the best-ranked one;
 2. same entity: keep the best-ranked fragment of it;
 3. same file, overlapping line ranges: drop a candidate whose overlap with an already kept one is
-   more than half of the smaller of the two ranges (a method inside a kept class body).
+   more than half of the smaller of the two ranges (a method inside a kept class body);
+4. history (tier ``cold``) is another time, so rule 3 never compares it with the present or with
+   another version; instead a cold candidate whose text a kept candidate already shows is dropped
+   (the same old body archived by a re-index and by a commit).
 
 The result is in rank order, so it does not depend on the order of the input.
 """
@@ -40,7 +43,7 @@ def _span(c: Candidate) -> int:
 
 def _overlaps(a: Candidate, b: Candidate) -> bool:
     """More than half of the smaller range is shared (same file only)."""
-    if not a.path or a.path != b.path:
+    if not a.path or a.path != b.path or "cold" in (a.tier, b.tier):
         return False
     shared = min(a.end_line, b.end_line) - max(a.start_line, b.start_line) + 1
     return shared > 0 and 2 * shared > min(_span(a), _span(b))
@@ -51,12 +54,16 @@ def dedupe(cands: Iterable[Candidate]) -> list[Candidate]:
     seen_fragments: set[str] = set()
     seen_entities: set[str] = set()
     kept_by_path: dict[str, list[Candidate]] = {}
+    kept_texts: set[str] = set()
     kept: list[Candidate] = []
     for c in sorted(cands, key=rank_key):
         if c.fragment in seen_fragments or c.entity in seen_entities:
             continue
         if any(_overlaps(c, k) for k in kept_by_path.get(c.path, ())):
             continue
+        if c.tier == "cold" and c.text in kept_texts:
+            continue
+        kept_texts.add(c.text)
         seen_fragments.add(c.fragment)
         seen_entities.add(c.entity)
         kept_by_path.setdefault(c.path, []).append(c)

@@ -13,9 +13,11 @@ counts the whole serialized reply (compact JSON, see :func:`acms.assembly.budget
 kv_policy (disjoint lists of fragment ids; pin wins over compress):
 
 - ``pin``: the best-scored fragment, then the next best while the pinned fragments' tokens stay
-  within half of all fragments' ``cost_tokens`` (walking by score), and every ``micro`` fragment
-  of a focus entity (``focus`` matches the entity IRI or name);
-- ``compress``: ``macro`` outlines and truncated fragments that are not pinned;
+  within half of all fragments' ``cost_tokens`` (walking by score), every ``micro`` fragment
+  of a focus entity (``focus`` matches the entity IRI or name), and every ``micro`` fragment from
+  the ``hot`` tier (code that changes or is used now comes back in the next request);
+- tiers: a ``cold`` fragment (history: an old body, a commit) is never pinned; it is compressed;
+- ``compress``: ``macro`` outlines, truncated fragments and ``cold`` fragments that are not pinned;
 - ``evict``: candidates dropped for budget, best first, at most ``EVICT_MAX``.
 
 Error codes (``options`` are the retry actions offered in the envelope):
@@ -228,12 +230,14 @@ def kv_policy(request: RenderRequest, assembled: Assembled) -> dict[str, list[st
         pinned.add(item.candidate.fragment)
     for item in assembled.items:
         c = item.candidate
-        if c.lod == "micro" and (c.entity in focus or c.name in focus):
+        if c.lod == "micro" and (c.entity in focus or c.name in focus or c.tier == "hot"):
             pinned.add(c.fragment)
+    pinned -= {i.candidate.fragment for i in assembled.items if i.candidate.tier == "cold"}
     ids = [i.candidate.fragment for i in assembled.items]
     compress = [
         i.candidate.fragment for i in assembled.items
-        if i.candidate.fragment not in pinned and (i.candidate.lod == "macro" or i.truncated)
+        if i.candidate.fragment not in pinned
+        and (i.candidate.lod == "macro" or i.truncated or i.candidate.tier == "cold")
     ]
     evict = [c.fragment for c in assembled.dropped_candidates[:EVICT_MAX]]
     return {"pin": [f for f in ids if f in pinned], "compress": compress, "evict": evict}

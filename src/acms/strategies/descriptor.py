@@ -39,6 +39,7 @@ class Phase:
     share: float
     query: str | None  # path relative to the strategy folder
     fallback: str | None = None  # query engine: run when ``query`` returns no rows
+    breadth: int | None = None  # graph engine: hops when the request does not say
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def parse_descriptor(text: str, folder: Traversable | None, builtin: bool) -> St
         data: dict[str, Any] = tomllib.loads(text)
         phases = tuple(
             Phase(engine=str(p["engine"]), share=float(p.get("share", 1.0)), query=p.get("query"),
-                  fallback=p.get("fallback"))
+                  fallback=p.get("fallback"), breadth=p.get("breadth"))
             for p in data.get("phase", [])
         )
         desc = StrategyDescriptor(

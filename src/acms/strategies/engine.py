@@ -130,12 +130,12 @@ def resolve_focus(ctx: RunContext) -> list[str]:
 
 def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
     store = ctx.searcher.store
-    focus = resolve_focus(ctx)
+    focus = ctx.focus_entities or resolve_focus(ctx)
     ctx.focus_entities = focus
     if not focus:
         ctx.warnings.append(f"{desc.name}: no focus entity found for the task")
         return []
-    breadth = ctx.request.breadth if ctx.request.breadth is not None else DEFAULT_BREADTH
+    breadth = next(b for b in (ctx.request.breadth, phase.breadth, DEFAULT_BREADTH) if b is not None)
     score: dict[str, float] = {f: 1.0 for f in focus}
     why: dict[str, str] = {f: "focus" for f in focus}
     frontier = list(focus)
@@ -202,8 +202,10 @@ def resolve_plan(ctx: RunContext) -> NamedNode | None:
 def query_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
     """Pure SPARQL: the query gets the focus entities and the plan, and returns scored candidates."""
     bindings: dict[str, object] = {}
-    focus = resolve_focus(ctx) if ctx.request.focus or "focus" in _params(desc.query_text(phase)) else []
-    ctx.focus_entities = ctx.focus_entities or focus
+    focus = ctx.focus_entities
+    if not focus and (ctx.request.focus or "focus" in _params(desc.query_text(phase))):
+        focus = resolve_focus(ctx) or _historic_focus(ctx)
+    ctx.focus_entities = focus
     if focus:
         bindings["focus"] = [NamedNode(f) for f in focus]
     plan = resolve_plan(ctx)
@@ -218,6 +220,20 @@ def query_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
         if rows:
             ctx.warnings.append(f"{desc.name}: nothing specific found; fell back to {phase.fallback}")
     return [_candidate(r, desc.name, float(r["score"].value), "") for r in rows]
+
+
+def _historic_focus(ctx: RunContext) -> list[str]:
+    """Entities that exist only in history (a removed function) named by the task's words."""
+    from acms.errors import UsageError
+    from acms.temporal.history import resolve
+
+    out: list[str] = []
+    for word in sorted(set(_IDENT.findall(ctx.request.intent))):
+        try:
+            out += [e.value for e in resolve(ctx.searcher.store, word)]
+        except UsageError:
+            continue
+    return list(dict.fromkeys(out))[:MAX_FOCUS]
 
 
 def _params(query: str) -> set[str]:
