@@ -43,8 +43,9 @@ def ix(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _scores(result) -> dict[str, tuple[float, str, str]]:
-    return {i.candidate.name.split(":")[0]: (round(i.candidate.score, 6), i.candidate.tier, i.candidate.reason)
-            for i in result.assembled.items}
+    """Recorded decisions by id (their name is "D-n: title"), ADRs by path."""
+    return {(c.name.split(":")[0] if c.path.startswith("decisions/") else c.path): (round(c.score, 6), c.tier, c.reason)
+            for c in (i.candidate for i in result.assembled.items)}
 
 
 def test_plan_ancestors_and_retired_scores(ix: Index) -> None:
