@@ -129,8 +129,25 @@ def _parse_commit(chunk: str) -> Commit | None:
 def _strip(p: str) -> str:
     p = p.strip()
     if p.startswith('"') and p.endswith('"'):
-        p = p[1:-1].encode("latin-1", errors="ignore").decode("unicode_escape", errors="ignore")
+        # git's C-style quoting: octal escapes of UTF-8 bytes
+        raw = p[1:-1].encode("utf-8").decode("unicode_escape", errors="ignore")
+        p = raw.encode("latin-1", errors="ignore").decode("utf-8", errors="replace")
     return p
+
+
+def _header_paths(rest: str) -> tuple[str, str]:
+    """``a/X b/Y`` -> (X, Y); when X == Y the split is unambiguous even with spaces in the path."""
+    rest = rest.strip()
+    if rest.startswith('"'):
+        parts = re.findall(r'"((?:[^"\\]|\\.)*)"|(\S+)', rest)
+        names = [_strip(f'"{q}"') if q else u for q, u in parts][:2]
+        if len(names) == 2:
+            return names[0].removeprefix("a/"), names[1].removeprefix("b/")
+    half = (len(rest) - 1) // 2
+    if rest[half] == " " and rest[2:half] == rest[half + 3 :]:
+        return rest[2:half], rest[half + 3 :]
+    a, _, b = rest.partition(" b/")
+    return a.removeprefix("a/"), b
 
 
 def _parse_patch(patch: str) -> Iterator[FileDiff]:
@@ -139,7 +156,8 @@ def _parse_patch(patch: str) -> Iterator[FileDiff]:
         if line.startswith("diff --git "):
             if current:
                 yield current
-            current = FileDiff(old_path="", new_path="")
+            old, new = _header_paths(line[len("diff --git "):])
+            current = FileDiff(old_path=old, new_path=new)  # empty files have no ---/+++ lines
         elif current is None:
             continue
         elif line.startswith("--- "):
@@ -209,8 +227,11 @@ def _symbols(path: str, text: str, known_paths: set[str]) -> list[_Sym]:
     return [_Sym(s.qualname, s.name, s.kind.value, s.start_line, s.end_line) for s in ext.symbols if s.kind.value != "Module"]
 
 
-def _hit(symbols: list[_Sym], ranges: list[tuple[int, int]]) -> tuple[set[_Sym], set[_Sym]]:
-    """(every symbol whose range a changed line falls in, the innermost such symbol per line)."""
+def _hit(symbols: list[_Sym], ranges: list[tuple[int, int]], text: list[str]) -> tuple[set[_Sym], set[_Sym]]:
+    """(every symbol whose range a changed line falls in, the innermost such symbol per line).
+
+    Blank lines are skipped: deleting a method takes the blank line before it, which belongs to the
+    class around it only, and would otherwise count as a change of the class."""
     touched: set[_Sym] = set()
     innermost: set[_Sym] = set()
     budget = MAX_LINES_PER_FILE
@@ -219,6 +240,8 @@ def _hit(symbols: list[_Sym], ranges: list[tuple[int, int]]) -> tuple[set[_Sym],
             budget -= 1
             if budget < 0:
                 return touched, innermost
+            if 0 < line <= len(text) and not text[line - 1].strip():
+                continue
             hits = [s for s in symbols if s.start <= line <= s.end]
             if hits:
                 touched.update(hits)
@@ -289,10 +312,10 @@ def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, st
                 touched.add(minter.file(p))  # type: ignore[arg-type]
             if not f.path.endswith(".py"):
                 continue
-            new_syms, _ = symbols(c.hash, f.new_path) if f.new_path else ([], [])
+            new_syms, new_text = symbols(c.hash, f.new_path) if f.new_path else ([], [])
             old_syms, old_text = symbols(c.parents[0], f.old_path) if f.old_path and c.parents else ([], [])
-            t_new, in_new = _hit(new_syms, f.new_lines)
-            t_old, in_old = _hit(old_syms, f.old_lines)
+            t_new, in_new = _hit(new_syms, f.new_lines, new_text)
+            t_old, in_old = _hit(old_syms, f.old_lines, old_text)
             touched |= {minter.code(f.new_path, s.qualname) for s in t_new}  # type: ignore[arg-type]
             touched |= {minter.code(f.old_path, s.qualname) for s in t_old}  # type: ignore[arg-type]
             before = {s.qualname: s for s in old_syms}
