@@ -182,3 +182,46 @@ def test_a_misconfigured_extension_is_a_config_error(webapi_project: Path, bad: 
     (webapi_project / "acms.toml").write_text(bad, encoding="utf-8")
     code, _, err = cli_run("index", str(webapi_project))
     assert code == 6 and "no extension 'no-such-ext'" in err
+
+
+def test_extension_shapes_guard_the_batch_and_acms_validate(webapi_project: Path, tmp_path: Path) -> None:
+    from tests.ontology.conftest import write_extension
+
+    onto = ('ex:Tagged a owl:Class ; rdfs:subClassOf uko:CodeElement ; rdfs:label "tagged"@en ; rdfs:comment "t"@en .\n'
+            'ex:tag a owl:DatatypeProperty ; rdfs:label "tag"@en ; rdfs:comment "A tag."@en .\n')
+    shapes = ('<https://example.org/ext/tags/shapes#TaggedShape> a sh:NodeShape ; sh:targetClass ex:Tagged ;\n'
+              '  sh:property [ sh:path ex:tag ; sh:minCount 1 ; sh:message "a tagged element needs a tag" ] .\n')
+    rule = ("PREFIX ex: <https://example.org/ext/tags#>\n"
+            "INSERT { GRAPH ?g { ?f a ex:Tagged } } WHERE { GRAPH ?g { ?f a uko:Function ; uko:name \"helper\" } }")
+    folder = write_extension(webapi_project, "tags", onto, shapes=shapes, rules={"tag.ru": rule})
+    (webapi_project / "acms.toml").write_text('embed_on_index = false\nextensions = ["./tags"]\n', encoding="utf-8")
+    code, _, err = cli_run("index", str(webapi_project))
+    assert code == 5
+    assert "first in flask_app.py: https://w3id.org/acms/id/webapi/code/flask_app.py#flask_app.helper violates" in err
+    assert "https://example.org/ext/tags#tag [sh:MinCountConstraintComponent] a tagged element needs a tag" in err
+    assert not (webapi_project / ".acms" / "graph").exists() or not select(
+        webapi_project, "SELECT ?f WHERE { GRAPH ?g { ?f a <https://example.org/ext/tags#Tagged> } }")
+
+    # with the tag derived too, the batch passes and `acms validate` (pyshacl) checks the extension's shapes
+    (folder / "rules" / "tag.ru").write_text(rule.replace("?f a ex:Tagged", '?f a ex:Tagged ; ex:tag "x"'),
+                                             encoding="utf-8")
+    code, _, err = cli_run("index", str(webapi_project))
+    assert code == 0, err
+    assert cli_run("validate", "-C", str(webapi_project))[0] == 0
+    store = OxigraphStore(webapi_project / ".acms" / "graph")
+    try:
+        store.update('DELETE WHERE { GRAPH ?g { ?f <https://example.org/ext/tags#tag> ?t } }')
+    finally:
+        store.close()
+    code, out, _ = cli_run("validate", "-C", str(webapi_project))
+    assert code == 1 and "flask_app.helper" in out and "a tagged element needs a tag" in out
+
+
+def test_adding_twice_rederives_without_duplicates(webapi_project: Path) -> None:
+    index(webapi_project)
+    assert cli_run("ontology", "add", "web-api", "-C", str(webapi_project), "--no-reasoner")[0] == 0
+    first = all_quads(webapi_project)
+    code, out, _ = cli_run("ontology", "add", "web-api", "-C", str(webapi_project), "--no-reasoner", "--json")
+    assert code == 0 and json.loads(out)["added"] == 0 and json.loads(out)["removed"] == 0
+    assert all_quads(webapi_project) == first
+    assert (webapi_project / "acms.toml").read_text(encoding="utf-8").count("web-api") == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from pyoxigraph import NamedNode
@@ -47,15 +48,31 @@ def capabilities(searcher: Searcher) -> set[str]:
     return caps
 
 
-def _class_iri(name: str) -> str:
+def _class_iri(name: str, prefixes: Mapping[str, str] = PREFIXES) -> str:
+    """``uko:Function``, ``Function``, an extension's ``api:Endpoint`` (prefixes of loaded extensions) or an IRI."""
     if name.startswith(("http://", "https://")):
         return name
     prefix, sep, local = name.partition(":")
-    if sep and prefix in PREFIXES:
-        return PREFIXES[prefix] + local
+    if sep and prefix in prefixes:
+        return prefixes[prefix] + local
     if sep:
-        raise UsageError(f"unknown prefix in class {name!r}; known: {', '.join(sorted(PREFIXES))}")
+        raise UsageError(f"unknown prefix in class {name!r}; known: {', '.join(sorted(prefixes))}")
     return PREFIXES["uko"] + name
+
+
+def _class_members(searcher: Searcher, classes: tuple[str, ...], cands: list[Candidate]) -> set[str]:
+    """The candidates' entities that are instances of the classes or their subclasses (extension classes
+    too: a handler typed ``api:Endpoint`` by a rule is still a ``uko:Function`` candidate)."""
+    from acms.ontology.service import store_prefixes
+
+    prefixes = store_prefixes(searcher.store)
+    iris = [NamedNode(_class_iri(c, prefixes)) for c in classes]
+    entities = sorted({c.entity for c in cands if c.entity.startswith(("http://", "https://"))})
+    if not entities:
+        return set()
+    rows = searcher.store.select(catalog.text("ontology/entities-of-class"),
+                                 {"entity": [NamedNode(e) for e in entities], "class": iris})
+    return {r["entity"].value for r in rows}
 
 
 def _allowed_kinds(searcher: Searcher, classes: tuple[str, ...]) -> set[str]:
@@ -74,8 +91,10 @@ def apply_filters(cands: list[Candidate], request: RenderRequest, searcher: Sear
     if f.languages:
         out = [c for c in out if language_for(c.path) in f.languages]
     if f.classes:
-        kinds = _allowed_kinds(searcher, f.classes)
-        out = [c for c in out if c.kind in kinds]
+        uko_classes = tuple(c for c in f.classes if c.startswith(("uko:", PREFIXES["uko"])) or ":" not in c)
+        kinds = _allowed_kinds(searcher, uko_classes) if uko_classes else set()
+        members = _class_members(searcher, f.classes, out)
+        out = [c for c in out if c.kind in kinds or c.entity in members]
     if f.tiers:
         out = [c for c in out if c.tier in f.tiers]
     if f.min_score is not None:

@@ -194,11 +194,15 @@ def validate_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """
     from acms.validation.batch import validate_whole_store
 
+    from acms.ontology.extensions import configured
+
     root = resolve_project(project)
-    target = store_path(root, settings_for(root), store)
+    settings = settings_for(root)
+    target = store_path(root, settings, store)
+    extra = [e.shapes_text for e in configured(settings.extensions, root) if e.shapes_text]
     graph = OxigraphStore.open_existing(IndexLayout(target).graph)
     try:
-        violations = validate_whole_store(graph)
+        violations = validate_whole_store(graph, extra)
     finally:
         graph.close()
     if as_json:

@@ -72,9 +72,12 @@ def _files_of(quads: Sequence[Quad]) -> dict[str, str]:
     return out
 
 
-def validate_whole_store(store: OxigraphStore) -> list[Violation]:
-    """The reference check: pyshacl over every instance graph (not the ontology graph)."""
-    from acms.validation.reference import pyshacl_validate
+def validate_whole_store(store: OxigraphStore, extra_shapes: Sequence[str] = ()) -> list[Violation]:
+    """The reference check: pyshacl over every instance graph (not the ontology graph).
+
+    ``extra_shapes``: Turtle shapes of the configured extensions, checked with the shipped ones.
+    """
+    from acms.validation.reference import pyshacl_validate, shapes_graph
 
     data = rdflib.Graph()
     raw = store.raw
@@ -82,7 +85,12 @@ def validate_whole_store(store: OxigraphStore) -> list[Violation]:
         if q.graph_name == GRAPH_ONTOLOGY:
             continue
         data.add((_to_rdflib(q.subject), _to_rdflib(q.predicate), _to_rdflib(q.object)))
-    return pyshacl_validate(data)
+    if not extra_shapes:
+        return pyshacl_validate(data)
+    shapes = shapes_graph()
+    for text in extra_shapes:
+        shapes += shapes_graph(text)
+    return pyshacl_validate(data, shapes)
 
 
 def _to_rdflib(term: object) -> rdflib.term.Node:
