@@ -8,6 +8,7 @@ from pyoxigraph import Literal
 
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
+from acms.temporal import tiers
 
 PARAMS = {"name": "parse_header"}
 
@@ -22,6 +23,13 @@ def store(tmp_path_factory: pytest.TempPathFactory):
     shutil.copytree(FIXTURES / "sample_project", root)
     run_index(root)
     s = OxigraphStore(root / ".acms" / "graph")
+    # Split the project across tiers (pkg.util hot, the rest warm), so every answer below also proves
+    # that the queries join entities that sit in different tier graphs.
+    rows = s.select("SELECT ?e WHERE { GRAPH ?g { ?e uko:inFile ?f . ?f uko:path 'pkg/util.py' } }")
+    util = [r["e"].value for r in rows if "/frag/" not in r["e"].value]
+    tiers.record_use(s, util)
+    tiers.rebalance(s, tiers.Policy(hot_commits=0, hot_days=0, hot_use_days=1))
+    assert tiers.counts(s)["hot"]["entities"] == len(util) >= 3
     yield s
     s.close()
 

@@ -194,3 +194,15 @@ def test_tier_policy_recent_commits_and_use(repo: tuple[Path, list[str]], tmp_pa
         assert [int(r["n"].value) for r in uses] == [1]
     finally:
         store.close()
+
+
+def test_saved_query_changes_since(repo: tuple[Path, list[str]]) -> None:
+    code, out, err = run("sparql", "--saved", "changes-since", "--bind", "module=pkg.geometry",
+                         "--bind", "since=2025-01-03T00:00:00Z", "-C", str(repo[0]), "--format", "json")
+    assert code == 0, err
+    rows = [{k: v["value"] for k, v in b.items()} for b in json.loads(out)["results"]["bindings"]]
+    assert [r["message"] for r in rows] == ["Move shapes to geometry"]
+    code, out, _ = run("sparql", "--saved", "changes-since", "--bind", "module=pkg/shapes.py",
+                       "--bind", "since=2025-01-02T00:00:00Z", "-C", str(repo[0]), "--format", "json")
+    # pkg/shapes.py no longer exists as a file: the query is about current modules
+    assert code == 0 and json.loads(out)["results"]["bindings"] == []

@@ -34,6 +34,7 @@ def open_searcher(project: Path, store: Path | None) -> tuple[OxigraphStore, Sea
 @click.option("--strategy", default="auto", show_default=True, help="Strategy name, or auto (see `acms strategies`).")
 @click.option("--focus", multiple=True, help="Focus entity: IRI, path, path::Qualified.name or name (repeatable).")
 @click.option("--breadth", type=click.IntRange(0, 4), default=None, help="Graph hops from the focus (default 2).")
+@click.option("--plan", default=None, help="The plan (name or IRI) the task belongs to: its decisions and its ancestors' come first.")
 @click.option("--privacy", type=click.Choice(["allow", "redact", "block"]), default="allow", show_default=True,
               help="allow (clear secrets redacted), redact (all secrets), block (no raw text).")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "text", "json"]), default="markdown",
@@ -50,7 +51,8 @@ def open_searcher(project: Path, store: Path | None) -> tuple[OxigraphStore, Sea
 @strategies_option
 @project_options
 @boundary
-def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], breadth: int | None, privacy: str,
+def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], breadth: int | None,
+                 plan: str | None, privacy: str,
                  fmt: str, lod: tuple[str, ...], paths: tuple[str, ...], language: tuple[str, ...],
                  classes: tuple[str, ...], tier: tuple[str, ...], min_score: float | None, k: int | None,
                  time_ms: int, strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
@@ -61,6 +63,8 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
       acms assemble "how does incremental re-indexing work" --budget 4000
       acms assemble "who calls index_project" --focus index_project --strategy breadth-depth-navigator
       acms assemble "parse headers" --format json --privacy redact
+      acms assemble "why was parse_header changed"            (auto: temporal-archaeology)
+      acms assemble "add session expiry" --plan storage       (auto: plan-decision-context)
     """
     filters: dict[str, Any] = {}
     for key, value in (("paths", paths), ("languages", language), ("classes", classes), ("tiers", tier)):
@@ -80,6 +84,8 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
             data[key] = value
     if breadth is not None:
         data["breadth"] = breadth
+    if plan:
+        data["plan"] = plan
     request = parse_request(data)
     registry = StrategyRegistry.default(strategies_dir)
     graph, searcher = open_searcher(project, store)

@@ -1,0 +1,52 @@
+"""Re-indexing a changed file: versions in cold, chained, with validity times; moves are not changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acms.store.oxigraph import OxigraphStore
+from acms.temporal import tiers
+from acms.vocab import TIER_COLD, IriMinter
+
+from ..conftest import run_index
+
+M = IriMinter("sample")
+NORMALIZE = M.code("pkg/util.py", "pkg.util.normalize")
+
+
+def _versions(root: Path) -> list[dict[str, str]]:
+    store = OxigraphStore.open_existing(root / ".acms" / "graph")
+    try:
+        rows = store.select(
+            "SELECT ?v ?t ?next ?prev ?text WHERE { GRAPH <%s> { ?v prov:specializationOf <%s> ; "
+            "prov:invalidatedAtTime ?t ; uko:hasFragment ?f . ?f uko:lod 'micro' ; uko:text ?text . "
+            "OPTIONAL { ?v uko:supersededBy ?next } OPTIONAL { ?v prov:wasRevisionOf ?prev } } } ORDER BY ?t"
+            % (TIER_COLD.value, NORMALIZE.value))
+        assert tiers.violations(store) == []
+        return [{k: v.value for k, v in r.items()} for r in rows]
+    finally:
+        store.close()
+
+
+def test_each_change_leaves_a_version_chained_to_the_next(indexed_sample: Path) -> None:
+    util = indexed_sample / "pkg" / "util.py"
+    original = util.read_text()
+    util.write_text(original.replace("return text.strip().lower()", "return text.strip().casefold()"))
+    assert run_index(indexed_sample).versions_archived >= 1
+    util.write_text(util.read_text().replace(".casefold()", ".lower().strip()"))
+    run_index(indexed_sample)
+    v = _versions(indexed_sample)
+    assert len(v) == 2
+    assert "text.strip().lower()" in v[0]["text"] and "casefold" in v[1]["text"]
+    assert v[0]["next"] == v[1]["v"] and v[1]["prev"] == v[0]["v"]  # oldest -> newer -> the entity
+    assert v[1]["next"] == NORMALIZE.value and "prev" not in v[0]
+    assert v[0]["t"] < v[1]["t"]
+
+
+def test_a_move_is_not_a_new_version(indexed_sample: Path) -> None:
+    util = indexed_sample / "pkg" / "util.py"
+    util.write_text("\n\n" + util.read_text())  # the functions move down, their text is the same
+    report = run_index(indexed_sample)
+    assert report.files_indexed == 1
+    assert _versions(indexed_sample) == []  # normalize moved: no version
+    assert report.versions_archived == 1  # only the module, whose own text gained the blank lines
