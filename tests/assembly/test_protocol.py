@@ -246,3 +246,17 @@ def test_envelope_for_exceptions() -> None:
     assert internal["code"] == "INTERNAL" and "secret detail" not in internal["message"]
     with pytest.raises(UsageError, match="valid: INVALID_REQUEST"):
         error_envelope("NOPE", "m", "r")
+
+
+def test_kv_policy_pins_hot_and_never_pins_cold() -> None:
+    from dataclasses import replace
+
+    hot = replace(CANDIDATES[4], tier="hot", score=0.2)  # low score, but hot micro: pinned
+    cold = replace(CANDIDATES[0], fragment="urn:acms:f:old", entity="urn:acms:e:old", tier="cold",
+                   score=0.99, text="def parse_header(self, line):\n    return line\n")  # best score, but history
+    request = parse_request({**REQUEST, "focus": [], "budgets": {"tokens_max": 2000, "time_ms": 800}})
+    reply = reply_for(request, [hot, cold, CANDIDATES[2]], METRICS).reply
+    assert reply is not None
+    kv = reply["kv_policy"]
+    assert hot.fragment in kv["pin"]
+    assert cold.fragment not in kv["pin"] and cold.fragment in kv["compress"]

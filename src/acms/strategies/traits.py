@@ -12,9 +12,11 @@ import re
 from acms.assembly.protocol import RenderRequest
 
 _HISTORY = re.compile(
-    r"\b(why|when|who|how)\b.{0,80}\b(changed?|changes|modified|introduced|added|removed|deleted|renamed|"
-    r"rewritten|rewrote|refactored|broke|regressed)\b|\bhistory of\b|\bwhat changed\b|\bprevious versions?\b|"
-    r"\bgit (log|blame|history)\b",
+    r"\b(why|when|who)\b.{0,80}\b(changed|modified|introduced|added|removed|deleted|renamed|rewritten|"
+    r"rewrote|refactored|broke|regressed)\b"
+    r"|\b(why|when|who)\b.{0,40}\bdid\b.{0,80}\b(introduce|add|change|modify|remove|delete|rename|rewrite|"
+    r"refactor|break)\b"
+    r"|\bhistory of\b|\bwhat changed\b|\bprevious versions?\b|\bgit (log|blame|history)\b",
     re.IGNORECASE | re.DOTALL,
 )
 _DECISION = re.compile(
