@@ -4,7 +4,7 @@ the saved query decisions-about answers for an entity."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from pyoxigraph import Literal
@@ -22,7 +22,7 @@ STRATEGY = "plan-decision-context"
 
 
 @pytest.fixture(scope="module")
-def ix(tmp_path_factory: pytest.TempPathFactory):
+def ix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
     root = tmp_path_factory.mktemp("pdc") / "adr_project"
     shutil.copytree(FIXTURE, root)
     index(root)
