@@ -23,6 +23,9 @@ from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
 Tracer = Callable[[str, float], None]
 
 PREFIX_HEADER = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
+_DCT_IDENTIFIER = NamedNode("http://purl.org/dc/terms/identifier")
+_VANN_PREFIX = NamedNode("http://purl.org/vocab/vann/preferredNamespacePrefix")
+_VANN_URI = NamedNode("http://purl.org/vocab/vann/preferredNamespaceUri")
 
 
 class OxigraphStore:
@@ -31,6 +34,7 @@ class OxigraphStore:
     def __init__(self, path: Path | None, *, tracer: Tracer | None = None) -> None:
         self.path = path
         self.tracer = tracer
+        self._prefix_header: str | None = None
         try:
             if path is not None:
                 path.mkdir(parents=True, exist_ok=True)
@@ -56,7 +60,7 @@ class OxigraphStore:
 
     # ------------------------------------------------------------------ queries
     def _run(self, query: str, bindings: Bindings | None, **kwargs: object) -> object:
-        text = PREFIX_HEADER + bind(query, bindings)
+        text = self.prefix_header() + bind(query, bindings)
         start = time.perf_counter()
         try:
             return self._store.query(text, **kwargs)  # type: ignore[arg-type]
@@ -110,7 +114,8 @@ class OxigraphStore:
 
     # ------------------------------------------------------------------ writes
     def update(self, update: str, bindings: Bindings | None = None) -> None:
-        text = PREFIX_HEADER + bind(update, bindings)
+        text = self.prefix_header() + bind(update, bindings)
+        self._prefix_header = None  # the update may have changed the ontology graph
         start = time.perf_counter()
         try:
             self._store.update(text)
@@ -126,6 +131,7 @@ class OxigraphStore:
         batch = list(quads)
         try:
             (self._store.bulk_extend if bulk else self._store.extend)(batch)
+            self._prefix_header = None
         except OSError as exc:
             raise StoreError(f"write failed: {exc}") from None
         return len(batch)
@@ -137,6 +143,19 @@ class OxigraphStore:
             parts.append(insert_data(quads))
         if parts:
             self.update(" ;\n".join(parts))
+
+    def prefix_header(self) -> str:
+        """PREFIX lines for every query: the standard prefixes plus those of the extensions loaded in the
+        ontology graph (``api:`` once web-api is added); a query's own PREFIX declarations win."""
+        if self._prefix_header is None:
+            extra: dict[str, str] = {}
+            for q in self._store.quads_for_pattern(None, _DCT_IDENTIFIER, None, GRAPH_ONTOLOGY):
+                prefix = next(self._store.quads_for_pattern(q.subject, _VANN_PREFIX, None, GRAPH_ONTOLOGY), None)
+                ns = next(self._store.quads_for_pattern(q.subject, _VANN_URI, None, GRAPH_ONTOLOGY), None)
+                if prefix is not None and ns is not None and prefix.object.value not in PREFIXES:
+                    extra[prefix.object.value] = ns.object.value
+            self._prefix_header = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in sorted(extra.items())) + PREFIX_HEADER
+        return self._prefix_header
 
     def ensure_ontology(self, extensions: Sequence[Quad] | None = None) -> bool:
         """Make the ontology graph hold UKO plus the configured extensions' quads; True when (re)loaded.
@@ -150,6 +169,7 @@ class OxigraphStore:
             if current:
                 return False
             self._store.extend(ontology_quads())
+            self._prefix_header = None
             return True
         desired = ontology_quads(extensions)
         if current == set(desired):
