@@ -67,9 +67,9 @@ def all_quads(root: Path) -> set[Quad]:
 
 def operations(root: Path) -> list[tuple[str, ...]]:
     return select(root, """
-        SELECT ?handler ?method ?path ?framework WHERE { GRAPH ?g {
-          ?op a api:Operation ; api:handler ?f ; api:httpMethod ?method ; api:path ?path .
-          ?f uko:qualifiedName ?handler ; api:framework ?framework } }""")
+        SELECT ?handler ?method ?path ?framework WHERE {
+          GRAPH ?g { ?op a api:Operation ; api:handler ?f ; api:httpMethod ?method ; api:path ?path }
+          GRAPH ?h { ?f uko:qualifiedName ?handler ; api:framework ?framework } }""")  # tiers may differ
 
 
 def configure(root: Path) -> None:

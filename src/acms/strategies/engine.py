@@ -203,7 +203,9 @@ def query_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
     """Pure SPARQL: the query gets the focus entities and the plan, and returns scored candidates."""
     bindings: dict[str, object] = {}
     focus = ctx.focus_entities
-    if not focus and (ctx.request.focus or "focus" in _params(desc.query_text(phase))):
+    wants_focus = "focus" in _params(desc.query_text(phase)) or (
+        phase.fallback is not None and "focus" in _params(desc.query_text(phase, phase.fallback)))
+    if not focus and (ctx.request.focus or wants_focus):
         focus = resolve_focus(ctx) or _historic_focus(ctx)
     ctx.focus_entities = focus
     if focus:
