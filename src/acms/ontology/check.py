@@ -120,6 +120,8 @@ def _parse(ext: Extension, report: CheckReport) -> None:
         report.add("parse", Level.ERROR, f"ontology.ttl must declare exactly one owl:Ontology (found {len(ontologies)})")
     elif not ext.version:
         report.add("parse", Level.WARNING, "the ontology has no owl:versionInfo")
+    if not ext.readme.strip():
+        report.add("parse", Level.WARNING, "the extension has no README.md saying what it models")
 
 
 def _namespace(ext: Extension, report: CheckReport) -> None:
