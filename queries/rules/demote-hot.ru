@@ -1,5 +1,8 @@
 # name: demote-hot
-# summary: Tier rule 1 of 2 (rebalance): everything hot goes back to warm; promote-hot then re-selects what is hot now.
+# summary: Tier rule (rebalance): the given entities, with their fragments, move from hot back to warm (the policy no longer calls them hot).
+# param: e IRI of an entity that leaves the hot tier.
 DELETE { GRAPH <https://w3id.org/acms/tier/hot> { ?s ?p ?o } }
 INSERT { GRAPH <https://w3id.org/acms/tier/warm> { ?s ?p ?o } }
-WHERE { GRAPH <https://w3id.org/acms/tier/hot> { ?s ?p ?o } }
+WHERE {
+  GRAPH <https://w3id.org/acms/tier/hot> { ?e uko:hasFragment? ?s . ?s ?p ?o }
+}

@@ -41,6 +41,7 @@ class Settings:
     hot_commits: int = _setting(10, "Tier policy: entities touched by the last N ingested commits are hot.")
     hot_days: float = _setting(7.0, "Tier policy: entities changed (a commit or a re-index replaced them) in the last N days are hot.")
     hot_use_days: float = _setting(3.0, "Tier policy: entities used in an assembled context in the last N days are hot.")
+    hot_max: int = _setting(500, "Tier policy: at most this many hot entities, the most recently active first.")
     record_use: bool = _setting(True, "Record which entities assembled contexts used (meta graph), for the hot tier.")
     extensions: tuple[str, ...] = _setting((), "Ontology extensions to load: shipped names (web-api) or folder paths relative to the project root (`acms ontology add`).")
 

@@ -498,3 +498,20 @@ def test_python_resolve_through_star_imports_terminates() -> None:
     exts = {path: extract_python(path, text, module) for path, (module, text) in sources.items()}
     calls = [e for e in resolve_edges(exts, all_qualnames(exts)) if e.kind == "calls"]
     assert calls == [Edge("pkg.use.f", "calls", "pkg.base.new_loop")]
+
+
+def test_symbol_spans_match_the_full_extractor_on_real_code() -> None:
+    """History maps diff hunks with the cheap scanner; its names and ranges must be the extractor's."""
+    from pathlib import Path
+
+    from acms.ingest.python_extractor import extract_python, symbol_spans
+
+    root = Path(__file__).resolve().parents[2] / "src" / "acms"
+    files = sorted(root.rglob("*.py"))
+    assert len(files) > 50
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        full = extract_python(path.name, text, "m")
+        want = {(s.kind.value, s.qualname, s.start_line, s.end_line) for s in full.symbols if s.kind.value != "Module"}
+        got = {(s.kind, s.qualname, s.start, s.end) for s in symbol_spans(path.name, text, "m")}
+        assert got == want, path

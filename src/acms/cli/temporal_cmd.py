@@ -59,10 +59,11 @@ def rebalance_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     finally:
         graph.close()
     if as_json:
-        echo_json({"hot_entities": result.hot_entities, "reasons": result.reasons})
+        echo_json({"hot_entities": result.hot_entities, "promoted": result.promoted, "demoted": result.demoted,
+                   "reasons": result.reasons})
         return
     why = ", ".join(f"{n} {reason}" for reason, n in result.reasons.items()) or "no recent activity"
-    click.echo(f"{result.hot_entities} hot entities ({why})")
+    click.echo(f"{result.hot_entities} hot entities ({why}); {result.promoted} promoted, {result.demoted} demoted")
 
 
 @tiers_group.command("check")

@@ -14,6 +14,7 @@ import tokenize
 import warnings
 from collections.abc import Collection, Iterator
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from posixpath import basename, dirname, splitext
 
 from acms.ingest.model import CodeSymbol, Extraction, ImportRef, SymbolKind
@@ -58,6 +59,59 @@ def extract_python(path: str, text: str, module: str) -> Extraction:
     except (ValueError, RecursionError, MemoryError) as exc:
         error = f"{type(exc).__name__}: {exc}"
     return Extraction(language="python", module=module, parse_error=error)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A definition's kind, names and line range: what history needs, without calls or imports."""
+
+    kind: str
+    name: str
+    qualname: str
+    start: int
+    end: int
+
+
+def symbol_spans(path: str, text: str, module: str) -> list[Span]:
+    """The classes, functions and methods of a file with the qualified names and line ranges
+    ``extract_python`` gives them (same nesting, same merge of repeated names), about 10x cheaper:
+    only statements are walked, never expressions. Empty when the file does not parse."""
+    source = text[1:] if text.startswith("\ufeff") else text
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError):
+        return []
+    spans: dict[str, Span] = {}
+
+    def defs(body: list[ast.stmt]) -> Iterator[_Def]:
+        for node in body:
+            if isinstance(node, _SCOPES):
+                yield node
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                yield from defs(getattr(node, field, None) or [])
+            for handler in getattr(node, "handlers", None) or []:
+                yield from defs(handler.body)
+            for case in getattr(node, "cases", None) or []:
+                yield from defs(case.body)
+
+    def scope(body: list[ast.stmt], parent: str, in_class: bool) -> None:
+        for node in defs(body):
+            is_class = isinstance(node, ast.ClassDef)
+            kind = "Class" if is_class else ("Method" if in_class else "Function")
+            qualname = f"{parent}.{node.name}"
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            end = node.end_lineno or node.lineno
+            old = spans.get(qualname)
+            if old is not None:
+                start, end, kind = min(start, old.start), max(end, old.end), old.kind
+            spans[qualname] = Span(kind, node.name, qualname, start, end)
+            scope(node.body, qualname, is_class)
+
+    scope(tree.body, module, False)
+    return list(spans.values())
 
 
 def dotted_name(expr: ast.expr, strip_subscript: bool = False) -> str | None:

@@ -21,7 +21,7 @@ from pyoxigraph import NamedNode, Quad
 
 from acms.errors import AcmsError
 from acms.ingest.emit import int_lit, lit, sha256, time_lit
-from acms.ingest.python_extractor import extract_python, module_name_for
+from acms.ingest.python_extractor import Span, module_name_for, symbol_spans
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
 from acms.tokens import count_many
@@ -211,29 +211,18 @@ def read_blobs(root: Path, names: list[str]) -> dict[str, str | None]:
     return out
 
 
-@dataclass(frozen=True)
-class _Sym:
-    qualname: str
-    name: str
-    kind: str
-    start: int
-    end: int
+def _symbols(path: str, text: str, known_paths: set[str]) -> list[Span]:
+    """Classes, functions and methods (not the module: it spans the file, and git keeps files)."""
+    return symbol_spans(path, text, module_name_for(path, known_paths | {path}))
 
 
-def _symbols(path: str, text: str, known_paths: set[str]) -> list[_Sym]:
-    ext = extract_python(path, text, module_name_for(path, known_paths | {path}))
-    if ext.parse_error:
-        return []
-    return [_Sym(s.qualname, s.name, s.kind.value, s.start_line, s.end_line) for s in ext.symbols if s.kind.value != "Module"]
-
-
-def _hit(symbols: list[_Sym], ranges: list[tuple[int, int]], text: list[str]) -> tuple[set[_Sym], set[_Sym]]:
+def _hit(symbols: list[Span], ranges: list[tuple[int, int]], text: list[str]) -> tuple[set[Span], set[Span]]:
     """(every symbol whose range a changed line falls in, the innermost such symbol per line).
 
     Blank lines are skipped: deleting a method takes the blank line before it, which belongs to the
     class around it only, and would otherwise count as a change of the class."""
-    touched: set[_Sym] = set()
-    innermost: set[_Sym] = set()
+    touched: set[Span] = set()
+    innermost: set[Span] = set()
     budget = MAX_LINES_PER_FILE
     for a, b in ranges:
         for line in range(a, b + 1):
@@ -285,9 +274,9 @@ def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, st
             if f.old_path and f.old_path.endswith(".py") and c.parents:
                 names.append(f"{c.parents[0]}:{prefix}{f.old_path}")
     blobs = read_blobs(root, list(dict.fromkeys(names)))
-    parsed: dict[tuple[str, str], list[_Sym]] = {}
+    parsed: dict[tuple[str, str], list[Span]] = {}
 
-    def symbols(rev: str, path: str) -> tuple[list[_Sym], list[str]]:
+    def symbols(rev: str, path: str) -> tuple[list[Span], list[str]]:
         text = blobs.get(f"{rev}:{prefix}{path}")
         if text is None:
             return [], []
@@ -343,7 +332,7 @@ def first_versions(quads: list[Quad]) -> dict[NamedNode, NamedNode]:
     return out
 
 
-def _version(entity: NamedNode, sym: _Sym, path: str, lines: list[str], c: Commit, change: NamedNode,
+def _version(entity: NamedNode, sym: Span, path: str, lines: list[str], c: Commit, change: NamedNode,
              last: dict[NamedNode, tuple[NamedNode, str]], frag_texts: list[tuple[NamedNode, str]],
              g: NamedNode) -> list[Quad]:
     v = NamedNode(f"{entity.value}/v/git-{c.hash[:12]}")

@@ -1,11 +1,13 @@
 """The tier policy and its rules: which current entities are hot, and moving them there.
 
-Policy (settings ``hot_commits``, ``hot_days``, ``hot_use_days``): a current entity (file, code element,
-section) is **hot** when one of the last ``hot_commits`` ingested commits touched it, when a commit or a
-re-index changed it in the last ``hot_days`` days, or when an assembled context used it in the last
-``hot_use_days`` days; every other current entity is **warm**; superseded versions, commits and
-retired decisions are **cold**. An entity moves with its fragments. The selection queries and the two
-moves (``demote-hot``, then ``promote-hot``) are SPARQL in ``queries/rules/``; a rebalance is one
+Policy (settings ``hot_commits``, ``hot_days``, ``hot_use_days``, ``hot_max``): a current entity (file,
+code element, section) is **hot** when one of the last ``hot_commits`` ingested commits touched it, when
+a commit or a re-index changed it in the last ``hot_days`` days, or when an assembled context used it in
+the last ``hot_use_days`` days; at most ``hot_max`` of them, the most recently active first (hot is a
+working set, not "everything this month"). Every other current entity is **warm**; superseded
+versions, commits and retired decisions are **cold**. An entity moves with its fragments. The selection
+queries and the moves (``demote-hot``, ``promote-hot``: only the entities whose tier changes, since
+moving a triple costs about as much as writing it) are SPARQL in ``queries/rules/``; a rebalance is one
 update request, so readers never see an entity in two tiers.
 """
 
@@ -28,15 +30,17 @@ class Policy:
     hot_commits: int
     hot_days: float
     hot_use_days: float
+    hot_max: int = 500
 
     @classmethod
     def of(cls, settings: Settings) -> Policy:
-        return cls(settings.hot_commits, settings.hot_days, settings.hot_use_days)
+        return cls(settings.hot_commits, settings.hot_days, settings.hot_use_days, settings.hot_max)
 
     def describe(self) -> dict[str, str]:
         return {
             "hot": (f"current entities touched by the last {self.hot_commits} commits, changed in the last "
-                    f"{self.hot_days:g} days, or used in an assembled context in the last {self.hot_use_days:g} days"),
+                    f"{self.hot_days:g} days, or used in an assembled context in the last {self.hot_use_days:g} "
+                    f"days; at most {self.hot_max}, most recent first"),
             "warm": "the rest of the current project",
             "cold": "superseded versions of files and entities, commits, retired decisions",
         }
@@ -45,6 +49,8 @@ class Policy:
 @dataclass(frozen=True)
 class Rebalance:
     hot_entities: int
+    promoted: int
+    demoted: int
     reasons: dict[str, int]
 
 
@@ -56,36 +62,72 @@ def time_literal(moment: datetime) -> Literal:
     return Literal(iso(moment), datatype=XSD.dateTime)
 
 
-def hot_entities(store: OxigraphStore, policy: Policy, now: datetime | None = None) -> dict[str, set[NamedNode]]:
-    """Entity IRIs the policy calls hot, by reason (an entity may have several)."""
+def hot_entities(store: OxigraphStore, policy: Policy, now: datetime | None = None) -> dict[str, dict[NamedNode, str]]:
+    """Entity IRIs the policy calls hot, by reason, each with the time of its latest activity."""
     now = now or datetime.now(UTC)
-    out: dict[str, set[NamedNode]] = {}
+    out: dict[str, dict[NamedNode, str]] = {}
+
+    def collect(reason: str, key: str, bindings: dict[str, object]) -> None:
+        rows = store.select(catalog.text(key), bindings)  # type: ignore[arg-type]
+        out[reason] = {r["e"]: r["last"].value for r in rows if isinstance(r["e"], NamedNode)}  # type: ignore[misc]
+
     if policy.hot_commits > 0:
         recent = [r["change"] for r in store.select(catalog.text("rules/recent-changes"))][: policy.hot_commits]
         if recent:
-            rows = store.select(catalog.text("rules/touched-by"), {"change": recent})  # type: ignore[dict-item]
-            out["recent commits"] = {r["e"] for r in rows}  # type: ignore[misc]
+            collect("recent commits", "rules/touched-by", {"change": recent})
     if policy.hot_days > 0:
         since = {"since": time_literal(now - timedelta(days=policy.hot_days))}
-        changed = {r["e"] for r in store.select(catalog.text("rules/revised-since"), since)}
-        changed |= {r["e"] for r in store.select(catalog.text("rules/changed-since"), since)}
-        out["changed recently"] = changed  # type: ignore[assignment]
+        collect("changed recently", "rules/revised-since", since)
+        collect("committed recently", "rules/changed-since", since)
+        for e, last in out.pop("committed recently").items():
+            out["changed recently"][e] = max(_sortable(last), _sortable(out["changed recently"].get(e, "")))
     if policy.hot_use_days > 0:
-        since = {"since": time_literal(now - timedelta(days=policy.hot_use_days))}
-        out["used recently"] = {r["e"] for r in store.select(catalog.text("rules/used-since"), since)}  # type: ignore[misc]
+        collect("used recently", "rules/used-since", {"since": time_literal(now - timedelta(days=policy.hot_use_days))})
     return out
 
 
-def rebalance(store: OxigraphStore, policy: Policy, now: datetime | None = None) -> Rebalance:
-    """Apply the policy: demote all of hot, promote the hot set, in one transaction."""
+def _sortable(stamp: str) -> str:
+    """Commit times carry offsets (+01:00), acms' own are UTC (Z): compare them as UTC."""
+    if not stamp:
+        return ""
+    try:
+        return iso(datetime.fromisoformat(stamp))
+    except ValueError:
+        return stamp
+
+
+def choose(store: OxigraphStore, policy: Policy, now: datetime | None = None) -> tuple[list[NamedNode], dict[str, int]]:
+    """The hot set: current entities only, most recent activity first, at most ``hot_max``."""
     by_reason = hot_entities(store, policy, now)
-    chosen = sorted({e for es in by_reason.values() for e in es if isinstance(e, NamedNode)}, key=lambda n: n.value)
-    ops: list[tuple[str, dict[str, list[NamedNode]] | None]] = [(catalog.text("rules/demote-hot.ru"), None)]
-    if chosen:
-        ops.append((catalog.text("rules/promote-hot.ru"), {"e": chosen}))
-    store.replace(ops, [])
-    hot = store.select(catalog.text("rules/entities-in-tier"), {"tier": TIERS["hot"]})
-    return Rebalance(hot_entities=len(hot), reasons={k: len(v) for k, v in sorted(by_reason.items())})
+    last: dict[NamedNode, str] = {}
+    for found in by_reason.values():
+        for e, stamp in found.items():
+            last[e] = max(last.get(e, ""), _sortable(stamp))
+    if not last:
+        return [], {}
+    candidates = sorted(last, key=lambda n: n.value)
+    current = {r["e"] for r in store.select(catalog.text("history/current-entities"), {"e": candidates})}
+    ranked = sorted((e for e in candidates if e in current), key=lambda e: (last[e], e.value), reverse=True)
+    chosen = ranked[: max(policy.hot_max, 0)]
+    kept = set(chosen)
+    return chosen, {k: sum(1 for e in v if e in kept) for k, v in sorted(by_reason.items())}
+
+
+def rebalance(store: OxigraphStore, policy: Policy, now: datetime | None = None) -> Rebalance:
+    """Apply the policy: move only what changes tier (a steady state moves nothing), in one transaction."""
+    chosen, reasons = choose(store, policy, now)
+    hot_now = {r["e"] for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIERS["hot"]})}
+    wanted = set(chosen)
+    demote = sorted((e for e in hot_now - wanted if isinstance(e, NamedNode)), key=lambda n: n.value)
+    promote = sorted(wanted - hot_now, key=lambda n: n.value)
+    ops: list[tuple[str, dict[str, object] | None]] = []
+    if demote:
+        ops.append((catalog.text("rules/demote-hot.ru"), {"e": demote}))
+    if promote:
+        ops.append((catalog.text("rules/promote-hot.ru"), {"e": promote}))
+    if ops:
+        store.replace(ops, [])  # type: ignore[arg-type]
+    return Rebalance(hot_entities=len(wanted), promoted=len(promote), demoted=len(demote), reasons=reasons)
 
 
 def violations(store: OxigraphStore) -> list[tuple[str, int]]:
