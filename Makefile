@@ -18,12 +18,14 @@ $(STAMP): $(BIN)/python pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/acms index .
+	$(BIN)/acms index . --history 100
+	$(BIN)/acms tiers
 	$(BIN)/acms stats
 	$(BIN)/acms sparql --saved largest-classes
 	$(BIN)/acms sparql --saved callers --bind name=index_project
 	$(BIN)/acms search "incremental re-index of changed files" -k 5
 	$(BIN)/acms assemble "how does acms keep the rendered context inside the token budget" --budget 3000
+	$(BIN)/acms history index_project
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
