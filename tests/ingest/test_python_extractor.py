@@ -515,3 +515,18 @@ def test_symbol_spans_match_the_full_extractor_on_real_code() -> None:
         want = {(s.kind.value, s.qualname, s.start_line, s.end_line) for s in full.symbols if s.kind.value != "Module"}
         got = {(s.kind, s.qualname, s.start, s.end) for s in symbol_spans(path.name, text, "m")}
         assert got == want, path
+
+
+def test_symbol_spans_edge_cases_match_the_extractor() -> None:
+    from acms.ingest.python_extractor import extract_python, symbol_spans
+
+    twice = ("def thing():\n    pass\n\n\nclass thing:\n    def m(self):\n        pass\n\n\n"
+             "try:\n    def a():\n        pass\nexcept ImportError:\n    def b():\n        pass\n"
+             "else:\n    def c():\n        pass\nfinally:\n    def d():\n        pass\n")
+    deep = "def f(x):\n    if x == 0:\n        return 0\n" + "".join(
+        f"    elif x == {i}:\n        def g{i}():\n            return {i}\n" for i in range(1, 1200))
+    for text in (twice, deep):
+        full = extract_python("m.py", text, "m")
+        want = [(s.kind.value, s.qualname, s.start_line, s.end_line) for s in full.symbols if s.kind.value != "Module"]
+        got = [(s.kind, s.qualname, s.start, s.end) for s in symbol_spans("m.py", text, "m")]
+        assert sorted(got) == sorted(want)

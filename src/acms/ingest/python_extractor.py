@@ -74,30 +74,43 @@ class Span:
 
 def symbol_spans(path: str, text: str, module: str) -> list[Span]:
     """The classes, functions and methods of a file with the qualified names and line ranges
-    ``extract_python`` gives them (same nesting, same merge of repeated names), about 10x cheaper:
-    only statements are walked, never expressions. Empty when the file does not parse."""
+    ``extract_python`` gives them (same nesting, same merge of repeated names), about 4x cheaper:
+    only statements are walked, never expressions, with an explicit stack (a 1,000-branch elif chain
+    nests 1,000 deep). Empty when the file does not parse."""
     source = text[1:] if text.startswith("\ufeff") else text
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(source, filename=path)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     spans: dict[str, Span] = {}
 
-    def defs(body: list[ast.stmt]) -> Iterator[_Def]:
-        for node in body:
+    def defs(body: list[ast.stmt]) -> list[_Def]:
+        """Definitions directly in this scope, in source order: through compound statements (in
+        their fields' order, as the extractor walks them), never into a nested definition."""
+        out: list[_Def] = []
+        stack: list[ast.AST] = list(reversed(body))
+        while stack:
+            node = stack.pop()
             if isinstance(node, _SCOPES):
-                yield node
+                out.append(node)
                 continue
-            for field in ("body", "orelse", "finalbody"):
-                yield from defs(getattr(node, field, None) or [])
-            for handler in getattr(node, "handlers", None) or []:
-                yield from defs(handler.body)
-            for case in getattr(node, "cases", None) or []:
-                yield from defs(case.body)
+            children: list[ast.AST] = []
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, ast.stmt):
+                            children.append(item)
+                        elif isinstance(item, (ast.excepthandler, ast.match_case)):
+                            children.extend(item.body)
+            stack.extend(reversed(children))
+        return out
 
-    def scope(body: list[ast.stmt], parent: str, in_class: bool) -> None:
+    pending: list[tuple[list[ast.stmt], str, bool]] = [(tree.body, module, False)]
+    while pending:
+        body, parent, in_class = pending.pop()
         for node in defs(body):
             is_class = isinstance(node, ast.ClassDef)
             kind = "Class" if is_class else ("Method" if in_class else "Function")
@@ -105,12 +118,10 @@ def symbol_spans(path: str, text: str, module: str) -> list[Span]:
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             end = node.end_lineno or node.lineno
             old = spans.get(qualname)
-            if old is not None:
+            if old is not None:  # one entity for a repeated name, with the kind it was first given
                 start, end, kind = min(start, old.start), max(end, old.end), old.kind
             spans[qualname] = Span(kind, node.name, qualname, start, end)
-            scope(node.body, qualname, is_class)
-
-    scope(tree.body, module, False)
+            pending.append((node.body, qualname, spans[qualname].kind == "Class"))
     return list(spans.values())
 
 

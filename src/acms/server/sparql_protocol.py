@@ -344,11 +344,12 @@ def run_update(store: OxigraphStore, op: Operation, lock: threading.Lock) -> Non
         store.update(op.text)
 
 
-def _for_client(message: str) -> str:
+def _for_client(message: str, header_lines: int = _HEADER_LINES) -> str:
     """A refusal or syntax error as the client should read it: the guard's hint names a CLI flag the
-    server does not have, and parser positions count the PREFIX lines the store adds."""
+    server does not have, and parser positions count the PREFIX lines the store adds (UKO's and those
+    of the loaded extensions)."""
     message = message.replace(_CLI_HINT, "")
-    return _POSITION.sub(lambda m: f"error at {max(1, int(m[1]) - _HEADER_LINES)}:", message)
+    return _POSITION.sub(lambda m: f"error at {max(1, int(m[1]) - header_lines)}:", message)
 
 
 # -- the endpoint -----------------------------------------------------------------------------------
@@ -421,7 +422,8 @@ class SparqlEndpoint:
         except ProtocolError as exc:
             return PlainTextResponse(exc.message + "\n", status_code=exc.status)
         except (QueryRejected, QuerySyntaxError) as exc:
-            return PlainTextResponse(_for_client(exc.message) + "\n", status_code=400)
+            lines = self.store.prefix_header().count("\n")
+            return PlainTextResponse(_for_client(exc.message, lines) + "\n", status_code=400)
         except AcmsError as exc:
             return PlainTextResponse(exc.message + "\n", status_code=500)
 
