@@ -199,7 +199,7 @@ def index_project(
         report.files_removed = len(removed)
     if not changed and not removed:
         report.up_to_date = True
-        _temporal(store, root, settings, report, clock, history)
+        _temporal(store, root, settings, report, clock, history, progress)
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -283,7 +283,7 @@ def index_project(
         else:
             store.replace(deletes, quads + run_quads + reload)
         store.flush()
-    _temporal(store, root, settings, report, clock, history)
+    _temporal(store, root, settings, report, clock, history, progress)
     if layout is not None and settings.embed_on_index:
         with clock.phase("embeddings"):
             _embed(store, layout, settings, report)
@@ -306,11 +306,12 @@ def _stamp(started: datetime) -> str:
 
 
 def _temporal(store: OxigraphStore, root: Path, settings: Settings, report: IndexReport, clock: _Clock,
-              history: int) -> None:
+              history: int, progress: Progress | None = None) -> None:
     """After the files are written: commits (when asked), then the tier policy over the result."""
     if history > 0:
         with clock.phase("history"):
-            report.history = git_history.ingest(store, root, IriMinter(settings.project_name or root.name), history)
+            report.history = git_history.ingest(store, root, IriMinter(settings.project_name or root.name), history,
+                                                progress)
     with clock.phase("tiers"):
         report.hot_entities = tiers.rebalance(store, tiers.Policy.of(settings)).hot_entities
 

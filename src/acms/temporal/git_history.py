@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from acms.ingest.emit import int_lit, lit, sha256, time_lit
 from acms.ingest.python_extractor import Span, module_name_for, symbol_spans
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
+from acms.temporal.versions import Update
 from acms.tokens import count_many
 from acms.validation.batch import validate_batch
 from acms.vocab import PROV, RDF, TIER_COLD, UKO, IriMinter
@@ -238,7 +239,8 @@ def _hit(symbols: list[Span], ranges: list[tuple[int, int]], text: list[str]) ->
     return touched, innermost
 
 
-def ingest(store: OxigraphStore, root: Path, minter: IriMinter, n: int) -> HistoryReport:
+def ingest(store: OxigraphStore, root: Path, minter: IriMinter, n: int,
+           progress: Callable[[str, int, int], None] | None = None) -> HistoryReport:
     """Ingest the last ``n`` commits not yet in the store: one validated transaction."""
     if not is_git_checkout(root):
         return HistoryReport(False, "not a git checkout: no history ingested")
@@ -254,7 +256,7 @@ def ingest(store: OxigraphStore, root: Path, minter: IriMinter, n: int) -> Histo
     commits = [c for c in read_log(root, n) if c.hash not in known]
     prefix = _git(root, "rev-parse", "--show-prefix").decode().strip()
     known_paths = {r["path"].value for r in store.select(catalog.text("ingest/stored-files"))}
-    quads, updates = _build(root, prefix, commits, minter, store, known_paths, report)
+    quads, updates = _build(root, prefix, commits, minter, store, known_paths, report, progress)
     if quads:
         validate_batch(store, quads)
         store.replace(updates, quads)
@@ -265,7 +267,8 @@ def ingest(store: OxigraphStore, root: Path, minter: IriMinter, n: int) -> Histo
 
 
 def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, store: OxigraphStore,
-           known_paths: set[str], report: HistoryReport) -> tuple[list[Quad], list[tuple[str, dict[str, object] | None]]]:
+           known_paths: set[str], report: HistoryReport,
+           progress: Callable[[str, int, int], None] | None = None) -> tuple[list[Quad], list[Update]]:
     names: list[str] = []
     for c in commits:
         for f in c.files:
@@ -289,7 +292,9 @@ def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, st
     q: list[Quad] = []
     frag_texts: list[tuple[NamedNode, str]] = []
     last_version: dict[NamedNode, tuple[NamedNode, str]] = {}  # entity -> (latest version, its end time)
-    for c in commits:
+    for i, c in enumerate(commits):
+        if progress:
+            progress("history", i + 1, len(commits))
         change = minter.change(c.hash)
         q += [Quad(change, RDF.type, UKO.Change, g), Quad(change, UKO.commitHash, lit(c.hash), g),
               Quad(change, UKO.message, lit(c.message), g), Quad(change, UKO.authorName, lit(c.author), g),
@@ -363,7 +368,7 @@ def _version(entity: NamedNode, sym: Span, path: str, lines: list[str], c: Commi
 
 
 def _link_to_present(store: OxigraphStore, last: dict[NamedNode, tuple[NamedNode, str]],
-                     first: dict[NamedNode, NamedNode], quads: list[Quad]) -> list[tuple[str, dict[str, object] | None]]:
+                     first: dict[NamedNode, NamedNode], quads: list[Quad]) -> list[Update]:
     """The newest version of each entity is superseded by the entity while it exists; a version already
     stored as superseded by the entity is now superseded by this batch's first version."""
     if not last:
@@ -374,12 +379,13 @@ def _link_to_present(store: OxigraphStore, last: dict[NamedNode, tuple[NamedNode
         if e in current:
             quads.append(Quad(last[e][0], UKO.supersededBy, e, TIER_COLD))
     prior = store.select(catalog.text("history/superseded-by-entity"), {"e": entities})
-    updates: list[tuple[str, dict[str, object] | None]] = []
+    updates: list[Update] = []
     olds = []
     for r in prior:
         old, e = r["v"], r["e"]
         if e in first and old != first[e]:
-            quads += [Quad(old, UKO.supersededBy, first[e], TIER_COLD), Quad(first[e], PROV.wasRevisionOf, old, TIER_COLD)]  # type: ignore[arg-type]
+            quads += [Quad(old, UKO.supersededBy, first[e], TIER_COLD),  # type: ignore[arg-type]
+                      Quad(first[e], PROV.wasRevisionOf, old, TIER_COLD)]  # type: ignore[arg-type]
             olds.append(old)
     if olds:
         updates.append((catalog.text("history/unlink-versions.ru"), {"v": olds}))

@@ -22,6 +22,7 @@ from pyoxigraph import Literal, NamedNode
 from acms.config import Settings
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
+from acms.temporal.versions import Update
 from acms.vocab import TIERS, XSD
 
 
@@ -120,7 +121,7 @@ def rebalance(store: OxigraphStore, policy: Policy, now: datetime | None = None)
     wanted = set(chosen)
     demote = sorted((e for e in hot_now - wanted if isinstance(e, NamedNode)), key=lambda n: n.value)
     promote = sorted(wanted - hot_now, key=lambda n: n.value)
-    ops: list[tuple[str, dict[str, object] | None]] = []
+    ops: list[Update] = []
     if demote:
         ops.append((catalog.text("rules/demote-hot.ru"), {"e": demote}))
     if promote:

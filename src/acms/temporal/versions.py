@@ -18,7 +18,7 @@ from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import TIER_COLD, UKO, XSD
 
-Update = tuple[str, dict[str, object] | None]
+Update = tuple[str, dict[str, object] | None]  # an update's text and its parameters, for store.replace
 
 
 @dataclass
