@@ -371,14 +371,7 @@ def git_baseline(repo: Path, n: int) -> dict[str, float | int]:
     t = time.perf_counter()
     commits = git_history.read_log(repo, n)  # git log again + the parse
     t_read = time.perf_counter() - t
-    names: list[str] = []
-    for c in commits:
-        for f in c.files:
-            if f.new_path and f.new_path.endswith(".py"):
-                names.append(f"{c.hash}:{f.new_path}")
-            if f.old_path and f.old_path.endswith(".py") and c.parents:
-                names.append(f"{c.parents[0]}:{f.old_path}")
-    names = list(dict.fromkeys(names))
+    names = git_history.blob_names(commits)
     t = time.perf_counter()
     git(repo, "cat-file", "--batch", input_bytes=("\n".join(names) + "\n").encode())
     t_cat = time.perf_counter() - t

@@ -266,9 +266,8 @@ def ingest(store: OxigraphStore, root: Path, minter: IriMinter, n: int,
     return report
 
 
-def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, store: OxigraphStore,
-           known_paths: set[str], report: HistoryReport,
-           progress: Callable[[str, int, int], None] | None = None) -> tuple[list[Quad], list[Update]]:
+def blob_names(commits: list[Commit], prefix: str = "") -> list[str]:
+    """``rev:path`` of every Python file version the commits' hunks are mapped onto (after, and before)."""
     names: list[str] = []
     for c in commits:
         for f in c.files:
@@ -276,7 +275,13 @@ def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, st
                 names.append(f"{c.hash}:{prefix}{f.new_path}")
             if f.old_path and f.old_path.endswith(".py") and c.parents:
                 names.append(f"{c.parents[0]}:{prefix}{f.old_path}")
-    blobs = read_blobs(root, list(dict.fromkeys(names)))
+    return list(dict.fromkeys(names))
+
+
+def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, store: OxigraphStore,
+           known_paths: set[str], report: HistoryReport,
+           progress: Callable[[str, int, int], None] | None = None) -> tuple[list[Quad], list[Update]]:
+    blobs = read_blobs(root, blob_names(commits, prefix))
     parsed: dict[tuple[str, str], list[Span]] = {}
 
     def symbols(rev: str, path: str) -> tuple[list[Span], list[str]]:
