@@ -119,6 +119,8 @@ def test_history_command_shows_every_version_and_commit(repo: tuple[Path, list[s
         ("commit", "Add shapes"), ("version", "Use math.pi in area")]
     code, out, _ = run("history", "pkg.geometry.area", "-C", str(repo[0]))
     assert code == 0 and "pkg/geometry.py:5-6 (" in out and "commit" in out  # touched by the move
+    code, out, _ = run("history", "pkg/shapes.py::Circle.scale", "-C", str(repo[0]), "--json")
+    assert code == 0 and [h["name"] for h in json.loads(out)] == ["pkg.shapes.Circle.scale"]
     code, _, err = run("history", "no_such_thing", "-C", str(repo[0]))
     assert code == 2 and "no entity" in err
 

@@ -43,10 +43,11 @@ class EntityHistory:
 def resolve(store: OxigraphStore, key: str) -> list[NamedNode]:
     if key.startswith(("http://", "https://", "urn:")):
         return [NamedNode(key)]
-    if "::" in key:
+    if "::" in key:  # path::Qualified.name: by its short name, then the path and the name's tail
         path, qual = key.split("::", 1)
-        key = qual if "." in qual else qual
-        found = [e for e in _lookup(store, qual) if f"/{path}#" in e.value]
+        tail = "." + qual
+        found = [e for e in _lookup(store, qual.rsplit(".", 1)[-1])
+                 if f"/{path}#" in e.value and (e.value.endswith(tail) or e.value.endswith("#" + qual))]
         if found:
             return found
     found = _lookup(store, key)
