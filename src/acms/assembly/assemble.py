@@ -19,15 +19,15 @@ from acms.assembly.model import Assembled, Candidate
 from acms.assembly.privacy import protect
 from acms.assembly.protocol import RenderRequest, ReplyMetrics, build_reply, reply_for
 from acms.assembly.render import Format
-from acms.errors import UsageError
+from acms.errors import StoreError, UsageError
 from acms.index.tokenize import code_tokens
 from acms.ingest.walker import language_for
 from acms.retrieval.embedding_store import active_model
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog
 from acms.strategies.engine import RunContext, run_strategy
-from acms.strategies.traits import request_traits
 from acms.strategies.registry import StrategyRegistry
+from acms.strategies.traits import request_traits
 from acms.vocab import PREFIXES
 
 ATOMIC_CONTEXT = 3  # lines either side of the best keyword line
@@ -177,10 +177,9 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
 
 def _record_use(searcher: Searcher, assembled: Assembled) -> None:
     """Usage statistics for the hot tier; a store that cannot take the write is not the caller's problem."""
-    if not getattr(searcher.settings, "record_use", False) or not assembled.items:
+    if not searcher.settings.record_use or not assembled.items:
         return
-    from acms.errors import StoreError
-    from acms.temporal.tiers import record_use
+    from acms.temporal.tiers import record_use  # temporal imports the store layer: keep it off import time
 
     try:
         record_use(searcher.store, (i.candidate.entity for i in assembled.items if i.candidate.tier != "cold"))

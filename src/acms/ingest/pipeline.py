@@ -24,9 +24,9 @@ from pyoxigraph import NamedNode, Quad
 
 from acms import __version__
 from acms.config import Settings
+from acms.decisions.ingest import adr_batch
 from acms.ingest import emit
 from acms.ingest.doc_extractor import extract_markdown, extract_rst
-from acms.decisions.ingest import adr_batch
 from acms.ingest.fragments import FragmentSpec, code_fragments, doc_fragments, window_fragments
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.python_extractor import extract_python, module_name_for, resolve_edges
@@ -36,9 +36,9 @@ from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import plan as plan_migration
 from acms.ontology.versioning import uko_version
 from acms.sparql import catalog
-from acms.temporal import git_history, tiers, versions
 from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
+from acms.store.oxigraph import OxigraphStore, ontology_quads
+from acms.temporal import git_history, tiers, versions
 from acms.tokens import count_many
 from acms.validation.batch import validate_batch
 from acms.vocab import GRAPH_META, GRAPH_ONTOLOGY, PROV, TIER_WARM, UKO, IriMinter, slug
@@ -166,7 +166,7 @@ def index_project(
     minter = IriMinter(settings.project_name or root.name)
     extensions = ontology_extensions.configured(settings.extensions, root)
     desired_ontology = ontology_extensions.ontology_quads(extensions)
-    full_ontology = _with_uko(desired_ontology)
+    full_ontology = ontology_quads(desired_ontology)  # UKO + the configured extensions
     migration = plan_migration(store, full_ontology)
     if not migration:  # a new index, or nothing changed: (re)loading here mixes nothing
         store.ensure_ontology(desired_ontology)
@@ -199,7 +199,7 @@ def index_project(
         report.files_removed = len(removed)
     if not changed and not removed:
         report.up_to_date = True
-        _temporal(store, root, settings, report, clock, history, progress)
+        _temporal(store, root, minter, settings, report, clock, history, progress)
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -283,7 +283,7 @@ def index_project(
         else:
             store.replace(deletes, quads + run_quads + reload)
         store.flush()
-    _temporal(store, root, settings, report, clock, history, progress)
+    _temporal(store, root, minter, settings, report, clock, history, progress)
     if layout is not None and settings.embed_on_index:
         with clock.phase("embeddings"):
             _embed(store, layout, settings, report)
@@ -294,24 +294,17 @@ def index_project(
     return report
 
 
-def _with_uko(extension_quads: list[Quad]) -> list[Quad]:
-    from acms.store.oxigraph import ontology_quads
-
-    return ontology_quads(extension_quads)
-
-
 def _stamp(started: datetime) -> str:
     """The suffix of this run's IRIs (index run, archived versions)."""
     return started.strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def _temporal(store: OxigraphStore, root: Path, settings: Settings, report: IndexReport, clock: _Clock,
-              history: int, progress: Progress | None = None) -> None:
+def _temporal(store: OxigraphStore, root: Path, minter: IriMinter, settings: Settings, report: IndexReport,
+              clock: _Clock, history: int, progress: Progress | None = None) -> None:
     """After the files are written: commits (when asked), then the tier policy over the result."""
     if history > 0:
         with clock.phase("history"):
-            report.history = git_history.ingest(store, root, IriMinter(settings.project_name or root.name), history,
-                                                progress)
+            report.history = git_history.ingest(store, root, minter, history, progress)
     with clock.phase("tiers"):
         report.hot_entities = tiers.rebalance(store, tiers.Policy.of(settings)).hot_entities
 

@@ -20,6 +20,7 @@ from pyoxigraph import Literal, NamedNode
 from acms.assembly.model import Candidate
 from acms.assembly.protocol import RenderRequest
 from acms.retrieval.search import Mode, SearchResult, Searcher
+from acms.sparql.catalog import parse_spec
 from acms.sparql.functions import functions
 from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.terms import Term
@@ -201,26 +202,25 @@ def resolve_plan(ctx: RunContext) -> NamedNode | None:
 
 def query_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
     """Pure SPARQL: the query gets the focus entities and the plan, and returns scored candidates."""
-    bindings: dict[str, object] = {}
+    queries = [desc.query_text(phase)] + ([desc.query_text(phase, phase.fallback)] if phase.fallback else [])
+    declared = [{name for name, _ in parse_spec(desc.name, q).params} for q in queries]
     focus = ctx.focus_entities
-    wants_focus = "focus" in _params(desc.query_text(phase)) or (
-        phase.fallback is not None and "focus" in _params(desc.query_text(phase, phase.fallback)))
-    if not focus and (ctx.request.focus or wants_focus):
+    if not focus and (ctx.request.focus or any("focus" in d for d in declared)):
         focus = resolve_focus(ctx) or _historic_focus(ctx)
     ctx.focus_entities = focus
+    bindings: dict[str, object] = {"quality": Literal(str(desc.quality), datatype=XSD.double)}
     if focus:
         bindings["focus"] = [NamedNode(f) for f in focus]
     plan = resolve_plan(ctx)
     if plan is not None:
         bindings["plan"] = plan
-    bindings["quality"] = Literal(str(desc.quality), datatype=XSD.double)
-    store = ctx.searcher.store
-    rows = store.select(desc.query_text(phase), _usable(desc.query_text(phase), bindings))  # type: ignore[arg-type]
-    if not rows and phase.fallback:
-        text = desc.query_text(phase, phase.fallback)
-        rows = store.select(text, _usable(text, bindings))  # type: ignore[arg-type]
+    rows: list[dict[str, Term]] = []
+    for i, (query, names) in enumerate(zip(queries, declared, strict=True)):
+        rows = ctx.searcher.store.select(query, {k: v for k, v in bindings.items() if k in names})  # type: ignore[arg-type]
         if rows:
-            ctx.warnings.append(f"{desc.name}: nothing specific found; fell back to {phase.fallback}")
+            if i:
+                ctx.warnings.append(f"{desc.name}: nothing specific found; fell back to {phase.fallback}")
+            break
     return [_candidate(r, desc.name, float(r["score"].value), "") for r in rows]
 
 
@@ -236,16 +236,6 @@ def _historic_focus(ctx: RunContext) -> list[str]:
         except UsageError:
             continue
     return list(dict.fromkeys(out))[:MAX_FOCUS]
-
-
-def _params(query: str) -> set[str]:
-    """The parameters a query declares in its ``# param:`` header lines."""
-    return {line.split()[2] for line in query.splitlines() if line.startswith("# param:") and len(line.split()) > 2}
-
-
-def _usable(query: str, bindings: dict[str, object]) -> dict[str, object]:
-    declared = _params(query)
-    return {k: v for k, v in bindings.items() if k in declared}
 
 
 def _short(iri: str) -> str:

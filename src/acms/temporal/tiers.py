@@ -70,18 +70,20 @@ def hot_entities(store: OxigraphStore, policy: Policy, now: datetime | None = No
 
     def collect(reason: str, key: str, bindings: dict[str, object]) -> None:
         rows = store.select(catalog.text(key), bindings)  # type: ignore[arg-type]
-        out[reason] = {r["e"]: r["last"].value for r in rows if isinstance(r["e"], NamedNode)}  # type: ignore[misc]
+        found = out.setdefault(reason, {})
+        for r in rows:
+            e, last = r["e"], _sortable(r["last"].value)
+            if isinstance(e, NamedNode):
+                found[e] = max(last, found.get(e, ""))
 
     if policy.hot_commits > 0:
         recent = [r["change"] for r in store.select(catalog.text("rules/recent-changes"))][: policy.hot_commits]
         if recent:
             collect("recent commits", "rules/touched-by", {"change": recent})
-    if policy.hot_days > 0:
+    if policy.hot_days > 0:  # changed by a re-index (a new version) or by a commit
         since = {"since": time_literal(now - timedelta(days=policy.hot_days))}
         collect("changed recently", "rules/revised-since", since)
-        collect("committed recently", "rules/changed-since", since)
-        for e, last in out.pop("committed recently").items():
-            out["changed recently"][e] = max(_sortable(last), _sortable(out["changed recently"].get(e, "")))
+        collect("changed recently", "rules/changed-since", since)
     if policy.hot_use_days > 0:
         collect("used recently", "rules/used-since", {"since": time_literal(now - timedelta(days=policy.hot_use_days))})
     return out
@@ -103,7 +105,7 @@ def choose(store: OxigraphStore, policy: Policy, now: datetime | None = None) ->
     last: dict[NamedNode, str] = {}
     for found in by_reason.values():
         for e, stamp in found.items():
-            last[e] = max(last.get(e, ""), _sortable(stamp))
+            last[e] = max(last.get(e, ""), stamp)
     if not last:
         return [], {}
     candidates = sorted(last, key=lambda n: n.value)
