@@ -100,7 +100,7 @@ def resolve_entity(store: OxigraphStore, key: str) -> tuple[NamedNode, str]:
         return node, node.value
     if "::" in key:
         path, qual = key.split("::", 1)
-        rows = store.select(_q("entity-in-file"), {"path": Literal(path)})
+        rows = store.select(catalog.text("index/entities-in-file"), {"path": Literal(path)})
         hits = sorted({(r["qn"].value, r["entity"].value) for r in rows
                        if r["qn"].value == qual or r["qn"].value.endswith("." + qual)})
         if len(hits) == 1:

@@ -20,6 +20,7 @@ from pyoxigraph import Literal, NamedNode
 from acms.assembly.model import Candidate
 from acms.assembly.protocol import RenderRequest
 from acms.retrieval.search import Mode, SearchResult, Searcher
+from acms.sparql import catalog
 from acms.sparql.catalog import parse_spec
 from acms.sparql.functions import functions
 from acms.strategies.descriptor import Phase, StrategyDescriptor
@@ -114,7 +115,7 @@ def resolve_focus(ctx: RunContext) -> list[str]:
         rows = store.select(_query("resolve-focus.rq", ctx), {"key": [Literal(k) for k in keys]})
         out += [r["entity"].value for r in rows]
     for path, qual in scoped:
-        found = store.select(_query("entities-in-file.rq", ctx), {"path": Literal(path)})
+        found = store.select(catalog.text("index/entities-in-file"), {"path": Literal(path)})
         out += [r["entity"].value for r in found if r["qn"].value == qual or r["qn"].value.endswith("." + qual)]
     if ctx.request.focus and not out:
         ctx.warnings.append(f"no entity matches focus {', '.join(ctx.request.focus)}")
