@@ -12,8 +12,9 @@ Two outputs share one packer:
 
 Algorithm (deterministic; candidates are deduplicated first):
 
-1. greedy: by value per token (score / block cost; ties by rank), take every block whose estimated
-   cost still fits;
+1. greedy: in rank order (score, then the tie breakers of ``rank_key``), take every block whose
+   estimated cost still fits, so a better fragment is never left out for cheaper, weaker ones (by
+   value per token, short outlines of weakly related entities used to crowd out the real code);
 2. fill: the best skipped candidate that fits, truncated at a line boundary (binary search on the
    number of lines) if it does not fit whole; a truncated fragment shows at least
    ``min_useful_tokens`` of text (or all of it) and its ``end_line`` is moved to the last line
@@ -27,7 +28,6 @@ If no block fits at all, :class:`BudgetTooSmall` says which budget would.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -232,9 +232,7 @@ class _Packer:
             raise BudgetTooSmall(self.budget, self.minimum())
         whole = {c.fragment: self.make(c, len(self.lines(c))) for c in self.ranked}
         cost = {f: self.layout.piece_cost(p) for f, p in whole.items()}
-        order = sorted(
-            self.ranked, key=lambda c: (-_value(c.score, cost[c.fragment]), rank_key(c))
-        )
+        order = self.ranked  # rank order: a better fragment is never left out for cheaper, weaker ones
         used = self.measure([])
         items: list[Packed] = []
         skipped: list[Candidate] = []
@@ -250,10 +248,6 @@ class _Packer:
             if not items:
                 raise BudgetTooSmall(self.budget, self.minimum())
         return self.finish(items)
-
-
-def _value(score: float, cost: int) -> float:
-    return (score if not math.isnan(score) else -math.inf) / max(1, cost)
 
 
 def _largest(lo: int, hi: int, ok: Callable[[int], bool]) -> int | None:

@@ -129,6 +129,7 @@ class Filters:
     tiers: tuple[str, ...] = ()
     min_score: float | None = None
     k: int | None = None
+    tests_and_docs: str = "demote"  # "equal": tests, docs, examples and data files rank like source code
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,7 @@ def parse_request(data: Mapping[str, Any] | str | bytes) -> RenderRequest:
         filters=Filters(
             paths=tuple(f.get("paths", ())), languages=tuple(f.get("languages", ())),
             classes=tuple(f.get("classes", ())), tiers=tuple(f.get("tiers", ())),
-            min_score=f.get("min_score"), k=f.get("k"),
+            min_score=f.get("min_score"), k=f.get("k"), tests_and_docs=f.get("tests_and_docs", "demote"),
         ),
         format=Format(data.get("format", "markdown")),
     )

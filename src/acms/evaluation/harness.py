@@ -3,8 +3,16 @@
 Each line: ``{"query": "...", "gold": ["path/to/file.py", "pkg.mod.func", "file.py::Class.method"],
 "focus": [...]?}``. A packed fragment is relevant when its path equals a gold path, or its entity's
 qualified name equals (or ends with ``.``+) a gold name. The ranking is the packed order (what the
-agent reads). Metrics per strategy: Recall@1/5/10, MRR, nDCG@10, P@5, token efficiency (tokens of
-relevant fragments / used tokens) and latency p50/p95.
+agent reads), counted in distinct files when every gold entry is a path (a file shown twice does
+not push the next file down) and in distinct entities otherwise. Metrics per strategy:
+Recall@1/5/10, MRR (no cut-off), nDCG@10 (each gold counted once, so at most 1), P@5, token
+efficiency (tokens of relevant fragments / used tokens), latency p50/p95, and for ``path::name``
+gold the same recall and MRR by line overlap (``overlap_*``: a fragment counts for a symbol when it
+shares a line with it, the rule the dev set applies to line-range baselines).
+
+Every run also scores a baseline on the same index: ``bm25-windows``, BM25 over 40-line windows
+(stride 20) of every indexed file, files ranked by their best window, ten files (the dev set's
+``bm25-chunks`` with acms's tokenizer). ``ratio`` is each strategy's figure over the baseline's.
 """
 
 from __future__ import annotations
@@ -13,18 +21,28 @@ import json
 import math
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
+
+from pyoxigraph import Literal
 
 from acms.assembly.assemble import assemble
 from acms.assembly.budget import BudgetTooSmall
-from acms.assembly.model import Packed
+from acms.assembly.model import Candidate, Packed
 from acms.assembly.protocol import parse_request
 from acms.errors import UsageError
 from acms.retrieval.search import Searcher
+from acms.sparql import catalog
 from acms.strategies.registry import StrategyRegistry
 from acms.tokens import count
+
+
+CUTS = (1, 5, 10)
+BASELINE = "bm25-windows"
+BASELINE_FILES = 10
+RATIO_KEYS = ("recall@1", "recall@5", "recall@10", "mrr")
 
 
 @dataclass(frozen=True)
@@ -43,6 +61,8 @@ class StrategyScore:
     p5: list[float] = field(default_factory=list)
     efficiency: list[float] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
+    overlap_recall: dict[int, list[float]] = field(default_factory=lambda: {1: [], 5: [], 10: []})
+    overlap_rr: list[float] = field(default_factory=list)
 
     def summary(self) -> dict[str, float]:
         mean = lambda xs: round(statistics.fmean(xs), 4) if xs else 0.0  # noqa: E731
@@ -53,7 +73,8 @@ class StrategyScore:
             "mrr": mean(self.rr), "ndcg@10": mean(self.ndcg), "p@5": mean(self.p5),
             "token_efficiency": mean(self.efficiency),
             "latency_p50_ms": round(statistics.median(lat), 1) if lat else 0.0, "latency_p95_ms": round(p95, 1),
-        }
+        } | ({f"overlap_recall@{k}": mean(self.overlap_recall[k]) for k in CUTS}
+             | {"overlap_mrr": mean(self.overlap_rr)} if self.overlap_rr else {})
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -73,53 +94,157 @@ def load_cases(path: Path) -> list[Case]:
     return cases
 
 
+def is_symbol(gold: str) -> bool:
+    return "::" in gold
+
+
+def is_path(gold: str) -> bool:
+    """A gold entry naming a file: it has a folder or an extension and is not ``path::name``."""
+    return not is_symbol(gold) and ("/" in gold or PurePosixPath(gold).suffix != "")
+
+
 def matches(item: Packed, gold: str) -> bool:
     c = item.candidate
-    if "::" in gold:
+    if is_symbol(gold):
         path, _, qual = gold.partition("::")
         return c.path == path and (c.name == qual or c.name.endswith("." + qual))
     return c.path == gold or c.name == gold or c.name.endswith("." + gold)
 
 
-def score_case(items: list[Packed], case: Case, used_tokens: int, s: StrategyScore) -> None:
-    found_at: dict[str, int] = {}
-    relevant_flags = []
-    for rank, item in enumerate(items, 1):
-        hit = [g for g in case.gold if matches(item, g)]
-        relevant_flags.append(bool(hit))
-        for g in hit:
-            found_at.setdefault(g, rank)
+def units(items: list[Packed], case: Case) -> list[list[Packed]]:
+    """What one rank counts: distinct files for a case whose gold are all paths (so a file shown twice
+    does not push the next file down), else distinct entities; each unit keeps its items in order."""
+    key = (lambda i: i.candidate.path) if all(is_path(g) for g in case.gold) else (
+        lambda i: (i.candidate.path, i.candidate.entity))
+    grouped: dict[object, list[Packed]] = {}
+    for item in items:
+        grouped.setdefault(key(item), []).append(item)
+    return list(grouped.values())
+
+
+def gold_ranks(ranked: list[list[Packed]], gold: tuple[str, ...], hit: Callable[[Packed, str], bool]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for rank, unit in enumerate(ranked, 1):
+        for g in gold:
+            if g not in found and any(hit(i, g) for i in unit):
+                found[g] = rank
+    return found
+
+
+def _add_ranks(found: dict[str, int], n: int, recall: dict[int, list[float]], rr: list[float]) -> None:
+    for k in CUTS:
+        recall[k].append(sum(1 for r in found.values() if r <= k) / n)
+    first = min(found.values(), default=None)
+    rr.append(1.0 / first if first else 0.0)
+
+
+def score_case(items: list[Packed], case: Case, used_tokens: int, s: StrategyScore,
+               spans: dict[str, tuple[str, int, int]] | None = None) -> None:
+    """Score one packed context. ``spans``: gold symbol → (path, start, end) in the index, for the
+    line-overlap rule (an item counts for a symbol when it is in its file and shares a line)."""
+    ranked = units(items, case)
+    found = gold_ranks(ranked, case.gold, matches)
     n = len(case.gold)
-    for k in (1, 5, 10):
-        s.recall[k].append(sum(1 for r in found_at.values() if r <= k) / n)
-    first = min(found_at.values(), default=None)
-    s.rr.append(1.0 / first if first else 0.0)
+    _add_ranks(found, n, s.recall, s.rr)
+    rank_of_unit = {r for r in found.values()}
+    relevant_flags = [i + 1 in rank_of_unit for i in range(len(ranked))]
     dcg = sum(1.0 / math.log2(i + 2) for i, rel in enumerate(relevant_flags[:10]) if rel)
     idcg = sum(1.0 / math.log2(i + 2) for i in range(min(n, 10)))
     s.ndcg.append(dcg / idcg if idcg else 0.0)
     s.p5.append(sum(relevant_flags[:5]) / 5)
-    useful = sum(count(it.text) for it, rel in zip(items, relevant_flags) if rel)
+    relevant_items = {id(i) for unit in ranked for i in unit if any(matches(i, g) for g in case.gold)}
+    useful = sum(count(it.text) for it in items if id(it) in relevant_items)
     s.efficiency.append(useful / used_tokens if used_tokens else 0.0)
+    symbols = [g for g in case.gold if is_symbol(g)]
+    if spans is not None and symbols:
+        def overlaps(item: Packed, g: str) -> bool:
+            span = spans.get(g)
+            return span is not None and item.candidate.path == span[0] and (
+                item.candidate.start_line <= span[2] and item.end_line >= span[1])
+        per_item = [[i] for i in items]
+        _add_ranks(gold_ranks(per_item, tuple(symbols), overlaps), len(symbols), s.overlap_recall, s.overlap_rr)
+
+
+def symbol_spans(searcher: Searcher, cases: list[Case]) -> dict[str, tuple[str, int, int]]:
+    """Line spans of the gold symbols (``path::Qualified.name``) in the current index."""
+    out: dict[str, tuple[str, int, int]] = {}
+    by_path: dict[str, list[str]] = {}
+    for g in {g for c in cases for g in c.gold if is_symbol(g)}:
+        by_path.setdefault(g.partition("::")[0], []).append(g)
+    for path, golds in sorted(by_path.items()):
+        rows = searcher.store.select(catalog.text("evaluation/symbol-spans"), {"path": Literal(path)})
+        for g in golds:
+            qual = g.partition("::")[2]
+            hits = [r for r in rows if r["qn"].value == qual or r["qn"].value.endswith("." + qual)]
+            if hits:
+                r = min(hits, key=lambda r: len(r["qn"].value))
+                out[g] = (path, int(r["start"].value), int(r["end"].value))
+    return out
+
+
+def _request(case: Case, i: int, budget: int, strategy: str) -> dict[str, Any]:
+    data: dict[str, Any] = {"version": "v0", "id": f"00000000-0000-4000-8000-{i:012d}", "intent": case.query,
+                            "request_id": f"eval-{i}", "budgets": {"tokens_max": budget, "time_ms": 10000},
+                            "strategy": strategy}
+    if case.focus:
+        data["focus"] = list(case.focus)
+    return data
+
+
+def baseline_items(searcher: Searcher, query: str) -> list[Packed]:
+    """The ``bm25-windows`` baseline's answer: the ten files with the best windows, each with that window."""
+    index = searcher.caches.ranking()
+    scores = index.windows.scores(query)
+    out: list[Packed] = []
+    seen: set[int] = set()
+    for w in sorted(range(len(scores)), key=lambda w: (-float(scores[w]), w)):
+        if scores[w] <= 0 or len(out) >= BASELINE_FILES:
+            break
+        f = int(index.window_file[w])
+        if f in seen:
+            continue
+        seen.add(f)
+        start, end = (int(x) for x in index.window_lines[w])
+        path = index.files[f]
+        c = Candidate(fragment=f"{path}#{start}", entity=path, name=path, kind="Window", lod="micro", text="",
+                      path=path, start_line=start, end_line=end, score=float(scores[w]), strategy=BASELINE, reason="")
+        out.append(Packed(c, "", end, False, 0))
+    return out
+
+
+@dataclass
+class Evaluation:
+    strategies: dict[str, dict[str, float]]
+    baseline: dict[str, float]
+
+    def ratio(self) -> dict[str, dict[str, float | None]]:
+        return {name: {k: (round(row[k] / self.baseline[k], 3) if self.baseline.get(k) else None) for k in RATIO_KEYS}
+                for name, row in self.strategies.items()}
+
+    def as_json(self) -> dict[str, Any]:
+        return {"strategies": self.strategies, "baseline": {BASELINE: self.baseline}, "ratio": self.ratio()}
 
 
 def evaluate(cases: list[Case], searcher: Searcher, registry: StrategyRegistry, strategies: list[str],
-             budget: int) -> dict[str, dict[str, float]]:
+             budget: int) -> Evaluation:
+    spans = symbol_spans(searcher, cases)
     out: dict[str, dict[str, float]] = {}
     for name in strategies:
         s = StrategyScore(name)
         for i, case in enumerate(cases):
-            data: dict[str, Any] = {"version": "v0", "id": f"00000000-0000-4000-8000-{i:012d}", "intent": case.query,
-                                    "request_id": f"eval-{i}", "budgets": {"tokens_max": budget, "time_ms": 10000},
-                                    "strategy": name}
-            if case.focus:
-                data["focus"] = list(case.focus)
             t = time.perf_counter()
             try:
-                result = assemble(parse_request(data), searcher, registry)
+                result = assemble(parse_request(_request(case, i, budget, name)), searcher, registry)
                 items, used = result.assembled.items, result.assembled.used_tokens
             except BudgetTooSmall:
                 items, used = [], 0
             s.latency_ms.append(1000 * (time.perf_counter() - t))
-            score_case(items, case, used, s)
+            score_case(items, case, used, s, spans)
         out[name] = s.summary()
-    return out
+    base = StrategyScore(BASELINE)
+    for case in cases:
+        t = time.perf_counter()
+        items = baseline_items(searcher, case.query)
+        base.latency_ms.append(1000 * (time.perf_counter() - t))
+        score_case(items, case, 0, base, spans)
+    return Evaluation(out, base.summary())

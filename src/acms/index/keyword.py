@@ -177,13 +177,18 @@ class KeywordIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every document for ``query``: float32, aligned with ``ids``."""
+    def scores(self, query: str, *, unique: bool = False) -> np.ndarray:
+        """BM25 score of every document for ``query``: float32, aligned with ``ids``.
+
+        ``unique``: each query token counts once, however often the query repeats it.
+        """
         retriever = self._retriever
         if retriever is None:
             return np.zeros(len(self._ids), dtype=np.float32)
         vocab = retriever.vocab_dict
         token_ids = [vocab[t] for t in code_tokens(query) if t in vocab]
+        if unique:
+            token_ids = list(dict.fromkeys(token_ids))
         if not token_ids:
             return np.zeros(len(self._ids), dtype=np.float32)
         return np.asarray(retriever.get_scores_from_ids(token_ids), dtype=np.float32)

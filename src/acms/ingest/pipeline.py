@@ -330,6 +330,7 @@ def _warm_caches(store: OxigraphStore, layout: IndexLayout, settings: Settings, 
 
     caches = DerivedCaches(store, layout)
     caches.keyword()
+    caches.ranking()
     model = active_model(store)
     if model is not None:
         caches.vectors(model.model_id)

@@ -1,4 +1,4 @@
-"""Derived caches (keyword postings, the vector matrix), rebuilt from the graph when stale.
+"""Derived caches (keyword postings, the ranking index, the vector matrix), rebuilt from the graph when stale.
 
 Both are keyed by the graph's state (the latest IndexRun and EmbeddingModel IRIs), so a cache
 written before any later index run or migration is never used: it is rebuilt on first use.
@@ -13,6 +13,7 @@ import numpy as np
 
 from acms.index.keyword import KeywordIndex
 from acms.index.vectors import VectorMatrix, decode
+from acms.ranking.index import FragmentRow, RankingIndex
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
@@ -26,6 +27,7 @@ class DerivedCaches:
         self.rebuilt: list[str] = []
         self._keyword: KeywordIndex | None = None  # loaded once per instance (one graph state)
         self._vectors: VectorMatrix | None = None
+        self._ranking: RankingIndex | None = None
 
     @cached_property
     def state_key(self) -> str:
@@ -59,6 +61,27 @@ class DerivedCaches:
         index = KeywordIndex.build(ids, texts)
         index.save(directory, key=self.state_key)
         self.rebuilt.append("keyword")
+        return index
+
+    def ranking(self) -> RankingIndex:
+        if self._ranking is None:
+            self._ranking = self._load_ranking()
+        return self._ranking
+
+    def _load_ranking(self) -> RankingIndex:
+        directory = self.layout.cache_dir("ranking")
+        try:
+            index = RankingIndex.load(directory)
+            if index.key == self.state_key:
+                return index
+        except Exception:  # noqa: BLE001 - any unreadable cache is simply rebuilt
+            pass
+        index = RankingIndex.build(
+            FragmentRow(r["frag"].value, r["path"].value, int(r["start"].value), int(r["end"].value), r["text"].value)
+            for r in self.corpus
+        )
+        index.save(directory, key=self.state_key)
+        self.rebuilt.append("ranking")
         return index
 
     def vectors(self, model_id: str) -> VectorMatrix:

@@ -18,6 +18,8 @@ So candidates are always injected; the per-row path is never used on the corpus.
 | --- | --- | --- |
 | ``fn:keywordScore(?frag)`` | fragment IRI | BM25 score of the fragment for the request's text, normalised to [0, 1] |
 | ``fn:vectorScore(?frag)`` | fragment IRI | cosine similarity of the fragment to the request's text (0 if below 0) |
+| ``fn:rankScore(?frag)`` | fragment IRI | the first stage's score (:mod:`acms.ranking.rank`): file relevance × the fragment's share of its file's best, in [0, 1] |
+| ``fn:rankReason(?frag)`` | fragment IRI | why the first stage chose the fragment (a string) |
 | ``fn:tokenCount(?text)`` | literal | tiktoken cl100k_base count |
 """
 
@@ -38,6 +40,8 @@ class ScoreTables:
 
     keyword: dict[str, float] = field(default_factory=dict)
     vector: dict[str, float] = field(default_factory=dict)
+    rank: dict[str, float] = field(default_factory=dict)
+    rank_reason: dict[str, str] = field(default_factory=dict)
 
 
 def _double(value: float) -> Literal:
@@ -53,9 +57,16 @@ def functions(tables: ScoreTables) -> Mapping[NamedNode, Callable[..., Literal |
     def vector_score(frag: object) -> Literal:
         return _double(tables.vector.get(getattr(frag, "value", ""), 0.0))
 
+    def rank_score(frag: object) -> Literal:
+        return _double(tables.rank.get(getattr(frag, "value", ""), 0.0))
+
+    def rank_reason(frag: object) -> Literal:
+        return Literal(tables.rank_reason.get(getattr(frag, "value", ""), ""))
+
     def token_count(text: object) -> Literal | None:
         if not isinstance(text, Literal):
             return None
         return Literal(str(count(text.value)), datatype=XSD.integer)
 
-    return {FN.keywordScore: keyword_score, FN.vectorScore: vector_score, FN.tokenCount: token_count}
+    return {FN.keywordScore: keyword_score, FN.vectorScore: vector_score, FN.rankScore: rank_score,
+            FN.rankReason: rank_reason, FN.tokenCount: token_count}

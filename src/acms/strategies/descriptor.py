@@ -1,7 +1,7 @@
 """A strategy is a folder: ``strategy.toml`` (this descriptor) plus the ``.rq`` files its phases run.
 
 Declarative on purpose, so a user adds a strategy by dropping a folder (``--strategies-dir``), with no
-code: a phase names one of the engines (``keyword``, ``vector``, ``graph``, ``query``), its share of the
+code: a phase names one of the engines (``rank``, ``keyword``, ``vector``, ``graph``, ``query``), its share of the
 budget and, for ranked and query engines, the query that describes and scores the candidates. A
 ``query`` phase is pure SPARQL: it gets the request's focus entities and plan as VALUES and returns
 scored candidates; ``fallback`` names the query to run when it returns none.
@@ -22,7 +22,7 @@ from typing import Any
 
 from acms.errors import ConfigError
 
-ENGINES = ("keyword", "vector", "graph", "query")
+ENGINES = ("rank", "keyword", "vector", "graph", "query")
 CAPABILITIES = ("keyword", "vectors", "graph")
 SPECIALIST_TRAITS = {"plan", "history", "decision"}
 TRAIT_REASONS = {

@@ -22,7 +22,7 @@ from acms.assembly.protocol import RenderRequest
 from acms.retrieval.search import Mode, SearchResult, Searcher
 from acms.sparql import catalog
 from acms.sparql.catalog import parse_spec
-from acms.sparql.functions import functions
+from acms.sparql.functions import ScoreTables, functions
 from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.terms import Term
 from acms.vocab import XSD
@@ -81,6 +81,25 @@ def ranked_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> lis
     rows = ctx.searcher.store.select(desc.query_text(phase), bindings, functions(tables))  # type: ignore[arg-type]
     label = "bm25" if mode is Mode.KEYWORD else "cosine"
     return [_candidate(r, desc.name, float(r["score"].value), f"{label} {float(r['score'].value):.2f}") for r in rows]
+
+
+def rank_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
+    """The first stage (:mod:`acms.ranking.rank`) picks and scores fragments; the phase's query describes them."""
+    from acms.ranking.rank import rank
+
+    caches = ctx.searcher.caches
+    equal = ctx.request.filters.tests_and_docs == "equal"
+    ranked = rank(ctx.request.intent, caches.keyword(), caches.ranking(), equal_roles=equal)
+    if ctx.request.filters.k:
+        ranked = ranked[: ctx.request.filters.k]
+    if not ranked:
+        ctx.warnings.append(f"{desc.name}: no keyword match for the task")
+        return []
+    tables = ScoreTables(rank={r.fragment: r.score for r in ranked},
+                         rank_reason={r.fragment: r.reason for r in ranked})
+    rows = ctx.searcher.store.select(desc.query_text(phase), {"frag": [NamedNode(r.fragment) for r in ranked]},
+                                     functions(tables))
+    return [_candidate(r, desc.name, float(r["score"].value), "") for r in rows]
 
 
 def _query(name: str, ctx: RunContext) -> str:
@@ -244,6 +263,7 @@ def _short(iri: str) -> str:
 
 
 PHASES: dict[str, Callable[[StrategyDescriptor, Phase, RunContext], list[Candidate]]] = {
+    "rank": rank_phase,
     "keyword": ranked_phase,
     "vector": ranked_phase,
     "graph": graph_phase,

@@ -1,0 +1,107 @@
+"""The first stage: rank files by their best window and their path, then pick each file's best fragments.
+
+Files, not fragments, are ranked first because a task ("allow str content for multipart upload
+files") is about a place in the code; the fragments an agent reads are then chosen inside the best
+files. Per task:
+
+1. ``file = norm(best window BM25) + PATH_WEIGHT * norm(path BM25)``, times the file's role factor
+   (tests, docs, examples, data x0.3 unless the task names them, see :mod:`acms.ranking.roles`),
+   normalised so the best file scores 1;
+2. inside each of the best ``MAX_FILES`` files, fragments by their own BM25 (body plus qualified
+   name): ``score = file × fragment / best fragment of that file``, at most ``PER_FILE`` of them, so
+   a file's best fragment carries the file's score and rank order interleaves files by relevance.
+   A file whose fragments score nothing on their own (the words are spread over several) shows the
+   fragment that overlaps its best window most.
+
+Query words count once each (``unique``): a commit body or a long task that repeats a word does not
+weight it again. Measured on the dev set, file MRR 0.657 → 0.666.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from acms.index.keyword import KeywordIndex
+from acms.ranking.index import RankingIndex
+from acms.ranking.roles import role_factors
+
+__all__ = ["MAX_FILES", "PATH_WEIGHT", "PER_FILE", "Ranked", "file_scores", "rank"]
+
+PATH_WEIGHT = 0.3  # dev set file MRR by weight: 0 → 0.622, 0.2 → 0.647, 0.3 → 0.664, 0.5 → 0.663
+MAX_FILES = 30
+PER_FILE = 4
+MIN_RELATIVE = 0.1  # fragments scoring under a tenth of their file's best are noise
+
+
+@dataclass(frozen=True)
+class Ranked:
+    fragment: str
+    score: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class FileScores:
+    score: np.ndarray  # per file number, in [0, 1]
+    best_window: np.ndarray  # per file number: its best window's number (-1 when none scored)
+    path_hit: np.ndarray  # per file number: path BM25 > 0
+
+
+def _norm(x: np.ndarray) -> np.ndarray:
+    top = float(x.max()) if x.size else 0.0
+    return x / top if top > 0 else x
+
+
+def file_scores(task: str, index: RankingIndex, *, equal_roles: bool = False) -> FileScores:
+    n = len(index.files)
+    ws = index.windows.scores(task, unique=True).astype(np.float64)
+    best = np.zeros(n)
+    best_window = np.full(n, -1, dtype=np.int64)
+    if ws.size:
+        order = np.lexsort((np.arange(ws.size), -ws))  # best first, ties by window number
+        order = order[ws[order] > 0]
+        files = np.asarray(index.window_file)[order]
+        _, first = np.unique(files, return_index=True)
+        best[files[first]] = ws[order[first]]
+        best_window[files[first]] = order[first]
+    ps = index.paths.scores(task, unique=True).astype(np.float64)
+    score = _norm(best) + PATH_WEIGHT * _norm(ps)
+    score *= index.roles_array(role_factors(task, equal=equal_roles))
+    return FileScores(_norm(score), best_window, ps > 0)
+
+
+def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles: bool = False,
+         max_files: int = MAX_FILES, per_file: int = PER_FILE) -> list[Ranked]:
+    """Fragments to show for ``task``, best first (scores in (0, 1])."""
+    fs = file_scores(task, index, equal_roles=equal_roles)
+    top = [int(i) for i in np.lexsort((np.arange(fs.score.size), -fs.score))[:max_files] if fs.score[i] > 0]
+    if not top:
+        return []
+    loc = index.aligned(fragments)  # per fragment of the keyword index: file number, start, end
+    frag_scores = fragments.scores(task, unique=True)
+    rows = np.flatnonzero(np.isin(loc[:, 0], top))
+    by_file: dict[int, list[tuple[float, str, int, int]]] = {f: [] for f in top}
+    ids = fragments.ids
+    for i in rows.tolist():
+        by_file[int(loc[i, 0])].append((float(frag_scores[i]), ids[i], int(loc[i, 1]), int(loc[i, 2])))
+    out: list[Ranked] = []
+    for rank_no, f in enumerate(top, 1):
+        cands = by_file[f]
+        if not cands:
+            continue
+        why = f"file #{rank_no} {fs.score[f]:.2f}" + (" (path matches)" if fs.path_hit[f] else "")
+        best = max(s for s, *_ in cands)
+        if best > 0:
+            chosen = sorted(((s, fid) for s, fid, *_ in cands if s >= MIN_RELATIVE * best), key=lambda p: (-p[0], p[1]))
+            for s, fid in chosen[:per_file]:
+                rel = s / best
+                out.append(Ranked(fid, float(fs.score[f] * rel), f"{why}; fragment bm25 {rel:.2f} of the file's best"))
+        else:
+            w = int(fs.best_window[f])
+            lo, hi = (int(x) for x in index.window_lines[w]) if w >= 0 else (1, 1)
+            overlap = lambda c: min(hi, c[3]) - max(lo, c[2])  # noqa: E731
+            s, fid, *_ = max(cands, key=lambda c: (overlap(c), -(c[3] - c[2]), c[1]))
+            out.append(Ranked(fid, float(fs.score[f]), f"{why}; overlaps the file's best window {lo}-{hi}"))
+    return sorted(out, key=lambda r: (-r.score, r.fragment))
