@@ -1,4 +1,4 @@
-"""Packing: value per token first, line-boundary truncation, determinism, too-small budgets."""
+"""Packing: rank order first, line-boundary truncation, determinism, too-small budgets."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from acms.assembly.budget import BudgetTooSmall, pack
+from acms.assembly.budget import BudgetTooSmall, dumps, pack, pack_json
+from acms.assembly.model import Assembled
 from acms.assembly.model import Candidate
 from acms.errors import UsageError
 from acms.tokens import count
@@ -19,8 +20,11 @@ def cand(i: int, lines: int, score: float, path: str | None = None) -> Candidate
                      path or f"pkg/m{i}.py", start, start + lines - 1, score, "arce", f"hit {i}")
 
 
-def test_greedy_prefers_value_per_token() -> None:
-    big = cand(0, 60, 0.9)            # best score, poor value per token
+# Renamed from test_greedy_prefers_value_per_token: the packer now takes candidates in rank order, and this
+# case passes for another reason: the best candidate does not fit whole, so it is skipped by the greedy step
+# (the smaller ones after it fit) and comes back truncated in the fill step.
+def test_a_best_candidate_too_big_to_fit_whole_is_truncated_last() -> None:
+    big = cand(0, 60, 0.9)            # best score, larger than the budget
     small = [cand(1, 3, 0.6), cand(2, 3, 0.55)]
     budget = count(pack(small, 10_000, "markdown", "task").rendered) + 120
     result = pack([big, *small], budget, "markdown", "task")
@@ -93,3 +97,42 @@ def test_no_candidates_gives_the_preamble_or_too_small() -> None:
 def test_budget_must_be_a_positive_integer(budget: object) -> None:
     with pytest.raises(UsageError):
         pack([], budget, "text", "t")  # type: ignore[arg-type]
+
+
+def _rank_order_case() -> tuple[Candidate, list[Candidate], int]:
+    big = cand(0, 30, 0.9)  # the best candidate, large (≈700 tokens)
+    small = [cand(i, 3, round(0.5 - 0.01 * i, 2)) for i in range(1, 13)]  # many small, lower-scored ones
+    return big, small, count(pack([big], 10_000, "markdown", "task").rendered)
+
+
+# A few tokens of slack: the greedy step adds per-block counts, which can exceed the count of the joined
+# output by a token or two: at exactly the joined count, the big one is packed truncated rather than whole.
+@pytest.mark.parametrize("extra", [10, 100, 400])
+def test_rank_order_packs_a_high_scored_large_candidate_before_small_ones(extra: int) -> None:
+    """When the budget holds the best candidate, it is packed whole and first, even though by value per token
+    the small ones would have filled the budget and left it truncated or out; the invariant still holds."""
+    big, small, only_big = _rank_order_case()
+    assert count(pack(small, 10_000, "markdown", "task").rendered) > only_big + extra  # they cannot all fit
+    budget = only_big + extra
+    result = pack([*small, big], budget, "markdown", "task")
+    assert result.items[0].candidate.fragment == "urn:f:0" and not result.items[0].truncated
+    assert result.items[0].text == big.text
+    assert count(result.rendered) == result.used_tokens <= budget
+    whole = [i.candidate.fragment for i in result.items if not i.truncated]
+    # the small ones that made it are the best of them, in score order
+    assert whole[1:] == [c.fragment for c in small[: len(whole) - 1]]
+    assert result.dropped == 13 - len(result.items)
+
+
+def test_rank_order_in_json_output_keeps_the_budget() -> None:
+    """The JSON packer shares the order: the big best candidate first, and the serialization within budget."""
+    big, small, _ = _rank_order_case()
+
+    def build(a: Assembled) -> dict[str, object]:
+        return {"items": [{"ref": i.source_ref, "text": i.text} for i in a.items], "used_tokens": a.used_tokens}
+
+    budget = count(dumps(build(Assembled([], "", 0, 0, 0, [])))) + count(big.text) + 150
+    result = pack_json([*small, big], budget, build)
+    assert result.items[0].candidate.fragment == "urn:f:0" and not result.items[0].truncated
+    assert count(result.rendered) == result.used_tokens <= budget
+    assert result.reply is not None and result.reply["used_tokens"] == result.used_tokens

@@ -196,3 +196,26 @@ def test_load_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (target / "ids.json").write_text("[1, 2", encoding="utf-8")
     with pytest.raises(StoreError, match="unreadable"):
         KeywordIndex.load(target)
+
+
+def test_unique_counts_each_query_token_once() -> None:
+    """``unique=True``: a query that repeats a word scores as if it said it once; the default counts it again."""
+    index = build(CODE)
+    once, repeated = "parse header cookie", "parse parse parse header cookie cookie"
+    np.testing.assert_array_equal(index.scores(repeated, unique=True), index.scores(once, unique=True))
+    np.testing.assert_array_equal(index.scores(once, unique=True), index.scores(once))  # nothing repeated: same
+    assert not np.allclose(index.scores(repeated), index.scores(once))  # the default weights repetition
+    docs = [code_tokens(t) for t in CODE.values()]
+    np.testing.assert_allclose(index.scores(repeated, unique=True), _lucene_bm25(docs, ["parse", "header", "cookie"]),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(index.scores(repeated), _lucene_bm25(docs, code_tokens(repeated)), rtol=1e-5, atol=1e-6)
+
+
+def test_unique_dedupes_tokens_not_spellings() -> None:
+    """Uniqueness is over code tokens: "parseHttpHeader" and "parse_http_header" share parse/http/header."""
+    index = build(CODE)
+    docs = [code_tokens(t) for t in CODE.values()]
+    query = "parseHttpHeader parse_http_header"
+    expected = _lucene_bm25(docs, list(dict.fromkeys(code_tokens(query))))
+    np.testing.assert_allclose(index.scores(query, unique=True), expected, rtol=1e-5, atol=1e-6)
+    assert not index.scores("zebra zebra", unique=True).any()

@@ -6,7 +6,8 @@ changes the graph. Three parts:
 
 - ``windows``: BM25 over 40-line windows of each file (see :mod:`acms.ranking.windows`);
 - ``paths``: BM25 over each file's path (folders and file name split like identifiers);
-- ``where``: fragment IRI → (file number, start line, end line), to map fragment scores to files.
+- ``where``: fragment IRI → (file number, start line, end line, 1 for a class body else 0), to map
+  fragment scores to files.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from acms.ranking.windows import file_lines, windows
 
 __all__ = ["FragmentRow", "RankingIndex"]
 
-FORMAT = "acms.ranking-index/1"
+FORMAT = "acms.ranking-index/2"
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class FragmentRow:
     start: int
     end: int
     text: str
+    container: bool = False  # a class: its body encloses its methods
 
 
 class RankingIndex:
@@ -42,7 +44,7 @@ class RankingIndex:
 
     def __init__(self, files: list[str], window_file: np.ndarray, window_lines: np.ndarray,
                  windows_index: KeywordIndex, paths_index: KeywordIndex,
-                 where: dict[str, tuple[int, int, int]], key: str = "") -> None:
+                 where: dict[str, tuple[int, int, int, int]], key: str = "") -> None:
         self.files = files
         self.roles = [role_of(p) for p in files]
         self.window_file = window_file  # window number → file number
@@ -69,15 +71,15 @@ class RankingIndex:
                 texts.append(w.text)
         windows_index = KeywordIndex.build([str(i) for i in range(len(texts))], texts)
         paths_index = KeywordIndex.build(files, files)
-        where = {r.frag: (number[r.path], r.start, r.end) for r in rows}
+        where = {r.frag: (number[r.path], r.start, r.end, int(r.container)) for r in rows}
         return cls(files, np.asarray(wfile, dtype=np.int64), np.asarray(wlines, dtype=np.int64).reshape(-1, 2),
                    windows_index, paths_index, where)
 
     def aligned(self, fragments: KeywordIndex) -> np.ndarray:
-        """``(file number, start, end)`` per id of ``fragments`` (-1 for a fragment not in ``where``), memoised."""
+        """``(file number, start, end, container)`` per id of ``fragments`` (file -1 when not in ``where``), memoised."""
         if self._aligned is None or self._aligned[0] is not fragments:
-            rows = [self.where.get(f, (-1, 0, 0)) for f in fragments.ids]
-            self._aligned = (fragments, np.asarray(rows, dtype=np.int64).reshape(-1, 3))
+            rows = [self.where.get(f, (-1, 0, 0, 0)) for f in fragments.ids]
+            self._aligned = (fragments, np.asarray(rows, dtype=np.int64).reshape(-1, 4))
         return self._aligned[1]
 
     def roles_array(self, factors: dict[Role, float]) -> np.ndarray:
@@ -108,7 +110,7 @@ class RankingIndex:
             return cls(meta["files"], np.load(directory / "window_file.npy", mmap_mode="r"),
                        np.load(directory / "window_lines.npy", mmap_mode="r"),
                        KeywordIndex.load(directory / "windows"), KeywordIndex.load(directory / "paths"),
-                       {f: (v[0], v[1], v[2]) for f, v in meta["where"].items()}, key=str(meta.get("key", "")))
+                       {f: (v[0], v[1], v[2], v[3]) for f, v in meta["where"].items()}, key=str(meta.get("key", "")))
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:

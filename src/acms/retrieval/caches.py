@@ -77,7 +77,8 @@ class DerivedCaches:
         except Exception:  # noqa: BLE001 - any unreadable cache is simply rebuilt
             pass
         index = RankingIndex.build(
-            FragmentRow(r["frag"].value, r["path"].value, int(r["start"].value), int(r["end"].value), r["text"].value)
+            FragmentRow(r["frag"].value, r["path"].value, int(r["start"].value), int(r["end"].value), r["text"].value,
+                        r["container"].value == "true")
             for r in self.corpus
         )
         index.save(directory, key=self.state_key)

@@ -32,7 +32,7 @@ HOP_DECAY = 0.8
 MAX_FRONTIER = 60
 MAX_NODES = 200
 MAX_FOCUS = 12  # a common name ("run", "parse") names hundreds of entities; the first dozen seed the walk
-LINKED_FOCUS = 3  # keyword hits whose owners seed the walk when no word names an entity
+LINKED_FOCUS = 3  # first-stage hits whose owners seed the walk when the request gives no focus
 DEFAULT_BREADTH = 2
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]")
 
@@ -107,13 +107,19 @@ def _query(name: str, ctx: RunContext) -> str:
     return nav.query_text(Phase("graph", 1.0, name))
 
 
-def resolve_focus(ctx: RunContext) -> list[str]:
+def _identifier_like(word: str) -> bool:
+    """A word written as code (``parse_header``, ``HTTPClient``, ``pkg.mod``), not as English."""
+    return "_" in word or "." in word or any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
+
+
+def resolve_focus(ctx: RunContext, *, ranked: bool = True) -> list[str]:
     """Focus strings (IRIs, paths, ``path::Qualified.name``, names) to entity IRIs.
 
-    Without given focus, the task's words are linked to entities they name exactly; failing that, to
-    the owners of the best keyword hits. (Tried: seeding with keyword owners first — on
-    eval/acms-self.jsonl it lowered arce's R@10 from 0.80 to 0.60, since the keyword phase already
-    brings those.)
+    Without given focus, the walk is seeded by the entities the task names in code form
+    (``parse_header``, ``HTTPClient``; plain English words such as "budget" or "acms" no longer link
+    to whatever entity happens to have that name) and then by the owners of the first stage's best
+    fragments (:mod:`acms.ranking.rank`). ``ranked=False`` (history and plan queries, which look up
+    what the task names, removed symbols included) links every word that names an entity exactly.
     """
     store = ctx.searcher.store
     out: list[str] = []
@@ -129,7 +135,7 @@ def resolve_focus(ctx: RunContext) -> list[str]:
         else:
             keys.append(f)
     if not ctx.request.focus:
-        keys = sorted(set(_IDENT.findall(ctx.request.intent)))
+        keys = sorted({w for w in _IDENT.findall(ctx.request.intent) if _identifier_like(w) or not ranked})
     if keys:
         rows = store.select(_query("resolve-focus.rq", ctx), {"key": [Literal(k) for k in keys]})
         out += [r["entity"].value for r in rows]
@@ -138,14 +144,15 @@ def resolve_focus(ctx: RunContext) -> list[str]:
         out += [r["entity"].value for r in found if r["qn"].value == qual or r["qn"].value.endswith("." + qual)]
     if ctx.request.focus and not out:
         ctx.warnings.append(f"no entity matches focus {', '.join(ctx.request.focus)}")
-    if not out and not ctx.request.focus:
-        probe = SearchResult(hits=[])
-        tables = ctx.searcher.score_tables(ctx.request.intent, Mode.KEYWORD, LINKED_FOCUS, probe)
-        best = sorted(tables.keyword.items(), key=lambda kv: (-kv[1], kv[0]))[:LINKED_FOCUS]
+    if not ctx.request.focus and ranked:
+        from acms.ranking.rank import rank
+
+        caches = ctx.searcher.caches
+        best = [r.fragment for r in rank(ctx.request.intent, caches.keyword(), caches.ranking())[:LINKED_FOCUS]]
         if best:
-            rank = {f: i for i, (f, _) in enumerate(best)}
-            rows = store.select(_query("owners-of-fragments.rq", ctx), {"frag": [NamedNode(f) for f, _ in best]})
-            out += [r["entity"].value for r in sorted(rows, key=lambda r: rank[r["frag"].value])]
+            order = {f: i for i, f in enumerate(best)}
+            rows = store.select(_query("owners-of-fragments.rq", ctx), {"frag": [NamedNode(f) for f in best]})
+            out += [r["entity"].value for r in sorted(rows, key=lambda r: order[r["frag"].value])]
     return list(dict.fromkeys(out))[:MAX_FOCUS]
 
 
@@ -226,7 +233,7 @@ def query_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
     declared = [{name for name, _ in parse_spec(desc.name, q).params} for q in queries]
     focus = ctx.focus_entities
     if not focus and (ctx.request.focus or any("focus" in d for d in declared)):
-        focus = resolve_focus(ctx) or _historic_focus(ctx)
+        focus = resolve_focus(ctx, ranked=False) or _historic_focus(ctx)
     ctx.focus_entities = focus
     bindings: dict[str, object] = {"quality": Literal(str(desc.quality), datatype=XSD.double)}
     if focus:

@@ -1,0 +1,335 @@
+"""The first stage on a tiny corpus whose right answers are known: file scores, roles, paths, fragments.
+
+The corpus is built the way ``DerivedCaches`` builds it (a ``KeywordIndex`` over fragment texts and a
+``RankingIndex`` over the same fragments), without a store: the ranking is a pure function of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from acms.errors import StoreError, StoreMissing
+from acms.index.keyword import KeywordIndex
+from acms.ranking.index import FORMAT, FragmentRow, RankingIndex
+from acms.ranking.rank import MIN_RELATIVE, PATH_WEIGHT, Ranked, file_scores, rank
+from acms.ranking.roles import AUX_FACTOR, NAMED_FACTOR, Role
+
+SRC_SPLIT = '''def split_parts(body: bytes, boundary: bytes) -> list[bytes]:
+    """Split a multipart body on its boundary line."""
+    marker = b"--" + boundary
+    return [part.strip() for part in body.split(marker) if part.strip()]'''
+SRC_HEADERS = '''def part_headers(part: bytes) -> dict[str, str]:
+    """The headers of one multipart part."""
+    head, _, _ = part.partition(b"\\r\\n\\r\\n")
+    return dict(line.split(": ", 1) for line in head.decode().splitlines())'''
+# The test names the function it tests and repeats the task's words more often than the source does.
+TEST = '''def test_split_parts_on_boundary():
+    body = b"--boundary\\r\\nA\\r\\n--boundary\\r\\nB\\r\\n--boundary--"
+    assert split_parts(body, b"boundary") == [b"A", b"B"]
+
+def test_boundary_split_body_multipart():
+    assert split_parts(b"--boundary--", b"boundary") == []'''
+DOC = '''# Multipart bodies
+
+A multipart body is split on its boundary: every part sits between two boundary lines.'''
+COOKIES = '''def read_cookie_jar(path: str) -> list[str]:
+    """Load the cookie jar from disk."""
+    with open(path) as handle:
+        return handle.read().splitlines()'''
+
+ROWS = [
+    FragmentRow("f:split", "pkg/multipart.py", 1, 4, SRC_SPLIT),
+    FragmentRow("f:headers", "pkg/multipart.py", 7, 10, SRC_HEADERS),
+    FragmentRow("f:test", "tests/test_multipart.py", 1, 6, TEST),
+    FragmentRow("f:doc", "docs/multipart.md", 1, 3, DOC),
+    FragmentRow("f:cookies", "pkg/cookies.py", 1, 4, COOKIES),
+]
+SRC, TST, DOCS = "pkg/multipart.py", "tests/test_multipart.py", "docs/multipart.md"
+BEHAVIOUR = "split the body on the boundary"
+
+
+def build(rows: list[FragmentRow]) -> tuple[KeywordIndex, RankingIndex]:
+    """Fragment BM25 (ids = fragment IRIs) and the ranking index, from the same fragments."""
+    return KeywordIndex.build([r.frag for r in rows], [r.text for r in rows]), RankingIndex.build(rows)
+
+
+@pytest.fixture(scope="module")
+def corpus() -> tuple[KeywordIndex, RankingIndex]:
+    return build(ROWS)
+
+
+def by_path(task: str, index: RankingIndex, **kw: bool) -> dict[str, float]:
+    fs = file_scores(task, index, **kw)
+    return {p: float(s) for p, s in zip(index.files, fs.score)}
+
+
+def frag_path(rows: list[FragmentRow]) -> dict[str, str]:
+    return {r.frag: r.path for r in rows}
+
+
+# -- the ranking index -----------------------------------------------------------------------------
+
+def test_build_records_files_windows_roles_and_fragment_places(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """Files are sorted paths with their roles; each short file is one window; ``where`` maps fragments to lines."""
+    _, index = corpus
+    assert index.files == sorted({r.path for r in ROWS})
+    assert dict(zip(index.files, index.roles)) == {
+        "docs/multipart.md": Role.DOCS, "pkg/cookies.py": Role.SOURCE, SRC: Role.SOURCE, TST: Role.TEST}
+    assert index.window_file.tolist() == list(range(len(index.files)))  # one window per (short) file
+    src = index.files.index(SRC)
+    # the source file's known lines are 1-4 and 7-10: one window spanning 1-10
+    assert index.window_lines[src].tolist() == [1, 10]
+    assert index.where["f:headers"] == (src, 7, 10, 0)  # (file number, start, end, container)
+    assert len(index.windows) == len(index.files) and index.paths.ids == tuple(index.files)
+
+
+def test_long_file_gets_overlapping_windows() -> None:
+    """A 100-line file becomes windows 1-40, 21-60, 41-80, 61-100, all numbered to that file."""
+    text = "\n".join(f"value_{i} = {i}" for i in range(100))
+    index = RankingIndex.build([FragmentRow("f:a", "pkg/a.py", 1, 100, text)])
+    assert index.window_lines.tolist() == [[1, 40], [21, 60], [41, 80], [61, 100]]
+    assert index.window_file.tolist() == [0, 0, 0, 0]
+
+
+def test_aligned_maps_keyword_ids_to_file_and_lines_and_is_memoised(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """Rows follow the keyword index's id order; a fragment the ranking index lacks gets file -1."""
+    frags, index = corpus
+    loc = index.aligned(frags)
+    assert loc.shape == (len(frags), 4)
+    for i, fid in enumerate(frags.ids):
+        assert tuple(loc[i].tolist()) == index.where[fid]
+    assert index.aligned(frags) is loc  # same keyword index: memoised
+    other = KeywordIndex.build(["f:unknown", "f:doc"], ["x y", "z w"])
+    loc2 = index.aligned(other)
+    assert loc2.tolist() == [[-1, 0, 0, 0], list(index.where["f:doc"])]
+    assert index.aligned(frags) is not loc  # another index in between: recomputed for this one
+    np.testing.assert_array_equal(index.aligned(frags), loc)
+
+
+def test_save_load_round_trip(tmp_path: Path, corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """A loaded index has the same files, roles, windows, places and key, and ranks identically."""
+    frags, index = corpus
+    index.save(tmp_path / "ranking", key="state-1")
+    loaded = RankingIndex.load(tmp_path / "ranking")
+    assert loaded.key == index.key == "state-1"
+    assert loaded.files == index.files and loaded.roles == index.roles and loaded.where == index.where
+    np.testing.assert_array_equal(loaded.window_file, index.window_file)
+    np.testing.assert_array_equal(loaded.window_lines, index.window_lines)
+    for task in (BEHAVIOUR, "multipart headers", "cookie jar test"):
+        np.testing.assert_array_equal(loaded.windows.scores(task), index.windows.scores(task))
+        np.testing.assert_array_equal(loaded.paths.scores(task), index.paths.scores(task))
+        assert rank(task, frags, loaded) == rank(task, frags, index)
+
+
+def test_load_errors(tmp_path: Path, corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """No cache is StoreMissing; another format or a broken file is StoreError (both mean: rebuild)."""
+    with pytest.raises(StoreMissing):
+        RankingIndex.load(tmp_path / "nothing")
+    _, index = corpus
+    target = tmp_path / "ranking"
+    index.save(target, key="k")
+    meta = (target / "meta.json").read_text(encoding="utf-8")
+    assert FORMAT in meta
+    (target / "meta.json").write_text(meta.replace(FORMAT, "acms.ranking-index/0"), encoding="utf-8")
+    with pytest.raises(StoreError, match="another format"):
+        RankingIndex.load(target)
+    (target / "meta.json").write_text(meta[:20], encoding="utf-8")
+    with pytest.raises(StoreError, match="unreadable"):
+        RankingIndex.load(target)
+
+
+# -- file scores and roles -------------------------------------------------------------------------
+
+def test_source_ranks_above_test_and_docs_for_a_behaviour_task(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """The test file shares (and repeats) the task's words, yet the source that implements it comes first."""
+    frags, index = corpus
+    scores = by_path(BEHAVIOUR, index)
+    assert scores[SRC] == 1.0
+    assert 0 < scores[TST] < scores[SRC] and 0 < scores[DOCS] < scores[SRC]
+    assert scores["pkg/cookies.py"] == 0.0
+    result = rank(BEHAVIOUR, frags, index)
+    assert result[0].fragment == "f:split" and result[0].score == 1.0
+    order = [frag_path(ROWS)[r.fragment] for r in result]
+    assert order.index(SRC) < order.index(TST) and order.index(SRC) < order.index(DOCS)
+    assert "f:cookies" not in {r.fragment for r in result}
+
+
+def test_equal_roles_rank_on_equal_terms(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """Without role factors the test (more of the task's words) outranks the source; with them, each non-source
+    score is exactly AUX_FACTOR times its share of the source's."""
+    frags, index = corpus
+    equal = by_path(BEHAVIOUR, index, equal_roles=True)
+    default = by_path(BEHAVIOUR, index)
+    assert equal[TST] == 1.0 and equal[SRC] < 1.0
+    assert rank(BEHAVIOUR, frags, index, equal_roles=True)[0].fragment == "f:test"
+    for path in (TST, DOCS):
+        assert default[path] / default[SRC] == pytest.approx(AUX_FACTOR * equal[path] / equal[SRC])
+
+
+def test_a_task_naming_tests_raises_the_test_files_factor(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """"pytest" is in no file, so it changes no BM25 score: only the test role's factor, AUX → NAMED."""
+    frags, index = corpus
+    plain = by_path(BEHAVIOUR, index)
+    named = by_path(BEHAVIOUR + " pytest", index)
+    assert named[SRC] == plain[SRC] == 1.0
+    assert named[TST] == pytest.approx(plain[TST] * NAMED_FACTOR / AUX_FACTOR)
+    assert named[DOCS] == pytest.approx(plain[DOCS])  # docs are not named: unchanged
+
+
+def test_add_a_test_keeps_the_test_file_in_the_result(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """"… and add a test": the test file scores higher than for the bare task, and its fragment is shown."""
+    frags, index = corpus
+    task = BEHAVIOUR + " and add a test"
+    assert by_path(task, index)[TST] > by_path(BEHAVIOUR, index)[TST]
+    result = rank(task, frags, index)
+    assert "f:test" in {r.fragment for r in result}
+    assert "f:split" in {r.fragment for r in result}
+
+
+# -- paths -----------------------------------------------------------------------------------------
+
+PATH_ROWS = [
+    # identical bodies: only the path tells these two files apart
+    FragmentRow("f:mp", "pkg/multipart.py", 1, 4, SRC_SPLIT),
+    FragmentRow("f:helpers", "pkg/helpers.py", 1, 4, SRC_SPLIT),
+    # a file whose path matches the task but whose text does not
+    FragmentRow("f:cache1", "pkg/multipart_cache.py", 1, 2, "class LruStore:\n    size = 10"),
+    FragmentRow("f:cache2", "pkg/multipart_cache.py", 4, 5, "def evict(store):\n    store.clear()"),
+]
+
+
+def test_a_path_match_lifts_a_file() -> None:
+    """Same text, but one path names the task's word: it scores 1 and the other 1 / (1 + PATH_WEIGHT)."""
+    frags, index = build(PATH_ROWS)
+    task = "split multipart boundary"
+    scores = by_path(task, index)
+    assert scores["pkg/multipart.py"] == 1.0
+    assert scores["pkg/helpers.py"] == pytest.approx(1 / (1 + PATH_WEIGHT))
+    result = rank(task, frags, index)
+    assert [r.fragment for r in result][:2] == ["f:mp", "f:helpers"]
+    assert "(path matches)" in result[0].reason and "(path matches)" not in result[1].reason
+
+
+def test_a_file_found_by_its_path_alone_still_shows_a_fragment() -> None:
+    """No fragment of multipart_cache.py matches a word, but its path does: it shows one fragment (the one
+    overlapping its best window, which does not exist, so the one at line 1), after the files that match."""
+    frags, index = build(PATH_ROWS)
+    result = rank("split multipart boundary", frags, index)
+    cache = [r for r in result if r.fragment.startswith("f:cache")]
+    assert len(cache) == 1 and cache[0].fragment == "f:cache1"
+    assert "(path matches)" in cache[0].reason and "overlaps the file's best window 1-1" in cache[0].reason
+    assert cache[0].score < min(r.score for r in result if not r.fragment.startswith("f:cache"))
+
+
+# -- fragments inside files ------------------------------------------------------------------------
+
+def test_best_fragment_carries_the_file_score(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """score = file × fragment / the file's best fragment: each file's best fragment scores exactly its file."""
+    frags, index = corpus
+    result = rank(BEHAVIOUR, frags, index)
+    assert all(isinstance(r, Ranked) and 0 < r.score <= 1 for r in result)
+    assert [r.score for r in result] == sorted((r.score for r in result), reverse=True)
+    fscore = dict(zip(index.files, file_scores(BEHAVIOUR, index).score.tolist()))
+    raw = dict(zip(frags.ids, frags.scores(BEHAVIOUR, unique=True).tolist()))
+    paths = frag_path(ROWS)
+    best_raw: dict[str, float] = {}
+    for fid, s in raw.items():
+        best_raw[paths[fid]] = max(best_raw.get(paths[fid], 0.0), s)
+    for r in result:
+        path = paths[r.fragment]
+        assert r.score == pytest.approx(fscore[path] * raw[r.fragment] / best_raw[path])
+    for path in {paths[r.fragment] for r in result}:
+        assert max(r.score for r in result if paths[r.fragment] == path) == pytest.approx(fscore[path])
+
+
+def test_fragments_are_interleaved_by_score_not_grouped_by_file() -> None:
+    """The best file's weak second fragment comes after the second file's best one."""
+    weak = "def note(text):\n    return text.split()"  # one common query word: a weak match
+    rows = [*PATH_ROWS[:2], FragmentRow("f:mp-weak", "pkg/multipart.py", 10, 11, weak),
+            FragmentRow("f:cookies", "pkg/cookies.py", 1, 4, COOKIES)]
+    frags, index = build(rows)
+    result = rank("split multipart boundary", frags, index)
+    assert [r.fragment for r in result] == ["f:mp", "f:helpers", "f:mp-weak"]
+    assert [r.score for r in result] == sorted((r.score for r in result), reverse=True)
+
+
+def test_per_file_and_min_relative_limit_a_files_fragments() -> None:
+    """At most ``per_file`` fragments per file, best first, and none under MIN_RELATIVE of the file's best."""
+    rows = [FragmentRow(f"f:{i}", "pkg/multipart.py", 10 * i + 1, 10 * i + 2, f"def f{i}():\n    " + "boundary " * (6 - i))
+            for i in range(6)]
+    rows.append(FragmentRow("f:weak", "pkg/multipart.py", 100, 101, "def weak():\n    boundary = 1\n" + "other " * 3000))
+    rows += [FragmentRow(f"f:x{i}", f"pkg/x{i}.py", 1, 2, f"def g{i}():\n    return {i}") for i in range(8)]
+    frags, index = build(rows)
+    raw = dict(zip(frags.ids, frags.scores("boundary", unique=True).tolist()))
+    assert 0 < raw["f:weak"] < MIN_RELATIVE * raw["f:0"]  # it matches, but barely
+    assert [r.fragment for r in rank("boundary", frags, index, per_file=3)] == ["f:0", "f:1", "f:2"]
+    assert [r.fragment for r in rank("boundary", frags, index, per_file=10)] == [f"f:{i}" for i in range(6)]
+
+
+def test_max_files_limits_the_files_ranked(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """``max_files=1`` keeps only the best file's fragments."""
+    frags, index = corpus
+    result = rank(BEHAVIOUR, frags, index, max_files=1)
+    assert {frag_path(ROWS)[r.fragment] for r in result} == {SRC}
+
+
+METHOD = "    def split_parts(self, body, boundary):\n        return body.split(boundary)"
+
+
+def test_a_class_body_gives_way_to_the_matching_method_inside_it() -> None:
+    """A class (container) around a matching method is not shown: the method is, at the file's score."""
+    klass = f'class MultipartReader:\n    """Reads bodies."""\n{METHOD}'
+    rows = [FragmentRow("f:class", "pkg/reader.py", 1, 4, klass, container=True),
+            FragmentRow("f:method", "pkg/reader.py", 3, 4, METHOD)]
+    frags, index = build(rows)
+    assert index.where["f:class"][3] == 1 and index.where["f:method"][3] == 0
+    raw = dict(zip(frags.ids, frags.scores("split boundary", unique=True).tolist()))
+    assert raw["f:class"] > 0 and raw["f:method"] > 0  # both match on their own
+    assert [(r.fragment, r.score) for r in rank("split boundary", frags, index)] == [("f:method", 1.0)]
+
+
+def test_a_function_enclosing_a_matching_closure_is_kept() -> None:
+    """Only class bodies give way: a function around a matching nested function still shows."""
+    outer = f"def make_reader():\n    registry = {{}}\n{METHOD}"
+    rows = [FragmentRow("f:outer", "pkg/reader.py", 1, 4, outer), FragmentRow("f:inner", "pkg/reader.py", 3, 4, METHOD)]
+    frags, index = build(rows)
+    assert {r.fragment for r in rank("split boundary", frags, index)} == {"f:outer", "f:inner"}
+
+
+def test_a_class_without_a_matching_member_is_shown() -> None:
+    """A class whose enclosed fragments do not match stays: there is nothing smaller to show."""
+    close = "    def close(self):\n        pass"
+    klass = f'class SplitBoundary:\n    """Reads bodies."""\n{close}'
+    rows = [FragmentRow("f:class", "pkg/reader.py", 1, 4, klass, container=True),
+            FragmentRow("f:close", "pkg/reader.py", 3, 4, close)]
+    frags, index = build(rows)
+    assert [r.fragment for r in rank("split boundary", frags, index)] == ["f:class"]
+
+
+# -- the query -------------------------------------------------------------------------------------
+
+def test_repeated_query_words_do_not_change_the_ranking(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
+    """Words count once: repeating "boundary" would change raw BM25 (checked), but not the ranking."""
+    frags, index = corpus
+    once, repeated = "split body boundary headers", "split body boundary boundary boundary headers headers"
+    assert not np.allclose(frags.scores(once), frags.scores(repeated))  # the repetition matters to plain BM25
+    assert not np.allclose(index.windows.scores(once), index.windows.scores(repeated))
+    assert rank(repeated, frags, index) == rank(once, frags, index)
+    np.testing.assert_array_equal(file_scores(repeated, index).score, file_scores(once, index).score)
+
+
+@pytest.mark.parametrize("task", ["", "   ", "zebra quokka", "the of and"])
+def test_a_task_without_known_words_ranks_nothing(corpus: tuple[KeywordIndex, RankingIndex], task: str) -> None:
+    """No known word: every file scores 0 and the result is empty."""
+    frags, index = corpus
+    assert rank(task, frags, index) == []
+    assert not file_scores(task, index).score.any()
+
+
+def test_an_empty_corpus_ranks_nothing() -> None:
+    """No fragments at all: nothing to rank, no error."""
+    frags, index = build([])
+    assert index.files == [] and rank(BEHAVIOUR, frags, index) == []
