@@ -12,7 +12,9 @@ shares a line with it, the rule the dev set applies to line-range baselines).
 
 Every run also scores a baseline on the same index: ``bm25-windows``, BM25 over 40-line windows
 (stride 20) of every indexed file, files ranked by their best window, ten files (the dev set's
-``bm25-chunks`` with acms's tokenizer). ``ratio`` is each strategy's figure over the baseline's.
+``bm25-chunks`` with acms's tokenizer). It returns line ranges, not entities, so it is scored by
+line overlap for name gold (as the dev set scores it); ``ratio`` is each strategy's figure over the
+baseline's.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from pyoxigraph import Literal
@@ -33,6 +35,7 @@ from acms.assembly.budget import BudgetTooSmall
 from acms.assembly.model import Candidate, Packed
 from acms.assembly.protocol import parse_request
 from acms.errors import UsageError
+from acms.ingest.walker import language_for
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog
 from acms.strategies.registry import StrategyRegistry
@@ -99,8 +102,9 @@ def is_symbol(gold: str) -> bool:
 
 
 def is_path(gold: str) -> bool:
-    """A gold entry naming a file: it has a folder or an extension and is not ``path::name``."""
-    return not is_symbol(gold) and ("/" in gold or PurePosixPath(gold).suffix != "")
+    """A gold entry naming a file: it has a folder or a known file extension (``setup.py``, not
+    ``pkg.mod.func``) and is not ``path::name``."""
+    return not is_symbol(gold) and ("/" in gold or language_for(gold) != "text")
 
 
 def matches(item: Packed, gold: str) -> bool:
@@ -138,12 +142,25 @@ def _add_ranks(found: dict[str, int], n: int, recall: dict[int, list[float]], rr
     rr.append(1.0 / first if first else 0.0)
 
 
+def overlap_matcher(spans: dict[str, tuple[str, int, int]]) -> Callable[[Packed, str], bool]:
+    """Path gold by path; name and ``path::name`` gold by sharing a line with the entity's span."""
+    def hit(item: Packed, g: str) -> bool:
+        if is_path(g):
+            return item.candidate.path == g
+        span = spans.get(g)
+        return span is not None and item.candidate.path == span[0] and (
+            item.candidate.start_line <= span[2] and item.end_line >= span[1])
+    return hit
+
+
 def score_case(items: list[Packed], case: Case, used_tokens: int, s: StrategyScore,
-               spans: dict[str, tuple[str, int, int]] | None = None) -> None:
+               spans: dict[str, tuple[str, int, int]] | None = None,
+               match: Callable[[Packed, str], bool] = matches) -> None:
     """Score one packed context. ``spans``: gold symbol → (path, start, end) in the index, for the
-    line-overlap rule (an item counts for a symbol when it is in its file and shares a line)."""
+    line-overlap rule (an item counts for a symbol when it is in its file and shares a line).
+    ``match``: the relevance rule (by path and entity name unless told otherwise)."""
     ranked = units(items, case)
-    found = gold_ranks(ranked, case.gold, matches)
+    found = gold_ranks(ranked, case.gold, match)
     n = len(case.gold)
     _add_ranks(found, n, s.recall, s.rr)
     rank_of_unit = {r for r in found.values()}
@@ -152,22 +169,29 @@ def score_case(items: list[Packed], case: Case, used_tokens: int, s: StrategySco
     idcg = sum(1.0 / math.log2(i + 2) for i in range(min(n, 10)))
     s.ndcg.append(dcg / idcg if idcg else 0.0)
     s.p5.append(sum(relevant_flags[:5]) / 5)
-    relevant_items = {id(i) for unit in ranked for i in unit if any(matches(i, g) for g in case.gold)}
+    relevant_items = {id(i) for unit in ranked for i in unit if any(match(i, g) for g in case.gold)}
     useful = sum(count(it.text) for it in items if id(it) in relevant_items)
     s.efficiency.append(useful / used_tokens if used_tokens else 0.0)
     symbols = [g for g in case.gold if is_symbol(g)]
     if spans is not None and symbols:
-        def overlaps(item: Packed, g: str) -> bool:
-            span = spans.get(g)
-            return span is not None and item.candidate.path == span[0] and (
-                item.candidate.start_line <= span[2] and item.end_line >= span[1])
         per_item = [[i] for i in items]
-        _add_ranks(gold_ranks(per_item, tuple(symbols), overlaps), len(symbols), s.overlap_recall, s.overlap_rr)
+        _add_ranks(gold_ranks(per_item, tuple(symbols), overlap_matcher(spans)), len(symbols),
+                   s.overlap_recall, s.overlap_rr)
 
 
 def symbol_spans(searcher: Searcher, cases: list[Case]) -> dict[str, tuple[str, int, int]]:
-    """Line spans of the gold symbols (``path::Qualified.name``) in the current index."""
+    """Line spans of the gold symbols (``path::Qualified.name``) and gold names (``pkg.mod.func``) in
+    the current index; a name several entities end with takes the shortest qualified name."""
     out: dict[str, tuple[str, int, int]] = {}
+    names = sorted({g for c in cases for g in c.gold if not is_symbol(g) and not is_path(g)})
+    if names:
+        rows = searcher.store.select(catalog.text("evaluation/named-spans"),
+                                     {"name": [Literal(n) for n in sorted({g.rsplit(".", 1)[-1] for g in names})]})
+        for g in names:
+            hits = [r for r in rows if r["qn"].value == g or r["qn"].value.endswith("." + g)]
+            if hits:
+                r = min(hits, key=lambda r: (len(r["qn"].value), r["qn"].value))
+                out[g] = (r["path"].value, int(r["start"].value), int(r["end"].value))
     by_path: dict[str, list[str]] = {}
     for g in {g for c in cases for g in c.gold if is_symbol(g)}:
         by_path.setdefault(g.partition("::")[0], []).append(g)
@@ -246,5 +270,5 @@ def evaluate(cases: list[Case], searcher: Searcher, registry: StrategyRegistry, 
         t = time.perf_counter()
         items = baseline_items(searcher, case.query)
         base.latency_ms.append(1000 * (time.perf_counter() - t))
-        score_case(items, case, 0, base, spans)
+        score_case(items, case, 0, base, spans, match=overlap_matcher(spans))
     return Evaluation(out, base.summary())
