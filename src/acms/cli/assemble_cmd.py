@@ -47,6 +47,9 @@ def open_searcher(project: Path, store: Path | None) -> tuple[OxigraphStore, Sea
 @click.option("--tier", multiple=True, type=click.Choice(["hot", "warm", "cold"]), help="Only these tiers.")
 @click.option("--min-score", type=float, default=None, help="Drop candidates scored below this.")
 @click.option("-k", "k", type=int, default=None, help="At most this many candidates before packing.")
+@click.option("--tests-and-docs", "tests_and_docs", type=click.Choice(["demote", "equal"]), default="demote",
+              show_default=True, help="demote: tests, fixtures, examples, docs, data files, build scripts and "
+              "type stubs rank below source code unless the task names them; equal: rank them like source code.")
 @click.option("--time-ms", type=int, default=2000, show_default=True, help="Deadline; late phases are cut and reported.")
 @strategies_option
 @project_options
@@ -55,7 +58,7 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
                  plan: str | None, privacy: str,
                  fmt: str, lod: tuple[str, ...], paths: tuple[str, ...], language: tuple[str, ...],
                  classes: tuple[str, ...], tier: tuple[str, ...], min_score: float | None, k: int | None,
-                 time_ms: int, strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
+                 tests_and_docs: str, time_ms: int, strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
     """Assemble the context for TASK within --budget tokens, with path:line provenance.
 
     \b
@@ -74,6 +77,8 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
         filters["min_score"] = min_score
     if k is not None:
         filters["k"] = k
+    if tests_and_docs != "demote":
+        filters["tests_and_docs"] = tests_and_docs
     data: dict[str, Any] = {
         "version": "v0", "id": str(uuid.uuid5(uuid.NAMESPACE_URL, task)), "intent": task,
         "request_id": "cli", "budgets": {"tokens_max": budget, "time_ms": time_ms},
