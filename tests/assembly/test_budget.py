@@ -100,6 +100,7 @@ def test_budget_must_be_a_positive_integer(budget: object) -> None:
 
 
 def _rank_order_case() -> tuple[Candidate, list[Candidate], int]:
+    """One large best candidate, twelve small weaker ones, and the token count of the large one packed alone."""
     big = cand(0, 30, 0.9)  # the best candidate, large (≈700 tokens)
     small = [cand(i, 3, round(0.5 - 0.01 * i, 2)) for i in range(1, 13)]  # many small, lower-scored ones
     return big, small, count(pack([big], 10_000, "markdown", "task").rendered)

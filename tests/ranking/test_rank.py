@@ -58,15 +58,18 @@ def build(rows: list[FragmentRow]) -> tuple[KeywordIndex, RankingIndex]:
 
 @pytest.fixture(scope="module")
 def corpus() -> tuple[KeywordIndex, RankingIndex]:
+    """The multipart corpus: source, its test, its doc and an unrelated file."""
     return build(ROWS)
 
 
 def by_path(task: str, index: RankingIndex, **kw: bool) -> dict[str, float]:
+    """File scores keyed by path."""
     fs = file_scores(task, index, **kw)
     return {p: float(s) for p, s in zip(index.files, fs.score)}
 
 
 def frag_path(rows: list[FragmentRow]) -> dict[str, str]:
+    """Fragment id → its file."""
     return {r.frag: r.path for r in rows}
 
 
@@ -291,12 +294,20 @@ def test_a_class_body_gives_way_to_the_matching_method_inside_it() -> None:
     assert [(r.fragment, r.score) for r in rank("split boundary", frags, index)] == [("f:method", 1.0)]
 
 
-def test_a_function_enclosing_a_matching_closure_is_kept() -> None:
-    """Only class bodies give way: a function around a matching nested function still shows."""
-    outer = f"def make_reader():\n    registry = {{}}\n{METHOD}"
-    rows = [FragmentRow("f:outer", "pkg/reader.py", 1, 4, outer), FragmentRow("f:inner", "pkg/reader.py", 3, 4, METHOD)]
+def test_a_nested_function_gives_way_to_the_function_around_it_and_lends_it_its_score() -> None:
+    """A function around a matching nested function is shown instead of it, whole (with the closure it
+    needs), and scores as well as the nested one would; other fragments are relative to that score."""
+    outer = "def make_reader():\n    registry = {}\n    cache = {}\n    limit = 10\n" + METHOD
+    rows = [FragmentRow("f:outer", "pkg/reader.py", 1, 6, outer),
+            FragmentRow("f:inner", "pkg/reader.py", 5, 6, METHOD),
+            FragmentRow("f:other", "pkg/reader.py", 10, 11, "def other(text):\n    return text.split()")]
     frags, index = build(rows)
-    assert {r.fragment for r in rank("split boundary", frags, index)} == {"f:outer", "f:inner"}
+    raw = dict(zip(frags.ids, frags.scores("split boundary", unique=True).tolist()))
+    assert raw["f:inner"] > raw["f:outer"] > 0  # the nested function matches better on its own
+    result = {r.fragment: r.score for r in rank("split boundary", frags, index)}
+    assert set(result) == {"f:outer", "f:other"}
+    assert result["f:outer"] == 1.0
+    assert result["f:other"] == pytest.approx(raw["f:other"] / raw["f:inner"])
 
 
 def test_a_class_without_a_matching_member_is_shown() -> None:

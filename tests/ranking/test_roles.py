@@ -65,8 +65,6 @@ def test_role_of_ignores_case() -> None:
     assert role_of("SETUP.PY") is Role.BUILD
 
 
-@pytest.mark.xfail(strict=True, reason="bug: language_for() falls back to 'text' for any unknown extension, "
-                                         "and 'text' is a docs language, so Ruby/Kotlin/PHP sources are DOCS")
 @pytest.mark.parametrize("path", ["lib/parser.rb", "src/Main.kt", "src/app.php"])
 def test_source_in_languages_the_walker_does_not_list_is_source(path: str) -> None:
     """Code in a language without an extractor is still the project's source, not its documentation."""

@@ -8,6 +8,7 @@ from acms.ranking.windows import STRIDE, WINDOW, Window, file_lines, windows
 
 
 def numbered(n: int, first: int = 1) -> dict[int, str]:
+    """``n`` known lines numbered from ``first``."""
     return {i: f"line {i}" for i in range(first, first + n)}
 
 

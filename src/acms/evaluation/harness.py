@@ -23,7 +23,7 @@ import json
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,10 +101,10 @@ def is_symbol(gold: str) -> bool:
     return "::" in gold
 
 
-def is_path(gold: str) -> bool:
-    """A gold entry naming a file: it has a folder or a known file extension (``setup.py``, not
-    ``pkg.mod.func``) and is not ``path::name``."""
-    return not is_symbol(gold) and ("/" in gold or language_for(gold) != "text")
+def is_path(gold: str, files: Collection[str] = ()) -> bool:
+    """A gold entry naming a file: one of the index's ``files``, or with a folder or a known file
+    extension (``setup.py``, not ``pkg.mod.func``), and not ``path::name``."""
+    return not is_symbol(gold) and (gold in files or "/" in gold or language_for(gold) != "text")
 
 
 def matches(item: Packed, gold: str) -> bool:
@@ -115,10 +115,10 @@ def matches(item: Packed, gold: str) -> bool:
     return c.path == gold or c.name == gold or c.name.endswith("." + gold)
 
 
-def units(items: list[Packed], case: Case) -> list[list[Packed]]:
+def units(items: list[Packed], case: Case, files: Collection[str] = ()) -> list[list[Packed]]:
     """What one rank counts: distinct files for a case whose gold are all paths (so a file shown twice
     does not push the next file down), else distinct entities; each unit keeps its items in order."""
-    key = (lambda i: i.candidate.path) if all(is_path(g) for g in case.gold) else (
+    key = (lambda i: i.candidate.path) if all(is_path(g, files) for g in case.gold) else (
         lambda i: (i.candidate.path, i.candidate.entity))
     grouped: dict[object, list[Packed]] = {}
     for item in items:
@@ -142,10 +142,10 @@ def _add_ranks(found: dict[str, int], n: int, recall: dict[int, list[float]], rr
     rr.append(1.0 / first if first else 0.0)
 
 
-def overlap_matcher(spans: dict[str, tuple[str, int, int]]) -> Callable[[Packed, str], bool]:
+def overlap_matcher(spans: dict[str, tuple[str, int, int]], files: Collection[str] = ()) -> Callable[[Packed, str], bool]:
     """Path gold by path; name and ``path::name`` gold by sharing a line with the entity's span."""
     def hit(item: Packed, g: str) -> bool:
-        if is_path(g):
+        if is_path(g, files):
             return item.candidate.path == g
         span = spans.get(g)
         return span is not None and item.candidate.path == span[0] and (
@@ -155,11 +155,12 @@ def overlap_matcher(spans: dict[str, tuple[str, int, int]]) -> Callable[[Packed,
 
 def score_case(items: list[Packed], case: Case, used_tokens: int, s: StrategyScore,
                spans: dict[str, tuple[str, int, int]] | None = None,
-               match: Callable[[Packed, str], bool] = matches) -> None:
+               match: Callable[[Packed, str], bool] = matches, files: Collection[str] = ()) -> None:
     """Score one packed context. ``spans``: gold symbol → (path, start, end) in the index, for the
     line-overlap rule (an item counts for a symbol when it is in its file and shares a line).
-    ``match``: the relevance rule (by path and entity name unless told otherwise)."""
-    ranked = units(items, case)
+    ``match``: the relevance rule (by path and entity name unless told otherwise); ``files``: the
+    index's files, so that a gold ``requirements.txt`` counts as a path."""
+    ranked = units(items, case, files)
     found = gold_ranks(ranked, case.gold, match)
     n = len(case.gold)
     _add_ranks(found, n, s.recall, s.rr)
@@ -183,7 +184,8 @@ def symbol_spans(searcher: Searcher, cases: list[Case]) -> dict[str, tuple[str, 
     """Line spans of the gold symbols (``path::Qualified.name``) and gold names (``pkg.mod.func``) in
     the current index; a name several entities end with takes the shortest qualified name."""
     out: dict[str, tuple[str, int, int]] = {}
-    names = sorted({g for c in cases for g in c.gold if not is_symbol(g) and not is_path(g)})
+    files = set(searcher.caches.ranking().files)
+    names = sorted({g for c in cases for g in c.gold if not is_symbol(g) and not is_path(g, files)})
     if names:
         rows = searcher.store.select(catalog.text("evaluation/named-spans"),
                                      {"name": [Literal(n) for n in sorted({g.rsplit(".", 1)[-1] for g in names})]})
@@ -252,6 +254,7 @@ class Evaluation:
 def evaluate(cases: list[Case], searcher: Searcher, registry: StrategyRegistry, strategies: list[str],
              budget: int) -> Evaluation:
     spans = symbol_spans(searcher, cases)
+    files = set(searcher.caches.ranking().files)
     out: dict[str, dict[str, float]] = {}
     for name in strategies:
         s = StrategyScore(name)
@@ -263,12 +266,12 @@ def evaluate(cases: list[Case], searcher: Searcher, registry: StrategyRegistry, 
             except BudgetTooSmall:
                 items, used = [], 0
             s.latency_ms.append(1000 * (time.perf_counter() - t))
-            score_case(items, case, used, s, spans)
+            score_case(items, case, used, s, spans, files=files)
         out[name] = s.summary()
     base = StrategyScore(BASELINE)
     for case in cases:
         t = time.perf_counter()
         items = baseline_items(searcher, case.query)
         base.latency_ms.append(1000 * (time.perf_counter() - t))
-        score_case(items, case, 0, base, spans, match=overlap_matcher(spans))
+        score_case(items, case, 0, base, spans, match=overlap_matcher(spans, files), files=files)
     return Evaluation(out, base.summary())

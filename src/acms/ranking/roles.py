@@ -18,7 +18,6 @@ from enum import Enum
 from pathlib import PurePosixPath
 
 from acms.index.tokenize import code_tokens
-from acms.ingest.walker import language_for
 
 __all__ = ["AUX_FACTOR", "NAMED_FACTOR", "Role", "role_of", "role_factors", "wanted_roles"]
 
@@ -38,8 +37,12 @@ class Role(str, Enum):
     STUB = "stub"
 
 
-_DOC_LANGUAGES = frozenset({"markdown", "rst", "text", "html"})
-_DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "turtle", "trig", "ntriples"})
+# By suffix, not by ``language_for``: it calls every unlisted extension "text", and a Ruby or Kotlin
+# file is source all the same.
+_DOC_SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc", ".rdoc", ".textile",
+                           ".pod", ".org", ".tex", ".html", ".htm"})
+_DATA_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml", ".ttl", ".trig", ".nt", ".csv", ".tsv", ".xml",
+                            ".ini", ".cfg", ".conf", ".lock", ".in", ".properties", ".env"})
 _TEST_DIRS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__", "fixtures", "testdata",
                         "test_data", "regrtest_data", "e2e", "benchmarks", "bench"})
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
@@ -73,10 +76,10 @@ def role_of(path: str) -> Role:
         return Role.BUILD
     if _STUB_FILE.match(p.name):
         return Role.STUB
-    language = language_for(path)
-    if dirs & _DOC_DIRS or language in _DOC_LANGUAGES:
-        return Role.DOCS
-    if language in _DATA_LANGUAGES:
+    original = PurePosixPath(path).name
+    if dirs & _DOC_DIRS or p.suffix in _DOC_SUFFIXES or (not p.suffix and original.isupper()):
+        return Role.DOCS  # README, CHANGES, LICENSE: no suffix, upper case
+    if p.suffix in _DATA_SUFFIXES:
         return Role.DATA
     return Role.SOURCE
 
