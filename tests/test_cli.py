@@ -96,14 +96,16 @@ def test_malformed_query(indexed_sample: Path) -> None:
 
 
 def test_locked_store_is_a_clear_error(sample_project: Path) -> None:
-    holder = OxigraphStore(sample_project / ".acms" / "graph")
+    """A second writer waits for the first up to --wait, then says who holds the index (exit 4)."""
+    holder = OxigraphStore(sample_project / ".acms" / "graph", command="acms index (test)")
     try:
-        out = subprocess.run([sys.executable, "-m", "acms", "index", str(sample_project)],
+        out = subprocess.run([sys.executable, "-m", "acms", "index", str(sample_project), "--wait", "0.3"],
                              capture_output=True, text=True)
     finally:
         holder.close()
     assert out.returncode == 4
-    assert "in use by another writer" in out.stderr and "Traceback" not in out.stderr
+    assert "in use by another acms process" in out.stderr and "acms index (test)" in out.stderr
+    assert "waited 0.3 s" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_validate_conforms(indexed_sample: Path) -> None:

@@ -43,6 +43,7 @@ class Settings:
     hot_use_days: float = _setting(3.0, "Tier policy: entities used in an assembled context in the last N days are hot.")
     hot_max: int = _setting(500, "Tier policy: at most this many hot entities, the most recently active first.")
     record_use: bool = _setting(True, "Record which entities assembled contexts used (meta graph), for the hot tier.")
+    lock_wait: float = _setting(60.0, "Seconds a command waits for the index while another acms process writes it (readers) or uses it (the writer); `--wait` overrides.")
     extensions: tuple[str, ...] = _setting((), "Ontology extensions to load: shipped names (web-api) or folder paths relative to the project root (`acms ontology add`).")
 
     @classmethod
@@ -72,6 +73,8 @@ def _coerce(values: Mapping[str, Any]) -> dict[str, Any]:
                 out[name] = bool(value)
             elif isinstance(default, int):
                 out[name] = int(value)
+            elif isinstance(default, float):
+                out[name] = float(value)
             elif isinstance(default, tuple):
                 out[name] = tuple(value.split(",") if isinstance(value, str) else value)
             else:

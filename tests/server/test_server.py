@@ -38,7 +38,9 @@ from acms.server.app import STATUS_BY_CODE, create_app
 from acms.server.sparql_protocol import (RESULT_FORMATS, Kind, Limits, Operation, ProtocolError, negotiate,
                                             run_query)
 from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
+from acms.store.access import IndexAccess
+from acms.store.lock import lock_for
+from acms.store.oxigraph import OxigraphStore, open_handle
 from acms.strategies.registry import StrategyRegistry
 
 from ..conftest import FIXTURES
@@ -83,7 +85,8 @@ def _free_port() -> int:
 
 
 def start(searcher: Searcher, **limits: object) -> Running:
-    app = create_app(searcher.store, searcher, StrategyRegistry.default(), **limits)  # type: ignore[arg-type]
+    access = IndexAccess(searcher.layout.graph, wait=5)
+    app = create_app(access, searcher.layout, Settings(), StrategyRegistry.default(), **limits)  # type: ignore[arg-type]
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -106,9 +109,9 @@ def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
     shutil.copytree(FIXTURES / "sample_project", root)
     _index(root)
     layout = IndexLayout(root / ".acms")
-    store = OxigraphStore(layout.graph)
+    # A read-only handle outside the lock, for the tests' own checks; the servers take the lock per request.
+    store = OxigraphStore.attached(open_handle(layout.graph, read_only=True), layout.graph)
     yield Searcher(store, layout, Settings())
-    store.close()
 
 
 @pytest.fixture(scope="module")
@@ -291,7 +294,8 @@ def test_updates_allowed_and_row_cap(searcher: Searcher) -> None:
         assert status == 200 and len(json.loads(body)["results"]["bindings"]) == 50
         assert post_update(running.url, "DROP GRAPH <urn:g>")[0] == 204
     finally:
-        searcher.store.raw.update("DROP SILENT GRAPH <urn:g>")
+        with IndexAccess(searcher.layout.graph, wait=5).write() as store:
+            store.update("DROP SILENT GRAPH <urn:g>")
         running.stop()
 
 
@@ -430,8 +434,10 @@ def test_serve_command_errors(searcher: Searcher, tmp_path: Path) -> None:
     root = str(searcher.layout.root.parent)
     out = acms("serve", "-C", str(tmp_path))
     assert out.returncode == 4 and "no index" in out.stderr and len(out.stderr.strip().splitlines()) == 1
-    out = acms("serve", "-C", root, "--port", str(_free_port()))  # this test process holds the store
-    assert out.returncode == 4 and "in use by another writer" in out.stderr
+    with lock_for(searcher.layout.root).exclusive(command="test writer"):  # this process writes the index
+        out = acms("serve", "-C", root, "--port", str(_free_port()), "--wait", "0.3")
+    assert out.returncode == 4 and "being written by another acms process" in out.stderr
+    assert "test writer" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
 def test_serve_command_runs(tmp_path: Path) -> None:

@@ -176,12 +176,20 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
 
 
 def _record_use(searcher: Searcher, assembled: Assembled) -> None:
-    """Usage statistics for the hot tier; a store that cannot take the write is not the caller's problem."""
+    """Usage statistics for the hot tier: a reader logs them (folded in by the next writer, see
+    :mod:`acms.store.usage`), the writer records them directly."""
     if not searcher.settings.record_use or not assembled.items:
+        return
+    entities = [i.candidate.entity for i in assembled.items if i.candidate.tier != "cold"]
+    if searcher.store.read_only:
+        from acms.store import usage
+
+        try:
+            usage.append(searcher.layout.root, entities)
+        except OSError as exc:
+            raise StoreError(f"cannot log usage in {searcher.layout.root}: {exc} (set record_use = false "
+                             "to stop recording)") from None
         return
     from acms.temporal.tiers import record_use  # temporal imports the store layer: keep it off import time
 
-    try:
-        record_use(searcher.store, (i.candidate.entity for i in assembled.items if i.candidate.tier != "cold"))
-    except StoreError:
-        pass
+    record_use(searcher.store, entities)

@@ -20,8 +20,29 @@ from acms.store.oxigraph import OxigraphStore
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_wait: dict[str, float] = {}  # --wait of the running command (one command per process)
+
+
+def _set_wait(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
+    if value is not None:
+        _wait["seconds"] = value
+
+
+def wait_option(func: F) -> F:
+    return click.option(
+        "--wait", type=click.FloatRange(min=0), default=None, expose_value=False, callback=_set_wait,
+        help="Seconds to wait while another acms process writes the index (default 60, the lock_wait "
+             "setting); readers run side by side.",
+    )(func)
+
+
+def wait_seconds(settings: Settings) -> float:
+    return _wait.get("seconds", settings.lock_wait)
+
+
 def project_options(func: F) -> F:
-    """``--project`` and ``--store``: where the project and its index are."""
+    """``--project``, ``--store`` and ``--wait``: where the project and its index are, how long to wait for it."""
+    func = wait_option(func)
     func = click.option(
         "--store",
         "store",
@@ -60,12 +81,17 @@ def store_path(root: Path, settings: Settings, store: Path | None) -> Path:
     return path if path.is_absolute() else root / path
 
 
-def open_index(project: Path, store: Path | None, **overrides: Any) -> tuple[OxigraphStore, IndexLayout, Settings]:
-    """The existing index of a project, opened for the duration of one command."""
+def open_index(project: Path, store: Path | None, *, write: bool = False,
+               **overrides: Any) -> tuple[OxigraphStore, IndexLayout, Settings]:
+    """The existing index of a project, opened for the duration of one command: read-only beside any
+    number of other readers, or (``write``) as the one writer, waiting for the others to finish."""
     root = resolve_project(project)
     settings = settings_for(root, **overrides)
     layout = IndexLayout(store_path(root, settings, store))
-    return OxigraphStore.open_existing(layout.graph), layout, settings
+    command = " ".join(sys.argv[:3])
+    graph = OxigraphStore.open_existing(layout.graph, read_only=not write, wait=wait_seconds(settings),
+                                        command=command)
+    return graph, layout, settings
 
 
 def echo_json(data: Any) -> None:

@@ -15,6 +15,8 @@ from acms.cli.common import (
     resolve_project,
     settings_for,
     store_path,
+    wait_option,
+    wait_seconds,
 )
 from acms.ingest.pipeline import IndexReport, index_project
 from acms.ontology.service import extension_namespaces
@@ -40,7 +42,7 @@ def _progress() -> object | None:
 
 def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
     if report.up_to_date:
-        click.echo(f"index is up to date: {report.files_listed} files unchanged ({report.seconds:.2f}s)")
+        click.echo(f"index is up to date: {report.files_unchanged} files unchanged ({report.seconds:.2f}s)")
     else:
         click.echo(
             f"indexed {report.files_indexed} files ({report.files_unchanged} unchanged, "
@@ -76,6 +78,8 @@ def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
         for reason, paths in sorted(report.skipped.items()):
             for p in paths:
                 click.echo(f"  skip {reason}: {p}")
+        for path, message in sorted(report.quarantined.items()):
+            click.echo(f"  quarantined: {path}: {message}")
     click.echo(f"  store: {store}")
 
 
@@ -88,7 +92,9 @@ def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
 @click.option("--history", type=click.IntRange(min=0), default=0, metavar="N",
               help="Also ingest the last N git commits (Change nodes, touched files and symbols, the "
                    "versions they ended, into the cold tier). Commits already ingested are skipped.")
-@click.option("--verbose", "-v", is_flag=True, help="List every skipped file with its reason.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every skipped file with its reason and every quarantined file with its violation.")
+@wait_option
 @json_option
 @boundary
 def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclude: tuple[str, ...],
@@ -97,7 +103,9 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
 
     Lists files with git (or a .gitignore-aware walk), extracts Python symbols and document sections,
     cuts fragments with token counts, validates the batch against the SHACL shapes and writes it in one
-    transaction. Re-running on an unchanged project writes nothing. A changed or deleted file's previous
+    transaction; a file whose triples violate a shape is quarantined (left out, with a warning) and the
+    rest is written. Re-running on an unchanged project writes nothing. File names that are not valid
+    UTF-8 or hold control characters are stored escaped (\\xHH, \\n, \\t, \\\\). A changed or deleted file's previous
     entities go to the cold tier as versions; the tier policy (`acms tiers`) is applied at the end.
     """
     root = resolve_project(path)
@@ -106,7 +114,7 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
         settings = settings.merged({"exclude": tuple(settings.exclude) + exclude})
     target = store_path(root, settings, store)
     layout = IndexLayout(target)
-    graph = OxigraphStore(layout.graph)
+    graph = OxigraphStore(layout.graph, wait=wait_seconds(settings), command=f"acms index {root}")
     try:
         report = index_project(root, graph, settings, progress=None if as_json else _progress(),  # type: ignore[arg-type]
                                layout=layout, history=history)
@@ -145,8 +153,9 @@ def _class_name(iri: str, extensions: dict[str, str]) -> str:
 def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """Counts per class, named graph and language; store size; the last index run."""
     root = resolve_project(project)
-    target = store_path(root, settings_for(root), store)
-    graph = OxigraphStore.open_existing(IndexLayout(target).graph)
+    settings = settings_for(root)
+    target = store_path(root, settings, store)
+    graph = OxigraphStore.open_existing(IndexLayout(target).graph, read_only=True, wait=wait_seconds(settings))
     try:
         extensions = extension_namespaces(graph)
         data = {
@@ -200,7 +209,7 @@ def validate_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     settings = settings_for(root)
     target = store_path(root, settings, store)
     extra = [e.shapes_text for e in configured(settings.extensions, root) if e.shapes_text]
-    graph = OxigraphStore.open_existing(IndexLayout(target).graph)
+    graph = OxigraphStore.open_existing(IndexLayout(target).graph, read_only=True, wait=wait_seconds(settings))
     try:
         violations = validate_whole_store(graph, extra)
     finally:

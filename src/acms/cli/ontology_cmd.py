@@ -80,7 +80,7 @@ def add_cmd(extension: str, project: Path, store: Path | None, no_reasoner: bool
     The config file is acms.toml (or [tool.acms] in pyproject.toml). The ontology graph and the rules'
     triples are written in one validated transaction; adding an extension again re-runs its rules.
     """
-    graph, _layout, settings = open_index(project, store)
+    graph, _layout, settings = open_index(project, store, write=True)
     try:
         change = service.add_extension(graph, settings, resolve_project(project), extension, reasoner=not no_reasoner)
     finally:
@@ -105,7 +105,7 @@ def add_cmd(extension: str, project: Path, store: Path | None, no_reasoner: bool
 @boundary
 def remove_cmd(extension: str, project: Path, store: Path | None, as_json: bool) -> None:
     """Unregister EXTENSION and remove its ontology and every triple its rules derived (nothing else)."""
-    graph, _layout, settings = open_index(project, store)
+    graph, _layout, settings = open_index(project, store, write=True)
     try:
         change = service.remove_extension(graph, settings, resolve_project(project), extension)
     finally:

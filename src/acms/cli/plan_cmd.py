@@ -16,8 +16,8 @@ from acms.vocab import IriMinter
 
 
 @contextmanager
-def _index(project: Path, store: Path | None) -> Iterator[tuple[OxigraphStore, IriMinter]]:
-    db, _, settings = open_index(project, store)
+def _index(project: Path, store: Path | None, *, write: bool = False) -> Iterator[tuple[OxigraphStore, IriMinter]]:
+    db, _, settings = open_index(project, store, write=write)
     try:
         yield db, IriMinter(settings.project_name or resolve_project(project).resolve().name)
     finally:
@@ -37,7 +37,7 @@ def plan_group() -> None:
 @boundary
 def plan_create_cmd(name: str, parent: str | None, project: Path, store: Path | None, as_json: bool) -> None:
     """Create plan NAME, optionally as a sub-plan of --parent."""
-    with _index(project, store) as (db, minter):
+    with _index(project, store, write=True) as (db, minter):
         iri = records.create_plan(db, minter, name, parent)
     if as_json:
         echo_json({"name": name.strip(), "iri": iri.value, "parent": parent})
@@ -124,7 +124,7 @@ def decision_group() -> None:
 def decision_record_cmd(text: str, plan: str, title: str | None, about: tuple[str, ...], supersedes: str | None,
                         status: str, project: Path, store: Path | None, as_json: bool) -> None:
     """Record a decision (TEXT: what was decided and why) in a plan; prints its id."""
-    with _index(project, store) as (db, minter):
+    with _index(project, store, write=True) as (db, minter):
         ident = records.record_decision(db, minter, plan=plan, text=text, title=title, about=about,
                                         supersedes=supersedes, status=status)
         info = next((d for d in records.list_decisions(db) if d.id == ident), None)

@@ -112,7 +112,7 @@ def reindex_cmd(embeddings: bool, provider: str | None, project: Path, store: Pa
     """
     if not embeddings:
         raise UsageError("say what to reindex: --embeddings")
-    graph, layout, settings = open_index(project, store, embedding_provider=provider)
+    graph, layout, settings = open_index(project, store, write=True, embedding_provider=provider)
     try:
         report = migrate(graph, layout, settings, settings.embedding_provider)
     finally:

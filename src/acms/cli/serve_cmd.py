@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from acms.cli.assemble_cmd import open_searcher, strategies_option
-from acms.cli.common import boundary, project_options
+from acms.cli.assemble_cmd import strategies_option
+from acms.cli.common import boundary, project_options, resolve_project, settings_for, store_path, wait_seconds
 from acms.errors import UsageError
+from acms.store.access import IndexAccess
+from acms.store.layout import IndexLayout
 from acms.strategies.registry import StrategyRegistry
 
 if TYPE_CHECKING:
@@ -66,7 +68,9 @@ def serve_cmd(host: str, port: int, allow_update: bool, query_timeout: float, ma
               strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
     """Serve /sparql (SPARQL 1.1 Protocol), POST /v0/render, GET /health and GET /v0/strategies.
 
-    The server holds the index open for writing: stop it before running `acms index` on the project.
+    The server shares the index: other acms commands (an `acms index` too) run beside it. Each request
+    reads under the index's shared lock; after another process wrote the index, the next request sees
+    the new state.
 
     \b
     Examples:
@@ -80,21 +84,23 @@ def serve_cmd(host: str, port: int, allow_update: bool, query_timeout: float, ma
     from acms.server.app import create_app
 
     registry = StrategyRegistry.default(strategies_dir)
-    graph, searcher = open_searcher(project, store)  # StoreMissing / StoreLocked: one line, exit 4
-    try:
-        sock = bind_socket(host, port)
-        app = create_app(graph, searcher, registry, allow_update=allow_update, query_timeout_s=query_timeout,
-                         max_rows=max_rows)
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        url = _url(host, sock.getsockname()[1])
-        mode = "read-write" if allow_update else "read-only"
-        click.echo(f"acms: serving {url}  (SPARQL {url}/sparql, {mode}; render {url}/v0/render; Ctrl-C to stop)",
-                   err=True)
-        _run_until_stopped(server, sock)
-        _wait_for_running(app.state.sparql)
-        click.echo("acms: stopped", err=True)
-    finally:
-        graph.close()
+    root = resolve_project(project)
+    settings = settings_for(root)
+    layout = IndexLayout(store_path(root, settings, store))
+    access = IndexAccess(layout.graph, wait=wait_seconds(settings))  # StoreMissing: one line, exit 4
+    with access.read():  # the index is readable now (StoreLocked after --wait: one line, exit 4)
+        pass
+    sock = bind_socket(host, port)
+    app = create_app(access, layout, settings, registry, allow_update=allow_update,
+                     query_timeout_s=query_timeout, max_rows=max_rows)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    url = _url(host, sock.getsockname()[1])
+    mode = "read-write" if allow_update else "read-only"
+    click.echo(f"acms: serving {url}  (SPARQL {url}/sparql, {mode}; render {url}/v0/render; Ctrl-C to stop)",
+               err=True)
+    _run_until_stopped(server, sock)
+    _wait_for_running(app.state.sparql)
+    click.echo("acms: stopped", err=True)
 
 
 class _Terminated(Exception):

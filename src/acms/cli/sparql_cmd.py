@@ -12,7 +12,7 @@ from pyoxigraph import Literal, NamedNode
 
 from acms.terms import Term
 
-from acms.cli.common import boundary, project_options, resolve_project, settings_for, store_path
+from acms.cli.common import boundary, project_options, resolve_project, settings_for, store_path, wait_seconds
 from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.sparql.guard import check_query
@@ -113,7 +113,9 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
     if not trusted:
         check_query(text, allow_service=allow_service)
     root = resolve_project(project)
-    graph = OxigraphStore.open_existing(IndexLayout(store_path(root, settings_for(root), store)).graph)
+    settings = settings_for(root)
+    graph = OxigraphStore.open_existing(IndexLayout(store_path(root, settings, store)).graph, read_only=True,
+                                        wait=wait_seconds(settings))
     try:
         result = graph.query_raw(text, bindings or None)
         if isinstance(result, ox.QuerySolutions):

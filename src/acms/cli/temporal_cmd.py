@@ -52,7 +52,7 @@ def tiers_group(ctx: click.Context, project: Path, store: Path | None, as_json: 
 @boundary
 def rebalance_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """Apply the tier policy now (acms index does it after every run)."""
-    graph, _, settings = open_index(project, store)
+    graph, _, settings = open_index(project, store, write=True)
     try:
         result = tiers_mod.rebalance(graph, tiers_mod.Policy.of(settings))
         graph.flush()

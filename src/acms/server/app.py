@@ -12,8 +12,8 @@ Routes:
 Render errors keep the envelope of :mod:`acms.assembly.protocol` and get the HTTP status of their code
 (``STATUS_BY_CODE``). Blocking store work (assembly, health) runs in Starlette's threadpool; SPARQL
 runs in worker threads with its own deadline and slot limit. The pyoxigraph store is safe for
-concurrent reads; updates are serialized by the endpoint's lock. The Searcher's derived caches
-(keyword postings, vectors) reflect the graph as indexed: a SPARQL update does not refresh them.
+concurrent reads; updates are serialized by the endpoint's lock and take the index's exclusive lock
+(:mod:`acms.store.access`), after which the next request reopens the store and rebuilds the Searcher.
 """
 
 from __future__ import annotations
@@ -29,12 +29,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from acms.assembly.assemble import assemble
-from acms.assembly.protocol import ErrorCode, envelope_for, error_envelope, parse_request, request_id_of
+from acms.assembly.assemble import AssemblyResult, assemble
+from acms.assembly.protocol import RenderRequest, ErrorCode, envelope_for, error_envelope, parse_request, request_id_of
 from acms.errors import AcmsError
 from acms.retrieval.embedding_store import active_model
 from acms.retrieval.search import Searcher
 from acms.server.sparql_protocol import Limits, ProtocolError, SparqlEndpoint, read_body
+from acms.config import Settings
+from acms.store.access import IndexAccess
+from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.strategies.registry import StrategyRegistry
 
@@ -54,16 +57,31 @@ STATUS_BY_CODE: Mapping[ErrorCode, int] = {
 
 
 def create_app(
-    store: OxigraphStore,
-    searcher: Searcher,
+    access: IndexAccess,
+    layout: IndexLayout,
+    settings: Settings,
     registry: StrategyRegistry,
     *,
     allow_update: bool = False,
     query_timeout_s: float = 10.0,
     max_rows: int = 10_000,
 ) -> Starlette:
-    """The application over an open store; nothing is read until the first request."""
-    sparql = SparqlEndpoint(store, Limits(timeout_s=query_timeout_s, max_rows=max_rows, allow_update=allow_update))
+    """The application over an index shared with other acms processes: every request reads under the
+    index's shared lock (writes under its exclusive one), so `acms index` and other commands run beside
+    the server; the Searcher (and its derived caches) is rebuilt after another process wrote the index."""
+    sparql = SparqlEndpoint(access, Limits(timeout_s=query_timeout_s, max_rows=max_rows, allow_update=allow_update))
+    searchers: dict[str, Searcher] = {}
+
+    def searcher_for(store: OxigraphStore) -> Searcher:
+        key = access.generation() or ""
+        if key not in searchers:
+            searchers.clear()
+            searchers[key] = Searcher(store, layout, settings)
+        return searchers[key]
+
+    def run_render(parsed: RenderRequest) -> AssemblyResult:
+        with access.read() as store:
+            return assemble(parsed, searcher_for(store), registry, "json")
 
     async def render(request: Request) -> Response:
         try:
@@ -74,25 +92,23 @@ def create_app(
         request_id = request_id_of(raw)
         try:
             parsed = parse_request(raw)
-            result = await run_in_threadpool(assemble, parsed, searcher, registry, "json")
+            result = await run_in_threadpool(run_render, parsed)
         except Exception as exc:  # noqa: BLE001 - every failure becomes the contract's envelope
             if not isinstance(exc, AcmsError):
                 log.exception("render request %s failed", request_id)
             envelope = envelope_for(exc, request_id)
             status = STATUS_BY_CODE.get(ErrorCode(envelope["error"]["code"]), 500)
             return JSONResponse(envelope, status_code=status)
-        renders[0] += 1  # a render records usage statistics in the meta graph: the quad count moves
         return Response(result.assembled.rendered, media_type="application/json")
 
     counted: dict[str, object] = {}  # len() walks the store (~0.16 s per million quads): once per write
-    renders = [0]
 
     def health_row() -> dict[str, object]:
-        updates = (sparql.updates, renders[0])
-        if counted.get("updates") != updates:
-            counted.update(updates=updates, quads=len(store.raw))
-        model = active_model(store)
-        return {"status": "ok", "quads": counted["quads"], "model": model.model_id if model else None}
+        with access.read() as store:
+            if counted.get("generation") != (access.generation(), sparql.updates):
+                counted.update(generation=(access.generation(), sparql.updates), quads=len(store.raw))
+            model = active_model(store)
+            return {"status": "ok", "quads": counted["quads"], "model": model.model_id if model else None}
 
     async def health(request: Request) -> Response:
         try:

@@ -59,6 +59,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from acms.errors import AcmsError, QueryRejected, QuerySyntaxError, StoreError
 from acms.sparql.guard import check_query, scan
+from acms.store.access import IndexAccess
 from acms.store.oxigraph import PREFIX_HEADER, OxigraphStore
 from acms.vocab import PREFIXES
 
@@ -356,8 +357,8 @@ def _for_client(message: str, header_lines: int = _HEADER_LINES) -> str:
 class SparqlEndpoint:
     """The ``/sparql`` route: protocol parsing on the event loop, store work in worker threads."""
 
-    def __init__(self, store: OxigraphStore, limits: Limits) -> None:
-        self.store = store
+    def __init__(self, access: IndexAccess, limits: Limits) -> None:
+        self.access = access
         self.limits = limits
         self.update_lock = threading.Lock()  # one update at a time
         self._slots = threading.BoundedSemaphore(MAX_RUNNING)
@@ -382,9 +383,14 @@ class SparqlEndpoint:
                 self._running -= 1
             self._slots.release()
 
+    def _query(self, op: Operation, accept: str, deadline: float) -> Answer:
+        with self.access.read(wait=max(0.0, deadline - time.monotonic())) as store:
+            return run_query(store, op, accept, self.limits, deadline)
+
     def _update(self, op: Operation) -> None:
         try:
-            run_update(self.store, op, self.update_lock)
+            with self.access.write(wait=self.limits.timeout_s) as store:
+                run_update(store, op, self.update_lock)
         finally:
             with self._count_lock:
                 self.updates += 1  # even a failed one: the count is re-read, never wrong
@@ -412,8 +418,7 @@ class SparqlEndpoint:
             await self._in_thread(deadline, Kind.UPDATE, self._update, op)
             return Response(status_code=204)
         accept = request.headers.get("accept", "")
-        answer: Answer = await self._in_thread(deadline, Kind.QUERY, run_query, self.store, op, accept, self.limits,
-                                               deadline)
+        answer: Answer = await self._in_thread(deadline, Kind.QUERY, self._query, op, accept, deadline)
         return Response(answer.body, media_type=answer.media_type)
 
     async def handle(self, request: Request) -> Response:
@@ -422,7 +427,8 @@ class SparqlEndpoint:
         except ProtocolError as exc:
             return PlainTextResponse(exc.message + "\n", status_code=exc.status)
         except (QueryRejected, QuerySyntaxError) as exc:
-            lines = self.store.prefix_header().count("\n")
+            with self.access.read() as store:
+                lines = store.prefix_header().count("\n")
             return PlainTextResponse(_for_client(exc.message, lines) + "\n", status_code=400)
         except AcmsError as exc:
             return PlainTextResponse(exc.message + "\n", status_code=500)

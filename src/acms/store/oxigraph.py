@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -17,6 +18,8 @@ from pyoxigraph import NamedNode, Quad
 from acms import resources
 from acms.errors import QuerySyntaxError, StoreError, StoreLocked, StoreMissing
 from acms.sparql.bind import bind
+from acms.store import usage
+from acms.store.lock import DEFAULT_WAIT, lock_for
 from acms.store.protocol import Bindings, CustomFunctions, Row
 from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
 
@@ -29,29 +32,43 @@ _VANN_URI = NamedNode("http://purl.org/vocab/vann/preferredNamespaceUri")
 
 
 class OxigraphStore:
-    """A pyoxigraph Store opened for writing (one writer process at a time)."""
+    """A pyoxigraph Store: read-write for the one writer, read-only for any number of readers.
 
-    def __init__(self, path: Path | None, *, tracer: Tracer | None = None) -> None:
+    Opening takes the index's reader/writer lock (:mod:`acms.store.lock`), waiting up to ``wait``
+    seconds, and ``close`` releases it, so a reader never reads while another process writes.
+    """
+
+    def __init__(self, path: Path | None, *, tracer: Tracer | None = None, read_only: bool = False,
+                 wait: float | None = None, command: str = "") -> None:
         self.path = path
         self.tracer = tracer
+        self.read_only = read_only
         self._prefix_header: str | None = None
+        self._hold = ExitStack()
+        if path is not None:
+            lock = lock_for(path.parent)
+            wait = DEFAULT_WAIT if wait is None else wait
+            self._hold.enter_context(lock.shared(wait) if read_only else lock.exclusive(wait, command))
         try:
-            if path is not None:
-                path.mkdir(parents=True, exist_ok=True)
-            self._store = ox.Store(str(path)) if path is not None else ox.Store()
-        except OSError as exc:
-            if "LOCK" in str(exc) or "temporarily unavailable" in str(exc):
-                raise StoreLocked(
-                    f"the index at {path} is in use by another writer (another acms process); "
-                    "wait for it to finish"
-                ) from None
-            raise StoreError(f"cannot open the index at {path}: {exc}") from None
+            self._store = open_handle(path, read_only=read_only)
+            if path is not None and not read_only:
+                usage.fold(self, path.parent)  # the uses readers logged since the last write
+        except BaseException:
+            self._hold.close()
+            raise
 
     @classmethod
     def open_existing(cls, path: Path, **kwargs: object) -> OxigraphStore:
         if not path.is_dir() or not any(path.iterdir()):
             raise StoreMissing(f"no index at {path}: run `acms index` first")
         return cls(path, **kwargs)  # type: ignore[arg-type]
+
+    @classmethod
+    def attached(cls, raw: ox.Store, path: Path | None, *, read_only: bool = True) -> OxigraphStore:
+        """Wrap a handle whose lock someone else holds (a long-lived reader's, see ``SharedReader``)."""
+        store = cls(None)
+        store._store, store.path, store.read_only = raw, path, read_only
+        return store
 
     @property
     def raw(self) -> ox.Store:
@@ -195,9 +212,29 @@ class OxigraphStore:
 
     def close(self) -> None:
         try:
-            self._store.flush()
+            if not self.read_only:
+                self._store.flush()
         finally:
             del self._store
+            self._hold.close()
+
+
+def open_handle(path: Path | None, *, read_only: bool = False) -> ox.Store:
+    """A raw pyoxigraph handle, errors mapped; the caller holds the index lock (see :mod:`acms.store.lock`)."""
+    try:
+        if path is None:
+            return ox.Store()
+        if read_only:
+            return ox.Store.read_only(str(path))
+        path.mkdir(parents=True, exist_ok=True)
+        return ox.Store(str(path))
+    except OSError as exc:
+        if "LOCK" in str(exc) or "temporarily unavailable" in str(exc):
+            raise StoreLocked(
+                f"the index at {path} is in use by another writer (a process that does not take acms's "
+                "lock); wait for it to finish"
+            ) from None
+        raise StoreError(f"cannot open the index at {path}: {exc}") from None
 
 
 def insert_data(quads: Sequence[Quad]) -> str:
