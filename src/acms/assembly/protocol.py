@@ -65,6 +65,7 @@ from acms.assembly.model import Assembled, Candidate, Packed
 from acms.assembly.privacy import PrivacyMode, protect
 from acms.assembly.render import Format
 from acms.errors import AcmsError, UsageError
+from acms.text_checks import bad_iri, text_problem, walk_strings
 
 SCHEMA_NAME = "render_request.v0.json"
 EVICT_MAX = 32
@@ -171,6 +172,11 @@ def parse_request(data: Mapping[str, Any] | str | bytes) -> RenderRequest:
     elif isinstance(data, Mapping) and not isinstance(data, dict):
         data = dict(data)
     problems = sorted({line for e in _validator().iter_errors(data) for line in _describe(e)})
+    problems += [f"{field}: {why}" for field, value in walk_strings(data) if (why := text_problem(value))]
+    for i, f in enumerate(data.get("focus", ()) if isinstance(data, Mapping) else ()):
+        iri = f.strip()[1:-1] if isinstance(f, str) and f.strip().startswith("<") else f
+        if isinstance(iri, str) and iri.startswith(("<", "http://", "https://", "urn:")) and (why := bad_iri(iri)):
+            problems.append(f"focus[{i}]: {why}")
     if problems:
         raise InvalidRequest(problems)
     assert isinstance(data, Mapping)

@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 import click
 
 from acms.config import Settings, load_settings
-from acms.errors import AcmsError
+from acms.errors import AcmsError, UsageError
+from acms.text_checks import text_problem, walk_strings
 from acms.paths import project_root
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
@@ -98,12 +99,24 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
 
 
+def _check_arguments(kwargs: dict[str, Any]) -> None:
+    """No control character, NUL byte or undecodable byte in any argument (tab and newline are fine;
+    paths are checked where they are read)."""
+    for name, value in kwargs.items():
+        if isinstance(value, Path):
+            continue
+        for field, text in walk_strings(value, name):
+            if why := text_problem(text):
+                raise UsageError(f"{field.replace('_', '-')}: {why}")
+
+
 def boundary(func: F) -> F:
     """Turn AcmsError into a one-line message and its exit code; nothing else is swallowed."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            _check_arguments(kwargs)
             return func(*args, **kwargs)
         except AcmsError as exc:
             click.echo(f"acms: error: {exc.message}", err=True)
