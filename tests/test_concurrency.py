@@ -138,16 +138,31 @@ def test_assembly_usage_is_logged_by_readers_and_folded_by_the_next_writer(index
     assert set(logged[0]["e"]) <= used
 
 
-@pytest.mark.parametrize("signal_after", [0.3, 1.0])
-def test_a_killed_writer_never_leaves_the_index_locked(indexed_sample: Path, signal_after: float) -> None:
-    """kill -9 of a writer releases its lock with the process: the next command runs at once."""
+FILES = "SELECT ?p WHERE { GRAPH ?g { ?f a <https://w3id.org/acms/uko#File> ; <https://w3id.org/acms/uko#path> ?p } }"
+
+
+def _paths(root: Path) -> set[str]:
+    store = OxigraphStore(root / ".acms" / "graph", read_only=True, wait=5)
+    try:
+        return {r["p"].value for r in store.select(FILES)}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("signal_after", [0.2, 0.6, 1.2, 2.0])
+def test_a_killed_writer_leaves_the_old_or_the_new_index_and_no_lock(indexed_sample: Path, signal_after: float) -> None:
+    """kill -9 of `acms index` at several points: the index is the old one or the new one, whole, and
+    its lock died with the process, so the next command runs at once."""
+    old = _paths(indexed_sample)
     (indexed_sample / "pkg" / "more.py").write_text("def more():\n    return 1\n" * 50)
     proc = subprocess.Popen([sys.executable, "-m", "acms", "index", str(indexed_sample)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(signal_after)
     proc.kill()
     proc.wait()
+    assert _paths(indexed_sample) in (old, old | {"pkg/more.py"})
     out = acms("stats", "-C", str(indexed_sample), "--json", "--wait", "2")
     assert out.returncode == 0, out.stderr
     out = acms("index", str(indexed_sample), "--wait", "2")
     assert out.returncode == 0, out.stderr
+    assert _paths(indexed_sample) == old | {"pkg/more.py"}
