@@ -76,10 +76,12 @@ class DerivedCaches:
                 return index
         except Exception:  # noqa: BLE001 - any unreadable cache is simply rebuilt
             pass
+        paths = {r["file"].value: r["path"].value for r in self.store.select(catalog.text("search/file-paths"))}
+        classes = {r["frag"].value for r in self.store.select(catalog.text("search/class-fragments"))}
         index = RankingIndex.build(
-            FragmentRow(r["frag"].value, r["path"].value, int(r["start"].value), int(r["end"].value), r["text"].value,
-                        r["container"].value == "true")
-            for r in self.corpus
+            FragmentRow(r["frag"].value, paths[r["file"].value], int(r["start"].value), int(r["end"].value),
+                        r["text"].value, r["frag"].value in classes)
+            for r in self.corpus if "file" in r and r["file"].value in paths
         )
         index.save(directory, key=self.state_key)
         self.rebuilt.append("ranking")
