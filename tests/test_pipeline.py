@@ -124,25 +124,26 @@ def test_changed_and_deleted_files_replace_their_triples(indexed_sample: Path) -
     store.close()
 
 
-def test_broken_batch_writes_nothing(indexed_sample: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = _open(indexed_sample)
-    before = len(store.raw)
-    store.close()
+def test_a_broken_file_is_quarantined_and_the_rest_is_written(indexed_sample: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file whose triples violate a shape is left out (named, with the shape); the others land."""
     real = emit.emit_file
 
     def drop_hash(*args, **kwargs):  # a batch whose File node lacks its content hash
         batch = real(*args, **kwargs)
-        batch.quads = [q for q in batch.quads if q.predicate != UKO.contentHash]
+        if any("util.py" in q.object.value for q in batch.quads if q.predicate == UKO.path):
+            batch.quads = [q for q in batch.quads if q.predicate != UKO.contentHash]
         return batch
 
     monkeypatch.setattr(emit, "emit_file", drop_hash)
     (indexed_sample / "pkg" / "util.py").write_text('"""Changed."""\n')
-    with pytest.raises(ValidationFailed) as info:
-        run_index(indexed_sample)
-    assert "pkg/util.py" in info.value.message and "FileShape" in info.value.message
+    (indexed_sample / "pkg" / "fresh.py").write_text("def fresh():\n    return 1\n")
+    report = run_index(indexed_sample)
+    assert list(report.quarantined) == ["pkg/util.py"] and "contentHash" in report.quarantined["pkg/util.py"]
     store = _open(indexed_sample)
-    assert len(store.raw) == before
+    paths = {r["p"].value for r in store.select("SELECT ?p WHERE { GRAPH ?g { ?f a uko:File ; uko:path ?p } }")}
     store.close()
+    assert "pkg/util.py" not in paths and {"pkg/mod.py", "pkg/fresh.py"} <= paths
 
 
 def test_settings_cap_and_exclude(sample_project: Path) -> None:

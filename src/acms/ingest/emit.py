@@ -9,7 +9,7 @@ from posixpath import basename, dirname
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from acms.ingest.fragments import FragmentSpec
+from acms.ingest.fragments import FILE, FragmentSpec, code_key, section_key
 from acms.ingest.model import Edge, Extraction, SourceFile
 from acms.vocab import PROV, RDF, UKO, XSD, IriMinter
 
@@ -72,11 +72,11 @@ def emit_file(
     if ext is not None and ext.parse_error:
         add(f, UKO.parseError, lit(ext.parse_error))
 
-    owners: dict[str, NamedNode] = {"file": f}
+    owners: dict[str, NamedNode] = {FILE: f}
     if ext is not None:
         for sym in ext.symbols:
             e = minter.code(source.path, sym.qualname)
-            owners[sym.qualname] = e
+            owners[code_key(sym.qualname)] = e
             out.entities[sym.qualname] = e
             add(e, A, UKO[sym.kind.value])
             add(e, UKO.name, lit(sym.name))
@@ -91,11 +91,11 @@ def emit_file(
                 add(e, UKO.docstring, lit(sym.docstring))
             for deco in sym.decorators:
                 add(e, UKO.decorator, lit(deco))
-            parent = owners.get(sym.parent) if sym.parent else None
+            parent = owners.get(code_key(sym.parent)) if sym.parent else None
             add(parent or f, UKO.defines, e)
         for sec in ext.sections:
             e = minter.doc(source.path, sec.anchor)
-            owners[f"section:{sec.anchor}"] = e
+            owners[section_key(sec.anchor)] = e
             add(e, A, UKO.DocSection)
             add(e, UKO.name, lit(sec.title))
             add(e, UKO.headingLevel, int_lit(sec.level))
@@ -104,7 +104,7 @@ def emit_file(
             add(e, UKO.inFile, f)
             add(e, UKO.sourceRef, lit(f"{source.path}:{sec.start_line}-{sec.end_line}"))
             if sec.parent:
-                add(owners[f"section:{sec.parent}"], UKO.contains, e)
+                add(owners[section_key(sec.parent)], UKO.contains, e)
             else:
                 add(f, UKO.defines, e)
 

@@ -3,7 +3,8 @@
 Each code element gets a ``micro`` fragment (its full source) and a ``macro`` one (its outline:
 signature and first doc line); each document section a ``micro`` (its own text, up to its first
 sub-section) and a ``macro`` (heading and first sentence); each file a ``macro`` outline; files
-without an extractor are cut into line windows.
+without an extractor are cut into line windows. Every file owns at least its ``macro`` outline
+(its path, then its outline or first lines), however empty it is: the File shape requires a fragment.
 """
 
 from __future__ import annotations
@@ -14,10 +15,23 @@ from acms.ingest.model import CodeSymbol, Extraction, SourceFile, SymbolKind
 
 MACRO, MICRO, ATOMIC = "macro", "micro", "atomic"
 
+# Owner keys live in separate name spaces, so no name in a file can take the file's place: a module
+# whose qualified name is "file" (``sub/file.py`` outside a package) used to own the file's outline,
+# leaving the file with no fragment at all (FileShape-hasFragment).
+FILE = "file"
+
+
+def code_key(qualname: str) -> str:
+    return f"code:{qualname}"
+
+
+def section_key(anchor: str) -> str:
+    return f"section:{anchor}"
+
 
 @dataclass(frozen=True)
 class FragmentSpec:
-    owner: str  # the key of the entity: a qualname, "section:<anchor>" or "file"
+    owner: str  # the key of the entity: FILE, code_key(qualname) or section_key(anchor)
     lod: str
     text: str
     start_line: int
@@ -65,15 +79,18 @@ def code_fragments(source: SourceFile, ext: Extraction) -> list[FragmentSpec]:
     for sym in ext.symbols:
         kids = children.get(sym.qualname, [])
         outline = symbol_outline(sym, kids)
+        key = code_key(sym.qualname)
         if sym.kind is SymbolKind.MODULE:
-            out.append(FragmentSpec("file", MACRO, f"{source.path}\n{outline}", 1, len(lines)))
+            out.append(FragmentSpec(FILE, MACRO, f"{source.path}\n{outline}", 1, len(lines)))
             header_end = min((k.start_line for k in kids), default=len(lines) + 1) - 1
             header_end = max(1, min(header_end, len(lines)))
-            out.append(FragmentSpec(sym.qualname, MICRO, _lines(lines, 1, header_end), 1, header_end))
+            out.append(FragmentSpec(key, MICRO, _lines(lines, 1, header_end), 1, header_end))
         else:
-            out.append(FragmentSpec(sym.qualname, MICRO, _lines(lines, sym.start_line, sym.end_line),
+            out.append(FragmentSpec(key, MICRO, _lines(lines, sym.start_line, sym.end_line),
                                     sym.start_line, sym.end_line))
-        out.append(FragmentSpec(sym.qualname, MACRO, outline, sym.start_line, sym.end_line))
+        out.append(FragmentSpec(key, MACRO, outline, sym.start_line, sym.end_line))
+    if not any(spec.owner == FILE for spec in out):  # no module symbol: the file still gets its outline
+        out.insert(0, window_fragments(source, len(lines) or 1)[0])
     return out
 
 
@@ -81,13 +98,13 @@ def doc_fragments(source: SourceFile, ext: Extraction, window: int) -> list[Frag
     lines = source.text.splitlines() or [""]
     out: list[FragmentSpec] = []
     toc = [f"{'  ' * (s.level - 1)}- {s.title}" for s in ext.sections]
-    out.append(FragmentSpec("file", MACRO, "\n".join([source.path, *toc]), 1, len(lines)))
+    out.append(FragmentSpec(FILE, MACRO, "\n".join([source.path, *toc]), 1, len(lines)))
     sections = ext.sections
     for i, sec in enumerate(sections):
         nxt = sections[i + 1].start_line if i + 1 < len(sections) else sec.end_line + 1
         own_end = max(sec.start_line, min(sec.end_line, nxt - 1))
         own = _lines(lines, sec.start_line, own_end)
-        key = f"section:{sec.anchor}"
+        key = section_key(sec.anchor)
         out.append(FragmentSpec(key, MICRO, own, sec.start_line, own_end))
         body = [ln.strip() for ln in lines[sec.start_line : own_end] if ln.strip() and not set(ln.strip()) <= set("=-~^*#+")]
         summary = sec.title + (f"\n{body[0]}" if body else "")
@@ -100,8 +117,8 @@ def doc_fragments(source: SourceFile, ext: Extraction, window: int) -> list[Frag
 def window_fragments(source: SourceFile, window: int) -> list[FragmentSpec]:
     lines = source.text.splitlines() or [""]
     head = "\n".join([source.path, *lines[: min(12, len(lines))]])
-    out = [FragmentSpec("file", MACRO, head, 1, len(lines))]
+    out = [FragmentSpec(FILE, MACRO, head, 1, len(lines))]
     for start in range(1, len(lines) + 1, window):
         end = min(len(lines), start + window - 1)
-        out.append(FragmentSpec("file", MICRO, _lines(lines, start, end), start, end))
+        out.append(FragmentSpec(FILE, MICRO, _lines(lines, start, end), start, end))
     return out

@@ -4,6 +4,11 @@ Incremental and idempotent: a file whose content hash is already stored is not t
 unchanged project writes nothing at all. Everything a run changes (the replaced files' old triples
 out, the new ones in, the directory tree, the IndexRun record) is one store transaction, and only
 after the batch passed validation.
+
+One odd file never blocks a project: a file that vanishes or keeps changing while it is read is
+skipped with its reason (``SkipReason``), a name that is not valid UTF-8 or holds control characters
+is stored escaped (``walker.escape_path``), and a file whose triples violate the shapes is quarantined
+(``IndexReport.quarantined``): left out, with the rest of the batch written in that one transaction.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from acms.ingest.doc_extractor import extract_markdown, extract_rst
 from acms.ingest.fragments import FragmentSpec, code_fragments, doc_fragments, window_fragments
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.python_extractor import extract_python, module_name_for, resolve_edges
-from acms.ingest.walker import Listing, SkipReason, WalkSettings, language_for, list_files, read_text_file
+from acms.ingest.walker import Listing, SkipReason, WalkSettings, escape_path, language_for, list_files, read_source
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import plan as plan_migration
@@ -40,7 +45,7 @@ from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore, ontology_quads
 from acms.temporal import git_history, tiers, versions
 from acms.tokens import count_many
-from acms.validation.batch import validate_batch
+from acms.validation.batch import check_batch, describe, rejection, split_by_file
 from acms.vocab import GRAPH_META, GRAPH_ONTOLOGY, PROV, TIER_WARM, UKO, IriMinter, slug
 
 Progress = Callable[[str, int, int], None]  # phase, done, total
@@ -70,6 +75,9 @@ class IndexReport:
     history: git_history.HistoryReport | None = None
     ontology: list[str] = field(default_factory=list)  # ontology migrations and extension changes
     derived: int = 0  # triples added by extension rules
+    # Files that failed the shapes: not written (an older stored version is removed); path -> the
+    # first violation's focus node, shape and message.
+    quarantined: dict[str, str] = field(default_factory=dict)
 
     def skipped_counts(self) -> dict[str, int]:
         return {reason: len(paths) for reason, paths in sorted(self.skipped.items())}
@@ -94,15 +102,18 @@ class _Phase:
         self.timings[self.name] = self.timings.get(self.name, 0.0) + time.perf_counter() - self.start
 
 
-def _read_sources(listing: Listing, report: IndexReport) -> list[SourceFile]:
+def _read_sources(listing: Listing, report: IndexReport, max_file_bytes: int | None = None) -> list[SourceFile]:
+    """Read every listed file once; one that vanished, changed while read, or is no text is skipped."""
     sources = []
     for listed in listing.files:
-        text = read_text_file(listed)
-        if isinstance(text, SkipReason):
-            report.skipped.setdefault(text.value, []).append(listed.path)
+        got = read_source(listed, max_file_bytes)
+        if isinstance(got, SkipReason):
+            report.skipped.setdefault(got.value, []).append(listed.path)
             continue
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        sources.append(SourceFile(listed.path, text, listed.size, digest, language_for(listed.path)))
+        digest = hashlib.sha256(got.text.encode("utf-8")).hexdigest()
+        sources.append(SourceFile(listed.path, got.text, got.size, digest, language_for(listed.path)))
+    for paths in report.skipped.values():
+        paths.sort()
     return sources
 
 
@@ -182,7 +193,7 @@ def index_project(
         listing = list_files(root, walk)
         report.used_git = listing.used_git
         report.skipped = {r.value: list(p) for r, p in listing.skipped.items() if p}
-        sources = _read_sources(listing, report)
+        sources = _read_sources(listing, report, settings.max_file_bytes)
         report.files_listed = len(sources)
 
     with clock.phase("diff"):
@@ -221,45 +232,55 @@ def index_project(
         counts = iter(count_many(flat))
 
     generated_at = started.isoformat().replace("+00:00", "Z")
-    replaced_files = [stored[p][0] for p in [s.path for s in changed] + removed if p in stored]
     with clock.phase("emitting"):
-        batches = []
+        emitted: dict[str, emit.FileBatch] = {}
         for source in changed:
             frags = specs[source.path]
             token_counts = [next(counts) for _ in frags]
-            batches.append(
-                emit.emit_file(minter, source, extractions.get(source.path), frags, token_counts, TIER_WARM, generated_at)
+            emitted[source.path] = emit.emit_file(
+                minter, source, extractions.get(source.path), frags, token_counts, TIER_WARM, generated_at
             )
-        quads: list[Quad] = [q for b in batches for q in b.quads]
-        new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
-        symbols = _symbol_table(store, replaced_files)
-        symbols.update({s.qualname: (new_iris[s.qualname], s.kind.value)
-                        for e in extractions.values() for s in e.symbols if s.qualname in new_iris})
-        code = {p: e for p, e in extractions.items() if e.parse_error is None and e.module}
-        kinds = {qn: kind for qn, (_, kind) in symbols.items()}
-        quads += emit.emit_edges(resolve_edges(code, kinds), symbols, TIER_WARM)
-        quads += emit.emit_tree(minter, root.name, str(root), sorted(current), TIER_WARM)
-        adrs = adr_batch(store, minter, changed, all_paths, TIER_WARM, generated_at)  # decisions/ingest.py
-        quads += adrs.quads
-        new_iris.update(adrs.entities)
-        report.files_indexed = len(changed)
-        report.entities = sum(len(b.entities) for b in batches) + sum(
-            len(e.sections) for e in extractions.values()
+    checks = list(ontology_rules.all_checks(extensions)) if extensions else None
+
+    # Validate the whole batch; on failure blame the files the violations' focus nodes belong to,
+    # quarantine them (not written; a stored older version goes, as for a skipped file) and rebuild the
+    # cross-file parts (edges, tree, decisions, rules, versions) without them. Each round drops at least
+    # one file. Still all-or-nothing: a violation no changed file can be blamed for (the tree, an archived
+    # version), or one the extension rules' derived triples cause (a broken extension, not an odd file).
+    while True:
+        batch = _build_batch(store, minter, root, changed, removed, current, stored, emitted, extractions,
+                             all_paths, extensions, full_ontology, started, generated_at, report, clock)
+        with clock.phase("shacl"):
+            violations = check_batch(store, batch.quads, checks)
+            if violations and batch.derived:
+                derived = set(batch.derived)
+                own = check_batch(store, [q for q in batch.quads if q not in derived], checks)
+                if set(violations) - set(own):
+                    raise rejection(sorted(set(violations) - set(own), key=violations.index), batch.quads)
+        if not violations:
+            break
+        split = split_by_file(violations, batch.quads, {s.path for s in changed})
+        if split.unattributed or not split.by_file:
+            raise rejection(violations, batch.quads)
+        for path, found in sorted(split.by_file.items()):
+            report.quarantined[path] = describe(found)
+            report.parse_errors.pop(path, None)
+        changed = [s for s in changed if s.path not in split.by_file]
+        current -= split.by_file.keys()
+        removed = sorted(set(removed) | {p for p in split.by_file if p in stored})
+        names = sorted(split.by_file)
+        report.warnings.append(
+            f"{len(names)} file(s) quarantined (they fail the shapes and were not written): "
+            + ", ".join(names[:10]) + (f" and {len(names) - 10} more (--verbose lists them)" if len(names) > 10 else "")
         )
-        report.fragments = sum(b.fragment_count for b in batches)
-    if extensions:  # extension rules over the batch: what they derive is validated and written with it
-        with clock.phase("rules"):
-            derived = ontology_rules.derive_for_batch(full_ontology, quads, extensions)
-            report.derived = len(derived)
-            quads += derived
-
-    with clock.phase("versions"):  # what this run supersedes goes to cold, validated with the batch
-        archived = versions.archive(store, replaced_files, quads, _stamp(started), generated_at)
-        quads += archived.quads
-        report.versions_archived = len(archived.entities)
-
-    with clock.phase("shacl"):
-        validate_batch(store, quads, ontology_rules.all_checks(extensions) if extensions else None)
+        if not changed and not removed:  # nothing left to write: the store stays as it is
+            report.files_indexed = report.entities = report.fragments = report.derived = 0
+            report.versions_archived = 0
+            report.up_to_date = True
+            _temporal(store, root, minter, settings, report, clock, history, progress)
+            report.seconds = time.perf_counter() - t0
+            return report
+    quads, new_iris, replaced_files, archived = batch.quads, batch.new_iris, batch.replaced_files, batch.archived
 
     deletes: list[tuple[str, dict[str, object] | None]] = list(archived.updates)
     if replaced_files:
@@ -292,6 +313,72 @@ def index_project(
             _warm_caches(store, layout, settings, report)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+@dataclass
+class _Batch:
+    """Everything one index run would write for the files it keeps."""
+
+    quads: list[Quad]
+    new_iris: dict[str, NamedNode]
+    replaced_files: list[NamedNode]
+    archived: versions.Archive
+    derived: list[Quad]  # what the extension rules added (part of ``quads``)
+
+
+def _build_batch(
+    store: OxigraphStore,
+    minter: IriMinter,
+    root: Path,
+    changed: list[SourceFile],
+    removed: list[str],
+    current: set[str],
+    stored: dict[str, tuple[NamedNode, str]],
+    emitted: dict[str, emit.FileBatch],
+    extractions: dict[str, Extraction],
+    all_paths: set[str],
+    extensions: list[ontology_extensions.Extension],
+    full_ontology: list[Quad],
+    started: datetime,
+    generated_at: str,
+    report: IndexReport,
+    clock: _Clock,
+) -> _Batch:
+    """The batch for ``changed`` (already emitted one by one) plus the parts that span files."""
+    keep = {s.path for s in changed}
+    replaced_files = [stored[p][0] for p in [s.path for s in changed] + removed if p in stored]
+    kept_extractions = {p: e for p, e in extractions.items() if p in keep}
+    with clock.phase("emitting"):
+        batches = [emitted[s.path] for s in changed]
+        quads: list[Quad] = [q for b in batches for q in b.quads]
+        new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
+        symbols = _symbol_table(store, replaced_files)
+        symbols.update({s.qualname: (new_iris[s.qualname], s.kind.value)
+                        for e in kept_extractions.values() for s in e.symbols if s.qualname in new_iris})
+        code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
+        kinds = {qn: kind for qn, (_, kind) in symbols.items()}
+        quads += emit.emit_edges(resolve_edges(code, kinds), symbols, TIER_WARM)
+        quads += emit.emit_tree(minter, escape_path(root.name), escape_path(str(root)), sorted(current), TIER_WARM)
+        adrs = adr_batch(store, minter, changed, all_paths, TIER_WARM, generated_at)  # decisions/ingest.py
+        quads += adrs.quads
+        new_iris.update(adrs.entities)
+        report.files_indexed = len(changed)
+        report.entities = sum(len(b.entities) for b in batches) + sum(
+            len(e.sections) for e in kept_extractions.values()
+        )
+        report.fragments = sum(b.fragment_count for b in batches)
+    derived: list[Quad] = []
+    if extensions:  # extension rules over the batch: what they derive is validated and written with it
+        with clock.phase("rules"):
+            derived = ontology_rules.derive_for_batch(full_ontology, quads, extensions)
+            report.derived = len(derived)
+            quads += derived
+
+    with clock.phase("versions"):  # what this run supersedes goes to cold, validated with the batch
+        archived = versions.archive(store, replaced_files, quads, _stamp(started), generated_at)
+        quads += archived.quads
+        report.versions_archived = len(archived.entities)
+    return _Batch(quads, new_iris, replaced_files, archived, derived)
 
 
 def _stamp(started: datetime) -> str:
@@ -370,7 +457,8 @@ def _index_run(minter: IriMinter, report: IndexReport, started: datetime, head: 
         Quad(run, UKO.filesIndexed, emit.int_lit(report.files_indexed), g),
         Quad(run, UKO.filesUnchanged, emit.int_lit(report.files_unchanged), g),
         Quad(run, UKO.filesRemoved, emit.int_lit(report.files_removed), g),
-        Quad(run, UKO.filesSkipped, emit.int_lit(sum(len(v) for v in report.skipped.values())), g),
+        Quad(run, UKO.filesSkipped,
+             emit.int_lit(sum(len(v) for v in report.skipped.values()) + len(report.quarantined)), g),
         Quad(run, UKO.triplesWritten, emit.int_lit(report.triples_written), g),
     ]
     if head:

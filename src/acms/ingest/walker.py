@@ -1,19 +1,42 @@
-"""List the files of a project worth indexing, and say why every other file was left out.
+r"""List the files of a project worth indexing, and say why every other file was left out.
 
 A git checkout is listed with git, so ``.gitignore``, ``.git/info/exclude`` and global excludes
 apply exactly as git sees them; anything else is walked with ``os.walk``, honouring ``.gitignore``
 files at every level. The same hidden / vendored / build / binary / size / symlink rules apply
 both ways, so a project indexes the same whether or not it is a checkout.
+
+File names are bytes on POSIX; Python hands them over as ``str`` with undecodable bytes as lone
+surrogates (``surrogateescape``). Such a string cannot be written to RDF, and a name holding a newline
+or a tab breaks one-line reports and ``path:start-end`` source references. So every path the walker
+gives out (``ListedFile.path``, the skip lists) is the *escaped* form, which is what ``uko:path`` holds
+and what IRIs are minted from (``escape_path``):
+
+- ``\\`` stands for a backslash, ``\n`` / ``\t`` / ``\r`` for newline / tab / carriage return;
+- ``\xHH`` (two lower-case hex digits) for one byte of the name: used for a byte that is not valid
+  UTF-8 and, byte by byte of its UTF-8 form, for any other character that ends or garbles a line
+  (controls U+0000-U+001F, U+007F-U+009F, and U+2028 / U+2029, which ``str.splitlines`` splits on);
+- every other character stands for itself.
+
+The form is valid Unicode without control characters, identical to the name for ordinary names
+(no backslash, no control character, valid UTF-8), and lossless: ``unescape_path`` gives back the
+exact OS string, ``os.fsencode(unescape_path(p))`` the exact bytes. In an IRI the escaped form is
+percent-encoded like any path, so ``bad\xff.py`` is minted as ``.../file/bad%5Cxff.py``.
+
+Reading is defensive too (``read_source``): a file that is gone by the time it is read is skipped
+as ``vanished``; one whose size, mtime or inode moves while it is read is read again, and skipped as
+``changed-while-reading`` if it never holds still.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from pathspec import GitIgnoreSpec
 
@@ -76,12 +99,55 @@ class SkipReason(str, Enum):
     NOT_UTF8 = "not-utf8"
     SYMLINK_OUTSIDE = "symlink-outside"
     UNREADABLE = "unreadable"
+    VANISHED = "vanished"  # listed, then gone (deleted or no longer a file) before it could be read
+    CHANGED_WHILE_READING = "changed-while-reading"  # still being written after every re-read
+
+
+_NAMED_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+# backslash, line-breaking / control characters, undecodable bytes (surrogateescape)
+_NEEDS_ESCAPE = re.compile(r"[\\\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
+_ESCAPE = re.compile(r"\\(\\|n|t|r|x[0-9a-f]{2})")
+_NAMED_BYTES = {"\\": b"\\", "n": b"\n", "t": b"\t", "r": b"\r"}
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    ch = match.group()
+    named = _NAMED_ESCAPES.get(ch)
+    if named is not None:
+        return named
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte
+        return f"\\x{code - 0xDC00:02x}"
+    return "".join(f"\\x{b:02x}" for b in ch.encode("utf-8"))
+
+
+def escape_path(raw: str) -> str:
+    """The escaped, lossless form of an OS path string (see the module docstring)."""
+    return _NEEDS_ESCAPE.sub(_escape_char, raw) if _NEEDS_ESCAPE.search(raw) else raw
+
+
+def path_bytes(escaped: str) -> bytes:
+    """The exact bytes of the name an escaped path stands for."""
+    out = bytearray()
+    pos = 0
+    for match in _ESCAPE.finditer(escaped):
+        out += os.fsencode(escaped[pos : match.start()])
+        token = match.group(1)
+        out += _NAMED_BYTES[token] if token[0] != "x" else bytes([int(token[1:], 16)])
+        pos = match.end()
+    out += os.fsencode(escaped[pos:])
+    return bytes(out)
+
+
+def unescape_path(escaped: str) -> str:
+    """The OS path string an escaped path stands for (``escape_path`` inverted)."""
+    return os.fsdecode(path_bytes(escaped)) if "\\" in escaped else escaped
 
 
 @dataclass(frozen=True)
 class ListedFile:
-    path: str  # POSIX, relative to the root
-    abs_path: Path
+    path: str  # POSIX, relative to the root, escaped (``escape_path``): what uko:path holds
+    abs_path: Path  # the real name on disk
     size: int
 
 
@@ -100,6 +166,7 @@ class Listing:
 
 
 _DROP = "drop"  # not a file any more (deleted, a directory, a submodule): leave out silently
+_GONE = "gone"  # found by the walk, then gone before it could be looked at: reported as VANISHED
 
 
 def _dir_rule(name: str, include_hidden: bool) -> SkipReason | None:
@@ -154,7 +221,7 @@ def _stat_file(path: Path, root_real: Path) -> os.stat_result | SkipReason | str
     try:
         st = path.lstat()
     except FileNotFoundError:
-        return _DROP
+        return _GONE
     except OSError:
         return SkipReason.UNREADABLE
     if stat.S_ISLNK(st.st_mode):
@@ -196,7 +263,8 @@ def _walk_paths(root: Path, settings: WalkSettings, skip: dict[SkipReason, list[
 
     def unreadable(err: OSError) -> None:
         rel = Path(err.filename or "").relative_to(root).as_posix() if err.filename else "?"
-        skip[SkipReason.UNREADABLE].append(rel + "/")
+        gone = isinstance(err, (FileNotFoundError, NotADirectoryError))  # removed while being walked
+        skip[SkipReason.VANISHED if gone else SkipReason.UNREADABLE].append(rel + "/")
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         here = Path(dirpath)
@@ -271,7 +339,10 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings()) -> Listing:
             outside_dir = st is SkipReason.SYMLINK_OUTSIDE and abs_path.is_dir()
             skip[st].append(rel + "/" if outside_dir else rel)  # same record as the walk makes
             continue
-        if not isinstance(st, os.stat_result):  # _DROP
+        if st == _GONE and not used_git:  # git lists files deleted but not staged: not news
+            skip[SkipReason.VANISHED].append(rel)
+            continue
+        if not isinstance(st, os.stat_result):  # _DROP, or a tracked file deleted from the worktree
             continue
         reason = _cheap_reason(abs_path, st.st_size, settings, capped, total)
         if reason is SkipReason.TOTAL_CAP:
@@ -280,9 +351,9 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings()) -> Listing:
             skip[reason].append(rel)
             continue
         total += st.st_size
-        files.append(ListedFile(path=rel, abs_path=abs_path, size=st.st_size))
-    for lst in skip.values():
-        lst.sort()
+        files.append(ListedFile(path=escape_path(rel), abs_path=abs_path, size=st.st_size))
+    for reason, lst in skip.items():  # names as the graph and the reports show them: escaped
+        skip[reason] = sorted(escape_path(p) for p in lst)
     return Listing(root=root_real, files=files, skipped=skip, used_git=used_git)
 
 
@@ -298,24 +369,84 @@ def _cheap_reason(path: Path, size: int, settings: WalkSettings, capped: bool, t
     try:
         with path.open("rb") as fh:
             head = fh.read(SNIFF_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
+        return SkipReason.VANISHED
     except OSError:
         return SkipReason.UNREADABLE
     return SkipReason.BINARY if _sniff_binary(head) else None
 
 
-def read_text_file(f: ListedFile) -> str | SkipReason:
-    """The file's text, or why it cannot be indexed as text (it may have changed since listing)."""
-    try:
-        data = f.abs_path.read_bytes()
-    except OSError:
-        return SkipReason.UNREADABLE
+READ_ATTEMPTS = 3  # a file still changing after this many reads is CHANGED_WHILE_READING
+
+
+@dataclass(frozen=True)
+class ReadText:
+    """A file's text as read, and the number of bytes it was read from (BOM included)."""
+
+    text: str
+    size: int
+
+
+def _read_handle(fh: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit`` bytes of an open file (the seam tests use to change a file mid-read)."""
+    return fh.read(limit)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _read_stable(path: Path, max_bytes: int | None) -> bytes | SkipReason:
+    """The bytes of one consistent version of the file.
+
+    A version is consistent when the open file's identity (device, inode, size, mtime) is the same
+    before and after the read, the read returned exactly that size, and the name still points at that
+    same file afterwards (no rename-over). Otherwise the file is read again, up to READ_ATTEMPTS times.
+    """
+    limit = -1 if max_bytes is None else max_bytes + 1
+    for _ in range(READ_ATTEMPTS):
+        try:
+            with path.open("rb") as fh:
+                before = os.fstat(fh.fileno())
+                if not stat.S_ISREG(before.st_mode):  # replaced by a fifo or a device since listing
+                    return SkipReason.UNREADABLE
+                data = _read_handle(fh, limit)
+                after = os.fstat(fh.fileno())
+            now = path.stat()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return SkipReason.VANISHED
+        except OSError:
+            return SkipReason.UNREADABLE
+        if max_bytes is not None and len(data) > max_bytes:
+            return SkipReason.TOO_LARGE  # grew past the limit since it was listed
+        if _identity(before) == _identity(after) == _identity(now) and len(data) == after.st_size:
+            return data
+    return SkipReason.CHANGED_WHILE_READING
+
+
+def read_source(f: ListedFile, max_bytes: int | None = None) -> ReadText | SkipReason:
+    """The file's text, or why it cannot be indexed as text (it may have changed since listing).
+
+    ``max_bytes``: a file that grew past it since it was listed is TOO_LARGE (and is not read whole).
+    """
+    data = _read_stable(f.abs_path, max_bytes)
+    if isinstance(data, SkipReason):
+        return data
     if _sniff_binary(data[:SNIFF_BYTES]):
         return SkipReason.BINARY
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return SkipReason.NOT_UTF8
-    return text[1:] if text.startswith("\ufeff") else text
+    return ReadText(text[1:] if text.startswith("\ufeff") else text, len(data))
+
+
+def read_text_file(f: ListedFile) -> str | SkipReason:
+    """``read_source`` for callers that only tell text from not-text: a vanished file is UNREADABLE."""
+    got = read_source(f)
+    if isinstance(got, SkipReason):
+        return SkipReason.UNREADABLE if got is SkipReason.VANISHED else got
+    return got.text
 
 
 def language_for(path: str) -> str:

@@ -4,11 +4,18 @@ A batch is staged in an in-memory pyoxigraph store (≈450k quads/s) and checked
 compiled to SPARQL (``validation.shapes``), which a test proves agree with pyshacl on every fixture.
 Nodes the batch links to but does not describe (a callee in an unchanged file) get their ``rdf:type``
 copied into a separate context graph so ``sh:class`` can see them without making them focus nodes.
+
+``validate_batch`` is all-or-nothing. Ingestion isolates failures per file instead: ``check_batch``
+returns the violations, ``split_by_file`` names the file each one came from (the focus node's
+``uko:inFile``, or the File itself), and the caller drops those files and checks the rest again. A
+violation no file can be blamed for (a directory, the project, an archived version) still rejects the
+whole batch (``rejection``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 import rdflib
@@ -38,22 +45,83 @@ def stage(store: OxigraphStore, quads: Sequence[Quad]) -> ox.Store:
     return mem
 
 
+def check_batch(store: OxigraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None
+                ) -> list[Violation]:
+    """The batch's violations (empty: it conforms); ``checks`` as for ``validate_batch``."""
+    return validate_store(stage(store, quads), BATCH, checks)
+
+
 def validate_batch(store: OxigraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None) -> None:
     """Raise ValidationFailed naming file, focus node and shape; nothing is written by the caller then.
 
     ``checks``: the compiled shapes to run (default: the shipped ones; extensions add theirs).
     """
-    mem = stage(store, quads)
-    violations = validate_store(mem, BATCH, checks)
+    violations = check_batch(store, quads, checks)
     if violations:
-        files = _files_of(quads)
-        lines = [f"{files.get(v.focus, '?')}: {v}" for v in violations]
-        first = violations[0]
-        raise ValidationFailed(
-            f"batch rejected, nothing written: {len(violations)} SHACL violation(s); first in "
-            f"{files.get(first.focus, '?')}: {first.focus} violates {first.shape} ({first.message})",
-            lines,
-        )
+        raise rejection(violations, quads)
+
+
+def rejection(violations: Sequence[Violation], quads: Sequence[Quad]) -> ValidationFailed:
+    """The all-or-nothing error: one line per violation, each prefixed with its file when known."""
+    files = _files_of(quads)
+    lines = [f"{files.get(v.focus, '?')}: {v}" for v in violations]
+    first = violations[0]
+    return ValidationFailed(
+        f"batch rejected, nothing written: {len(violations)} SHACL violation(s); first in "
+        f"{files.get(first.focus, '?')}: {first.focus} violates {first.shape} ({first.message})",
+        lines,
+    )
+
+
+@dataclass
+class FileSplit:
+    """Violations grouped by the file whose triples caused them, and those no file can be blamed for."""
+
+    by_file: dict[str, list[Violation]] = field(default_factory=dict)  # uko:path -> its violations
+    unattributed: list[Violation] = field(default_factory=list)
+
+
+def split_by_file(violations: Iterable[Violation], quads: Sequence[Quad], files: Collection[str]) -> FileSplit:
+    """Blame each violation on one of ``files`` (uko:path values of Files in the batch) when its focus
+    node is that File or is ``uko:inFile`` it; anything else is unattributed."""
+    owner = _owned_by(quads)
+    out = FileSplit()
+    for v in violations:
+        path = owner.get(v.focus)
+        if path is not None and path in files:
+            out.by_file.setdefault(path, []).append(v)
+        else:
+            out.unattributed.append(v)
+    return out
+
+
+def describe(violations: Sequence[Violation]) -> str:
+    """One line for a quarantined file: the first violation's focus, shape and message, and how many more."""
+    first = violations[0]
+    more = f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""
+    message = " ".join(first.message.split())
+    return f"{first.focus} violates {first.shape} ({message}){more}"
+
+
+def _owned_by(quads: Sequence[Quad]) -> dict[str, str]:
+    """focus IRI -> uko:path of the File (typed uko:File in the batch) it is, or is uko:inFile."""
+    files: set[NamedNode] = set()
+    paths: dict[NamedNode, str] = {}
+    in_file: dict[str, NamedNode] = {}
+    for q in quads:
+        if not isinstance(q.subject, NamedNode):
+            continue
+        if q.predicate == RDF.type and q.object == UKO.File:
+            files.add(q.subject)
+        elif q.predicate == UKO.path:
+            paths[q.subject] = q.object.value
+        elif q.predicate == UKO.inFile and isinstance(q.object, NamedNode):
+            in_file[q.subject.value] = q.object
+    out = {f.value: paths[f] for f in files if f in paths}
+    for focus, f in in_file.items():
+        if f in files and f in paths:
+            out.setdefault(focus, paths[f])
+    return out
 
 
 def _files_of(quads: Sequence[Quad]) -> dict[str, str]:
