@@ -39,6 +39,9 @@ from acms.errors import UsageError
 from acms.tokens import count
 
 ReplyBuilder = Callable[[Assembled], dict[str, Any]]
+# Block costs are counted one by one; the whole output can count a few tokens less (joins merge
+# tokens). Past this margin an estimate that does not fit is trusted without rendering everything.
+ESTIMATE_SLACK = 16
 
 
 class BudgetTooSmall(UsageError):
@@ -198,6 +201,8 @@ class _Packer:
             return None
         room = self.budget - self.measure(others)
         best = _largest(lo, max_k, lambda k: self.layout.piece_cost(self.make(c, k)) <= room)
+        if best is None and self.layout.piece_cost(self.make(c, lo)) > room + ESTIMATE_SLACK:
+            return None  # clearly too big: spare the full render and count
         start = best if best is not None else lo
         if self.measure([*others, self.make(c, start)]) <= self.budget:
             return self.make(c, start)
