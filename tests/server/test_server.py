@@ -356,6 +356,13 @@ def test_render_ok(url: str) -> None:
      "budgets.tokens_max"),
     (json.dumps({k: v for k, v in REQUEST.items() if k != "intent"}).encode(), 400, "INVALID_REQUEST", "intent"),
     (json.dumps({**REQUEST, "strategy": "nope"}).encode(), 400, "INVALID_REQUEST", "unknown strategy"),
+    (json.dumps({**REQUEST, "focus": ["http://x> } ; DROP ALL ; <http://y"]}).encode(), 400, "INVALID_REQUEST",
+     "focus[0]: is not a valid IRI"),
+    (json.dumps({**REQUEST, "intent": "parse\u0000header"}).encode(), 400, "INVALID_REQUEST",
+     "intent: contains a control character"),
+    (b'{"version":"v0","id":"6f3b6f21-7a5f-4e3f-9af0-1b2c3d4e5f60","intent":"x\\udcff","request_id":"r",'
+     b'"budgets":{"tokens_max":100,"time_ms":100}}', 400, "INVALID_REQUEST", "lone surrogate"),
+    (json.dumps({**REQUEST, "strategy": "../../etc/passwd"}).encode(), 400, "INVALID_REQUEST", "strategy"),
     (json.dumps({**REQUEST, "budgets": {"tokens_max": 5, "time_ms": 1000}}).encode(), 422, "BUDGET_TOO_SMALL",
      "too small"),
 ])
