@@ -43,6 +43,7 @@ class Settings:
     hot_use_days: float = _setting(3.0, "Tier policy: entities used in an assembled context in the last N days are hot.")
     hot_max: int = _setting(500, "Tier policy: at most this many hot entities, the most recently active first.")
     record_use: bool = _setting(True, "Record which entities assembled contexts used (meta graph), for the hot tier.")
+    store_secrets: bool = _setting(False, "Store file text with its secrets in clear (default: secrets are replaced by [REDACTED:kind] at ingest and never stored). Only for an index that never leaves a trusted machine.")
     lock_wait: float = _setting(60.0, "Seconds a command waits for the index while another acms process writes it (readers) or uses it (the writer); `--wait` overrides.")
     extensions: tuple[str, ...] = _setting((), "Ontology extensions to load: shipped names (web-api) or folder paths relative to the project root (`acms ontology add`).")
 

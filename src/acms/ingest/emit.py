@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from posixpath import basename, dirname
@@ -50,7 +51,9 @@ def emit_file(
     token_counts: list[int],
     graph: NamedNode,
     generated_at: str,
+    secrets: dict[str, int] | None = None,
 ) -> FileBatch:
+    """The file's triples; ``secrets`` (kind -> count) says what ingest replaced by ``[REDACTED:kind]``."""
     out = FileBatch(source.path)
     q = out.quads
     f = minter.file(source.path)
@@ -71,6 +74,10 @@ def emit_file(
     add(f, PROV.generatedAtTime, time_lit(generated_at))
     if ext is not None and ext.parse_error:
         add(f, UKO.parseError, lit(ext.parse_error))
+    if secrets:
+        add(f, UKO.secretsRemoved, int_lit(sum(secrets.values())))
+        for kind in sorted({re.sub(r"[^a-z0-9_]+", "_", k.lower()).strip("_") or "secret" for k in secrets}):
+            add(f, UKO.secretKind, lit(kind))
 
     owners: dict[str, NamedNode] = {FILE: f}
     if ext is not None:

@@ -75,6 +75,9 @@ class IndexReport:
     history: git_history.HistoryReport | None = None
     ontology: list[str] = field(default_factory=list)  # ontology migrations and extension changes
     derived: int = 0  # triples added by extension rules
+    secrets_removed: dict[str, dict[str, int]] = field(default_factory=dict)  # path -> kind -> count (read now)
+    texts_rescrubbed: int = 0  # stored texts (history too) rewritten because the secrets policy changed
+    first_run: bool = False  # nothing was stored before this run
     # Files that failed the shapes: not written (an older stored version is removed); path -> the
     # first violation's focus node, shape and message.
     quarantined: dict[str, str] = field(default_factory=dict)
@@ -102,16 +105,31 @@ class _Phase:
         self.timings[self.name] = self.timings.get(self.name, 0.0) + time.perf_counter() - self.start
 
 
-def _read_sources(listing: Listing, report: IndexReport, max_file_bytes: int | None = None) -> list[SourceFile]:
-    """Read every listed file once; one that vanished, changed while read, or is no text is skipped."""
+SCRUBBED = b"\0acms-secrets-scrubbed/1"  # in the content hash: turning scrubbing on or off re-reads every file
+
+
+def _read_sources(listing: Listing, report: IndexReport, max_file_bytes: int | None = None,
+                  keep_secrets: bool = False) -> list[SourceFile]:
+    """Read every listed file once; one that vanished, changed while read, or is no text is skipped.
+
+    Secrets are replaced by ``[REDACTED:kind]`` here, before anything is extracted, so no fragment,
+    ADR, export, search hit or SPARQL answer can hold one (``store_secrets`` turns this off)."""
+    from acms.privacy.secrets import scrub  # the detector stack is only imported by the writer
+
     sources = []
     for listed in listing.files:
         got = read_source(listed, max_file_bytes)
         if isinstance(got, SkipReason):
             report.skipped.setdefault(got.value, []).append(listed.path)
             continue
-        digest = hashlib.sha256(got.text.encode("utf-8")).hexdigest()
-        sources.append(SourceFile(listed.path, got.text, got.size, digest, language_for(listed.path)))
+        text = got.text
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass") + (b"" if keep_secrets else SCRUBBED)).hexdigest()
+        if not keep_secrets:
+            scrubbed = scrub(text, listed.path)
+            if scrubbed.findings:
+                text = scrubbed.text
+                report.secrets_removed[listed.path] = scrubbed.kinds
+        sources.append(SourceFile(listed.path, text, got.size, digest, language_for(listed.path)))
     for paths in report.skipped.values():
         paths.sort()
     return sources
@@ -193,7 +211,7 @@ def index_project(
         listing = list_files(root, walk)
         report.used_git = listing.used_git
         report.skipped = {r.value: list(p) for r, p in listing.skipped.items() if p}
-        sources = _read_sources(listing, report, settings.max_file_bytes)
+        sources = _read_sources(listing, report, settings.max_file_bytes, settings.store_secrets)
         report.files_listed = len(sources)
 
     with clock.phase("diff"):
@@ -202,6 +220,7 @@ def index_project(
             for r in store.select(catalog.text("ingest/stored-files"))
         }
         changed = [s for s in sources if stored.get(s.path, (None, ""))[1] != s.sha256]
+        report.first_run = not stored
         if migration.reindex:  # the ontology changed: rebuild every file's triples under the new one
             changed = list(sources)
         current = {s.path for s in sources}
@@ -238,7 +257,8 @@ def index_project(
             frags = specs[source.path]
             token_counts = [next(counts) for _ in frags]
             emitted[source.path] = emit.emit_file(
-                minter, source, extractions.get(source.path), frags, token_counts, TIER_WARM, generated_at
+                minter, source, extractions.get(source.path), frags, token_counts, TIER_WARM, generated_at,
+                secrets=report.secrets_removed.get(source.path),
             )
     checks = list(ontology_rules.all_checks(extensions)) if extensions else None
 
@@ -391,9 +411,14 @@ def _temporal(store: OxigraphStore, root: Path, minter: IriMinter, settings: Set
     """After the files are written: commits (when asked), then the tier policy over the result."""
     if history > 0:
         with clock.phase("history"):
-            report.history = git_history.ingest(store, root, minter, history, progress)
+            report.history = git_history.ingest(store, root, minter, history, progress,
+                                                keep_secrets=settings.store_secrets)
     with clock.phase("tiers"):
         report.hot_entities = tiers.rebalance(store, tiers.Policy.of(settings)).hot_entities
+    with clock.phase("secrets"):
+        from acms.privacy.at_rest import apply_policy
+
+        report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
 
 
 def _embed(store: OxigraphStore, layout: IndexLayout, settings: Settings, report: IndexReport) -> None:

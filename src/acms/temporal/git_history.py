@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pyoxigraph import NamedNode, Quad
@@ -240,7 +240,7 @@ def _hit(symbols: list[Span], ranges: list[tuple[int, int]], text: list[str]) ->
 
 
 def ingest(store: OxigraphStore, root: Path, minter: IriMinter, n: int,
-           progress: Callable[[str, int, int], None] | None = None) -> HistoryReport:
+           progress: Callable[[str, int, int], None] | None = None, *, keep_secrets: bool = False) -> HistoryReport:
     """Ingest the last ``n`` commits not yet in the store: one validated transaction."""
     if not is_git_checkout(root):
         return HistoryReport(False, "not a git checkout: no history ingested")
@@ -256,7 +256,12 @@ def ingest(store: OxigraphStore, root: Path, minter: IriMinter, n: int,
     commits = [c for c in read_log(root, n) if c.hash not in known]
     prefix = _git(root, "rev-parse", "--show-prefix").decode().strip()
     known_paths = {r["path"].value for r in store.select(catalog.text("ingest/stored-files"))}
-    quads, updates = _build(root, prefix, commits, minter, store, known_paths, report, progress)
+    if not keep_secrets:  # old bodies and messages are stored too: no secret in them either
+        from acms.privacy.secrets import scrub
+
+        commits = [replace(c, message=scrub(c.message).text) for c in commits]
+    quads, updates = _build(root, prefix, commits, minter, store, known_paths, report, progress,
+                            keep_secrets=keep_secrets)
     if quads:
         validate_batch(store, quads)
         store.replace(updates, quads)
@@ -280,8 +285,13 @@ def blob_names(commits: list[Commit], prefix: str = "") -> list[str]:
 
 def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, store: OxigraphStore,
            known_paths: set[str], report: HistoryReport,
-           progress: Callable[[str, int, int], None] | None = None) -> tuple[list[Quad], list[Update]]:
+           progress: Callable[[str, int, int], None] | None = None, *,
+           keep_secrets: bool = False) -> tuple[list[Quad], list[Update]]:
     blobs = read_blobs(root, blob_names(commits, prefix))
+    if not keep_secrets:
+        from acms.privacy.secrets import scrub
+
+        blobs = {name: None if text is None else scrub(text, name.partition(":")[2]).text for name, text in blobs.items()}
     parsed: dict[tuple[str, str], list[Span]] = {}
 
     def symbols(rev: str, path: str) -> tuple[list[Span], list[str]]:

@@ -1,0 +1,1064 @@
+"""Find secrets in file text and scrub them before anything is stored or shown.
+
+Why this exists: acms keeps file text in its graph and hands it to LLM agents, so a secret that
+reaches the store in clear has already leaked. :func:`scrub` is meant to run at ingest, on every
+file's text, so no secret is ever stored; :func:`scan` says where the secrets are without changing
+anything.
+
+Two detectors run together, and a span either of them flags is replaced:
+
+* ``detect-secrets`` (Yelp's maintained scanner), used in-process through its plugins'
+  ``analyze_line`` and its heuristic filters (never by writing files or running its CLI). Its
+  entropy plugins flag any random-looking quoted string, so their hits pass acms's decoy filter
+  (hashes, UUIDs, base64 of text or images, example keys) unless a secret-looking name is assigned.
+* acms's own rules for what it misses: credentials in URLs of any scheme, webhooks (Slack, Discord,
+  Teams), provider tokens, tokens split across adjacent string literals, Docker ``auth`` fields,
+  Kubernetes ``Secret`` data, whole PEM private key blocks, ``.env``/config/code assignments to
+  secret-looking names, and high-entropy values under secret-looking keys.
+
+Guarantees that callers rely on (all tested):
+
+* a secret value becomes ``[REDACTED:kind]`` (the kind says what it was, e.g. ``github_token``);
+* the text keeps its line count (no line break is ever removed), so ``path:line`` provenance of
+  everything after a secret stays right;
+* scrubbing twice changes nothing: no rule fires on a ``[REDACTED:...]`` marker;
+* it never raises on arbitrary text, and it is fast: the expensive detectors only see lines that a
+  cheap trigger says could hold a secret (see ``bench/secrets.py`` for MB/s).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from itertools import accumulate
+from pathlib import PurePosixPath
+from typing import Any
+
+__all__ = ["MARK", "Finding", "Scrubbed", "scan", "scrub"]
+
+MARK = "[REDACTED:{}]"
+_MARK_HEAD = "[REDACTED:"
+_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+_LONG_LINE = 4000  # longer lines (minified code, data) get only the linear-time rules
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret: ``text[start:end]`` is the value, ``line`` is 1-based (counting ``\\n``)."""
+
+    kind: str
+    start: int
+    end: int
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scrubbed:
+    """Text with every finding replaced by ``[REDACTED:kind]``; offsets refer to the input text."""
+
+    text: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        """How many secrets of each kind were removed (for warnings and ingest reports)."""
+        return dict(Counter(f.kind for f in self.findings))
+
+
+# --------------------------------------------------------------------------------------------
+# file classes: what a line can mean depends on the file it is in
+
+
+_CODE_EXT = frozenset(
+    "py pyi pyw js jsx mjs cjs ts tsx go java kt kts scala rb rs c h cc cpp hpp cs php swift m mm"
+    " lua pl pm r jl dart ex exs erl clj groovy vue svelte".split()
+)
+_CONFIG_EXT = frozenset(
+    "json json5 jsonc yaml yml toml ini cfg conf cnf properties tfvars tf hcl xml plist env"
+    " npmrc pypirc netrc pgpass gitconfig".split()
+)
+_SHELL_EXT = frozenset("sh bash zsh fish ksh ps1 psm1 bat cmd".split())
+_DOC_EXT = frozenset("md markdown rst txt adoc org".split())
+_CONFIG_NAMES = frozenset(
+    "dockerfile containerfile credentials config .npmrc .yarnrc .pypirc .netrc .pgpass .envrc"
+    " .gitconfig .git-credentials .dockercfg makefile procfile".split()
+)
+
+
+@cache
+def _file_class(path: str) -> str:
+    """``code``, ``config``, ``shell``, ``doc`` or ``any``: code files get no unquoted-value rules
+    (there ``password = pw`` names a variable), everything else does."""
+    name = PurePosixPath(path.replace("\\", "/")).name.lower()
+    if not name:
+        return "any"
+    if name.startswith(".env") or name.endswith(".env") or name in _CONFIG_NAMES:
+        return "config"
+    ext = name.rsplit(".", 1)[-1] if "." in name else ""
+    if ext in _CODE_EXT:
+        return "code"
+    if ext in _CONFIG_EXT or name.endswith((".env.example", ".env.sample")):
+        return "config"
+    if ext in _SHELL_EXT:
+        return "shell"
+    if ext in _DOC_EXT:
+        return "doc"
+    return "any"
+
+
+# --------------------------------------------------------------------------------------------
+# values that are not secrets
+
+
+_PLACEHOLDER = re.compile(
+    r"(?i)example|placeholder|replace[_\-. ]?me|(?<![a-z])your[_\-. ]|(?-i:x{5,}|X{5,})|\*{3,}|\.\.\.|redacted"
+    r"|<[^<>\n]{1,60}>|\$\{[^}\n]*\}|\{\{.*?\}\}|^\$[\w{(]|^%\(|^%[\w.]+%$|^\{[\w.\-]*\}$|#\{"
+    r"|^@[\w.]+@$|^\(\(.*\)\)$|^!(?:vault|secret|ref)|^(?:env|vault|ssm|secretsmanager|awssm)[:(]"
+    r"|os\.environ|getenv|process\.env|ENV\[|System\.getenv|arn:aws:|^pk_(?:live|test)_"
+)
+_WORDS = frozenset(
+    "none null nil undefined true false yes no on off required optional string str bytes int"
+    " password passwd pass secret token key apikey api_key credential credentials env bearer basic"
+    " oauth oauth2 jwt hidden masked hmac sha256 sha512 hs256 rs256 aes aes256 default empty"
+    " changeme unset todo tbd secretstr self this".split()
+)
+_NAME_NOT_SECRET = re.compile(
+    r"(?i)(?:name|names|url|uri|endpoint|path|file|filename|dir|type|length|len|min|max|count"
+    r"|size|ref|hint|field|label|prompt|header|policy|expiry|expires|ttl|timeout|lifetime|age"
+    r"|regex|pattern|format|hashers?|validators?|reset|manager|provider|class|mode|method|algorithm"
+    r"|alg|scopes?|audience|issuer|version|enabled|required|izer|ization|ized|tokens|location"
+    r"|source|mount|volume|store|backend|prefix|suffix|selector|mgr|realm|handler|factory|callback|template|rotation|generator"
+    r"|strength|_id|id|ids|index|position|pos|usage|limit|budget|kind|display|field_name|env_var"
+    r"|envvar|var|variable|arn|public[_\-]?key|pubkey|public)[\"'\]]?$"
+    r"|public|pubkey|publishable|_at$|^no_|^is_|^has_|^use_|^enable"
+)
+
+
+_FORMAT_FIELD = re.compile(
+    r"\{[A-Za-z_]?[\w.\[\]'\"]*\}|(?<![A-Za-z0-9])%(?:\(\w+\))?[sd](?![A-Za-z0-9])")
+_FORMATTED_AFTER = re.compile(r"[ \t]*(?:%[ \t]*[\w(]|\.format\()")
+_SECRET_PARTS = frozenset(
+    "password passwords passwd pass pwd secret secrets token tokens key keys auth authorization"
+    " credential credentials access apikey api private session".split())
+
+
+def _sequential(v: str) -> bool:
+    """``abcdefgh...``, ``ABCDEFGHIJKLMNOPQRSTUVWXYZ234567``: alphabets, not keys."""
+    steps = sum(ord(b) - ord(a) == 1 for a, b in zip(v, v[1:]))
+    return steps >= 0.6 * (len(v) - 1)
+
+
+def _names_a_secret(v: str) -> bool:
+    """``AWS_SECRET_ACCESS_KEY``, ``secret_key``, ``AWSSecretKey``: the name of a secret (an
+    environment variable, a field), not its value: letters only, in separated or camel-case words
+    one of which is a secret word (``MyPassword`` alone stays a possible password)."""
+    if len(v) > 64 or not re.fullmatch(r"[A-Za-z][A-Za-z_.\-/:]*", v):
+        return False
+    words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", v)
+    if not (re.search(r"[_.\-/:]", v) or len(words) >= 3):
+        return False
+    return any(w.lower() in _SECRET_PARTS for w in words)
+
+
+def _placeholder(value: str) -> bool:
+    """Example keys, templates, ``${VAR}``, environment lookups and other values that stand for a
+    secret without being one (the decoys that must survive)."""
+    v = value.strip().strip("\"'`")
+    if len(v) < 4 or _MARK_HEAD in value:
+        return True
+    if v.lower() in _WORDS or len(set(v)) <= 2 or _sequential(v):
+        return True
+    return bool(_PLACEHOLDER.search(v) or _FORMAT_FIELD.search(v)) or _names_a_secret(v)
+
+
+def _wordy(v: str) -> bool:
+    """Mostly pronounceable words (``GetCallerIdentity``, ``fs.s3.enableServerSideEncryption``):
+    an identifier or a setting name. Random base62 of 16+ chars passes for wordy ~0.1 % of the
+    time (measured), so generated keys are not mistaken for names."""
+    words = [w for w in re.findall(r"[A-Z]?[a-z]{2,}", v)
+             if re.search(r"[aeiou]", w, re.I) and not re.search(r"[^aeiouyAEIOUY]{4}", w)]
+    share = sum(len(w) for w in words) / max(len(v), 1)
+    return share >= 0.8 or share >= 0.6 and bool(re.search(r"[._\-/:]", v))
+
+
+def _entropy(value: str) -> float:
+    n = len(value)
+    return -sum(k / n * math.log2(k / n) for k in Counter(value).values()) if n else 0.0
+
+
+_HEX = re.compile(r"(?i)^(?:0x)?[0-9a-f]+$")
+_UUID = re.compile(r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_HASH_CONTEXT = re.compile(
+    r"(?i)sha1|sha224|sha256|sha384|sha512|md5|integrity|digest|checksum|hash|commit|etag"
+    r"|fingerprint|revision|\brev\b|\bref\b|blake2|crc32|\bsri\b"
+)
+_DATA_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"\x1f\x8b", b"%PDF", b"PK\x03\x04", b"<svg",
+               b"<?xml", b"RIFF", b"OggS", b"wOFF", b"wOF2", b"\x00\x01\x00\x00", b"BM", b"ID3")
+
+
+def _b64_is_data(value: str) -> bool:
+    """Base64 of text or of a known file format is data (an icon, a fixture), not a key."""
+    v = value.strip("=")
+    try:
+        raw = base64.b64decode(v + "=" * (-len(v) % 4), altchars=b"-_" if "-" in v or "_" in v
+                               else None, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if raw.startswith(_DATA_MAGIC):
+        return True
+    if len(raw) < 8:
+        return False
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
+    return printable / len(raw) > 0.95 and b" " in raw
+
+
+def _looks_random(value: str) -> bool:
+    """Letters and digits mixed with enough entropy: what generated keys look like (and words
+    joined by dashes do not)."""
+    if len(value) < 16 or not re.search(r"\d", value) or not re.search(r"[A-Za-z]", value):
+        return False
+    if re.search(r"\s", value) or _wordy(value):
+        return False
+    if re.fullmatch(r"[a-z0-9]+(?:[\-_.][a-z0-9]+)+", value) and not re.search(r"[a-z]\d|\d[a-z]", value):
+        return False
+    return _entropy(value) >= 3.3
+
+
+# --------------------------------------------------------------------------------------------
+# rules
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A secret shape: ``group`` is the replaced part; ``accept`` vetoes a match (decoys)."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    group: int | str = 0
+    accept: Callable[[re.Match[str], str], bool] | None = None
+    kind_of: Callable[[re.Match[str]], str] | None = None
+    classes: frozenset[str] | None = None  # None: every file class
+    generic: bool = False
+    needles: tuple[str, ...] | None = None  # the lower-cased line must hold one (None: always)
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    start: int
+    end: int
+    kind: str
+    generic: bool
+
+
+_SECRET_WORD = (
+    r"(?:password|passwd|passphrase|pwd|(?<![a-z])pass(?![a-z])|secret|token|api[_\-]?key|apikey"
+    r"|access[_\-]?key|private[_\-]?key|credentials?|(?<![a-z])auth(?![a-z])|signing[_\-]?key"
+    r"|encryption[_\-]?key|master[_\-]?key|client[_\-]?key|session[_\-]?key|license[_\-]?key"
+    r"|account[_\-]?key|(?<![a-z])dsn(?![a-z])|(?<![a-z])salt(?![a-z]))"
+)
+_ENTROPY_WORD = (
+    r"(?:key|secret|token|salt|seed|signature|hmac|cookie|session|cred|pass|pwd|private|auth|nonce"
+    r"|cipher|sig)"
+)
+_NAME = r"[A-Za-z0-9_.\-]{0,40}?" + _SECRET_WORD + r"[A-Za-z0-9_.\-]{0,40}"
+_ENAME = r"[A-Za-z0-9_.\-]{0,40}?" + _ENTROPY_WORD + r"[A-Za-z0-9_.\-]{0,40}"
+# ``name = ``, ``name: ``, ``name := ``, ``name => ``, ``name: Type = `` (annotated assignment)
+_SEP = r"[ \t]*(?::=|=>|=(?!=)|:(?:[ \t]*[\w\[\]., |]{1,40}[ \t]*=(?!=))?)[ \t]*"
+_QUOTED = (r"(?:[rbuRBUfF]{0,2})(?P<q>[\"'`])(?P<v>(?:(?!(?P=q))[^\\\n]|\\.){1,500})(?P=q)")
+_BARE_SKIP = re.compile(
+    r"(?i)^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_]\w*\(.*|\d{1,6}|[\[{(|>].*)$"
+)
+
+
+_EXPRESSION = re.compile(r"[ \t](?:=|==|\||->|and|or|if|else)[ \t]")  # code, not a value
+
+
+def _kind_for_name(m: re.Match[str]) -> str:
+    return "password" if re.search(r"(?i)pass|pwd", m.group("n")) else "credential"
+
+
+_STRONG_NAME = re.compile(r"(?i)passw|passphrase|pwd|secret|(?<![a-z])pass(?:_|$)")
+
+
+def _name_ok(name: str) -> bool:
+    """The secret word must be in the last dotted part (``Token.PromptNum`` is a style name,
+    ``settings.API_KEY`` a key) and the name must not be about a secret (``password_url``)."""
+    name = name.strip("\"'[]")
+    last = name.rsplit(".", 1)[-1]
+    if not re.search(_SECRET_WORD + "|" + _ENTROPY_WORD, last, re.I):
+        return False
+    return not _NAME_NOT_SECRET.search(name)
+
+
+def _formatted(m: re.Match[str], line: str) -> bool:
+    """``"VS%0.fCOMNTOOLS" % version``, ``"{}:{}".format(...)``: a template, not a value."""
+    return bool(_FORMATTED_AFTER.match(line, m.end()))
+
+
+def _assign_ok(m: re.Match[str], line: str) -> bool:
+    """An assignment to a secret name is a secret unless the name is about one (``password_url``)
+    or the value stands for one (``${DB_PASSWORD}``, ``<your-token>``, ``os.environ[...]``)."""
+    return _secret_value(m.group("n"), m.group("v")) and not _formatted(m, line)
+
+
+def _secret_value(name: str, value: str) -> bool:
+    """Prose and identifiers count only under password-like names: keys and tokens are random."""
+    if not _name_ok(name) or _placeholder(value) or value == name:
+        return False
+    strong = bool(_STRONG_NAME.search(name.rsplit(".", 1)[-1]))
+    if re.search(r"\s", value):
+        return strong and len(value.split()) < 6 and "\\n" not in value
+    if strong or not _wordy(value):
+        return True
+    # a token name with a word-like value: ``envTokenValue42`` maybe, ``GetCallerIdentity`` no
+    return bool(re.search(r"\d", value)) and not re.search(r"[./:]", value)
+
+
+def _pair_ok(m: re.Match[str], line: str) -> bool:
+    """``("DB_PASSWORD", "s3cr3t")``: lists of names (``("AUTH", "SELECTED")``) are common, so the
+    value needs a digit or a symbol and no spaces."""
+    value = m.group("v")
+    return _assign_ok(m, line) and not re.search(r"\s", value) \
+        and bool(re.search(r"[\d\W]", value.replace("_", "")))
+
+
+def _bare_ok(m: re.Match[str], line: str) -> bool:
+    """Unquoted values: skip code references, numbers, structures and ``self.x``."""
+    value = m.group("v").strip()
+    if _BARE_SKIP.match(value) or value.startswith(("$", "%", "{{", "&", "*")):
+        return False
+    if _EXPRESSION.search(value):
+        return False
+    return _assign_ok(m, line)
+
+
+def _inline_ok(m: re.Match[str], line: str) -> bool:
+    """``password=...`` inside a line: query strings, DSNs, CLI flags, ``--from-literal``."""
+    return _assign_ok(m, line)
+
+
+def _inline_code_ok(m: re.Match[str], line: str) -> bool:
+    """In code, ``password=x`` is a keyword argument unless it sits inside a string literal (a DSN)
+    or its value is no identifier."""
+    if not _assign_ok(m, line):
+        return False
+    before = line[: m.start()]
+    return before.count('"') % 2 == 1 or before.count("'") % 2 == 1
+
+
+def _entropy_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    return _name_ok(m.group("n")) and not _placeholder(value) and _looks_random(value) \
+        and not _UUID.search(value) and not _formatted(m, line)
+
+
+def _url_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    return not _placeholder(value) and not value.isdigit() and value.lower() not in (
+        "password", "pass", "passwd", "pwd", "secret")
+
+
+def _marked(value: str) -> bool:
+    """Only explicit placeholder marks (``EXAMPLE``, ``xxxx``, ``<...>``, one repeated char): a
+    provider prefix is strong evidence, so the looser decoy tests do not apply to it."""
+    return _MARK_HEAD in value or len(set(value)) <= 2 or bool(_PLACEHOLDER.search(value))
+
+
+def _token_ok(m: re.Match[str], line: str) -> bool:
+    return not _marked(m.group(0))
+
+
+def _mixed_ok(m: re.Match[str], line: str) -> bool:
+    """Short generic prefixes (``sk-``, ``hf_``, ``hvs.``) need letters and digits and no words
+    (``sk-learn-classifier-v2`` is a name), like real keys."""
+    body = m.group(0)
+    tail = re.sub(r"^[a-z]{2,3}[\-_.](?:proj-|svcacct-|admin-|None-)?", "", body)
+    return (not _marked(body) and bool(re.search(r"[A-Za-z]", tail))
+            and bool(re.search(r"\d", tail)) and not _wordy(tail))
+
+
+def _bearer_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    return not _placeholder(value) and (bool(re.search(r"\d", value)) or len(value) >= 24)
+
+
+def _basic_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    if _placeholder(value):
+        return False
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in raw
+
+
+def _docker_auth_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    if _placeholder(value):
+        return False
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return _looks_random(value)
+    return b":" in raw or _looks_random(value)
+
+
+_Accept = Callable[[re.Match[str], str], bool]
+# (kind, regex, accept, needles: lowercase substrings one of which the line must hold)
+_PROVIDER_SPECS: tuple[tuple[str, str, _Accept | None, tuple[str, ...] | None], ...] = (
+    ("jwt", r"(?<![\w\-])eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", _token_ok,
+     ("eyj",)),
+    ("anthropic_key", r"(?<![\w\-])sk-ant-[A-Za-z0-9_\-]{20,}", _token_ok, ("sk-ant-",)),
+    ("openai_key", r"(?<![\w\-])sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", _mixed_ok,
+     ("sk-",)),
+    ("stripe_key", r"(?<![\w\-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", _token_ok,
+     ("k_live_", "k_test_")),
+    ("stripe_key", r"(?<![\w\-])whsec_[A-Za-z0-9+/=]{24,}", _token_ok, ("whsec_",)),
+    ("github_token", r"(?<![\w\-])gh[pousr]_[A-Za-z0-9]{30,}", _token_ok,
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    ("github_token", r"(?<![\w\-])github_pat_[A-Za-z0-9_]{40,}", _token_ok, ("github_pat_",)),
+    ("gitlab_token",
+     r"(?<![\w\-])gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-[A-Za-z0-9_\-]{20,}", _token_ok,
+     ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glft-", "glimt-", "glsoat-",
+      "glagent-")),
+    ("slack_webhook",
+     r"(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9_\-]+/[A-Za-z0-9_\-]+"
+     r"(?:/[A-Za-z0-9_\-]+)?", _token_ok, ("hooks.slack.com/",)),
+    ("slack_token", r"(?<![\w\-])xox[abposre]-(?:\d+-)*[A-Za-z0-9\-]{10,}", _token_ok, ("xox",)),
+    ("slack_token", r"(?<![\w\-])xapp-\d-[A-Za-z0-9]+-\d+-[A-Za-z0-9]+", _token_ok, ("xapp-",)),
+    ("discord_webhook",
+     r"(?:(?<=discord\.com/api/webhooks/)|(?<=discordapp\.com/api/webhooks/))\d{5,}"
+     r"/[A-Za-z0-9_\-]{20,}", _token_ok, ("/api/webhooks/",)),
+    ("teams_webhook", r"(?<=\.webhook\.office\.com/)webhookb2/[^\s'\"<>`]{20,}", _token_ok,
+     ("webhook.office.com/",)),
+    ("teams_webhook", r"(?<=outlook\.office\.com/)webhook/[^\s'\"<>`]{20,}", _token_ok,
+     ("outlook.office.com/",)),
+    ("google_api_key", r"(?<![\w\-])AIza[0-9A-Za-z_\-]{30,45}(?![0-9A-Za-z_\-])", _token_ok,
+     ("aiza",)),
+    ("aws_access_key_id",
+     r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA)[A-Z0-9]{16}"
+     r"(?![A-Za-z0-9])", _token_ok,
+     ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "apka")),
+    ("twilio_key", r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", _token_ok, ("sk",)),
+    ("sendgrid_key", r"(?<![\w\-])SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", _token_ok,
+     ("sg.",)),
+    ("npm_token", r"(?<![\w\-])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", _token_ok, ("npm_",)),
+    ("pypi_token", r"(?<![\w\-])pypi-AgE[A-Za-z0-9_\-]{50,}", _token_ok, ("pypi-",)),
+    ("vault_token", r"(?<![\w\-])hv[sbr]\.[A-Za-z0-9_\-]{24,}", _mixed_ok, ("hvs.", "hvb.", "hvr.")),
+    ("shopify_token", r"(?<![\w\-])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", _token_ok,
+     ("shpat_", "shpca_", "shppa_", "shpss_")),
+    ("square_token", r"(?<![\w\-])sq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}", _token_ok, ("sq0",)),
+    ("huggingface_token", r"(?<![\w\-])hf_[A-Za-z0-9]{34,}", _mixed_ok, ("hf_",)),
+    ("digitalocean_token", r"(?<![\w\-])do[opr]_v1_[a-f0-9]{64}", _token_ok, ("_v1_",)),
+    ("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", _token_ok, ("age-secret-key-",)),
+    ("mailchimp_key", r"(?<![\w\-])[0-9a-f]{32}-us\d{1,2}(?![\w])", _token_ok, ("-us",)),
+    ("telegram_bot_token", r"(?<![\w\-:])\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![\w\-])", _token_ok,
+     (":aa",)),
+    ("discord_bot_token",
+     r"(?<![\w\-.])[MNO][A-Za-z\d_\-]{23,27}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,40}(?![\w\-])",
+     _mixed_ok, None),
+)
+_SECRET_NEEDLES = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "dsn")
+_ENTROPY_NEEDLES = ("key", "secret", "token", "salt", "seed", "sig", "hmac", "cookie", "session",
+                    "cred", "pass", "pwd", "private", "auth", "nonce", "cipher")
+
+
+@cache
+def _line_rules() -> tuple[_Rule, ...]:
+    """Rules matched on one line at a time (only on lines the trigger picked)."""
+    c = re.compile
+    rules = [_Rule(kind, c(rx), 0, ok, needles=nd) for kind, rx, ok, nd in _PROVIDER_SPECS]
+    not_code = frozenset({"config", "shell", "doc", "any"})
+    rules += [
+        _Rule("azure_storage_key", c(r"(?i)AccountKey=(?P<v>[A-Za-z0-9+/=]{40,})"), "v",
+              needles=("accountkey=",)),
+        _Rule("aws_secret_access_key", c(
+            r"(?i)(?<![A-Za-z0-9])aws[\w.\-]{0,40}secret[\w.\-]{0,40}[\"'\]]?" + _SEP
+            + r"[\"']?(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"), "v",
+            lambda m, line: not _placeholder(m.group("v")), needles=("aws",)),
+        # user:password@ in a URL of any scheme: up to the last "@" of the authority (a password
+        # may hold "@"), and a lazy variant for passwords with "/" (base64 ones do)
+        _Rule("url_credentials", c(
+            r"(?i)\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/?#@'\"`\[\]<>]*:(?!//)"
+            r"(?P<v>[^\s'\"`<>/?#]{1,200})@(?=[\w.\-\[\]%]+(?:[:/?#,;)\s'\"`<>]|$))"), "v", _url_ok,
+            generic=True, needles=("://",)),
+        _Rule("url_credentials", c(
+            r"(?i)\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/?#@'\"`\[\]<>]*:(?!//)(?!\d{1,5}/)"
+            r"(?P<v>[^\s'\"`<>]{1,200}?)@(?=[\w.\-\[\]%]+(?:[:/?#,;)\s'\"`<>]|$))"), "v", _url_ok,
+            generic=True, needles=("://",)),
+        _Rule("npm_token", c(
+            r"(?i):_(?:authToken|auth|password)[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"']{6,})"), "v",
+            lambda m, line: not _placeholder(m.group("v")), needles=(":_",)),
+        _Rule("bearer_token", c(
+            r"(?i)\b(?:bearer|token)[ \t]+(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)(?![A-Za-z0-9\-._~+/=])"),
+            "v", _bearer_ok, needles=("bearer", "token")),
+        _Rule("basic_auth", c(
+            r"(?i)\bbasic[ \t]+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"), "v", _basic_ok,
+            needles=("basic",)),
+        _Rule("basic_auth", c(
+            r"(?:^|[ \t])(?:-u|--user)[ \t=]+[\"']?[^\s:\"'$]+:(?P<v>[^\s\"']{3,})"), "v",
+            lambda m, line: not _placeholder(m.group("v")), needles=("-u", "--user")),
+        _Rule("docker_auth", c(
+            r"(?i)[\"'](?:auth|identitytoken|registrytoken)[\"'][ \t]*:[ \t]*[\"']"
+            r"(?P<v>[A-Za-z0-9+/=_\-.]{8,})[\"']"), "v", _docker_auth_ok,
+            needles=("auth", "token")),
+        _Rule("password", c(r"(?i)(?:^|[ \t])password[ \t]+(?P<v>\S{3,})(?=[ \t]|$)"), "v",
+              lambda m, line: not _placeholder(m.group("v")), needles=("machine ",)),
+        # assignments to secret-looking names: quoted anywhere, unquoted outside code
+        _Rule("password", c(
+            r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _NAME + r")[\"'\]]{0,2}" + _SEP + _QUOTED), "v",
+            _assign_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES),
+        _Rule("password", c(
+            r"(?i)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+|set[ \t]+|ENV[ \t]+|ARG[ \t]+)?[\"']?"
+            r"(?P<n>" + _NAME + r")[\"']?[ \t]*(?::=|=|:)[ \t]*"
+            r"(?P<v>[^\s'\"`#;][^\n]{0,300}?)(?=(?:[ \t]+[#;][^\n]*)?[ \t]*$)"), "v",
+            _bare_ok, _kind_for_name, not_code, generic=True, needles=_SECRET_NEEDLES),
+        _Rule("password", _inline_pattern(), "v", _inline_ok, _kind_for_name, not_code,
+              generic=True, needles=("pass", "pwd", "secret", "token", "key")),
+        _Rule("password", _inline_pattern(), "v", _inline_code_ok, _kind_for_name,
+              frozenset({"code"}), generic=True, needles=("pass", "pwd", "secret", "token", "key")),
+        # ("DB_PASSWORD", "..."): define(), os.Setenv(), tuples, header setters
+        _Rule("password", c(
+            r"(?i)[\"'](?P<n>" + _NAME + r")[\"'][ \t]*,[ \t]*" + _QUOTED
+            + r"(?=[ \t]*(?:[)\]};]|$))"), "v", _pair_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES),
+        # <password>...</password>, <add key="ApiKey" value="..."/>
+        _Rule("password", c(
+            r"(?i)<(?P<n>[\w:.\-]{0,40}?" + _SECRET_WORD + r"[\w:.\-]{0,40})>(?P<v>[^<>\n]{1,300})</"
+            r"(?P=n)>"), "v", _assign_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES),
+        _Rule("password", c(
+            r"(?i)\bkey[ \t]*=[ \t]*[\"'](?P<n>" + _NAME + r")[\"'][ \t]+value[ \t]*=[ \t]*"
+            r"[\"'](?P<v>[^\"'\n]{1,300})[\"']"), "v", _assign_ok, _kind_for_name, generic=True,
+            needles=("value",)),
+        # X-API-Key: ..., Private-Token: ... (HTTP headers in scripts and docs)
+        _Rule("credential", c(
+            r"(?i)(?<![\w\-])(?P<n>x-[\w\-]{0,30}(?:api-?key|token|secret|auth)[\w\-]{0,30}|api-?key"
+            r"|private-token|x-auth)[ \t]*:[ \t]*(?P<v>[^\s\"'`,;]{8,300})"), "v", _assign_ok,
+            generic=True, needles=("key", "token", "secret", "auth")),
+        # prose in comments and docs: "the password is hunter2!"
+        _Rule("password", c(
+            r"(?i)\b(?:password|passwd|pwd|passphrase)[ \t]+(?:is|was)[ \t]*:?[ \t]+[\"'`]?"
+            r"(?P<v>[^\s\"'`]{4,100})"), "v",
+            lambda m, line: not _placeholder(m.group("v").rstrip(".,;:!")) and bool(
+                re.search(r"\d|[^\w\s.,;:]|[a-z][A-Z]", m.group("v").rstrip(".,;:!"))),
+            needles=("password", "passwd", "pwd", "passphrase")),
+        # high-entropy values under key/secret/token/salt... names
+        _Rule("high_entropy", c(
+            r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _ENAME + r")[\"'\]]{0,2}" + _SEP + _QUOTED), "v",
+            _entropy_ok, generic=True, needles=_ENTROPY_NEEDLES),
+        _Rule("high_entropy", c(
+            r"(?i)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?(?P<n>" + _ENAME + r")[\"']?"
+            r"[ \t]*[=:][ \t]*(?P<v>[A-Za-z0-9+/=_\-.~]{16,})[ \t]*(?:[#;].*)?$"), "v",
+            _entropy_ok, None, not_code, generic=True, needles=_ENTROPY_NEEDLES),
+        _Rule("url_credentials", c(
+            r"(?i)[?&;](?P<n>sig|signature|access_token|refresh_token|client_secret|api_key|apikey"
+            r"|token|password|passwd|pwd|secret|auth)=(?P<v>[^&\s\"'#<>`;]{4,})"), "v",
+            lambda m, line: not _placeholder(m.group("v")),
+            lambda m: "password" if re.search(r"(?i)pass|pwd", m.group("n")) else "url_credentials",
+            generic=True,
+            needles=("sig=", "signature=", "token=", "secret=", "key=", "pass", "pwd=", "auth=")),
+    ]
+    return tuple(rules)
+
+
+@cache
+def _inline_pattern() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i)(?<![\w.\-])(?:--)?(?P<n>[\w\-]{0,30}?(?:password|passwd|pwd|secret|token|api[_\-]?key"
+        r"|apikey)|pass)=(?!=)(?P<v>[^\s;&\"'<>,)\]}`]{3,200})")
+
+
+def _trie(items: list[tuple[str, str]]) -> str:
+    """One regex for many literal prefixes, factored as a trie: Python's ``re`` tries the
+    alternatives of a branch one by one, so sharing prefixes makes the trigger ~3x faster."""
+    root: dict[str | None, Any] = {}
+    for word, suffix in items:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[None] = suffix
+
+    def emit(node: dict[str | None, Any]) -> str:
+        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(
+            ((k, v) for k, v in node.items() if k is not None), key=lambda kv: kv[0])]
+        if None in node:
+            alts.append(node[None])
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return emit(root)
+
+
+_TRIGGER_WORDS = (
+    "://", "bearer", "token ", "basic ", "-u ", "--user", "machine ", "github_pat_", "xox", "xapp-",
+    "aiza", "sk_", "rk_", "sk-", "whsec_", "sg.", "npm_", "eyj", "pypi-", "hvs.", "hvb.", "hvr.",
+    "shpat_", "shpca_", "shppa_", "shpss_", "sq0", "hf_", "_v1_", "age-secret-key", "accountkey",
+    "-us", ":aa", "hooks.slack", "/api/webhooks/", "webhook", "t3blbkfj", "private key",
+    "_authtoken", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "glpat-", "gldt-", "glrt-", "glptt-",
+    "glcbt-", "gloas-", "glft-", "glimt-", "glsoat-", "glagent-", "gr1348941", "akia", "asia",
+    "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "apka", "a3t", "cloudant", "softlayer",
+)
+_TRIGGER_KEYWORDS = (
+    "pass", "pwd", "secret", "token", "key", "auth", "cred", "private", "salt", "seed", "sig",
+    "cookie", "session", "nonce", "cipher", "hmac", "dsn", "contrase",
+)
+# Cheap hints, matched on the lower-cased text: a line with none of these (nor a long quoted
+# string, :data:`_TRIGGER_QUOTED`) cannot hold a secret that a rule or plugin would flag.
+_TRIGGER = re.compile(_trie(
+    [(w, "") for w in _TRIGGER_WORDS]
+    + [(w, r"[\w.\-]{0,40}[\"'`\]]{0,2}[ \t]*(?:[=:(,>]|=>)") for w in _TRIGGER_KEYWORDS]
+    + [(w, r"[ \t]+(?:is|was)\b") for w in ("password", "passwd", "pwd", "passphrase")]))
+_TRIGGER_QUOTED = re.compile(r"[\"'`][A-Za-z0-9+/=_\-.]{16}")
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
+_PEM = re.compile(
+    r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----.*?-----END[ A-Z0-9]{0,30}PRIVATE KEY"
+    r"(?: BLOCK)?-----", re.S)
+_PEM_OPEN = re.compile(r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z\-]+:[^\n]*|)[ \t]*\r?\n")
+_LIT = r"\"(?:[^\"\\\n]|\\.){0,300}\"|'(?:[^'\\\n]|\\.){0,300}'"
+_CHAIN = re.compile(
+    r"(?:" + _LIT + r")(?:[ \t]*(?:\+|\.\.?|\\)?[ \t]*(?:\r?\n[ \t]*(?:\+|\.\.?)?[ \t]*)?(?:"
+    + _LIT + r"))+")
+_LIT_IN = re.compile(_LIT)
+_ASSIGN_BEFORE = re.compile(
+    r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _NAME + r")[\"'\]]?" + _SEP + r"\(?[ \t]*$")
+
+
+def _pem_hits(text: str) -> Iterator[_Hit]:
+    """Whole private key blocks; an unterminated block runs over the base64 lines after it."""
+    if "PRIVATE KEY" not in text:
+        return
+    covered_to = -1
+    for m in _PEM.finditer(text):
+        covered_to = m.end()
+        yield _Hit(m.start(), m.end(), "private_key", False)
+    for m in _PEM_OPEN.finditer(text):
+        if m.start() < covered_to:
+            continue
+        end = m.end()
+        nl = text.find("\n", end)
+        pos = nl + 1 if nl >= 0 else len(text)
+        while pos < len(text):
+            body = _PEM_BODY.match(text, pos)
+            if body is None or body.end() == pos or not text[pos:body.end()].strip():
+                break
+            end, pos = body.end() - 1, body.end()
+        yield _Hit(m.start(), end, "private_key", False)
+
+
+def _split_literal_hits(text: str, line_rules: tuple[_Rule, ...]) -> Iterator[_Hit]:
+    """Tokens split across adjacent literals (``"ghp_ab" "cd..."``, ``'x' + 'y'``): join the
+    literals, match provider rules on the joined string and map each match back to its parts;
+    a chain assigned to a secret-looking name is redacted whole."""
+    providers = [r for r in line_rules if not r.generic and r.group == 0]
+    for chain in _CHAIN.finditer(text):
+        parts: list[tuple[int, int]] = []  # content spans in text
+        for lit in _LIT_IN.finditer(text, chain.start(), chain.end()):
+            parts.append((lit.start() + 1, lit.end() - 1))
+        if len(parts) < 2:
+            continue
+        joined = "".join(text[a:b] for a, b in parts)
+        if _MARK_HEAD in joined:
+            continue
+        offsets = list(accumulate(b - a for a, b in parts))
+        line_start = text.rfind("\n", 0, chain.start()) + 1
+        before = text[line_start:chain.start()]
+        assign = _ASSIGN_BEFORE.search(before) if len(before) < 400 else None
+        if assign and _name_ok(assign.group("n")) and not _placeholder(joined):
+            kind = "password" if re.search(r"(?i)pass|pwd", assign.group("n")) else "credential"
+            for a, b in parts:
+                if b > a:
+                    yield _Hit(a, b, kind, True)
+        for rule in providers:
+            for m in rule.pattern.finditer(joined):
+                if rule.accept is not None and not rule.accept(m, joined):
+                    continue
+                first = bisect.bisect_right(offsets, m.start())
+                last = bisect.bisect_left(offsets, m.end())
+                if first == last:
+                    continue  # inside one literal: the line rules see it
+                for i in range(first, last + 1):
+                    a, b = parts[i]
+                    base = offsets[i - 1] if i else 0
+                    lo = max(a, a + m.start() - base)
+                    hi = min(b, a + m.end() - base)
+                    if hi > lo:
+                        yield _Hit(lo, hi, rule.kind, False)
+
+
+_K8S_KIND = re.compile(r"(?m)^[ \t]*(?:-[ \t]+)?kind:[ \t]*[\"']?Secret[\"']?[ \t]*(?:#.*)?$")
+_K8S_DATA = re.compile(r"(?m)^(?P<ind>[ \t]*(?:-[ \t]+)?)(?:data|stringData):[ \t]*(?:#.*)?$")
+_K8S_ENTRY = re.compile(
+    r"(?P<ind>[ \t]*)[\"']?[\w.\-]+[\"']?:[ \t]*(?P<v>[^\n#]*?)[ \t]*(?:#[^\n]*)?$")
+_K8S_JSON = re.compile(r"\"kind\"[ \t]*:[ \t]*\"Secret\"")
+_K8S_JSON_DATA = re.compile(r"\"(?:data|stringData)\"\s*:\s*\{(?P<body>[^{}]*)\}")
+_K8S_JSON_PAIR = re.compile(r"\"[^\"\n]*\"\s*:\s*\"(?P<v>(?:[^\"\\\n]|\\.)*)\"")
+
+
+def _k8s_hits(text: str) -> Iterator[_Hit]:
+    """Values under ``data:``/``stringData:`` of Kubernetes ``Secret`` manifests (base64 or plain),
+    including block scalars; Helm templates and ``${VAR}`` stay."""
+    if "Secret" not in text:
+        return
+    if _K8S_JSON.search(text):
+        for d in _K8S_JSON_DATA.finditer(text):
+            for p in _K8S_JSON_PAIR.finditer(text, d.start("body"), d.end("body")):
+                if p.group("v") and not _placeholder(p.group("v")):
+                    yield _Hit(p.start("v"), p.end("v"), "k8s_secret", False)
+    if not _K8S_KIND.search(text):
+        return
+    docs = [0] + [m.end() for m in re.finditer(r"(?m)^---[^\n]*\n", text)] + [len(text)]
+    for lo, hi in zip(docs, docs[1:]):
+        if not _K8S_KIND.search(text, lo, hi):
+            continue
+        for d in _K8S_DATA.finditer(text, lo, hi):
+            key_col = len(d.group("ind"))
+            pos = d.end() + 1
+            entry_col = -1
+            block_col = -1
+            while pos < hi:
+                eol = text.find("\n", pos, hi)
+                eol = hi if eol < 0 else eol
+                line = text[pos:eol]
+                stripped = line.strip()
+                col = len(line) - len(line.lstrip(" \t"))
+                if stripped and col <= key_col:
+                    break
+                if stripped and not stripped.startswith("#"):
+                    if block_col >= 0 and col > entry_col:
+                        yield _Hit(pos + col, pos + len(line.rstrip()), "k8s_secret", False)
+                    else:
+                        block_col = -1
+                        m = _K8S_ENTRY.match(line)
+                        if m is not None:
+                            entry_col = col
+                            v = m.group("v")
+                            if v in ("|", ">", "|-", ">-", "|+", ">+"):
+                                block_col = col
+                            elif v:
+                                a, b = pos + m.start("v"), pos + m.end("v")
+                                if v[0] in "\"'" and v[-1] == v[0] and len(v) >= 2:
+                                    a, b = a + 1, b - 1
+                                if b > a and not _placeholder(text[a:b]):
+                                    yield _Hit(a, b, "k8s_secret", False)
+                pos = eol + 1
+
+
+# --------------------------------------------------------------------------------------------
+# detect-secrets, in-process
+
+
+_DS_KIND = {
+    "AWS Access Key": "aws_secret_access_key",
+    "Artifactory Credentials": "artifactory_token",
+    "Azure Storage Account access key": "azure_storage_key",
+    "Base64 High Entropy String": "high_entropy",
+    "Basic Auth Credentials": "url_credentials",
+    "Cloudant Credentials": "cloudant_credentials",
+    "Discord Bot Token": "discord_bot_token",
+    "GitHub Token": "github_token",
+    "GitLab Token": "gitlab_token",
+    "Hex High Entropy String": "high_entropy",
+    "IBM COS HMAC Credentials": "ibm_cos_hmac",
+    "IBM Cloud IAM Key": "ibm_cloud_iam_key",
+    "JSON Web Token": "jwt",
+    "Mailchimp Access Key": "mailchimp_key",
+    "NPM tokens": "npm_token",
+    "OpenAI Token": "openai_key",
+    "Private Key": "private_key",
+    "PyPI Token": "pypi_token",
+    "Secret Keyword": "credential",
+    "SendGrid API Key": "sendgrid_key",
+    "Slack Token": "slack_token",
+    "SoftLayer Credentials": "softlayer_credentials",
+    "Square OAuth Secret": "square_token",
+    "Stripe Access Key": "stripe_key",
+    "Telegram Bot Token": "telegram_bot_token",
+    "Twilio API Key": "twilio_key",
+}
+_NAME_BEFORE = re.compile(
+    r"(?P<n>[A-Za-z_][\w.\-]{0,80})[\"'\]]{0,2}[ \t]*(?:=>|:=|==|!=|=|:|\()[ \t]*[\"'`]?$")
+_DS_GENERIC = frozenset({"Secret Keyword", "Base64 High Entropy String", "Hex High Entropy String",
+                         "Basic Auth Credentials"})
+_DS_SKIPPED = frozenset({"Public IP (ipv4)"})  # an address is not a secret
+_KEYED_BEFORE = re.compile(
+    r"(?i)(?:" + _ENTROPY_WORD + r"|password|passwd|credential|api)[\w.\-]{0,40}[\"'\]]?[ \t]*"
+    r"(?:=>|:=|[=:(,])[ \t]*[\"'`]?[ \t]*$")
+
+
+# Which lines each plugin can fire on (lower-cased needles, or a regex on the line): running all
+# 26 plugins on every candidate line is what made scanning slow.
+_DS_GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
+    "AWS Access Key": ("akia", "asia", "abia", "acca", "a3t", "aws"),
+    "Artifactory Credentials": re.compile(r"AKC|AP[\dA-F]"),
+    "Azure Storage Account access key": ("accountkey",),
+    "Base64 High Entropy String": re.compile(r"[\"'][A-Za-z0-9+/=_\-]{20}"),
+    "Basic Auth Credentials": ("://",),
+    "Cloudant Credentials": ("cloudant", "cl_", "cl-", "clou"),
+    "Discord Bot Token": re.compile(r"[MNO][\w\-]{23,25}\."),
+    "GitHub Token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "GitLab Token": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-",
+                     "glimt-", "glptt-", "glagent-", "gloas-"),
+    "Hex High Entropy String": re.compile(r"[\"'][0-9a-fA-F]{16}"),
+    "IBM COS HMAC Credentials": ("secret", "access"),
+    "IBM Cloud IAM Key": ("ibm", "iam", "cloud"),
+    "JSON Web Token": ("eyj",),
+    "Mailchimp Access Key": ("-us",),
+    "NPM tokens": ("_authtoken",),
+    "OpenAI Token": ("t3blbkfj",),
+    "Private Key": ("private key", "begin ssh2", "putty"),
+    "PyPI Token": ("pypi-",),
+    "Secret Keyword": ("key", "pass", "pwd", "secret", "contrase"),
+    "SendGrid API Key": ("sg.",),
+    "Slack Token": ("xox", "hooks.slack"),
+    "SoftLayer Credentials": re.compile(r"(?i)softlayer|(?<![a-z])sl[_\-]?(?:api)?[_\-]?(?:key|pass|pw)"),
+    "Square OAuth Secret": ("sq0csp",),
+    "Stripe Access Key": ("k_live_",),
+    "Telegram Bot Token": re.compile(r"\d{8}:"),
+    "Twilio API Key": re.compile(r"(?:AC|SK)[a-z0-9]{32}"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _DsPlugin:
+    plugin: Any
+    secret_type: str
+    regex_based: bool
+    gate: tuple[str, ...] | re.Pattern[str] | None
+
+
+@cache
+def _ds_plugins() -> tuple[_DsPlugin, ...]:
+    """Every detect-secrets plugin with its default settings, bar the public-IP one."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    out = []
+    for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
+        if secret_type in _DS_SKIPPED:
+            continue
+        plugin = cls()
+        out.append(_DsPlugin(plugin, secret_type, isinstance(plugin, RegexBasedDetector),
+                             _DS_GATES.get(secret_type)))
+    return tuple(out)
+
+
+@cache
+def _ds_filters() -> tuple[Callable[..., bool], ...]:
+    from detect_secrets.filters import heuristic
+
+    return (heuristic.is_sequential_string, heuristic.is_potential_uuid,
+            heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
+            heuristic.is_not_alphanumeric_string)
+
+
+def _ds_unkeyed_data(value: str, line: str, at: int) -> bool:
+    """An entropy hit with no secret-looking name before it: hashes, UUIDs, base64 of text or
+    images and checksum fields are data, anything else random stays a suspect."""
+    v = value.strip("\"'")
+    if _KEYED_BEFORE.search(line, 0, at):
+        return False
+    if _HEX.match(v) or _UUID.search(v) or _HASH_CONTEXT.search(line):
+        return True
+    if re.match(r"(?i)sha(?:1|256|384|512)-", v) or "/" in v and re.search(r"\.\w{1,5}$", v):
+        return True
+    return _b64_is_data(v)
+
+
+def _ds_hits(line: str, low: str, offset: int, path: str, lock_file: bool) -> Iterator[_Hit]:
+    """Run detect-secrets' plugins on one line and locate each reported value in it."""
+    from detect_secrets.filters import heuristic
+
+    indirect: bool | None = None
+    for ds in _ds_plugins():
+        gate = ds.gate
+        if gate is not None and not (
+                gate.search(line) if isinstance(gate, re.Pattern) else any(n in low for n in gate)):
+            continue
+        found = ds.plugin.analyze_line(filename=path or "text", line=line, line_number=0,
+                                       context=None)
+        for secret in found:
+            value = secret.secret_value or ""
+            if not value or _MARK_HEAD in value or any(f(value) for f in _ds_filters()):
+                continue
+            if not ds.regex_based:
+                if lock_file or heuristic.is_likely_id_string(value, line, ds.plugin):
+                    continue
+                if indirect is None:
+                    indirect = heuristic.is_indirect_reference(line)
+                if indirect and ds.secret_type == "Secret Keyword":
+                    continue
+            generic = ds.secret_type in _DS_GENERIC
+            kind = _DS_KIND.get(ds.secret_type, re.sub(r"\W+", "_", ds.secret_type.lower()))
+            if ds.secret_type == "AWS Access Key" and re.match(r"A[A-Z]{3}[A-Z0-9]{16}$", value):
+                kind = "aws_access_key_id"
+            if ds.secret_type == "Slack Token" and value.startswith("http"):
+                kind = "slack_webhook"
+            for at in _locate(line, value):
+                if ds.secret_type == "Private Key":
+                    pass
+                elif _placeholder(value) if generic else _marked(value):
+                    continue
+                if ds.secret_type == "Secret Keyword":
+                    if _EXPRESSION.search(value):
+                        continue
+                    named = _NAME_BEFORE.search(line, 0, at)
+                    if named and not _secret_value(named.group("n"), value):
+                        continue
+                if ds.secret_type in ("Base64 High Entropy String", "Hex High Entropy String") \
+                        and _ds_unkeyed_data(value, line, at):
+                    continue
+                if ds.secret_type == "Secret Keyword":
+                    kind = "password" if re.search(r"(?i)pass|pwd|contrase", line[:at]) \
+                        else "credential"
+                yield _Hit(offset + at, offset + at + len(value), kind, generic)
+
+
+def _locate(line: str, value: str) -> list[int]:
+    """Where a reported value sits: occurrences not glued to word characters, else all of them."""
+    spots = [m.start() for m in re.finditer(re.escape(value), line)]
+    free = [i for i in spots
+            if (i == 0 or not (line[i - 1].isalnum() or line[i - 1] == "_"))
+            and (i + len(value) >= len(line)
+                 or not (line[i + len(value)].isalnum() or line[i + len(value)] == "_"))]
+    return free or spots
+
+
+# --------------------------------------------------------------------------------------------
+# scan and scrub
+
+
+_LOCK_FILES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock",
+                         "pipfile.lock", "cargo.lock", "gemfile.lock", "composer.lock",
+                         "packages.lock.json", "go.sum", "uv.lock", "bun.lock"})
+
+
+def _candidate_lines(text: str, low: str) -> list[tuple[int, int]]:
+    """(start, end) of every line a trigger fires on, in order."""
+    starts: set[int] = set()
+    spans: list[tuple[int, int]] = []
+    for pattern, subject in ((_TRIGGER, low), (_TRIGGER_QUOTED, text)):
+        for t in pattern.finditer(subject):
+            start = text.rfind("\n", 0, t.start()) + 1
+            if start in starts:
+                continue
+            starts.add(start)
+            end = text.find("\n", t.end())
+            spans.append((start, len(text) if end < 0 else end))
+    spans.sort()
+    return spans
+
+
+def _raw_hits(text: str, path: str) -> list[_Hit]:
+    fclass = _file_class(path)
+    lock_file = PurePosixPath(path.replace("\\", "/")).name.lower() in _LOCK_FILES
+    rules = [r for r in _line_rules() if r.classes is None or fclass in r.classes]
+    low = text.lower()
+    if len(low) != len(text):  # a few non-ASCII letters change length when lower-cased
+        low = text.translate(_ASCII_LOWER)
+    hits: list[_Hit] = []
+    for start, end in _candidate_lines(text, low):
+        line = text[start:end]
+        low_line = low[start:end]
+        long_line = len(line) > _LONG_LINE
+        for rule in rules:
+            if rule.needles is not None and not any(n in low_line for n in rule.needles):
+                continue
+            if long_line and rule.generic and rule.kind != "url_credentials":
+                continue
+            for m in rule.pattern.finditer(line):
+                if rule.accept is not None and not rule.accept(m, line):
+                    continue
+                a, b = m.span(rule.group)
+                if b <= a:
+                    continue
+                kind = rule.kind_of(m) if rule.kind_of is not None else rule.kind
+                hits.append(_Hit(start + a, start + b, kind, rule.generic))
+        if not long_line:
+            hits.extend(_ds_hits(line, low_line, start, path, lock_file))
+    hits.extend(_pem_hits(text))
+    hits.extend(_k8s_hits(text))
+    hits.extend(_split_literal_hits(text, _line_rules()))
+    return hits
+
+
+def _trim(text: str, hit: _Hit) -> _Hit | None:
+    """Spans never start or end on whitespace, so a replacement can not join two line breaks."""
+    a, b = hit.start, hit.end
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    if b <= a or _MARK_HEAD in text[a:b]:
+        return None
+    return _Hit(a, b, hit.kind, hit.generic)
+
+
+def _merge(text: str, hits: list[_Hit]) -> list[_Hit]:
+    """Overlapping spans become one; it is named after its widest specific (provider) hit."""
+    trimmed = sorted((h for h in (_trim(text, h) for h in hits) if h is not None),
+                     key=lambda h: (h.start, -h.end))
+    merged: list[tuple[int, int, list[_Hit]]] = []
+    for h in trimmed:
+        if merged and h.start < merged[-1][1]:
+            a, b, group = merged[-1]
+            group.append(h)
+            merged[-1] = (a, max(b, h.end), group)
+        else:
+            merged.append((h.start, h.end, [h]))
+    out = []
+    for a, b, group in merged:
+        best = max(group, key=lambda h: (not h.generic, h.end - h.start))
+        out.append(_Hit(a, b, best.kind, best.generic))
+    return out
+
+
+def scan(text: str, path: str = "") -> list[Finding]:
+    """Where the secrets in ``text`` are (non-overlapping, in order). ``path`` picks the rules
+    that fit the file (``.py``: no unquoted ``password = x``; ``.env``/yaml/ini: yes)."""
+    if not text:
+        return []
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    return [Finding(h.kind, h.start, h.end, bisect.bisect_left(newlines, h.start) + 1)
+            for h in _merge(text, _raw_hits(text, path))]
+
+
+def _replacement(span: str, kind: str) -> str:
+    """``[REDACTED:kind]`` that keeps every line break of the span (a PEM block stays as many
+    lines); a dropped line body next to a lone ``\\r`` keeps the marker so ``\\r`` and ``\\n`` never
+    fuse into one break."""
+    mark = MARK.format(kind)
+    if not any(ch in _BREAKS for ch in span):
+        return mark
+    pieces = span.splitlines(keepends=True)
+    out: list[str] = []
+    prev_end = ""
+    for i, piece in enumerate(pieces):
+        body = piece.rstrip("".join(_BREAKS))
+        # "\r\n" is one break to splitlines: keep the ending exactly as it was
+        ending = piece[len(body):]
+        keep = i == 0 or (body and prev_end.endswith("\r"))
+        out.append((mark if keep and (body or i == 0) else "") + ending)
+        prev_end = ending
+    return "".join(out)
+
+
+def scrub(text: str, path: str = "") -> Scrubbed:
+    """``text`` with each secret value replaced by ``[REDACTED:kind]``, same number of lines."""
+    findings = scan(text, path)
+    if not findings:
+        return Scrubbed(text, ())
+    parts: list[str] = []
+    pos = 0
+    for f in findings:
+        parts.append(text[pos:f.start])
+        parts.append(_replacement(text[f.start:f.end], f.kind))
+        pos = f.end
+    parts.append(text[pos:])
+    return Scrubbed("".join(parts), tuple(findings))
