@@ -111,3 +111,15 @@ def test_role_factors_equal_gives_every_role_one() -> None:
     """equal=True turns role weighting off, whatever the task names."""
     assert role_factors("add a test", equal=True) == dict.fromkeys(Role, 1.0)
     assert role_factors("", equal=True) == dict.fromkeys(Role, 1.0)
+
+
+@pytest.mark.parametrize(("path", "role"), [
+    ("scripts/publish", Role.BUILD), ("tools/gen_tables.py", Role.BUILD), (".github/workflows/ci.yml", Role.BUILD),
+    ("go.mod", Role.DATA), ("go.sum", Role.DATA), ("httpx/py.typed", Role.DATA), ("scripts/pylintrc", Role.BUILD),
+    ("pylintrc", Role.DATA), (".eslintrc", Role.DATA), ("artwork/logo.svg", Role.DATA),
+    ("bin/acms", Role.SOURCE), ("ext/jinja.el", Role.SOURCE), ("jinja2/_speedups.c", Role.SOURCE),
+])
+def test_tooling_manifests_and_markers_are_not_source(path: str, role: Role) -> None:
+    """Developer scripts, dependency manifests, tool configuration and marker files share words with the
+    code without being where behaviour lives; an executable without a suffix or an editor plugin is code."""
+    assert role_of(path) is role

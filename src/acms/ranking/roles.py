@@ -41,8 +41,13 @@ class Role(str, Enum):
 # file is source all the same.
 _DOC_SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc", ".rdoc", ".textile",
                            ".pod", ".org", ".tex", ".html", ".htm"})
+# Data, configuration, dependency manifests (go.mod, go.sum), marker files (py.typed) and images.
 _DATA_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml", ".ttl", ".trig", ".nt", ".csv", ".tsv", ".xml",
-                            ".ini", ".cfg", ".conf", ".lock", ".in", ".properties", ".env"})
+                            ".ini", ".cfg", ".conf", ".lock", ".in", ".properties", ".env", ".mod", ".sum",
+                            ".typed", ".svg"})
+_RC_FILE = re.compile(r"^\.?[a-z0-9_-]+rc$")  # pylintrc, .eslintrc: tool configuration
+# Developer tooling: build, lint, test and release scripts.
+_BUILD_DIRS = frozenset({"scripts", "script", "ci", ".circleci", ".github", "tools"})
 _TEST_DIRS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__", "fixtures", "testdata",
                         "test_data", "regrtest_data", "e2e", "benchmarks", "bench"})
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
@@ -72,14 +77,14 @@ def role_of(path: str) -> Role:
         return Role.TEST
     if dirs & _EXAMPLE_DIRS:
         return Role.EXAMPLE
-    if _BUILD_FILE.match(p.name):
+    if _BUILD_FILE.match(p.name) or dirs & _BUILD_DIRS:
         return Role.BUILD
     if _STUB_FILE.match(p.name):
         return Role.STUB
     original = PurePosixPath(path).name
     if dirs & _DOC_DIRS or p.suffix in _DOC_SUFFIXES or (not p.suffix and original.isupper()):
         return Role.DOCS  # README, CHANGES, LICENSE: no suffix, upper case
-    if p.suffix in _DATA_SUFFIXES:
+    if p.suffix in _DATA_SUFFIXES or (not p.suffix and _RC_FILE.match(p.name)):
         return Role.DATA
     return Role.SOURCE
 
