@@ -173,7 +173,7 @@ def score_case(items: list[Packed], case: Case, used_tokens: int, s: StrategySco
     relevant_items = {id(i) for unit in ranked for i in unit if any(match(i, g) for g in case.gold)}
     useful = sum(count(it.text) for it in items if id(it) in relevant_items)
     s.efficiency.append(useful / used_tokens if used_tokens else 0.0)
-    symbols = [g for g in case.gold if is_symbol(g)]
+    symbols = [g for g in case.gold if not is_path(g, files)]  # names and path::name: by their spans
     if spans is not None and symbols:
         per_item = [[i] for i in items]
         _add_ranks(gold_ranks(per_item, tuple(symbols), overlap_matcher(spans)), len(symbols),

@@ -6,7 +6,8 @@ changes the graph. Three parts:
 
 - ``windows``: BM25 over 40-line windows of each file (see :mod:`acms.ranking.windows`);
 - ``paths``: BM25 over each file's path (folders and file name split like identifiers);
-- ``where``: fragment IRI → (file number, start line, end line, 1 for a class body else 0), to map
+- ``where``: fragment IRI → (file number, start line, end line, 1 for a class body, 2 for a module
+  header, else 0), to map
   fragment scores to files.
 """
 
@@ -24,9 +25,11 @@ from acms.index.keyword import KeywordIndex, atomic_directory
 from acms.ranking.roles import Role, role_of
 from acms.ranking.windows import file_lines, windows
 
-__all__ = ["FragmentRow", "RankingIndex"]
+__all__ = ["CONTAINER", "FragmentRow", "RankingIndex"]
 
-FORMAT = "acms.ranking-index/2"
+CONTAINER = {"Class": 1, "Module": 2}
+
+FORMAT = "acms.ranking-index/3"
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class FragmentRow:
     start: int
     end: int
     text: str
-    container: bool = False  # a class: its body encloses its methods
+    container: int = 0  # CONTAINER: 1 a class (its body encloses its methods), 2 a module header
 
 
 class RankingIndex:

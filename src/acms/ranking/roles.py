@@ -48,7 +48,7 @@ _DATA_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml", ".ttl", ".trig", 
 _RC_FILE = re.compile(r"^\.?[a-z0-9_-]+rc$")  # pylintrc, .eslintrc: tool configuration
 # Developer tooling: build, lint, test and release scripts.
 _BUILD_DIRS = frozenset({"scripts", "script", "ci", ".circleci", ".github", "tools"})
-_TEST_DIRS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__", "fixtures", "testdata",
+_TEST_DIRS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__", "fixtures", "testdata", "eval", "evals",
                         "test_data", "regrtest_data", "e2e", "benchmarks", "bench"})
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
 _EXAMPLE_DIRS = frozenset({"example", "examples", "samples", "demo", "demos", "tutorial", "tutorials"})

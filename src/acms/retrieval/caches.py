@@ -13,7 +13,7 @@ import numpy as np
 
 from acms.index.keyword import KeywordIndex
 from acms.index.vectors import VectorMatrix, decode
-from acms.ranking.index import FragmentRow, RankingIndex
+from acms.ranking.index import CONTAINER, FragmentRow, RankingIndex
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
@@ -77,10 +77,11 @@ class DerivedCaches:
         except Exception:  # noqa: BLE001 - any unreadable cache is simply rebuilt
             pass
         paths = {r["file"].value: r["path"].value for r in self.store.select(catalog.text("search/file-paths"))}
-        classes = {r["frag"].value for r in self.store.select(catalog.text("search/class-fragments"))}
+        kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1]
+                 for r in self.store.select(catalog.text("search/class-fragments"))}
         index = RankingIndex.build(
             FragmentRow(r["frag"].value, paths[r["file"].value], int(r["start"].value), int(r["end"].value),
-                        r["text"].value, r["frag"].value in classes)
+                        r["text"].value, CONTAINER.get(kinds.get(r["frag"].value, ""), 0))
             for r in self.corpus if "file" in r and r["file"].value in paths
         )
         index.save(directory, key=self.state_key)
