@@ -126,7 +126,7 @@ CAUGHT: list[tuple[str, str, str, list[str], str]] = [
      ["aB3/xY+z9Q"], "url_credentials"),
     ("jdbc-query", "app.properties",
      f"spring.datasource.url=jdbc:mysql://db:3306/shop?user=root&password={REDIS_PW}\n",
-     [REDIS_PW], "url_credentials"),
+     [REDIS_PW], "password"),
     # tokens split across adjacent literals
     ("split-py-implicit", "a.py", f'TOKEN = ("{GH[:12]}"\n         "{GH[12:]}")\n',
      [GH[:12], GH[12:]], "github_token"),
@@ -157,6 +157,8 @@ CAUGHT: list[tuple[str, str, str, list[str], str]] = [
     ("k8s-list-item", "all.yaml",
      f"items:\n- apiVersion: v1\n  kind: Secret\n  data:\n    key: {K8S_B64}\n", [K8S_B64],
      "k8s_secret"),
+    ("k8s-flow-map", "secret.yaml", f"kind: Secret\ndata: {{password: {K8S_B64}, user: YWRtaW4=}}\n",
+     [K8S_B64], "k8s_secret"),
     ("k8s-json", "secret.json",
      f'{{"kind": "Secret", "data": {{"password": "{K8S_B64}"}}}}\n', [K8S_B64], "k8s_secret"),
     # private keys: the whole block
@@ -167,8 +169,8 @@ CAUGHT: list[tuple[str, str, str, list[str], str]] = [
      PEM_BODY, "private_key"),
     # .env, config and code assignments
     ("env-quoted", ".env", f'DB_PASSWORD="{PW}"\n', [PW], "password"),
-    ("env-export", "deploy.sh", f"export API_SECRET={PW}\n", [PW], "password"),
-    ("env-dotenv-local", ".env.local", f"NEXTAUTH_SECRET={B64_KEY}\n", [B64_KEY], "password"),
+    ("env-export", "deploy.sh", f"export API_SECRET={PW}\n", [PW], "credential"),
+    ("env-dotenv-local", ".env.local", f"NEXTAUTH_SECRET={B64_KEY}\n", [B64_KEY], "credential"),
     ("dockerfile-env", "Dockerfile", f"ENV DB_PASSWORD={PW}\n", [PW], "password"),
     ("docker-run-e", "run.sh", f"docker run -e POSTGRES_PASSWORD={PW} postgres\n", [PW],
      "password"),
@@ -207,15 +209,43 @@ CAUGHT: list[tuple[str, str, str, list[str], str]] = [
      [OPENAI[8:40]], "credential"),
     ("prose-comment", "db.py", f"# the staging password is {PW}\n", [PW], "password"),
     ("netrc", ".netrc", f"machine api.internal login bot password {PW}\n", [PW], "password"),
+    ("notebook-escaped", "train.ipynb", f'  "source": ["api_key = \\"{OPENAI[8:40]}\\"\\n"],\n',
+     [OPENAI[8:40]], "credential"),
+    ("terraform-variable", "variables.tf",
+     f'variable "db_password" {{\n  type    = string\n  default = "{PW}"\n}}\n', [PW], "password"),
+    ("compose-quoted-list", "compose.yml", f'      - "DB_PASSWORD={PW}"\n', [PW], "password"),
+    ("makefile", "Makefile", f"API_TOKEN ?= {OPENAI[8:40]}\n", [OPENAI[8:40]], "credential"),
+    ("rust-const", "main.rs", f'const API_KEY: &str = "{OPENAI[8:40]}";\n', [OPENAI[8:40]],
+     "credential"),
+    ("ruby-or-assign", "env.rb", f"ENV['DB_PASSWORD'] ||= '{PW}'\n", [PW], "password"),
+    ("redis-requirepass", "compose.yml", f"    command: redis-server --requirepass {PW}\n", [PW],
+     "password"),
+    ("mysql-p", "backup.sh", f"mysqldump -u root -p{PW} shop > dump.sql\n", [PW], "password"),
+    ("sshpass", "deploy.sh", f"sshpass -p '{PW}' ssh ops@host\n", [PW], "password"),
+    ("sql-create-user", "init.sql", f"CREATE USER app WITH PASSWORD '{PW}';\n", [PW], "password"),
+    ("powershell", "deploy.ps1",
+     f'$pw = ConvertTo-SecureString "{PW}" -AsPlainText -Force\n', [PW], "password"),
+    ("twilio-positional", "sms.py",
+     f'client = Client("AC{TEAMS_HEX}", "{TEAMS_HEX[::-1]}")\n', [TEAMS_HEX[::-1]], "twilio_key"),
+    ("kubeconfig-client-key", "kubeconfig",
+     f"users:\n- name: admin\n  user:\n    client-key-data: {B64_KEY * 3}\n", [B64_KEY * 3],
+     "credential"),
+    ("google-oauth-secret", "client.json",
+     '{"client_secret": "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"}\n',
+     ["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"], "google_oauth_secret"),
+    # found by a detect-secrets plugin alone (acms has no rule for Artifactory keys)
+    ("artifactory-via-detect-secrets", "pull.sh",
+     f'curl -H "X-JFrog-Art-Api: AKCp8{OPENAI[8:60]}" https://jfrog.internal/\n', [OPENAI[8:60]],
+     "artifactory_token"),
     # high-entropy values under secret-looking keys in config files
-    ("yaml-signing-key", "auth.yaml", f"auth:\n  signing_key: {B64_KEY}\n", [B64_KEY],
+    ("yaml-signing-key", "auth.yaml", f"auth:\n  session_seed: {B64_KEY}\n", [B64_KEY],
      "high_entropy"),
-    ("toml-cookie-secret", "app.toml", f'cookie_secret = "{B64_KEY}"\n', [B64_KEY], "password"),
+    ("toml-cookie-secret", "app.toml", f'cookie_secret = "{B64_KEY}"\n', [B64_KEY], "credential"),
     ("json-hex-secret", "keys.json", f'{{"hmac_key": "{HEX_SECRET}"}}\n', [HEX_SECRET],
      "high_entropy"),
     ("rails-secret-hex", "secrets.yml", f"production:\n  secret_key_base: {HEX_SECRET}\n",
-     [HEX_SECRET], "password"),
-    ("py-bytes-key", "crypto.py", f'ENCRYPTION_KEY = b"{B64_KEY}"\n', [B64_KEY], "high_entropy"),
+     [HEX_SECRET], "credential"),
+    ("py-bytes-key", "crypto.py", f'ENCRYPTION_KEY = b"{B64_KEY}"\n', [B64_KEY], "credential"),
 ]
 
 # (id, path, text, value that must survive)
@@ -319,7 +349,7 @@ def test_decoys_are_kept(path: str, text: str, value: str) -> None:
 
 def test_decoys_leave_the_text_untouched() -> None:
     changed = [d[0] for d in DECOYS if scrub(d[2], d[1]).text != d[2]]
-    assert len(changed) <= 1, changed  # a Helm Secret may lose its literal keys: <= 1 of 40
+    assert changed == []
 
 
 def test_findings_point_at_the_value() -> None:
@@ -353,6 +383,13 @@ def test_crlf_line_endings_are_kept() -> None:
     out = scrub(text, "k.txt")
     assert out.text.count("\r\n") == text.count("\r\n")
     assert len(out.text.splitlines()) == len(text.splitlines())
+
+
+def test_minified_line_is_scanned_in_linear_time() -> None:
+    filler = "var a=function(b){return b+1};" * 400
+    text = filler + f'var c={{password:"{PW}",k:"{GOOGLE}"}};' + filler + "\n"
+    out = scrub(text, "app.min.js").text
+    assert PW not in out and GOOGLE not in out and len(out) < len(text)
 
 
 def test_placeholders_are_typed_by_kind() -> None:
@@ -448,3 +485,4 @@ def test_scrub_never_raises_and_keeps_the_line_count(text: str, path: str) -> No
     for f in out.findings:
         assert 0 <= f.start < f.end <= len(text)
         assert f.line == text.count("\n", 0, f.start) + 1
+    assert scrub(out.text, path).text == out.text

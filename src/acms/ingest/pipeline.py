@@ -35,6 +35,7 @@ from acms.ingest.doc_extractor import extract_markdown, extract_rst
 from acms.ingest.fragments import FragmentSpec, code_fragments, doc_fragments, window_fragments
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.python_extractor import extract_python, module_name_for, resolve_edges
+from acms.ingest.python_fallback import extract_python_fallback
 from acms.ingest.walker import Listing, SkipReason, WalkSettings, escape_path, language_for, list_files, read_source
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology import rules as ontology_rules
@@ -105,7 +106,7 @@ class _Phase:
         self.timings[self.name] = self.timings.get(self.name, 0.0) + time.perf_counter() - self.start
 
 
-SCRUBBED = b"\0acms-secrets-scrubbed/1"  # in the content hash: turning scrubbing on or off re-reads every file
+SCRUBBED = b"\0acms-secrets-scrubbed/2"  # in the content hash: turning scrubbing on or off re-reads every file
 
 
 def _read_sources(listing: Listing, report: IndexReport, max_file_bytes: int | None = None,
@@ -140,6 +141,10 @@ def _extract(source: SourceFile, all_paths: set[str], window: int) -> tuple[Extr
         ext = extract_python(source.path, source.text, module_name_for(source.path, all_paths))
         if ext.parse_error is None:
             return ext, code_fragments(source, ext)
+        # ast rejects it (Python 2, a syntax error): tree-sitter's definitions, else text windows
+        recovered = extract_python_fallback(source.path, source.text, ext.module or "")
+        if recovered is not None:
+            return recovered, code_fragments(source, recovered)
         return ext, window_fragments(source, window)
     if source.language in ("markdown", "rst"):
         ext = (extract_markdown if source.language == "markdown" else extract_rst)(source.path, source.text)

@@ -17,7 +17,7 @@ from acms.store.oxigraph import OxigraphStore, insert_data
 
 __all__ = ["POLICY", "apply_policy"]
 
-POLICY = "scrubbed/1"
+POLICY = "scrubbed/2"
 KEPT = "kept"
 
 

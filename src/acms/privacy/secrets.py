@@ -21,9 +21,10 @@ Guarantees that callers rely on (all tested):
 * a secret value becomes ``[REDACTED:kind]`` (the kind says what it was, e.g. ``github_token``);
 * the text keeps its line count (no line break is ever removed), so ``path:line`` provenance of
   everything after a secret stays right;
-* scrubbing twice changes nothing: no rule fires on a ``[REDACTED:...]`` marker;
+* scrubbing twice changes nothing: no rule fires on a ``[REDACTED:...]`` marker, and the lines
+  that a replacement changed are scanned again until nothing new turns up;
 * it never raises on arbitrary text, and it is fast: the expensive detectors only see lines that a
-  cheap trigger says could hold a secret (see ``bench/secrets.py`` for MB/s).
+  cheap trigger says could hold a secret (see ``bench/secret_scan.py`` for MB/s).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from itertools import accumulate
 from pathlib import PurePosixPath
@@ -46,7 +47,8 @@ __all__ = ["MARK", "Finding", "Scrubbed", "scan", "scrub"]
 MARK = "[REDACTED:{}]"
 _MARK_HEAD = "[REDACTED:"
 _BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-_LONG_LINE = 4000  # longer lines (minified code, data) get only the linear-time rules
+_LONG_LINE = 4000  # longer lines (minified code, data) skip detect-secrets (its keyword regexes
+# are unbounded); acms's rules all have bounded repeats, so they stay linear on any line
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +120,9 @@ def _file_class(path: str) -> str:
 
 
 _PLACEHOLDER = re.compile(
-    r"(?i)example|placeholder|replace[_\-. ]?me|(?<![a-z])your[_\-. ]|(?-i:x{5,}|X{5,})|\*{3,}|\.\.\.|redacted"
-    r"|<[^<>\n]{1,60}>|\$\{[^}\n]*\}|\{\{.*?\}\}|^\$[\w{(]|^%\(|^%[\w.]+%$|^\{[\w.\-]*\}$|#\{"
+    r"(?i)example|placeholder|replace[_\-. ]?me|(?<![a-z])your[_\-. ]|(?-i:x{5,}|X{5,})|\*{3,}"
+    r"|\.\.\.|redacted|<[^<>\n]{1,60}>|\$\{[^}\n]*\}|\{\{.*?\}\}|^\$[\w{(]|^%\(|^%[\w.]+%$"
+    r"|^\{[\w.\-]*\}$|#\{"
     r"|^@[\w.]+@$|^\(\(.*\)\)$|^!(?:vault|secret|ref)|^(?:env|vault|ssm|secretsmanager|awssm)[:(]"
     r"|os\.environ|getenv|process\.env|ENV\[|System\.getenv|arn:aws:|^pk_(?:live|test)_"
 )
@@ -127,17 +130,19 @@ _WORDS = frozenset(
     "none null nil undefined true false yes no on off required optional string str bytes int"
     " password passwd pass secret token key apikey api_key credential credentials env bearer basic"
     " oauth oauth2 jwt hidden masked hmac sha256 sha512 hs256 rs256 aes aes256 default empty"
-    " changeme unset todo tbd secretstr self this".split()
+    " changeme unset todo tbd secretstr self this sample demo dummy test testing foo bar baz qux"
+    .split()
 )
 _NAME_NOT_SECRET = re.compile(
     r"(?i)(?:name|names|url|uri|endpoint|path|file|filename|dir|type|length|len|min|max|count"
     r"|size|ref|hint|field|label|prompt|header|policy|expiry|expires|ttl|timeout|lifetime|age"
     r"|regex|pattern|format|hashers?|validators?|reset|manager|provider|class|mode|method|algorithm"
     r"|alg|scopes?|audience|issuer|version|enabled|required|izer|ization|ized|tokens|location"
-    r"|source|mount|volume|store|backend|prefix|suffix|selector|mgr|realm|handler|factory|callback|template|rotation|generator"
+    r"|source|mount|volume|store|backend|prefix|suffix|selector|mgr|realm|handler|factory"
+    r"|callback|template|rotation|generator"
     r"|strength|_id|id|ids|index|position|pos|usage|limit|budget|kind|display|field_name|env_var"
     r"|envvar|var|variable|arn|public[_\-]?key|pubkey|public)[\"'\]]?$"
-    r"|public|pubkey|publishable|_at$|^no_|^is_|^has_|^use_|^enable"
+    r"|^(?:old)?pwd$|public|pubkey|publishable|_at$|^no_|^is_|^has_|^use_|^enable"
 )
 
 
@@ -173,7 +178,7 @@ def _placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     if len(v) < 4 or _MARK_HEAD in value:
         return True
-    if v.lower() in _WORDS or len(set(v)) <= 2 or _sequential(v):
+    if v.lower() in _WORDS or len(set(v)) <= 2 or _sequential(v) or _PATH.fullmatch(v):
         return True
     return bool(_PLACEHOLDER.search(v) or _FORMAT_FIELD.search(v)) or _names_a_secret(v)
 
@@ -219,14 +224,19 @@ def _b64_is_data(value: str) -> bool:
     return printable / len(raw) > 0.95 and b" " in raw
 
 
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_PATH = re.compile(r"(?:/|~/|\.{1,2}/|[A-Za-z]:\\)[\w.\-/\\]*")
+
+
 def _looks_random(value: str) -> bool:
     """Letters and digits mixed with enough entropy: what generated keys look like (and words
     joined by dashes do not)."""
     if len(value) < 16 or not re.search(r"\d", value) or not re.search(r"[A-Za-z]", value):
         return False
-    if re.search(r"\s", value) or _wordy(value):
+    if re.search(r"\s", value) or _wordy(value) or "://" in value or _DATE.search(value):
         return False
-    if re.fullmatch(r"[a-z0-9]+(?:[\-_.][a-z0-9]+)+", value) and not re.search(r"[a-z]\d|\d[a-z]", value):
+    if re.fullmatch(r"[a-z0-9]+(?:[\-_.][a-z0-9]+)+", value) \
+            and not re.search(r"[a-z]\d|\d[a-z]", value):
         return False
     return _entropy(value) >= 3.3
 
@@ -247,6 +257,8 @@ class _Rule:
     classes: frozenset[str] | None = None  # None: every file class
     generic: bool = False
     needles: tuple[str, ...] | None = None  # the lower-cased line must hold one (None: always)
+    gate: re.Pattern[str] | None = None  # the needles as one regex (set by _line_rules)
+    needle_set: frozenset[str] | None = None  # the needles as a set (set by _line_rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,12 +277,13 @@ _SECRET_WORD = (
 )
 _ENTROPY_WORD = (
     r"(?:key|secret|token|salt|seed|signature|hmac|cookie|session|cred|pass|pwd|private|auth|nonce"
-    r"|cipher|sig)"
+    r"|(?<![a-z])sig(?![a-z]))"
 )
 _NAME = r"[A-Za-z0-9_.\-]{0,40}?" + _SECRET_WORD + r"[A-Za-z0-9_.\-]{0,40}"
 _ENAME = r"[A-Za-z0-9_.\-]{0,40}?" + _ENTROPY_WORD + r"[A-Za-z0-9_.\-]{0,40}"
 # ``name = ``, ``name: ``, ``name := ``, ``name => ``, ``name: Type = `` (annotated assignment)
-_SEP = r"[ \t]*(?::=|=>|=(?!=)|:(?:[ \t]*[\w\[\]., |]{1,40}[ \t]*=(?!=))?)[ \t]*"
+_SEP = (r"[ \t]*(?::=|=>|\|\|=|\?\?=|=(?!=)|:(?:[ \t]*[\w\[\]., |&<>*']{1,40}[ \t]*=(?!=))?)"
+        r"[ \t]*")
 _QUOTED = (r"(?:[rbuRBUfF]{0,2})(?P<q>[\"'`])(?P<v>(?:(?!(?P=q))[^\\\n]|\\.){1,500})(?P=q)")
 _BARE_SKIP = re.compile(
     r"(?i)^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_]\w*\(.*|\d{1,6}|[\[{(|>].*)$"
@@ -313,8 +326,9 @@ def _secret_value(name: str, value: str) -> bool:
     if not _name_ok(name) or _placeholder(value) or value == name:
         return False
     strong = bool(_STRONG_NAME.search(name.rsplit(".", 1)[-1]))
-    if re.search(r"\s", value):
-        return strong and len(value.split()) < 6 and "\\n" not in value
+    if re.search(r"\s", value):  # a passphrase, or prose: prose has no digits and symbols
+        return strong and len(value.split()) < 6 and "\\n" not in value \
+            and bool(re.search(r"\d|[^\w\s.,;:'\"]", value))
     if strong or not _wordy(value):
         return True
     # a token name with a word-like value: ``envTokenValue42`` maybe, ``GetCallerIdentity`` no
@@ -327,6 +341,20 @@ def _pair_ok(m: re.Match[str], line: str) -> bool:
     value = m.group("v")
     return _assign_ok(m, line) and not re.search(r"\s", value) \
         and bool(re.search(r"[\d\W]", value.replace("_", "")))
+
+
+def _prose_ok(m: re.Match[str], line: str) -> bool:
+    """``the password is hunter2!``, not ``Password is correct.&quot;);``: the word itself, without
+    trailing punctuation, must hold a digit, a symbol or a case change."""
+    core = re.sub(r"(?:&\w+;|[.,;:!?)\]}\"'])+$", "", m.group("v"))
+    return len(core) >= 4 and not _placeholder(core) and not _wordy(core) \
+        and bool(re.search(r"\d|[^\w\s]|[a-z][A-Z]", core))
+
+
+def _flag_ok(m: re.Match[str], line: str) -> bool:
+    """``--password x``: not ``--password-file x`` nor ``--token $TOKEN``."""
+    return _name_ok(m.group("n")) and not _placeholder(m.group("v")) \
+        and not m.group("v").startswith("-")
 
 
 def _bare_ok(m: re.Match[str], line: str) -> bool:
@@ -345,8 +373,8 @@ def _inline_ok(m: re.Match[str], line: str) -> bool:
 
 
 def _inline_code_ok(m: re.Match[str], line: str) -> bool:
-    """In code, ``password=x`` is a keyword argument unless it sits inside a string literal (a DSN)
-    or its value is no identifier."""
+    """In code, ``password=x`` is a keyword argument unless it sits inside a string literal (a DSN,
+    a command line)."""
     if not _assign_ok(m, line):
         return False
     before = line[: m.start()]
@@ -462,13 +490,33 @@ _PROVIDER_SPECS: tuple[tuple[str, str, _Accept | None, tuple[str, ...] | None], 
     ("mailchimp_key", r"(?<![\w\-])[0-9a-f]{32}-us\d{1,2}(?![\w])", _token_ok, ("-us",)),
     ("telegram_bot_token", r"(?<![\w\-:])\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![\w\-])", _token_ok,
      (":aa",)),
+    ("mailgun_key", r"(?<![\w\-])key-[0-9a-z]{32}(?![\w\-])", _mixed_ok, ("key-",)),
+    ("newrelic_key", r"(?<![\w\-])NRA[KI]-[A-Z0-9]{27}(?![\w\-])", _token_ok, ("nrak-", "nrai-")),
+    ("sentry_token", r"(?<![\w\-])sntry[su]_[A-Za-z0-9+/=_\-]{30,}", _token_ok, ("sntry",)),
+    ("grafana_token", r"(?<![\w\-])glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}", _token_ok, ("glsa_",)),
+    ("postman_key", r"(?<![\w\-])PMAK-[a-f0-9]{24}-[a-f0-9]{34}", _token_ok, ("pmak-",)),
+    ("doppler_token", r"(?<![\w\-])dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", _token_ok,
+     ("dp.",)),
+    ("linear_key", r"(?<![\w\-])lin_api_[A-Za-z0-9]{40}", _token_ok, ("lin_api_",)),
+    ("atlassian_token", r"(?<![\w\-])ATATT3[A-Za-z0-9_\-=]{50,}", _token_ok, ("atatt3",)),
+    ("databricks_token", r"(?<![\w\-])dapi[a-f0-9]{32}(?:-\d)?(?![\w])", _token_ok, ("dapi",)),
+    ("terraform_token", r"(?<![\w\-])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}", _token_ok,
+     (".atlasv1.",)),
+    ("groq_key", r"(?<![\w\-])gsk_[A-Za-z0-9]{40,}", _mixed_ok, ("gsk_",)),
+    ("replicate_token", r"(?<![\w\-])r8_[A-Za-z0-9]{37,}", _mixed_ok, ("r8_",)),
+    ("google_oauth_secret", r"(?<![\w\-])GOCSPX-[A-Za-z0-9_\-]{28}", _token_ok, ("gocspx-",)),
+    ("azure_client_secret", r"(?<![\w~.\-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}", _mixed_ok,
+     ("q~",)),
+    ("aws_session_token",
+     r"(?<![\w+/])(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz)[A-Za-z0-9+/=]{100,}", _token_ok,
+     ("iqojb3jpz2lux2vj", "fwogzxivyxdz")),
     ("discord_bot_token",
      r"(?<![\w\-.])[MNO][A-Za-z\d_\-]{23,27}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,40}(?![\w\-])",
      _mixed_ok, None),
 )
 _SECRET_NEEDLES = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "dsn")
 _ENTROPY_NEEDLES = ("key", "secret", "token", "salt", "seed", "sig", "hmac", "cookie", "session",
-                    "cred", "pass", "pwd", "private", "auth", "nonce", "cipher")
+                    "cred", "pass", "pwd", "private", "auth", "nonce")
 
 
 @cache
@@ -517,9 +565,13 @@ def _line_rules() -> tuple[_Rule, ...]:
             r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _NAME + r")[\"'\]]{0,2}" + _SEP + _QUOTED), "v",
             _assign_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES),
         _Rule("password", c(
+            r"(?i)(?<![\w.\-])(?:\\?[\"'])?(?P<n>" + _NAME + r")(?:\\?[\"'])?" + _SEP
+            + r"\\(?P<q>[\"'])(?P<v>(?:(?!\\(?P=q))[^\n]){1,300}?)\\(?P=q)"), "v",
+            _assign_ok, _kind_for_name, generic=True, needles=("\\\"", "\\'")),
+        _Rule("password", c(
             r"(?i)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+|set[ \t]+|ENV[ \t]+|ARG[ \t]+)?[\"']?"
-            r"(?P<n>" + _NAME + r")[\"']?[ \t]*(?::=|=|:)[ \t]*"
-            r"(?P<v>[^\s'\"`#;][^\n]{0,300}?)(?=(?:[ \t]+[#;][^\n]*)?[ \t]*$)"), "v",
+            r"(?P<n>" + _NAME + r")[\"']?[ \t]*(?::=|\?=|=|:)[ \t]*"
+            r"(?P<v>[^\s'\"`#;][^\n]{0,300}?)[\"'`]?(?=(?:[ \t]+[#;][^\n]*)?[ \t]*$)"), "v",
             _bare_ok, _kind_for_name, not_code, generic=True, needles=_SECRET_NEEDLES),
         _Rule("password", _inline_pattern(), "v", _inline_ok, _kind_for_name, not_code,
               generic=True, needles=("pass", "pwd", "secret", "token", "key")),
@@ -528,7 +580,8 @@ def _line_rules() -> tuple[_Rule, ...]:
         # ("DB_PASSWORD", "..."): define(), os.Setenv(), tuples, header setters
         _Rule("password", c(
             r"(?i)[\"'](?P<n>" + _NAME + r")[\"'][ \t]*,[ \t]*" + _QUOTED
-            + r"(?=[ \t]*(?:[)\]};]|$))"), "v", _pair_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES),
+            + r"(?=[ \t]*(?:[)\]};]|$))"), "v", _pair_ok, _kind_for_name, generic=True,
+            needles=_SECRET_NEEDLES),
         # <password>...</password>, <add key="ApiKey" value="..."/>
         _Rule("password", c(
             r"(?i)<(?P<n>[\w:.\-]{0,40}?" + _SECRET_WORD + r"[\w:.\-]{0,40})>(?P<v>[^<>\n]{1,300})</"
@@ -546,9 +599,32 @@ def _line_rules() -> tuple[_Rule, ...]:
         _Rule("password", c(
             r"(?i)\b(?:password|passwd|pwd|passphrase)[ \t]+(?:is|was)[ \t]*:?[ \t]+[\"'`]?"
             r"(?P<v>[^\s\"'`]{4,100})"), "v",
-            lambda m, line: not _placeholder(m.group("v").rstrip(".,;:!")) and bool(
-                re.search(r"\d|[^\w\s.,;:]|[a-z][A-Z]", m.group("v").rstrip(".,;:!"))),
+            _prose_ok,
             needles=("password", "passwd", "pwd", "passphrase")),
+        # command lines: --requirepass x, mysql -pSECRET, sshpass -p x, SQL "PASSWORD 'x'"
+        _Rule("password", c(
+            r"(?i)(?:^|[ \t\"'])--?(?P<n>[\w\-]{0,30}(?:password|passwd|pass|pwd|token|secret"
+            r"|api-?key|requirepass|masterauth))[ \t]+[\"']?(?P<v>[^\s\"'\\]{4,200})"), "v",
+            _flag_ok, _kind_for_name, not_code, generic=True,
+            needles=("pass", "pwd", "token", "secret", "key", "masterauth")),
+        _Rule("password", c(
+            r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p"
+            r"(?P<v>[^\s\"'\-][^\s\"']{2,200})"),
+            "v", lambda m, line: not _placeholder(m.group("v")), needles=("mysql", "mariadb")),
+        _Rule("password", c(r"\bsshpass[ \t]+-p[ \t]*[\"']?(?P<v>[^\s\"']{3,200})"), "v",
+              lambda m, line: not _placeholder(m.group("v")), needles=("sshpass",)),
+        _Rule("password", c(
+            r"(?i)\b(?:password|identified[ \t]+by)[ \t]+(?P<q>['\"])(?P<v>[^'\"\n]{3,200})(?P=q)"),
+            "v", lambda m, line: not _placeholder(m.group("v"))
+            and bool(re.search(r"(?i)\b(?:user|role|login)\b", line)),
+            needles=("password", "identified")),
+        _Rule("password", c(
+            r"(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?[\"'](?P<v>[^\"'\n]{3,200})[\"']"),
+            "v", lambda m, line: not _placeholder(m.group("v")), needles=("securestring",)),
+        # Twilio: the auth token is 32 hex chars, passed next to the AC account SID
+        _Rule("twilio_key", c(
+            r"AC[0-9a-f]{32}[\"']?[ \t]*[,:=][ \t]*[\"'](?P<v>[0-9a-f]{32})[\"']"), "v",
+            needles=("ac",)),
         # high-entropy values under key/secret/token/salt... names
         _Rule("high_entropy", c(
             r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _ENAME + r")[\"'\]]{0,2}" + _SEP + _QUOTED), "v",
@@ -565,7 +641,33 @@ def _line_rules() -> tuple[_Rule, ...]:
             generic=True,
             needles=("sig=", "signature=", "token=", "secret=", "key=", "pass", "pwd=", "auth=")),
     ]
-    return tuple(rules)
+    return tuple(replace(r, gate=_needle_regex(r.needles), needle_set=frozenset(r.needles))
+                 if r.needles else r for r in rules)
+
+
+@cache
+def _needle_index() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
+    """Every rule's and plugin's needles in one trie regex, found at every position of a line at
+    once (a zero-width lookahead, so overlapping needles are all seen), and for each needle the
+    needles that are its prefixes (found with it at the same position)."""
+    needles = {n for r in _line_rules() for n in r.needles or ()}
+    needles |= {n for g in _DS_GATES.values() if isinstance(g, tuple) for n in g}
+    pattern = re.compile("(?=(" + _trie([(n, "") for n in sorted(needles)]) + "))")
+    return pattern, {n: frozenset(m for m in needles if n.startswith(m)) for n in needles}
+
+
+def _needles_in(low_line: str) -> set[str]:
+    pattern, prefixes = _needle_index()
+    found: set[str] = set()
+    for n in pattern.findall(low_line):
+        found |= prefixes[n]
+    return found
+
+
+@cache
+def _needle_regex(needles: tuple[str, ...]) -> re.Pattern[str]:
+    """One search instead of a Python loop of ``in`` tests: the gate runs on every candidate line."""
+    return re.compile("|".join(re.escape(n) for n in needles))
 
 
 @cache
@@ -583,13 +685,15 @@ def _trie(items: list[tuple[str, str]]) -> str:
         node = root
         for ch in word:
             node = node.setdefault(ch, {})
-        node[None] = suffix
+        node.setdefault(None, []).append(suffix)  # a word may end in several ways
 
     def emit(node: dict[str | None, Any]) -> str:
         alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(
             ((k, v) for k, v in node.items() if k is not None), key=lambda kv: kv[0])]
         if None in node:
-            alts.append(node[None])
+            ends = sorted(set(node[None]))
+            alts.append("" if "" in ends else ends[0] if len(ends) == 1
+                        else "(?:" + "|".join(ends) + ")")
         return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
     return emit(root)
@@ -603,10 +707,14 @@ _TRIGGER_WORDS = (
     "_authtoken", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "glpat-", "gldt-", "glrt-", "glptt-",
     "glcbt-", "gloas-", "glft-", "glimt-", "glsoat-", "glagent-", "gr1348941", "akia", "asia",
     "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "apka", "a3t", "cloudant", "softlayer",
+    "key-", "nrak-", "nrai-", "sntry", "glsa_", "pmak-", "dp.", "lin_api_", "atatt3", "dapi",
+    ".atlasv1.", "gsk_", "r8_", "gocspx-", "q~", "iqojb3jpz2lux2vj", "fwogzxivyxdz", "mysql",
+    "mariadb", "sshpass", "identified", "securestring", "requirepass", "masterauth", "\\\"",
+    "akcp",
 )
 _TRIGGER_KEYWORDS = (
     "pass", "pwd", "secret", "token", "key", "auth", "cred", "private", "salt", "seed", "sig",
-    "cookie", "session", "nonce", "cipher", "hmac", "dsn", "contrase",
+    "cookie", "session", "nonce", "hmac", "dsn", "contrase",
 )
 # Cheap hints, matched on the lower-cased text: a line with none of these (nor a long quoted
 # string, :data:`_TRIGGER_QUOTED`) cannot hold a secret that a rule or plugin would flag.
@@ -616,9 +724,8 @@ _TRIGGER = re.compile(_trie(
     + [(w, r"[ \t]+(?:is|was)\b") for w in ("password", "passwd", "pwd", "passphrase")]))
 _TRIGGER_QUOTED = re.compile(r"[\"'`][A-Za-z0-9+/=_\-.]{16}")
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
-_PEM = re.compile(
-    r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----.*?-----END[ A-Z0-9]{0,30}PRIVATE KEY"
-    r"(?: BLOCK)?-----", re.S)
+_PEM_CLOSE = re.compile(r"-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_MAX = 20_000  # an 8192-bit RSA key is ~6.5 kB of base64
 _PEM_OPEN = re.compile(r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_BODY = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z\-]+:[^\n]*|)[ \t]*\r?\n")
 _LIT = r"\"(?:[^\"\\\n]|\\.){0,300}\"|'(?:[^'\\\n]|\\.){0,300}'"
@@ -631,15 +738,19 @@ _ASSIGN_BEFORE = re.compile(
 
 
 def _pem_hits(text: str) -> Iterator[_Hit]:
-    """Whole private key blocks; an unterminated block runs over the base64 lines after it."""
+    """Whole private key blocks, each BEGIN paired with the next END (markers found once, so a
+    file of many BEGINs stays linear); an unterminated block runs over the base64 lines after it."""
     if "PRIVATE KEY" not in text:
         return
+    ends = [m.end() for m in _PEM_CLOSE.finditer(text)]
     covered_to = -1
-    for m in _PEM.finditer(text):
-        covered_to = m.end()
-        yield _Hit(m.start(), m.end(), "private_key", False)
     for m in _PEM_OPEN.finditer(text):
         if m.start() < covered_to:
+            continue
+        i = bisect.bisect_left(ends, m.end())
+        if i < len(ends) and ends[i] - m.start() <= _PEM_MAX:
+            covered_to = ends[i]
+            yield _Hit(m.start(), ends[i], "private_key", False)
             continue
         end = m.end()
         nl = text.find("\n", end)
@@ -649,6 +760,7 @@ def _pem_hits(text: str) -> Iterator[_Hit]:
             if body is None or body.end() == pos or not text[pos:body.end()].strip():
                 break
             end, pos = body.end() - 1, body.end()
+        covered_to = end
         yield _Hit(m.start(), end, "private_key", False)
 
 
@@ -657,6 +769,7 @@ def _split_literal_hits(text: str, line_rules: tuple[_Rule, ...]) -> Iterator[_H
     literals, match provider rules on the joined string and map each match back to its parts;
     a chain assigned to a secret-looking name is redacted whole."""
     providers = [r for r in line_rules if not r.generic and r.group == 0]
+    gate = _needle_regex(tuple(n for r in providers for n in r.needles or ()))
     for chain in _CHAIN.finditer(text):
         parts: list[tuple[int, int]] = []  # content spans in text
         for lit in _LIT_IN.finditer(text, chain.start(), chain.end()):
@@ -675,7 +788,12 @@ def _split_literal_hits(text: str, line_rules: tuple[_Rule, ...]) -> Iterator[_H
             for a, b in parts:
                 if b > a:
                     yield _Hit(a, b, kind, True)
+        low = joined.lower()
+        if not gate.search(low):
+            continue
         for rule in providers:
+            if rule.gate is not None and not rule.gate.search(low):
+                continue
             for m in rule.pattern.finditer(joined):
                 if rule.accept is not None and not rule.accept(m, joined):
                     continue
@@ -696,9 +814,25 @@ _K8S_KIND = re.compile(r"(?m)^[ \t]*(?:-[ \t]+)?kind:[ \t]*[\"']?Secret[\"']?[ \
 _K8S_DATA = re.compile(r"(?m)^(?P<ind>[ \t]*(?:-[ \t]+)?)(?:data|stringData):[ \t]*(?:#.*)?$")
 _K8S_ENTRY = re.compile(
     r"(?P<ind>[ \t]*)[\"']?[\w.\-]+[\"']?:[ \t]*(?P<v>[^\n#]*?)[ \t]*(?:#[^\n]*)?$")
+_K8S_FLOW = re.compile(r"(?m)^[ \t]*(?:data|stringData):[ \t]*\{(?P<body>[^{}\n]*)\}")
+_K8S_FLOW_PAIR = re.compile(r"[\w.\-\"']+[ \t]*:[ \t]*(?P<v>[^,}\s][^,}]*?)[ \t]*(?=,|$)")
 _K8S_JSON = re.compile(r"\"kind\"[ \t]*:[ \t]*\"Secret\"")
 _K8S_JSON_DATA = re.compile(r"\"(?:data|stringData)\"\s*:\s*\{(?P<body>[^{}]*)\}")
 _K8S_JSON_PAIR = re.compile(r"\"[^\"\n]*\"\s*:\s*\"(?P<v>(?:[^\"\\\n]|\\.)*)\"")
+
+
+_TF_VARIABLE = re.compile(
+    r"\bvariable[ \t]+\"(?P<n>" + _NAME + r")\"[ \t]*\{[^{}]{0,400}?\bdefault[ \t]*=[ \t]*"
+    r"\"(?P<v>[^\"\n]{1,300})\"")
+
+
+def _terraform_hits(text: str) -> Iterator[_Hit]:
+    """``variable "db_password" { default = "..." }``: the name is lines above the value."""
+    if 'variable "' not in text or "default" not in text:
+        return
+    for m in _TF_VARIABLE.finditer(text):
+        if _secret_value(m.group("n"), m.group("v")):
+            yield _Hit(m.start("v"), m.end("v"), _kind_for_name(m), True)
 
 
 def _k8s_hits(text: str) -> Iterator[_Hit]:
@@ -717,6 +851,13 @@ def _k8s_hits(text: str) -> Iterator[_Hit]:
     for lo, hi in zip(docs, docs[1:]):
         if not _K8S_KIND.search(text, lo, hi):
             continue
+        for flow in _K8S_FLOW.finditer(text, lo, hi):  # data: {password: abc}
+            for p in _K8S_FLOW_PAIR.finditer(text, flow.start("body"), flow.end("body")):
+                a, b = p.span("v")
+                if text[a] in "\"'" and b - a >= 2 and text[b - 1] == text[a]:
+                    a, b = a + 1, b - 1
+                if b > a and not _placeholder(text[a:b]):
+                    yield _Hit(a, b, "k8s_secret", False)
         for d in _K8S_DATA.finditer(text, lo, hi):
             key_col = len(d.group("ind"))
             pos = d.end() + 1
@@ -817,7 +958,8 @@ _DS_GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
     "Secret Keyword": ("key", "pass", "pwd", "secret", "contrase"),
     "SendGrid API Key": ("sg.",),
     "Slack Token": ("xox", "hooks.slack"),
-    "SoftLayer Credentials": re.compile(r"(?i)softlayer|(?<![a-z])sl[_\-]?(?:api)?[_\-]?(?:key|pass|pw)"),
+    "SoftLayer Credentials": re.compile(
+        r"(?i)softlayer|(?<![a-z])sl[_\-]?(?:api)?[_\-]?(?:key|pass|pw)"),
     "Square OAuth Secret": ("sq0csp",),
     "Stripe Access Key": ("k_live_",),
     "Telegram Bot Token": re.compile(r"\d{8}:"),
@@ -830,7 +972,8 @@ class _DsPlugin:
     plugin: Any
     secret_type: str
     regex_based: bool
-    gate: tuple[str, ...] | re.Pattern[str] | None
+    gate: re.Pattern[str] | None  # searched on the line
+    needles: frozenset[str] | None  # one must be in the lower-cased line
 
 
 @cache
@@ -844,8 +987,10 @@ def _ds_plugins() -> tuple[_DsPlugin, ...]:
         if secret_type in _DS_SKIPPED:
             continue
         plugin = cls()
+        gate = _DS_GATES.get(secret_type)
         out.append(_DsPlugin(plugin, secret_type, isinstance(plugin, RegexBasedDetector),
-                             _DS_GATES.get(secret_type)))
+                             gate if isinstance(gate, re.Pattern) else None,
+                             frozenset(gate) if isinstance(gate, tuple) else None))
     return tuple(out)
 
 
@@ -871,19 +1016,19 @@ def _ds_unkeyed_data(value: str, line: str, at: int) -> bool:
     return _b64_is_data(v)
 
 
-def _ds_hits(line: str, low: str, offset: int, path: str, lock_file: bool) -> Iterator[_Hit]:
+def _ds_hits(line: str, found: set[str], offset: int, path: str, lock_file: bool
+             ) -> Iterator[_Hit]:
     """Run detect-secrets' plugins on one line and locate each reported value in it."""
     from detect_secrets.filters import heuristic
 
     indirect: bool | None = None
     for ds in _ds_plugins():
-        gate = ds.gate
-        if gate is not None and not (
-                gate.search(line) if isinstance(gate, re.Pattern) else any(n in low for n in gate)):
+        if ds.gate is not None and not ds.gate.search(line) \
+                or ds.needles is not None and found.isdisjoint(ds.needles):
             continue
-        found = ds.plugin.analyze_line(filename=path or "text", line=line, line_number=0,
-                                       context=None)
-        for secret in found:
+        reported = ds.plugin.analyze_line(filename=path or "text", line=line, line_number=0,
+                                          context=None)
+        for secret in reported:
             value = secret.secret_value or ""
             if not value or _MARK_HEAD in value or any(f(value) for f in _ds_filters()):
                 continue
@@ -900,29 +1045,36 @@ def _ds_hits(line: str, low: str, offset: int, path: str, lock_file: bool) -> It
                 kind = "aws_access_key_id"
             if ds.secret_type == "Slack Token" and value.startswith("http"):
                 kind = "slack_webhook"
-            for at in _locate(line, value):
+            for at in _locate(line, value, generic):
                 if ds.secret_type == "Private Key":
                     pass
                 elif _placeholder(value) if generic else _marked(value):
                     continue
                 if ds.secret_type == "Secret Keyword":
-                    if _EXPRESSION.search(value):
-                        continue
+                    if _EXPRESSION.search(value) or re.search(r"\s", value):
+                        continue  # its greedy values run on into code or YAML structure
                     named = _NAME_BEFORE.search(line, 0, at)
                     if named and not _secret_value(named.group("n"), value):
                         continue
-                if ds.secret_type in ("Base64 High Entropy String", "Hex High Entropy String") \
-                        and _ds_unkeyed_data(value, line, at):
-                    continue
+                if ds.secret_type in ("Base64 High Entropy String", "Hex High Entropy String"):
+                    if _ds_unkeyed_data(value, line, at):
+                        continue
+                    named = _NAME_BEFORE.search(line, 0, at)
+                    if named and not _name_ok(named.group("n")) and _KEYED_BEFORE.search(
+                            line, 0, at):
+                        continue
                 if ds.secret_type == "Secret Keyword":
                     kind = "password" if re.search(r"(?i)pass|pwd|contrase", line[:at]) \
                         else "credential"
                 yield _Hit(offset + at, offset + at + len(value), kind, generic)
 
 
-def _locate(line: str, value: str) -> list[int]:
-    """Where a reported value sits: occurrences not glued to word characters, else all of them."""
+def _locate(line: str, value: str, generic: bool) -> list[int]:
+    """Where a reported value sits: every occurrence of a token; for a keyword's value the ones not
+    glued to word characters (``password = "password1"``: not the name), else all of them."""
     spots = [m.start() for m in re.finditer(re.escape(value), line)]
+    if not generic:
+        return spots
     free = [i for i in spots
             if (i == 0 or not (line[i - 1].isalnum() or line[i - 1] == "_"))
             and (i + len(value) >= len(line)
@@ -955,7 +1107,9 @@ def _candidate_lines(text: str, low: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _raw_hits(text: str, path: str) -> list[_Hit]:
+def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
+    """Every rule's spans, overlapping; ``only``: the line rules look at just the lines starting
+    at these offsets (a rescan after scrubbing: other lines did not change)."""
     fclass = _file_class(path)
     lock_file = PurePosixPath(path.replace("\\", "/")).name.lower() in _LOCK_FILES
     rules = [r for r in _line_rules() if r.classes is None or fclass in r.classes]
@@ -964,13 +1118,14 @@ def _raw_hits(text: str, path: str) -> list[_Hit]:
         low = text.translate(_ASCII_LOWER)
     hits: list[_Hit] = []
     for start, end in _candidate_lines(text, low):
+        if only is not None and start not in only:
+            continue
         line = text[start:end]
         low_line = low[start:end]
         long_line = len(line) > _LONG_LINE
+        found = _needles_in(low_line)
         for rule in rules:
-            if rule.needles is not None and not any(n in low_line for n in rule.needles):
-                continue
-            if long_line and rule.generic and rule.kind != "url_credentials":
+            if rule.needle_set is not None and found.isdisjoint(rule.needle_set):
                 continue
             for m in rule.pattern.finditer(line):
                 if rule.accept is not None and not rule.accept(m, line):
@@ -981,9 +1136,10 @@ def _raw_hits(text: str, path: str) -> list[_Hit]:
                 kind = rule.kind_of(m) if rule.kind_of is not None else rule.kind
                 hits.append(_Hit(start + a, start + b, kind, rule.generic))
         if not long_line:
-            hits.extend(_ds_hits(line, low_line, start, path, lock_file))
+            hits.extend(_ds_hits(line, found, start, path, lock_file))
     hits.extend(_pem_hits(text))
     hits.extend(_k8s_hits(text))
+    hits.extend(_terraform_hits(text))
     hits.extend(_split_literal_hits(text, _line_rules()))
     return hits
 
@@ -993,19 +1149,21 @@ def _trim(text: str, hit: _Hit) -> _Hit | None:
     a, b = hit.start, hit.end
     while a < b and text[a].isspace():
         a += 1
-    while b > a and text[b - 1].isspace():
-        b -= 1
+    while b > a and (text[b - 1].isspace()
+                     or text[b - 1] == "\\" and b < len(text) and text[b] in "\"'`"):
+        b -= 1  # and not on the backslash of an escaped closing quote (code inside JSON)
     if b <= a or _MARK_HEAD in text[a:b]:
         return None
     return _Hit(a, b, hit.kind, hit.generic)
 
 
-def _merge(text: str, hits: list[_Hit]) -> list[_Hit]:
+_RANK = {"high_entropy": 1, "url_credentials": 2, "credential": 3, "password": 4}
+
+
+def _merge(hits: list[_Hit]) -> list[_Hit]:
     """Overlapping spans become one; it is named after its widest specific (provider) hit."""
-    trimmed = sorted((h for h in (_trim(text, h) for h in hits) if h is not None),
-                     key=lambda h: (h.start, -h.end))
     merged: list[tuple[int, int, list[_Hit]]] = []
-    for h in trimmed:
+    for h in sorted(hits, key=lambda h: (h.start, -h.end)):
         if merged and h.start < merged[-1][1]:
             a, b, group = merged[-1]
             group.append(h)
@@ -1014,25 +1172,39 @@ def _merge(text: str, hits: list[_Hit]) -> list[_Hit]:
             merged.append((h.start, h.end, [h]))
     out = []
     for a, b, group in merged:
-        best = max(group, key=lambda h: (not h.generic, h.end - h.start))
+        best = max(group, key=lambda h: (not h.generic, h.end - h.start, _RANK.get(h.kind, 0)))
         out.append(_Hit(a, b, best.kind, best.generic))
     return out
+
+
+def _hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
+    if not text:
+        return []
+    return _merge([t for t in (_trim(text, h) for h in _raw_hits(text, path, only))
+                   if t is not None])
+
+
+def _findings(text: str, hits: list[_Hit]) -> tuple[Finding, ...]:
+    out: list[Finding] = []
+    line, pos = 1, 0
+    for h in hits:  # in order: count line breaks between consecutive findings only
+        line += text.count("\n", pos, h.start)
+        pos = h.start
+        out.append(Finding(h.kind, h.start, h.end, line))
+    return tuple(out)
 
 
 def scan(text: str, path: str = "") -> list[Finding]:
     """Where the secrets in ``text`` are (non-overlapping, in order). ``path`` picks the rules
     that fit the file (``.py``: no unquoted ``password = x``; ``.env``/yaml/ini: yes)."""
-    if not text:
-        return []
-    newlines = [m.start() for m in re.finditer("\n", text)]
-    return [Finding(h.kind, h.start, h.end, bisect.bisect_left(newlines, h.start) + 1)
-            for h in _merge(text, _raw_hits(text, path))]
+    return list(_findings(text, _hits(text, path)))
 
 
-def _replacement(span: str, kind: str) -> str:
+def _replacement(span: str, kind: str, line_goes_on: bool) -> str:
     """``[REDACTED:kind]`` that keeps every line break of the span (a PEM block stays as many
-    lines); a dropped line body next to a lone ``\\r`` keeps the marker so ``\\r`` and ``\\n`` never
-    fuse into one break."""
+    lines). A line body is only dropped where that changes nothing else: never right after a lone
+    ``\r`` (``\r`` and ``\n`` would fuse), nor on the span's last line when the text goes on there
+    or ends there (the line would vanish, or its rest would start a line and read differently)."""
     mark = MARK.format(kind)
     if not any(ch in _BREAKS for ch in span):
         return mark
@@ -1041,24 +1213,62 @@ def _replacement(span: str, kind: str) -> str:
     prev_end = ""
     for i, piece in enumerate(pieces):
         body = piece.rstrip("".join(_BREAKS))
-        # "\r\n" is one break to splitlines: keep the ending exactly as it was
-        ending = piece[len(body):]
-        keep = i == 0 or (body and prev_end.endswith("\r"))
-        out.append((mark if keep and (body or i == 0) else "") + ending)
+        ending = piece[len(body):]  # "\r\n" is one break to splitlines: keep it as it was
+        last_line = line_goes_on and i == len(pieces) - 1 and not ending
+        keep = i == 0 or bool(body) and (prev_end.endswith("\r") or last_line)
+        out.append((mark if keep else "") + ending)
         prev_end = ending
     return "".join(out)
 
 
-def scrub(text: str, path: str = "") -> Scrubbed:
-    """``text`` with each secret value replaced by ``[REDACTED:kind]``, same number of lines."""
-    findings = scan(text, path)
-    if not findings:
-        return Scrubbed(text, ())
+def _render(text: str, hits: list[_Hit]) -> tuple[str, list[tuple[int, int, int, int]]]:
+    """The scrubbed text, and where each replacement landed: (new start, new end, old start,
+    old end), to map spans found in the output back onto the input."""
     parts: list[str] = []
-    pos = 0
-    for f in findings:
-        parts.append(text[pos:f.start])
-        parts.append(_replacement(text[f.start:f.end], f.kind))
-        pos = f.end
+    layout: list[tuple[int, int, int, int]] = []
+    pos = size = 0
+    for h in hits:
+        parts.append(text[pos:h.start])
+        size += h.start - pos
+        goes_on = h.end == len(text) or text[h.end] not in _BREAKS
+        rep = _replacement(text[h.start:h.end], h.kind, goes_on)
+        parts.append(rep)
+        layout.append((size, size + len(rep), h.start, h.end))
+        size += len(rep)
+        pos = h.end
     parts.append(text[pos:])
-    return Scrubbed("".join(parts), tuple(findings))
+    return "".join(parts), layout
+
+
+def _to_input(pos: int, layout: list[tuple[int, int, int, int]], end: bool) -> int:
+    """An offset in the scrubbed text as an offset in the input (inside a marker: its span)."""
+    starts = [row[0] for row in layout]
+    i = (bisect.bisect_left(starts, pos) if end else bisect.bisect_right(starts, pos)) - 1
+    if i < 0:
+        return pos
+    _, new_end, old_start, old_end = layout[i]
+    if pos < new_end:
+        return old_end if end else old_start
+    return old_end + (pos - new_end)
+
+
+def scrub(text: str, path: str = "") -> Scrubbed:
+    """``text`` with each secret value replaced by ``[REDACTED:kind]``, same number of lines.
+
+    A replacement can give a neighbour new context (``Bearer abc==ghp_...``: once the token is a
+    marker, ``abc==`` reads as a bearer token), so the output is scanned again and anything new is
+    added, until nothing is: scrubbing the result again changes nothing."""
+    hits = _hits(text, path)
+    if not hits:
+        return Scrubbed(text, ())
+    out, layout = _render(text, hits)
+    for _ in range(4):
+        # only lines holding a marker changed (others are as they were, or emptied): rescan those
+        marked = {out.rfind("\n", 0, at) + 1 for row in layout for at in (row[0], row[1])}
+        extra = _hits(out, path, marked)
+        if not extra:
+            break
+        hits = _merge(hits + [_Hit(_to_input(h.start, layout, False), _to_input(h.end, layout, True),
+                                   h.kind, h.generic) for h in extra])
+        out, layout = _render(text, hits)
+    return Scrubbed(out, _findings(text, hits))
