@@ -107,3 +107,26 @@ def test_store_secrets_is_an_explicit_opt_in(project: Path) -> None:
     out = acms("sparql", "SELECT ?t WHERE { GRAPH ?g { ?f <https://w3id.org/acms/uko#text> ?t } }",
                "-C", str(project), "--format", "json")
     assert GITHUB not in out.stdout
+
+
+def test_the_planted_secret_corpus_leaves_through_no_surface(tmp_path: Path) -> None:
+    """bench/secrets_corpus.py's project (83 fake secrets of 31 kinds, many placements): after
+    `acms index`, none of them is in the store, an export or an assembly."""
+    bench = Path(__file__).resolve().parents[2] / "bench" / "secrets_corpus.py"
+    project = tmp_path / "corpus"
+    subprocess.run([sys.executable, str(bench), str(project)], check=True, capture_output=True)
+    manifest = json.loads((project / "manifest.json").read_text())
+    (project / "manifest.json").unlink()
+    values = [f for s in manifest["secrets"] for f in (s.get("fragments") or [s["value"]]) if f]
+    assert len(manifest["secrets"]) >= 80
+    assert acms("index", str(project)).returncode == 0
+    store = OxigraphStore(project / ".acms" / "graph", read_only=True, wait=5)
+    try:
+        stored = "\n".join(q.object.value for q in store.raw if hasattr(q.object, "value"))
+    finally:
+        store.close()
+    outputs = [stored, acms("export", "-C", str(project), "--format", "trig").stdout]
+    outputs += [acms("assemble", "password token secret key webhook credentials", "-C", str(project),
+                     "--budget", "8000", "--privacy", mode).stdout for mode in ("allow", "redact", "block")]
+    leaked = sorted({v[:10] + "…" for v in values for out in outputs if v in out})
+    assert not leaked, leaked
