@@ -231,22 +231,7 @@ class _Builder:
             self._scope(child, symbol)
 
     def _add(self, symbol: CodeSymbol) -> CodeSymbol:
-        """Same qualname twice (property setter, conditional def): one entity spanning both.
-
-        The entity IRI is path + qualname, so two symbols with one qualname would give one node
-        two line ranges; merging keeps the graph consistent and still covers every line.
-        """
-        old = self.symbols.get(symbol.qualname)
-        if old is None:
-            self.symbols[symbol.qualname] = symbol
-            return symbol
-        old.start_line = min(old.start_line, symbol.start_line)
-        old.end_line = max(old.end_line, symbol.end_line)
-        old.docstring = old.docstring or symbol.docstring
-        old.decorators = list(dict.fromkeys(old.decorators + symbol.decorators))
-        old.bases = list(dict.fromkeys(old.bases + symbol.bases))
-        old.calls = list(dict.fromkeys(old.calls + symbol.calls))
-        return old
+        return add_symbol(self.symbols, symbol)
 
     def _walk(self, body: list[ast.stmt]) -> tuple[list[str], list[_Def]]:
         """Calls made by this scope's own code, and the definitions nested directly in it.
@@ -316,3 +301,22 @@ class _Builder:
                     found.append((node.lineno, node.col_offset, i, ref))
         found.sort(key=lambda item: item[:3])
         return [ref for *_, ref in found]
+
+
+def add_symbol(symbols: dict[str, CodeSymbol], symbol: CodeSymbol) -> CodeSymbol:
+    """Same qualname twice (property setter, conditional def): one entity spanning both.
+
+    The entity IRI is path + qualname, so two symbols with one qualname would give one node
+    two line ranges; merging keeps the graph consistent and still covers every line.
+    """
+    old = symbols.get(symbol.qualname)
+    if old is None:
+        symbols[symbol.qualname] = symbol
+        return symbol
+    old.start_line = min(old.start_line, symbol.start_line)
+    old.end_line = max(old.end_line, symbol.end_line)
+    old.docstring = old.docstring or symbol.docstring
+    old.decorators = list(dict.fromkeys(old.decorators + symbol.decorators))
+    old.bases = list(dict.fromkeys(old.bases + symbol.bases))
+    old.calls = list(dict.fromkeys(old.calls + symbol.calls))
+    return old

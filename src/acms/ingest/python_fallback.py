@@ -26,7 +26,7 @@ from posixpath import basename
 from typing import TYPE_CHECKING, Any
 
 from acms.ingest.model import CodeSymbol, Extraction, ImportRef, SymbolKind
-from acms.ingest.python_extractor import absolute_module
+from acms.ingest.python_extractor import absolute_module, add_symbol
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -181,18 +181,7 @@ class _Builder:
         return None
 
     def _add(self, symbol: CodeSymbol) -> CodeSymbol:
-        """Same qualname twice: one entity spanning both (as ``python_extractor`` merges them)."""
-        old = self.symbols.get(symbol.qualname)
-        if old is None:
-            self.symbols[symbol.qualname] = symbol
-            return symbol
-        old.start_line = min(old.start_line, symbol.start_line)
-        old.end_line = max(old.end_line, symbol.end_line)
-        old.docstring = old.docstring or symbol.docstring
-        old.decorators = list(dict.fromkeys(old.decorators + symbol.decorators))
-        old.bases = list(dict.fromkeys(old.bases + symbol.bases))
-        old.calls = list(dict.fromkeys(old.calls + symbol.calls))
-        return old
+        return add_symbol(self.symbols, symbol)  # merged exactly as python_extractor merges
 
     def _walk(self, body: list[Node]) -> tuple[list[str], list[_Def]]:
         """Calls made by this scope's own code and the definitions nested directly in it; the
