@@ -20,7 +20,7 @@ from posixpath import basename, dirname, splitext
 from acms.ingest.model import CodeSymbol, Extraction, ImportRef, SymbolKind
 from acms.ingest.python_resolver import resolve_edges
 
-__all__ = ["extract_python", "module_name_for", "resolve_edges"]
+__all__ = ["add_symbol", "extract_python", "module_name_for", "resolve_edges"]
 
 # Lines as the Python tokenizer counts them (ast line numbers follow this, not str.splitlines).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
