@@ -8,7 +8,6 @@ import pytest
 from pyoxigraph import Literal, NamedNode
 
 from acms.config import Settings
-from acms.errors import ValidationFailed
 from acms.ingest import emit
 from acms.store.oxigraph import OxigraphStore
 from acms.tokens import count
