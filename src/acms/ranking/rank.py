@@ -5,13 +5,14 @@ files") is about a place in the code; the fragments an agent reads are then chos
 files. Per task:
 
 1. ``file = norm(best window BM25) + PATH_WEIGHT * norm(path BM25)``, times the file's role factor
-   (tests, docs, examples, data x0.3 unless the task names them, see :mod:`acms.ranking.roles`),
+   (tests, docs, examples, data, build scripts, stubs x0.3, x0.5 when the task names them, see
+   :mod:`acms.ranking.roles`),
    normalised so the best file scores 1;
 2. inside each of the best ``MAX_FILES`` files, fragments by their own BM25 (body plus qualified
    name): ``score = file × fragment / best fragment of that file``, at most ``PER_FILE`` of them, so
    a file's best fragment carries the file's score and rank order interleaves files by relevance.
    A class body that encloses a matching method gives way to it; a nested function to the function
-   around it.
+   around it; a module header counts ``MODULE_HEADER_FACTOR``.
    A file whose fragments score nothing on their own (the words are spread over several) shows the
    fragment that overlaps its best window most.
 
