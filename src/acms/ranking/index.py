@@ -6,8 +6,8 @@ changes the graph. Three parts:
 
 - ``windows``: BM25 over 40-line windows of each file (see :mod:`acms.ranking.windows`);
 - ``paths``: BM25 over each file's path (folders and file name split like identifiers);
-- ``where``: fragment IRI → (file number, start line, end line, 1 for a class body, 2 for a module
-  header, else 0), to map
+- ``frag_ids`` / ``locations``: fragment IRIs (sorted) → (file number, start line, end line, 1 for
+  a class body, 2 for a module header, else 0), as arrays, to map
   fragment scores to files.
 """
 
@@ -29,7 +29,7 @@ __all__ = ["CONTAINER", "FragmentRow", "RankingIndex"]
 
 CONTAINER = {"Class": 1, "Module": 2}
 
-FORMAT = "acms.ranking-index/3"
+FORMAT = "acms.ranking-index/4"
 
 
 @dataclass(frozen=True)
@@ -47,16 +47,24 @@ class RankingIndex:
 
     def __init__(self, files: list[str], window_file: np.ndarray, window_lines: np.ndarray,
                  windows_index: KeywordIndex, paths_index: KeywordIndex,
-                 where: dict[str, tuple[int, int, int, int]], key: str = "") -> None:
+                 frag_ids: np.ndarray, locations: np.ndarray, key: str = "") -> None:
+        """``frag_ids`` sorted (a numpy string array), ``locations`` the (file, start, end, container)
+        row of each: arrays, so a command loads them in milliseconds rather than parsing a dict."""
         self.files = files
         self.roles = [role_of(p) for p in files]
         self.window_file = window_file  # window number → file number
         self.window_lines = window_lines  # window number → (start, end)
         self.windows = windows_index
         self.paths = paths_index
-        self.where = where
+        self.frag_ids = frag_ids
+        self.locations = locations
         self.key = key
         self._aligned: tuple[KeywordIndex, np.ndarray] | None = None
+
+    @property
+    def where(self) -> dict[str, tuple[int, int, int, int]]:
+        """Fragment IRI → (file number, start, end, container); built on demand (for inspection)."""
+        return {str(f): (int(a), int(b), int(c), int(d)) for f, (a, b, c, d) in zip(self.frag_ids, self.locations.tolist())}
 
     @classmethod
     def build(cls, rows: Iterable[FragmentRow]) -> RankingIndex:
@@ -75,14 +83,23 @@ class RankingIndex:
         windows_index = KeywordIndex.build([str(i) for i in range(len(texts))], texts)
         paths_index = KeywordIndex.build(files, files)
         where = {r.frag: (number[r.path], r.start, r.end, int(r.container)) for r in rows}
+        ids = sorted(where)
+        frag_ids = np.asarray(ids, dtype=str) if ids else np.zeros(0, dtype="<U1")
+        locations = np.asarray([where[f] for f in ids], dtype=np.int64).reshape(-1, 4)
         return cls(files, np.asarray(wfile, dtype=np.int64), np.asarray(wlines, dtype=np.int64).reshape(-1, 2),
-                   windows_index, paths_index, where)
+                   windows_index, paths_index, frag_ids, locations)
 
     def aligned(self, fragments: KeywordIndex) -> np.ndarray:
         """``(file number, start, end, container)`` per id of ``fragments`` (file -1 when not in ``where``), memoised."""
         if self._aligned is None or self._aligned[0] is not fragments:
-            rows = [self.where.get(f, (-1, 0, 0, 0)) for f in fragments.ids]
-            self._aligned = (fragments, np.asarray(rows, dtype=np.int64).reshape(-1, 4))
+            out = np.zeros((len(fragments.ids), 4), dtype=np.int64)
+            out[:, 0] = -1
+            if len(fragments.ids) and self.frag_ids.size:
+                wanted = np.asarray(fragments.ids, dtype=str)
+                pos = np.clip(np.searchsorted(self.frag_ids, wanted), 0, self.frag_ids.size - 1)
+                found = self.frag_ids[pos] == wanted
+                out[found] = self.locations[pos[found]]
+            self._aligned = (fragments, out)
         return self._aligned[1]
 
     def roles_array(self, factors: dict[Role, float]) -> np.ndarray:
@@ -95,8 +112,9 @@ class RankingIndex:
             self.paths.save(tmp / "paths")
             np.save(tmp / "window_file.npy", self.window_file)
             np.save(tmp / "window_lines.npy", self.window_lines)
-            meta = {"format": FORMAT, "key": key, "files": self.files,
-                    "where": {f: list(v) for f, v in self.where.items()}}
+            np.save(tmp / "frag_ids.npy", self.frag_ids)
+            np.save(tmp / "locations.npy", self.locations)
+            meta = {"format": FORMAT, "key": key, "files": self.files}
             (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
         self.key = key
 
@@ -113,7 +131,8 @@ class RankingIndex:
             return cls(meta["files"], np.load(directory / "window_file.npy", mmap_mode="r"),
                        np.load(directory / "window_lines.npy", mmap_mode="r"),
                        KeywordIndex.load(directory / "windows"), KeywordIndex.load(directory / "paths"),
-                       {f: (v[0], v[1], v[2], v[3]) for f, v in meta["where"].items()}, key=str(meta.get("key", "")))
+                       np.load(directory / "frag_ids.npy", mmap_mode="r"),
+                       np.load(directory / "locations.npy", mmap_mode="r"), key=str(meta.get("key", "")))
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:
