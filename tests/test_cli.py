@@ -121,3 +121,15 @@ def test_every_command_and_setting_is_in_the_readme() -> None:
         assert f"acms {name}" in readme, f"`acms {name}` is not documented in README.md"
     for setting in Settings.help_table():
         assert f"`{setting}`" in readme, f"setting {setting} is not documented in README.md"
+
+
+def test_float_settings_work_and_a_bad_one_writes_nothing(sample_project: Path) -> None:
+    """`hot_days = 7` (a documented float setting) indexes; `hot_days = "soon"` is exit 6 before any write."""
+    (sample_project / "acms.toml").write_text('hot_days = "soon"\n')
+    code, _, err = run("index", str(sample_project))
+    assert code == 6 and "hot_days" in err and not (sample_project / ".acms" / "graph").exists()
+    (sample_project / "acms.toml").write_text("hot_days = 7\nhot_use_days = 0.5\n")
+    code, _, err = run("index", str(sample_project))
+    assert code == 0, err
+    code, out, _ = run("tiers", "-C", str(sample_project), "--json")
+    assert code == 0 and "7" in out
