@@ -13,10 +13,10 @@ import click
 
 from acms.config import Settings, load_settings
 from acms.errors import AcmsError, UsageError
-from acms.text_checks import text_problem, walk_strings
 from acms.paths import project_root
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
+from acms.text_checks import text_problem, walk_strings
 
 F = TypeVar("F", bound=Callable[..., Any])
 

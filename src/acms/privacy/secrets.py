@@ -417,26 +417,26 @@ def _bearer_ok(m: re.Match[str], line: str) -> bool:
     return not _placeholder(value) and (bool(re.search(r"\d", value)) or len(value) >= 24)
 
 
+def _b64(value: str) -> bytes | None:
+    """Strict base64 (missing padding allowed), or None."""
+    try:
+        return base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 def _basic_ok(m: re.Match[str], line: str) -> bool:
     value = m.group("v")
-    if _placeholder(value):
-        return False
-    try:
-        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return b":" in raw
+    raw = None if _placeholder(value) else _b64(value)
+    return raw is not None and b":" in raw
 
 
 def _docker_auth_ok(m: re.Match[str], line: str) -> bool:
     value = m.group("v")
     if _placeholder(value):
         return False
-    try:
-        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return _looks_random(value)
-    return b":" in raw or _looks_random(value)
+    raw = _b64(value)
+    return (raw is not None and b":" in raw) or _looks_random(value)
 
 
 _Accept = Callable[[re.Match[str], str], bool]

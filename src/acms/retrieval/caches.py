@@ -7,7 +7,10 @@ written before any later index run or migration is never used: it is rebuilt on 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from functools import cached_property
+from pathlib import Path
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -18,6 +21,14 @@ from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.terms import Term
+
+
+class _HasKey(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+_Keyed = TypeVar("_Keyed", bound=_HasKey)
 
 
 class DerivedCaches:
@@ -45,14 +56,20 @@ class DerivedCaches:
             self._keyword = self._load_keyword()
         return self._keyword
 
+    def _saved(self, load: Callable[[Path], _Keyed], directory: Path) -> _Keyed | None:
+        """The cache saved in ``directory`` if it is for the current graph state; any unreadable
+        or stale one is simply rebuilt by the caller."""
+        try:
+            index = load(directory)
+        except Exception:  # noqa: BLE001
+            return None
+        return index if index.key == self.state_key else None
+
     def _load_keyword(self) -> KeywordIndex:
         directory = self.layout.cache_dir("keyword")
-        try:
-            index = KeywordIndex.load(directory)
-            if index.key == self.state_key:
-                return index
-        except Exception:  # noqa: BLE001 - any unreadable cache is simply rebuilt
-            pass
+        saved = self._saved(KeywordIndex.load, directory)
+        if saved is not None:
+            return saved
         ids, texts = [], []
         for row in self.corpus:
             ids.append(row["frag"].value)
@@ -70,12 +87,9 @@ class DerivedCaches:
 
     def _load_ranking(self) -> RankingIndex:
         directory = self.layout.cache_dir("ranking")
-        try:
-            index = RankingIndex.load(directory)
-            if index.key == self.state_key:
-                return index
-        except Exception:  # noqa: BLE001 - any unreadable cache is simply rebuilt
-            pass
+        saved = self._saved(RankingIndex.load, directory)
+        if saved is not None:
+            return saved
         paths = {r["file"].value: r["path"].value for r in self.store.select(catalog.text("search/file-paths"))}
         kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1]
                  for r in self.store.select(catalog.text("search/class-fragments"))}

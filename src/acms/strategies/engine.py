@@ -1,5 +1,9 @@
 """Run a strategy's phases against the store: each phase is SPARQL plus the fn: score tables.
 
+``rank`` phase: the first stage (:mod:`acms.ranking.rank`: files by best window and path, then each
+file's best fragments) fills ``fn:rankScore`` / ``fn:rankReason``; the phase's query describes the
+chosen fragments, given as ``VALUES ?frag``.
+
 ``keyword`` / ``vector`` phases: numpy scores the corpus once (Searcher.score_tables), the best
 candidates go into the phase's query as ``VALUES ?frag``, the query describes and ranks them.
 ``graph`` phase (the native path): focus entities (given, or linked from the task's terms), breadth-first
@@ -14,6 +18,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode
 
@@ -26,6 +31,9 @@ from acms.sparql.functions import ScoreTables, functions
 from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.terms import Term
 from acms.vocab import XSD
+
+if TYPE_CHECKING:
+    from acms.ranking.rank import Ranked
 
 NAV = "breadth-depth-navigator"
 HOP_DECAY = 0.8
@@ -83,13 +91,18 @@ def ranked_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> lis
     return [_candidate(r, desc.name, float(r["score"].value), f"{label} {float(r['score'].value):.2f}") for r in rows]
 
 
-def rank_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
-    """The first stage (:mod:`acms.ranking.rank`) picks and scores fragments; the phase's query describes them."""
+def _first_stage(ctx: RunContext) -> list[Ranked]:
+    """The request's first-stage ranking (:mod:`acms.ranking.rank`), honouring ``tests_and_docs``."""
     from acms.ranking.rank import rank
 
     caches = ctx.searcher.caches
-    equal = ctx.request.filters.tests_and_docs == "equal"
-    ranked = rank(ctx.request.intent, caches.keyword(), caches.ranking(), equal_roles=equal)
+    return rank(ctx.request.intent, caches.keyword(), caches.ranking(),
+                equal_roles=ctx.request.filters.tests_and_docs == "equal")
+
+
+def rank_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
+    """The first stage picks and scores fragments; the phase's query describes them."""
+    ranked = _first_stage(ctx)
     if ctx.request.filters.k:
         ranked = ranked[: ctx.request.filters.k]
     if not ranked:
@@ -145,10 +158,7 @@ def resolve_focus(ctx: RunContext, *, ranked: bool = True) -> list[str]:
     if ctx.request.focus and not out:
         ctx.warnings.append(f"no entity matches focus {', '.join(ctx.request.focus)}")
     if not ctx.request.focus and ranked:
-        from acms.ranking.rank import rank
-
-        caches = ctx.searcher.caches
-        best = [r.fragment for r in rank(ctx.request.intent, caches.keyword(), caches.ranking())[:LINKED_FOCUS]]
+        best = [r.fragment for r in _first_stage(ctx)[:LINKED_FOCUS]]
         if best:
             order = {f: i for i, f in enumerate(best)}
             rows = store.select(_query("owners-of-fragments.rq", ctx), {"frag": [NamedNode(f) for f in best]})
