@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from acms.assembly.protocol import InvalidRequest, parse_request
@@ -57,6 +57,7 @@ def _quads(root: Path) -> int:
 
 
 @given(task=TEXT, focus=TEXT, strategy=st.sampled_from(["auto", "arce", "../x", "a\nb", "\x00"]))
+@example(task="0", focus="<>", strategy="auto")  # an empty bracketed IRI once reached the store
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_cli_assemble_never_tracebacks_and_never_writes(indexed_sample: Path, task: str, focus: str,
                                                         strategy: str) -> None:

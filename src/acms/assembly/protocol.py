@@ -174,8 +174,9 @@ def parse_request(data: Mapping[str, Any] | str | bytes) -> RenderRequest:
     problems = sorted({line for e in _validator().iter_errors(data) for line in _describe(e)})
     problems += [f"{field}: {why}" for field, value in walk_strings(data) if (why := text_problem(value))]
     for i, f in enumerate(data.get("focus", ()) if isinstance(data, Mapping) else ()):
-        iri = f.strip()[1:-1] if isinstance(f, str) and f.strip().startswith("<") else f
-        if isinstance(iri, str) and iri.startswith(("<", "http://", "https://", "urn:")) and (why := bad_iri(iri)):
+        bracketed = isinstance(f, str) and f.strip().startswith("<")
+        iri = f.strip()[1:-1] if bracketed else f
+        if isinstance(iri, str) and (bracketed or iri.startswith(("http://", "https://", "urn:"))) and (why := bad_iri(iri)):
             problems.append(f"focus[{i}]: {why}")
     if problems:
         raise InvalidRequest(problems)
