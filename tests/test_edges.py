@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from acms.assembly.protocol import InvalidRequest, parse_request
+from acms.assembly.protocol import parse_request
+
+from acms.errors import InvalidRequest
 from acms.cli.main import cli
 from acms.store.oxigraph import OxigraphStore
 

@@ -38,7 +38,7 @@ class Index:
     @classmethod
     def open(cls, project: str | Path, *, store: str | Path | None = None, **overrides: Any) -> Index:
         root = project_root(project)
-        return cls(root, load_settings(root).merged(overrides), Path(store) if store else None)
+        return cls(root, load_settings(root).merged(overrides, "Index.open"), Path(store) if store else None)
 
     @property
     def searcher(self) -> Searcher:

@@ -1,12 +1,20 @@
-"""One frozen settings object; every field carries its help text.
+"""One frozen, typed settings object; every field carries its help text, type and lower bound.
 
 Precedence: defaults < ``acms.toml`` or ``[tool.acms]`` in pyproject.toml at the project root <
-``ACMS_*`` environment variables < CLI flags (applied by the CLI with ``Settings.merged``).
+``ACMS_*`` environment variables < command-line flags (``acms --set NAME=VALUE`` and the commands'
+own flags, applied with ``Settings.merged``).
+
+Every value is checked against its field's type when it is read, before any command does any work:
+a wrong one is a ``ConfigError`` (exit 6) naming the setting, where it came from and the type it
+expects (``setting hot_days (acms.toml) expects a number, got 'soon'``). A TOML file carries types
+(``hot_days = 7`` is a number, ``hot_days = "7"`` is not); the environment and flags carry text,
+parsed by the field's type (``ACMS_HOT_DAYS=3.5``, ``ACMS_EXCLUDE=a/,b/``, ``ACMS_RECORD_USE=off``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -16,88 +24,148 @@ from typing import Any
 
 from acms.errors import ConfigError
 
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
 
-def _setting(default: Any, help: str) -> Any:  # noqa: A002 - mirrors click's naming
+
+def _setting(default: Any, help: str, minimum: float | None = None) -> Any:  # noqa: A002 - mirrors click's naming
+    meta = {"help": help, "minimum": minimum}
     if isinstance(default, (list, dict, tuple)):
-        return field(default_factory=lambda: default, metadata={"help": help})
-    return field(default=default, metadata={"help": help})
+        return field(default_factory=lambda: default, metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
 class Settings:
     store: str = _setting(".acms", "Where the on-disk index lives, relative to the project root.")
-    max_file_bytes: int = _setting(256 * 1024, "Files larger than this are skipped (too-large).")
-    max_total_bytes: int = _setting(0, "Stop indexing files after this many bytes in all (0 = no cap).")
+    max_file_bytes: int = _setting(256 * 1024, "Files larger than this are skipped (too-large).", 1)
+    max_total_bytes: int = _setting(0, "Stop indexing files after this many bytes in all (0 = no cap).", 0)
     exclude: tuple[str, ...] = _setting((), "Extra gitignore-style patterns to skip.")
     include_hidden: bool = _setting(False, "Index hidden files and directories too.")
-    window_lines: int = _setting(60, "Lines per fragment for files without a language extractor.")
+    window_lines: int = _setting(60, "Lines per fragment for files without a language extractor.", 1)
     project_name: str = _setting("", "Project name used in entity IRIs (default: the root folder's name).")
     embedding_provider: str = _setting("lsa", "Embedding provider: lsa (offline, fitted on the corpus), openai, local.")
-    embedding_dims: int = _setting(192, "Dimensions of the default LSA embeddings.")
+    embedding_dims: int = _setting(192, "Dimensions of the default LSA embeddings.", 1)
     embedding_base_url: str = _setting("http://127.0.0.1:11434/v1", "Base URL of an OpenAI-compatible embeddings endpoint.")
     embedding_model: str = _setting("", "Model name for the openai provider, or a model directory for the local provider.")
     embedding_api_key_env: str = _setting("OPENAI_API_KEY", "Environment variable holding the API key for the openai provider.")
     embed_on_index: bool = _setting(True, "Compute vectors for new fragments at the end of `acms index`.")
-    hot_commits: int = _setting(10, "Tier policy: entities touched by the last N ingested commits are hot.")
-    hot_days: float = _setting(7.0, "Tier policy: entities changed (a commit or a re-index replaced them) in the last N days are hot.")
-    hot_use_days: float = _setting(3.0, "Tier policy: entities used in an assembled context in the last N days are hot.")
-    hot_max: int = _setting(500, "Tier policy: at most this many hot entities, the most recently active first.")
+    hot_commits: int = _setting(10, "Tier policy: entities touched by the last N ingested commits are hot.", 0)
+    hot_days: float = _setting(7.0, "Tier policy: entities changed (a commit or a re-index replaced them) in the last N days are hot.", 0)
+    hot_use_days: float = _setting(3.0, "Tier policy: entities used in an assembled context in the last N days are hot.", 0)
+    hot_max: int = _setting(500, "Tier policy: at most this many hot entities, the most recently active first.", 0)
     record_use: bool = _setting(True, "Record which entities assembled contexts used (meta graph), for the hot tier.")
     store_secrets: bool = _setting(False, "Store file text with its secrets in clear (default: secrets are replaced by [REDACTED:kind] at ingest and never stored). Only for an index that never leaves a trusted machine.")
-    lock_wait: float = _setting(60.0, "Seconds a command waits for the index while another acms process writes it (readers) or uses it (the writer); `--wait` overrides.")
+    lock_wait: float = _setting(60.0, "Seconds a command waits for the index while another acms process writes it (readers) or uses it (the writer); `--wait` overrides.", 0)
     extensions: tuple[str, ...] = _setting((), "Ontology extensions to load: shipped names (web-api) or folder paths relative to the project root (`acms ontology add`).")
 
     @classmethod
     def help_table(cls) -> dict[str, str]:
         return {f.name: f.metadata["help"] for f in fields(cls)}
 
-    def merged(self, overrides: Mapping[str, Any]) -> Settings:
-        """A copy with the non-None overrides applied (CLI flags)."""
+    @classmethod
+    def type_table(cls) -> dict[str, str]:
+        """Setting name -> the type a user writes, as error messages and ``acms config`` name it."""
+        return {f.name: _type_name(_kind(f)) for f in fields(cls)}
+
+    def merged(self, overrides: Mapping[str, Any], source: str = "flag") -> Settings:
+        """A copy with the non-None overrides applied (CLI flags, ``Index.open`` keywords)."""
         clean = {k: v for k, v in overrides.items() if v is not None}
-        return dataclasses.replace(self, **_coerce(clean))
+        return dataclasses.replace(self, **coerce(clean, source))
 
 
-def _coerce(values: Mapping[str, Any]) -> dict[str, Any]:
+def _kind(f: dataclasses.Field[Any]) -> type:
+    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+    return type(default)
+
+
+def _type_name(kind: type) -> str:
+    return {bool: "a boolean (true/false)", int: "an integer", float: "a number",
+            tuple: "a list of strings", str: "a string"}[kind]
+
+
+def _parse(kind: type, value: Any, typed: bool) -> Any:
+    """``value`` as ``kind``; ``typed`` sources (TOML, Python) must already carry the type, text is parsed.
+    Raises ValueError when it does not fit."""
+    if isinstance(value, str) and not typed:
+        text = value.strip()
+        if kind is bool:
+            if text.lower() in _TRUE | _FALSE:
+                return text.lower() in _TRUE
+            raise ValueError
+        if kind is int:
+            return int(text)
+        if kind is float:
+            number = float(text)
+            if not math.isfinite(number):
+                raise ValueError
+            return number
+        if kind is tuple:
+            return tuple(p.strip() for p in text.split(",") if p.strip())
+        return value
+    if kind is bool and isinstance(value, bool):
+        return value
+    if kind is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    if kind is tuple and isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    if kind is tuple and isinstance(value, str):
+        return tuple(p.strip() for p in value.split(",") if p.strip())
+    if kind is str and isinstance(value, str):
+        return value
+    raise ValueError
+
+
+def coerce(values: Mapping[str, Any], source: str, typed: bool = False) -> dict[str, Any]:
+    """Check and convert raw values from one source (``acms.toml``, ``ACMS_HOT_DAYS``, ``--set``);
+    ``typed``: the source carries types (a TOML file), so text is not parsed into numbers."""
     known = {f.name: f for f in fields(Settings)}
     out: dict[str, Any] = {}
     for key, value in values.items():
         name = key.replace("-", "_")
         if name not in known:
-            raise ConfigError(f"unknown setting {key!r}; known: {', '.join(sorted(known))}")
-        default = known[name].default
-        if default is dataclasses.MISSING:
-            default = known[name].default_factory()  # type: ignore[misc]
+            raise ConfigError(f"unknown setting {key!r} ({source}); known: {', '.join(sorted(known))}")
+        kind = _kind(known[name])
         try:
-            if isinstance(default, bool):
-                if isinstance(value, str):
-                    value = value.strip().lower() in {"1", "true", "yes", "on"}
-                out[name] = bool(value)
-            elif isinstance(default, int):
-                out[name] = int(value)
-            elif isinstance(default, float):
-                out[name] = float(value)
-            elif isinstance(default, tuple):
-                out[name] = tuple(value.split(",") if isinstance(value, str) else value)
-            else:
-                out[name] = str(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"setting {key!r} has an invalid value {value!r}") from None
+            parsed = _parse(kind, value, typed)
+        except (TypeError, ValueError, OverflowError):
+            raise ConfigError(
+                f"setting {name} ({source}) expects {_type_name(kind)}, got {value!r}"
+            ) from None
+        minimum = known[name].metadata.get("minimum")
+        if minimum is not None and parsed < minimum:
+            raise ConfigError(f"setting {name} ({source}) must be at least {minimum:g}, got {value!r}")
+        out[name] = parsed
     return out
 
 
-def load_settings(root: Path, env: Mapping[str, str] | None = None) -> Settings:
-    env = os.environ if env is None else env
-    values: dict[str, Any] = {}
+def file_values(root: Path) -> dict[str, Any]:
+    """The settings the project's ``acms.toml`` (else ``[tool.acms]`` in pyproject.toml) sets, checked."""
     acms_toml, pyproject = root / "acms.toml", root / "pyproject.toml"
     try:
         if acms_toml.is_file():
-            values.update(tomllib.loads(acms_toml.read_text(encoding="utf-8")))
-        elif pyproject.is_file():
-            values.update(tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("acms", {}))
-    except tomllib.TOMLDecodeError as exc:
+            return coerce(tomllib.loads(acms_toml.read_text(encoding="utf-8")), "acms.toml", typed=True)
+        if pyproject.is_file():
+            table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("acms", {})
+            return coerce(table, "[tool.acms] in pyproject.toml", typed=True)
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the acms configuration: {exc}") from None
+    return {}
+
+
+def env_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings ``ACMS_*`` environment variables set, checked."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
     for f in fields(Settings):
         key = "ACMS_" + f.name.upper()
         if key in env:
-            values[f.name] = env[key]
-    return Settings(**_coerce(values))
+            values.update(coerce({f.name: env[key]}, key))
+    return values
+
+
+def load_settings(root: Path, env: Mapping[str, str] | None = None) -> Settings:
+    """Defaults < the project's file < ``ACMS_*``; each value checked against its type on the way in."""
+    return Settings(**{**file_values(root), **env_values(env)})

@@ -1,42 +1,137 @@
-"""One error hierarchy; every message is meant for the user, every class carries its exit code.
+"""One error hierarchy and one code table; every message is meant for the user.
 
-    AcmsError (exit 1)
-    ├── UsageError (2)            bad input: a missing path, an unknown saved query, a bad binding
+    AcmsError                     INTERNAL           exit 1
+    ├── UsageError                INVALID_REQUEST    exit 2   bad input: a missing path, a bad binding
     │   ├── PathNotFound
-    │   └── NotADirectory
-    ├── QueryError (3)            a query that cannot be run
-    │   ├── QueryRejected         refused before parsing (SERVICE, too long, too deeply nested)
-    │   └── QuerySyntaxError      the SPARQL parser said no
-    ├── StoreError (4)            the on-disk store
-    │   ├── StoreLocked           another process is writing to it
-    │   └── StoreMissing          nothing indexed yet
-    ├── ValidationFailed (5)      a batch or the store does not conform to the SHACL shapes
-    ├── ConfigError (6)           a bad acms.toml / [tool.acms] / ACMS_* value, a bad strategy folder
-    ├── ProviderError (7)         the embedding provider failed (acms.embeddings.base)
-    │   └── ProviderTimeout       it did not answer in time, retries included
-    └── ModelMismatch (7)         a query embedded by another model than the index's (acms.retrieval)
+    │   ├── NotADirectory
+    │   ├── InvalidRequest        INVALID_REQUEST             a render_request.v0 that fails the schema
+    │   └── BudgetTooSmall        BUDGET_TOO_SMALL            not even one useful block fits
+    ├── QueryError                QUERY_ERROR        exit 3   a query that cannot be run
+    │   ├── QueryRejected         QUERY_REJECTED              refused before parsing (SERVICE, too long, too deep)
+    │   └── QuerySyntaxError      QUERY_SYNTAX                the SPARQL parser said no
+    ├── StoreError                STORE_ERROR        exit 4   the on-disk store
+    │   ├── StoreLocked           STORE_LOCKED                another process is writing to it
+    │   └── StoreMissing          STORE_MISSING               nothing indexed yet
+    ├── ValidationFailed          VALIDATION_FAILED  exit 5   a batch or the store does not conform to the shapes
+    ├── ConfigError               CONFIG_ERROR       exit 6   a bad acms.toml / ACMS_* / flag value, a bad strategy folder
+    ├── ProviderError             PROVIDER_ERROR     exit 7   the embedding provider failed
+    │   └── ProviderTimeout       PROVIDER_TIMEOUT            it did not answer in time, retries included
+    ├── ModelMismatch             MODEL_MISMATCH     exit 7   the query would be embedded by another model than the index's
+    ├── GitError                  GIT_ERROR          exit 1   git failed while reading history
+    └── TiersInconsistent         TIERS_INCONSISTENT exit 1   an entity sits in two tiers (``acms tiers --check``)
 
-Third-party errors are converted where they are seen (store adapter, query layer, validation); the
-CLI has one boundary that prints ``message`` and exits with ``exit_code``.
+``DEADLINE_EXCEEDED`` belongs to the v0 contract; acms itself cuts late phases and reports them in
+the reply's warnings instead of failing. ``CODES`` is the one table: each code's exit code (the CLI), HTTP status (``acms serve``), whether a
+client may retry, how often, and the retry options offered (the v0 error envelope of
+:mod:`acms.assembly.protocol` and MCP tool errors). A class names its code; its ``exit_code`` comes
+from the table. Third-party errors are converted where they are seen (store adapter, query layer,
+validation); the CLI has one boundary that prints ``message`` and exits with ``exit_code``.
+
+Every option's hint names something that exists: a strategy (``strategy=NAME``), a CLI command and
+its flags (``acms reindex --embeddings``), or a request field (``budgets.time_ms``); a test checks it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+
+class ErrorCode(str, Enum):
+    INVALID_REQUEST = "INVALID_REQUEST"
+    BUDGET_TOO_SMALL = "BUDGET_TOO_SMALL"
+    DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+    PROVIDER_TIMEOUT = "PROVIDER_TIMEOUT"
+    PROVIDER_ERROR = "PROVIDER_ERROR"
+    STORE_MISSING = "STORE_MISSING"
+    STORE_LOCKED = "STORE_LOCKED"
+    STORE_ERROR = "STORE_ERROR"
+    MODEL_MISMATCH = "MODEL_MISMATCH"
+    QUERY_ERROR = "QUERY_ERROR"
+    QUERY_REJECTED = "QUERY_REJECTED"
+    QUERY_SYNTAX = "QUERY_SYNTAX"
+    VALIDATION_FAILED = "VALIDATION_FAILED"
+    CONFIG_ERROR = "CONFIG_ERROR"
+    GIT_ERROR = "GIT_ERROR"
+    TIERS_INCONSISTENT = "TIERS_INCONSISTENT"
+    INTERNAL = "INTERNAL"
+
+
+@dataclass(frozen=True)
+class CodeSpec:
+    """How one code reaches each interface: exit code, HTTP status, retry advice."""
+
+    exit_code: int
+    http_status: int
+    retriable: bool
+    max_attempts: int
+    options: tuple[tuple[str, str], ...]  # (action, hint)
+
+
+SIMPLE_STRATEGY = "simple-keyword"  # needs no embedding provider: the retry when the provider fails
+_RETURN_MINIMAL = ("return_minimal", "return what we have now")
+_KEYWORD = ("retry_with_strategy", f"strategy={SIMPLE_STRATEGY} (no embedding provider needed)")
+_FIX = ("fix_request", "correct the named field and resend")
+_REPORT = ("report", "a bug in acms; quote the request_id")
+
+CODES: Mapping[ErrorCode, CodeSpec] = {
+    ErrorCode.INVALID_REQUEST: CodeSpec(2, 400, False, 1, (_FIX,)),
+    ErrorCode.BUDGET_TOO_SMALL: CodeSpec(2, 422, True, 2, (
+        ("retry_with_budget", "budgets.tokens_max >= N"),
+        ("return_minimal", "privacy_mode=block or lod=[macro] for ids and outlines only"),
+    )),
+    ErrorCode.DEADLINE_EXCEEDED: CodeSpec(1, 504, True, 2, (
+        ("retry_with_time_budget", "raise budgets.time_ms"),
+        ("retry_with_reduced_scope", "lower filters.k or breadth"),
+        _RETURN_MINIMAL,
+    )),
+    ErrorCode.PROVIDER_TIMEOUT: CodeSpec(7, 504, True, 2, (
+        ("retry_same", "lower filters.k"), _KEYWORD, _RETURN_MINIMAL,
+    )),
+    ErrorCode.PROVIDER_ERROR: CodeSpec(7, 502, True, 2, (
+        ("retry_same", "transient provider failure"), _KEYWORD,
+    )),
+    ErrorCode.STORE_MISSING: CodeSpec(4, 503, False, 1, (("run_index", "acms index <project>"),)),
+    ErrorCode.STORE_LOCKED: CodeSpec(4, 503, True, 3, (
+        ("retry_after", "another writer holds the index; retry in a few seconds"),
+    )),
+    ErrorCode.STORE_ERROR: CodeSpec(4, 500, False, 1, (("run_index", "acms index <project>"),)),
+    ErrorCode.MODEL_MISMATCH: CodeSpec(7, 409, False, 1, (
+        ("reindex_embeddings", "acms reindex --embeddings"), _KEYWORD,
+    )),
+    ErrorCode.QUERY_ERROR: CodeSpec(3, 400, False, 1, (_FIX,)),
+    ErrorCode.QUERY_REJECTED: CodeSpec(3, 400, False, 1, (_FIX,)),
+    ErrorCode.QUERY_SYNTAX: CodeSpec(3, 400, False, 1, (_FIX,)),
+    ErrorCode.VALIDATION_FAILED: CodeSpec(5, 422, False, 1, (("validate", "acms validate"),)),
+    ErrorCode.CONFIG_ERROR: CodeSpec(6, 500, False, 1, (("fix_config", "acms.toml, ACMS_* or --set NAME=VALUE"),)),
+    ErrorCode.GIT_ERROR: CodeSpec(1, 500, False, 1, (_REPORT,)),
+    ErrorCode.TIERS_INCONSISTENT: CodeSpec(1, 500, False, 1, (("rebalance", "acms tiers rebalance"),)),
+    ErrorCode.INTERNAL: CodeSpec(1, 500, False, 1, (_REPORT,)),
+}
+
 
 class AcmsError(Exception):
-    """Base of every error acms raises on purpose."""
+    """Base of every error acms raises on purpose; ``code`` names its row in ``CODES``."""
 
-    exit_code = 1
-    code = "INTERNAL"
+    code: ErrorCode = ErrorCode.INTERNAL
+    exit_code = CODES[ErrorCode.INTERNAL].exit_code
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.exit_code = CODES[cls.code].exit_code
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
+    @property
+    def spec(self) -> CodeSpec:
+        return CODES[self.code]
+
 
 class UsageError(AcmsError):
-    exit_code = 2
-    code = "INVALID_REQUEST"
+    code = ErrorCode.INVALID_REQUEST
 
 
 class PathNotFound(UsageError):
@@ -47,37 +142,58 @@ class NotADirectory(UsageError):
     pass
 
 
+class InvalidRequest(UsageError):
+    """The request does not match the schema; ``errors`` holds one ``field: problem`` per error."""
+
+    def __init__(self, errors: list[str]) -> None:
+        shown = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
+        super().__init__(f"invalid render_request.v0: {shown}")
+        self.errors = errors
+        self.field = errors[0].split(":", 1)[0] if errors else ""
+
+
+class BudgetTooSmall(UsageError):
+    """Not even the preamble and one useful block fit; ``minimum`` is a budget that would."""
+
+    code = ErrorCode.BUDGET_TOO_SMALL
+
+    def __init__(self, budget: int, minimum: int) -> None:
+        super().__init__(
+            f"a budget of {budget} tokens is too small: the smallest useful context needs "
+            f"{minimum} tokens (use a budget of at least {minimum})"
+        )
+        self.budget = budget
+        self.minimum = minimum
+
+
 class QueryError(AcmsError):
-    exit_code = 3
-    code = "QUERY_ERROR"
+    code = ErrorCode.QUERY_ERROR
 
 
 class QueryRejected(QueryError):
-    code = "QUERY_REJECTED"
+    code = ErrorCode.QUERY_REJECTED
 
 
 class QuerySyntaxError(QueryError):
-    code = "QUERY_SYNTAX"
+    code = ErrorCode.QUERY_SYNTAX
 
 
 class StoreError(AcmsError):
-    exit_code = 4
-    code = "STORE_ERROR"
+    code = ErrorCode.STORE_ERROR
 
 
 class StoreLocked(StoreError):
-    code = "STORE_LOCKED"
+    code = ErrorCode.STORE_LOCKED
 
 
 class StoreMissing(StoreError):
-    code = "STORE_MISSING"
+    code = ErrorCode.STORE_MISSING
 
 
 class ValidationFailed(AcmsError):
     """A batch (or the whole store) violates the shapes; ``report`` holds one line per violation."""
 
-    exit_code = 5
-    code = "VALIDATION_FAILED"
+    code = ErrorCode.VALIDATION_FAILED
 
     def __init__(self, message: str, report: list[str] | None = None) -> None:
         super().__init__(message)
@@ -85,5 +201,29 @@ class ValidationFailed(AcmsError):
 
 
 class ConfigError(AcmsError):
-    exit_code = 6
-    code = "CONFIG_ERROR"
+    code = ErrorCode.CONFIG_ERROR
+
+
+class ProviderError(AcmsError):
+    code = ErrorCode.PROVIDER_ERROR
+
+
+class ProviderTimeout(ProviderError):
+    code = ErrorCode.PROVIDER_TIMEOUT
+
+
+class ModelMismatch(AcmsError):
+    code = ErrorCode.MODEL_MISMATCH
+
+
+class GitError(AcmsError):
+    code = ErrorCode.GIT_ERROR
+
+
+class TiersInconsistent(AcmsError):
+    code = ErrorCode.TIERS_INCONSISTENT
+
+
+def code_of(exc: BaseException) -> ErrorCode:
+    """The code an exception travels as: its own, or INTERNAL for anything acms did not raise on purpose."""
+    return exc.code if isinstance(exc, AcmsError) else ErrorCode.INTERNAL

@@ -6,10 +6,11 @@ import random
 
 import pytest
 
-from acms.assembly.budget import BudgetTooSmall, dumps, pack, pack_json
+from acms.assembly.budget import dumps, pack, pack_json
+
+from acms.errors import BudgetTooSmall, UsageError
 from acms.assembly.model import Assembled
 from acms.assembly.model import Candidate
-from acms.errors import UsageError
 from acms.tokens import count
 
 

@@ -7,7 +7,9 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acms.assembly.budget import BudgetTooSmall, dumps, pack
+from acms.assembly.budget import dumps, pack
+
+from acms.errors import BudgetTooSmall
 from acms.assembly.model import Assembled, Candidate
 from acms.assembly.protocol import RenderRequest, ReplyMetrics, reply_for
 from acms.assembly.privacy import PrivacyMode

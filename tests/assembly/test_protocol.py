@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from acms.assembly.budget import BudgetTooSmall, dumps
+from acms.assembly.budget import dumps
+
 from acms.assembly.model import Candidate
 from acms.assembly.privacy import PrivacyMode
 from acms.assembly.protocol import (
-    ERROR_TABLE, ErrorCode, InvalidRequest, ReplyMetrics, envelope_for, error_envelope,
-    parse_request, reply_for, request_schema,
+    ReplyMetrics, envelope_for, error_envelope, parse_request, reply_for, request_schema,
 )
 from acms.assembly.render import Format
-from acms.errors import StoreLocked, UsageError
+from acms.errors import CODES, BudgetTooSmall, ErrorCode, InvalidRequest, StoreLocked, UsageError
 from acms.tokens import count
 
 REQUEST: dict[str, Any] = {
@@ -219,7 +219,7 @@ def test_a_request_that_is_not_an_object(data: Any) -> None:
 def test_every_error_code_builds_a_valid_envelope(code: ErrorCode) -> None:
     env = error_envelope(code, "something happened", "req-1")
     Draft202012Validator(ENVELOPE_SCHEMA).validate(env)
-    spec = ERROR_TABLE[code]
+    spec = CODES[code]
     assert env["error"]["retriable"] is spec.retriable
     assert env["error"]["max_attempts"] == spec.max_attempts
     assert [o["action"] for o in env["error"]["options"]] == [a for a, _ in spec.options]
@@ -239,7 +239,7 @@ def test_envelope_matches_the_contract_example() -> None:
 def test_envelope_for_exceptions() -> None:
     env = envelope_for(BudgetTooSmall(10, 57), "r")
     assert env["error"]["code"] == "BUDGET_TOO_SMALL"
-    assert env["error"]["options"][0] == {"action": "retry_with_budget", "hint": "tokens_max >= 57"}
+    assert env["error"]["options"][0] == {"action": "retry_with_budget", "hint": "budgets.tokens_max >= 57"}
     assert envelope_for(StoreLocked("index is in use"), "r")["error"]["retriable"] is True
     assert envelope_for(InvalidRequest(["x: is required"]), "r")["error"]["code"] == "INVALID_REQUEST"
     internal = envelope_for(KeyError("secret detail"), "r")["error"]

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from acms.embeddings.base import ProviderError, ProviderTimeout
+from acms.errors import ProviderError, ProviderTimeout
 from acms.embeddings.http import OpenAICompatibleProvider
 
 from .support import conforms

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from acms.embeddings.base import ProviderError
+from acms.errors import ProviderError
 from acms.embeddings.local import LocalModelProvider
 
 from .support import conforms

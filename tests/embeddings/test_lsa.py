@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from acms.embeddings.base import ProviderError
+from acms.errors import ProviderError
 from acms.embeddings.lsa import LsaModel, LsaProvider
 from acms.index.tokenize import code_tokens
 

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from acms.embeddings import PROVIDERS, ProviderError, make_provider
+from acms.embeddings import PROVIDERS, make_provider
+
+from acms.errors import ProviderError, UsageError
 from acms.embeddings.http import OpenAICompatibleProvider
 from acms.embeddings.lsa import LsaModel, LsaProvider
-from acms.errors import UsageError
 
 
 def test_unknown_name_lists_the_valid_ones() -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from acms.config import Settings
-from acms.embeddings.base import ProviderError
+from acms.errors import ModelMismatch, ProviderError
 from acms.embeddings.lsa import LsaModel
 from acms.ingest.pipeline import index_project
 from acms.retrieval import embedding_store
-from acms.retrieval.embedding_store import ModelMismatch, active_model, migrate
+from acms.retrieval.embedding_store import active_model, migrate
 from acms.retrieval.search import Mode, Searcher
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore

@@ -27,11 +27,8 @@ import uvicorn
 from rdflib.plugins.stores.sparqlstore import SPARQLStore
 from starlette.applications import Starlette
 
-from acms.assembly.protocol import ErrorCode
 from acms.config import Settings
-from acms.embeddings.base import ProviderError, ProviderTimeout
-from acms.errors import AcmsError, StoreLocked, StoreMissing
-from acms.retrieval.embedding_store import ModelMismatch
+from acms.errors import AcmsError, ErrorCode, ModelMismatch, ProviderError, ProviderTimeout, StoreLocked, StoreMissing
 from acms.retrieval.search import Searcher
 from acms.server import app as app_module
 from acms.server.app import STATUS_BY_CODE, create_app

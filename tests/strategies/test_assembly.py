@@ -166,7 +166,7 @@ def test_user_strategy_from_a_folder(session, tmp_path: Path) -> None:
        fmt=st.sampled_from(["markdown", "text", "json"]))
 def test_budget_is_never_exceeded(session, budget: int, words: list[str], strategy: str, fmt: str) -> None:
     searcher, reg = session
-    from acms.assembly.budget import BudgetTooSmall
+    from acms.errors import BudgetTooSmall
 
     req = request(" ".join(words), budget=budget, strategy=strategy)
     try:

@@ -35,27 +35,13 @@ from typing import Any, Protocol
 from acms.assembly.dedupe import dedupe, rank_key
 from acms.assembly.model import Assembled, Candidate, Packed
 from acms.assembly.render import Format, parse_format, render, render_packed
-from acms.errors import UsageError
+from acms.errors import BudgetTooSmall, UsageError
 from acms.tokens import count
 
 ReplyBuilder = Callable[[Assembled], dict[str, Any]]
 # Block costs are counted one by one; the whole output can count a few tokens less (joins merge
 # tokens). Past this margin an estimate that does not fit is trusted without rendering everything.
 ESTIMATE_SLACK = 16
-
-
-class BudgetTooSmall(UsageError):
-    """Not even the preamble and one useful block fit; ``minimum`` is a budget that would."""
-
-    code = "BUDGET_TOO_SMALL"
-
-    def __init__(self, budget: int, minimum: int) -> None:
-        super().__init__(
-            f"a budget of {budget} tokens is too small: the smallest useful context needs "
-            f"{minimum} tokens (use a budget of at least {minimum})"
-        )
-        self.budget = budget
-        self.minimum = minimum
 
 
 def dumps(reply: dict[str, Any]) -> str:

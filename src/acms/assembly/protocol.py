@@ -20,28 +20,9 @@ kv_policy (disjoint lists of fragment ids; pin wins over compress):
 - ``compress``: ``macro`` outlines, truncated fragments and ``cold`` fragments that are not pinned;
 - ``evict``: candidates dropped for budget, best first, at most ``EVICT_MAX``.
 
-Error codes (``options`` are the retry actions offered in the envelope):
-
-=================  =========  ============  =====================================================
-code               retriable  max_attempts  options (action: hint)
-=================  =========  ============  =====================================================
-INVALID_REQUEST    no         1             fix_request: correct the named field
-BUDGET_TOO_SMALL   yes        2             retry_with_budget: tokens_max >= N;
-                                            return_minimal: privacy_mode=block or lod=[macro]
-DEADLINE_EXCEEDED  yes        2             retry_with_time_budget: raise budgets.time_ms;
-                                            retry_with_reduced_scope: lower filters.k / breadth;
-                                            return_minimal: return what we have now
-PROVIDER_TIMEOUT   yes        2             retry_same: reduce_top_k;
-                                            retry_with_strategy: strategy=keyword-first;
-                                            return_minimal: return what we have now
-PROVIDER_ERROR     yes        2             retry_same: transient failure;
-                                            retry_with_strategy: strategy=keyword-first
-STORE_MISSING      no         1             run_index: acms index <project>
-STORE_LOCKED       yes        3             retry_after: another writer holds the index
-MODEL_MISMATCH     no         1             reindex_embeddings: acms reindex --embeddings;
-                                            retry_with_strategy: strategy=keyword-first
-INTERNAL           no         1             report: a bug; quote the request_id
-=================  =========  ============  =====================================================
+Errors travel as the contract's envelope (``error_envelope``): the code, whether and how often to
+retry, and the retry options, all from the one code table in :mod:`acms.errors` (``CODES``), which
+the CLI's exit codes and the server's HTTP statuses share.
 """
 
 from __future__ import annotations
@@ -51,7 +32,6 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -59,29 +39,17 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from acms.assembly.budget import BudgetTooSmall, ReplyBuilder, pack_json
+from acms.assembly.budget import ReplyBuilder, pack_json
 from acms.assembly.dedupe import rank_key
 from acms.assembly.model import Assembled, Candidate, Packed
 from acms.assembly.privacy import PrivacyMode, protect
 from acms.assembly.render import Format
-from acms.errors import AcmsError, UsageError
+from acms.errors import CODES, AcmsError, BudgetTooSmall, ErrorCode, InvalidRequest, UsageError
 from acms.text_checks import bad_iri, text_problem, walk_strings
 
 SCHEMA_NAME = "render_request.v0.json"
 EVICT_MAX = 32
 MESSAGE_MAX_CHARS = 300
-
-
-class InvalidRequest(UsageError):
-    """The request does not match the schema; ``errors`` holds one ``field: problem`` per error."""
-
-    code = "INVALID_REQUEST"
-
-    def __init__(self, errors: list[str]) -> None:
-        shown = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
-        super().__init__(f"invalid render_request.v0: {shown}")
-        self.errors = errors
-        self.field = errors[0].split(":", 1)[0] if errors else ""
 
 
 def request_schema() -> dict[str, Any]:
@@ -300,55 +268,7 @@ def reply_for(
 
 
 # -- errors -------------------------------------------------------------------------------------
-class ErrorCode(str, Enum):
-    INVALID_REQUEST = "INVALID_REQUEST"
-    BUDGET_TOO_SMALL = "BUDGET_TOO_SMALL"
-    DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
-    PROVIDER_TIMEOUT = "PROVIDER_TIMEOUT"
-    PROVIDER_ERROR = "PROVIDER_ERROR"
-    STORE_MISSING = "STORE_MISSING"
-    STORE_LOCKED = "STORE_LOCKED"
-    MODEL_MISMATCH = "MODEL_MISMATCH"
-    INTERNAL = "INTERNAL"
-
-
-@dataclass(frozen=True)
-class ErrorSpec:
-    retriable: bool
-    max_attempts: int
-    options: tuple[tuple[str, str], ...]
-
-
-_RETURN_MINIMAL = ("return_minimal", "return what we have now")
-_KEYWORD = ("retry_with_strategy", "strategy=keyword-first (no embedding provider needed)")
-ERROR_TABLE: Mapping[ErrorCode, ErrorSpec] = {
-    ErrorCode.INVALID_REQUEST: ErrorSpec(False, 1, (
-        ("fix_request", "correct the named field and resend"),
-    )),
-    ErrorCode.BUDGET_TOO_SMALL: ErrorSpec(True, 2, (
-        ("retry_with_budget", "tokens_max >= N"),
-        ("return_minimal", "privacy_mode=block or lod=[macro] for ids and outlines only"),
-    )),
-    ErrorCode.DEADLINE_EXCEEDED: ErrorSpec(True, 2, (
-        ("retry_with_time_budget", "raise budgets.time_ms"),
-        ("retry_with_reduced_scope", "lower filters.k or breadth"),
-        _RETURN_MINIMAL,
-    )),
-    ErrorCode.PROVIDER_TIMEOUT: ErrorSpec(True, 2, (
-        ("retry_same", "reduce_top_k"), _KEYWORD, _RETURN_MINIMAL,
-    )),
-    ErrorCode.PROVIDER_ERROR: ErrorSpec(True, 2, (
-        ("retry_same", "transient provider failure"), _KEYWORD,
-    )),
-    ErrorCode.STORE_MISSING: ErrorSpec(False, 1, (("run_index", "acms index <project>"),)),
-    ErrorCode.STORE_LOCKED: ErrorSpec(True, 3, (
-        ("retry_after", "another writer holds the index; retry in a few seconds"),
-    )),
-    ErrorCode.MODEL_MISMATCH: ErrorSpec(False, 1, (
-        ("reindex_embeddings", "acms reindex --embeddings"), _KEYWORD,
-    )),
-    ErrorCode.INTERNAL: ErrorSpec(False, 1, (("report", "a bug in acms; quote the request_id"),)),
-}
+# The codes, their retry advice and HTTP statuses are the one table in ``acms.errors`` (``CODES``).
 
 
 def error_envelope(
@@ -356,9 +276,9 @@ def error_envelope(
     attempt: int = 1, max_attempts: int | None = None,
     options: Sequence[Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """The contract's error reply; unset fields come from ``ERROR_TABLE``."""
+    """The contract's error reply; unset fields come from ``acms.errors.CODES``."""
     try:
-        spec = ERROR_TABLE[ErrorCode(code)]
+        spec = CODES[ErrorCode(code)]
     except ValueError:
         valid = ", ".join(c.value for c in ErrorCode)
         raise UsageError(f"unknown error code {code!r} (valid: {valid})") from None
@@ -378,16 +298,16 @@ def error_envelope(
 
 
 def envelope_for(exc: BaseException, request_id: str, attempt: int = 1) -> dict[str, Any]:
-    """The envelope for an exception: its own code when the table knows it, INTERNAL otherwise."""
+    """The envelope for an exception: its own code, INTERNAL for anything acms did not raise on purpose."""
     if not isinstance(exc, AcmsError):
         message = f"internal error ({type(exc).__name__})"
         return error_envelope(ErrorCode.INTERNAL, message, request_id, attempt=attempt)
-    code = exc.code if exc.code in ErrorCode.__members__ else ErrorCode.INTERNAL.value
     options = None
     if isinstance(exc, BudgetTooSmall):
-        rest = ERROR_TABLE[ErrorCode.BUDGET_TOO_SMALL].options[1:]
+        action, _ = CODES[ErrorCode.BUDGET_TOO_SMALL].options[0]
+        rest = CODES[ErrorCode.BUDGET_TOO_SMALL].options[1:]
         options = [
-            {"action": "retry_with_budget", "hint": f"tokens_max >= {exc.minimum}"},
+            {"action": action, "hint": f"budgets.tokens_max >= {exc.minimum}"},
             *({"action": a, "hint": h} for a, h in rest),
         ]
-    return error_envelope(code, exc.message, request_id, attempt=attempt, options=options)
+    return error_envelope(exc.code, exc.message, request_id, attempt=attempt, options=options)

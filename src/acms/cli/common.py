@@ -71,8 +71,36 @@ def resolve_project(project: Path) -> Path:
     return project_root(project)
 
 
+def set_option(func: F) -> F:
+    """``--set NAME=VALUE`` (repeatable) on the ``acms`` group: any setting, for this command only."""
+    return click.option(
+        "--set", "set_values", multiple=True, metavar="NAME=VALUE", callback=_parse_sets, is_eager=True,
+        help="Override a setting for this command (repeatable), e.g. --set hot_days=3.5; highest precedence.",
+    )(func)
+
+
+def _parse_sets(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in values:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise click.BadParameter(f"{item!r} is not NAME=VALUE", ctx=ctx, param=param)
+        pairs[name.strip()] = value
+    ctx.ensure_object(dict)["set"] = pairs
+    return pairs
+
+
+def flag_settings() -> dict[str, str]:
+    """The ``--set`` values of the running command (from the root click context)."""
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    return dict((root.obj or {}).get("set", {})) if root is not None else {}
+
+
 def settings_for(root: Path, **overrides: Any) -> Settings:
-    return load_settings(root).merged(overrides)
+    """Defaults < file < ACMS_* < the command's flags < ``--set``: checked against their types here,
+    before the command does anything (a bad value is exit 6)."""
+    return load_settings(root).merged(overrides).merged(flag_settings(), "--set")
 
 
 def store_path(root: Path, settings: Settings, store: Path | None) -> Path:

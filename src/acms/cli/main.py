@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from acms import __version__
+from acms.cli.common import set_option
+from acms.cli.config_cmd import config_cmd
 from acms.cli.assemble_cmd import assemble_cmd, render_cmd, strategies_cmd
 from acms.cli.eval_cmd import eval_cmd
 from acms.cli.export_cmd import export_cmd
@@ -24,11 +26,13 @@ Exit codes: 0 ok, 1 error / store does not conform, 2 bad input, 3 query error,
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}, epilog=EXIT_CODES)
 @click.version_option(__version__, prog_name="acms")
-def cli() -> None:
+@set_option
+def cli(set_values: dict[str, str]) -> None:
     """acms: index a project into a knowledge graph and assemble LLM context from it."""
 
 
 cli.add_command(index_cmd)
+cli.add_command(config_cmd)
 cli.add_command(stats_cmd)
 cli.add_command(validate_cmd)
 cli.add_command(sparql_cmd)

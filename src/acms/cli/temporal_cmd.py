@@ -7,14 +7,9 @@ from pathlib import Path
 import click
 
 from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
-from acms.errors import AcmsError
+from acms.errors import TiersInconsistent
 from acms.temporal import history as history_mod
 from acms.temporal import tiers as tiers_mod
-
-
-class TiersInconsistent(AcmsError):
-    exit_code = 1
-    code = "TIERS_INCONSISTENT"
 
 
 @click.group("tiers", invoke_without_command=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acms.embeddings.base import EmbeddingProvider, ProviderError, ProviderTimeout
+from acms.embeddings.base import EmbeddingProvider
 from acms.embeddings.registry import PROVIDERS, make_provider
 
-__all__ = ["PROVIDERS", "EmbeddingProvider", "ProviderError", "ProviderTimeout", "make_provider"]
+__all__ = ["PROVIDERS", "EmbeddingProvider", "make_provider"]

@@ -1,14 +1,8 @@
-"""The embedding provider contract and its errors.
+"""The embedding provider contract (its errors, ``ProviderError`` and ``ProviderTimeout``, are in ``acms.errors``).
 
 A provider turns texts into unit vectors. ``model_id`` and ``dimensions`` are recorded with the
 vectors (in the graph), so that vectors from different models are never compared: a query
 embedded by another model is refused until the vectors are rebuilt.
-
-Errors (exit code 7 at the CLI boundary; they extend the tree in ``acms.errors``)::
-
-    AcmsError
-    └── ProviderError (7)         the embedding provider failed or is misconfigured
-        └── ProviderTimeout       it did not answer in time, retries included
 """
 
 from __future__ import annotations
@@ -18,18 +12,9 @@ from typing import Protocol
 
 import numpy as np
 
-from acms.errors import AcmsError
+from acms.errors import ProviderError
 
-__all__ = ["EmbeddingProvider", "ProviderError", "ProviderTimeout", "normalize_rows"]
-
-
-class ProviderError(AcmsError):
-    exit_code = 7
-    code = "PROVIDER_ERROR"
-
-
-class ProviderTimeout(ProviderError):
-    code = "PROVIDER_TIMEOUT"
+__all__ = ["EmbeddingProvider", "normalize_rows"]
 
 
 class EmbeddingProvider(Protocol):

@@ -32,7 +32,9 @@ from email.message import Message
 
 import numpy as np
 
-from acms.embeddings.base import ProviderError, ProviderTimeout, normalize_rows
+from acms.embeddings.base import normalize_rows
+
+from acms.errors import ProviderError, ProviderTimeout
 
 __all__ = ["OpenAICompatibleProvider"]
 

@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from acms.embeddings.base import ProviderError, normalize_rows
+from acms.embeddings.base import normalize_rows
+
+from acms.errors import ProviderError
 
 __all__ = ["LocalModelProvider"]
 

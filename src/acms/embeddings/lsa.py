@@ -77,7 +77,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from acms.embeddings.base import ProviderError, normalize_rows
+from acms.embeddings.base import normalize_rows
+
+from acms.errors import ProviderError
 from acms.index.keyword import atomic_directory
 from acms.index.tokenize import TOKENIZER_VERSION, code_tokens
 

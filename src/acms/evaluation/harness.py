@@ -31,10 +31,9 @@ from typing import Any
 from pyoxigraph import Literal
 
 from acms.assembly.assemble import assemble
-from acms.assembly.budget import BudgetTooSmall
+from acms.errors import BudgetTooSmall, UsageError
 from acms.assembly.model import Candidate, Packed
 from acms.assembly.protocol import parse_request
-from acms.errors import UsageError
 from acms.ingest.walker import language_for
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog

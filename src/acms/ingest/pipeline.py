@@ -428,7 +428,7 @@ def _temporal(store: OxigraphStore, root: Path, minter: IriMinter, settings: Set
 
 def _embed(store: OxigraphStore, layout: IndexLayout, settings: Settings, report: IndexReport) -> None:
     """Vectors for the new fragments; a provider failure is a warning (the graph is already written)."""
-    from acms.embeddings.base import ProviderError
+    from acms.errors import ProviderError
     from acms.retrieval.embedding_store import embed_missing
 
     try:

@@ -18,9 +18,9 @@ import numpy as np
 from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.config import Settings
-from acms.embeddings.base import EmbeddingProvider, ProviderError
+from acms.embeddings.base import EmbeddingProvider
+from acms.errors import ModelMismatch, ProviderError
 from acms.embeddings.lsa import LsaModel, LsaProvider
-from acms.errors import AcmsError
 from acms.index.vectors import encode
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -28,11 +28,6 @@ from acms.store.oxigraph import OxigraphStore
 from acms.vocab import DCT, GRAPH_META, RDF, UKO, XSD
 
 BATCH = 256
-
-
-class ModelMismatch(AcmsError):
-    exit_code = 7
-    code = "MODEL_MISMATCH"
 
 
 @dataclass(frozen=True)

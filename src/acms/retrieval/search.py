@@ -14,8 +14,8 @@ from enum import Enum
 from pyoxigraph import Literal, NamedNode
 
 from acms.config import Settings
-from acms.embeddings.base import EmbeddingProvider, ProviderError
-from acms.errors import UsageError
+from acms.embeddings.base import EmbeddingProvider
+from acms.errors import ProviderError, UsageError
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.embedding_store import query_provider
 from acms.sparql import catalog
@@ -112,9 +112,7 @@ class Searcher:
                 result.warnings.append(f"vector signal unavailable: provider {provider.model_id} failed its healthcheck")
                 return {}
             query = provider.embed([text])[0]
-        except ProviderError as exc:
-            if exc.code == "MODEL_MISMATCH":
-                raise
+        except ProviderError as exc:  # a ModelMismatch is no ProviderError: it goes to the caller
             result.warnings.append(f"vector signal unavailable: {exc.message}")
             return {}
         matrix = self.caches.vectors(provider.model_id)

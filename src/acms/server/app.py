@@ -10,7 +10,7 @@ Routes:
 ==========================  =========================================================================
 
 Render errors keep the envelope of :mod:`acms.assembly.protocol` and get the HTTP status of their code
-(``STATUS_BY_CODE``). Blocking store work (assembly, health) runs in Starlette's threadpool; SPARQL
+(``STATUS_BY_CODE``, from the code table in :mod:`acms.errors`). Blocking store work (assembly, health) runs in Starlette's threadpool; SPARQL
 runs in worker threads with its own deadline and slot limit. The pyoxigraph store is safe for
 concurrent reads; updates are serialized by the endpoint's lock and take the index's exclusive lock
 (:mod:`acms.store.access`), after which the next request reopens the store and rebuilds the Searcher.
@@ -30,8 +30,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from acms.assembly.assemble import AssemblyResult, assemble
-from acms.assembly.protocol import RenderRequest, ErrorCode, envelope_for, error_envelope, parse_request, request_id_of
-from acms.errors import AcmsError
+from acms.assembly.protocol import RenderRequest, envelope_for, error_envelope, parse_request, request_id_of
+from acms.errors import CODES, AcmsError, ErrorCode
 from acms.retrieval.embedding_store import active_model
 from acms.retrieval.search import Searcher
 from acms.server.sparql_protocol import Limits, ProtocolError, SparqlEndpoint, read_body
@@ -43,17 +43,7 @@ from acms.strategies.registry import StrategyRegistry
 
 log = logging.getLogger("acms.server")
 
-STATUS_BY_CODE: Mapping[ErrorCode, int] = {
-    ErrorCode.INVALID_REQUEST: 400,
-    ErrorCode.BUDGET_TOO_SMALL: 422,
-    ErrorCode.MODEL_MISMATCH: 409,
-    ErrorCode.PROVIDER_ERROR: 502,
-    ErrorCode.STORE_MISSING: 503,
-    ErrorCode.STORE_LOCKED: 503,
-    ErrorCode.DEADLINE_EXCEEDED: 504,
-    ErrorCode.PROVIDER_TIMEOUT: 504,
-    ErrorCode.INTERNAL: 500,
-}
+STATUS_BY_CODE: Mapping[ErrorCode, int] = {code: spec.http_status for code, spec in CODES.items()}
 
 
 def create_app(

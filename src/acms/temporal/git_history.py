@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode, Quad
 
-from acms.errors import AcmsError
+from acms.errors import GitError
 from acms.ingest.emit import int_lit, lit, sha256, time_lit
 from acms.ingest.python_extractor import Span, module_name_for, symbol_spans
 from acms.sparql import catalog
@@ -33,11 +33,6 @@ GIT_TIMEOUT = 600
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _SEP = "\x00\x00"
 MAX_LINES_PER_FILE = 5000  # a mass rewrite touches everything anyway; cap the line-by-line mapping
-
-
-class GitError(AcmsError):
-    exit_code = 1
-    code = "GIT_ERROR"
 
 
 @dataclass
