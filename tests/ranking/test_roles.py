@@ -27,6 +27,14 @@ from acms.ranking.roles import AUX_FACTOR, NAMED_FACTOR, Role, role_factors, rol
         ("tests/fixtures/data.json", Role.TEST),
         ("benchmarks/run.py", Role.TEST),
         ("web/__tests__/app.js", Role.TEST),
+        ("jinja2/testsuite/filters.py", Role.TEST),
+        ("benches/parse.rs", Role.TEST),
+        # vendored dependencies and built bundles repeat code the project did not write here
+        ("dist/axios.js", Role.VENDORED),
+        ("vendor/github.com/x/y/y.go", Role.VENDORED),
+        ("src/third_party/zlib/inflate.c", Role.VENDORED),
+        ("static/jquery.min.js", Role.VENDORED),
+        ("vendor/tests/test_x.py", Role.VENDORED),  # vendored wins over test
         # a test folder wins over an example folder
         ("examples/tests/demo.py", Role.TEST),
         ("examples/quickstart.py", Role.EXAMPLE),
