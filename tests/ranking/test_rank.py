@@ -227,6 +227,26 @@ def test_a_file_found_by_its_path_alone_still_shows_a_fragment() -> None:
     assert cache[0].score < min(r.score for r in result if not r.fragment.startswith("f:cache"))
 
 
+# The same words in two files' text, but only one defines the symbol the task names.
+NAME_ROWS = [
+    FragmentRow("f:def", "pkg/store.py", 1, 3, "class BytecodeCache:\n    def load(self, key):\n        return None",
+                name="BytecodeCache"),
+    FragmentRow("f:use", "pkg/env.py", 1, 3, "def get_template(name):\n    cache = BytecodeCache()\n    return cache.load(name)",
+                name="get_template"),
+    FragmentRow("f:hdr", "pkg/env.py", 1, 1, "import bytecode cache", container=2, name="pkg.env"),
+]
+
+
+def test_the_file_defining_a_named_symbol_outranks_files_that_use_it() -> None:
+    """A task naming ``BytecodeCache`` finds the file that defines it (the ``names`` field: the symbols a
+    file defines, module headers excluded) above a file that uses it as often."""
+    frags, index = build(NAME_ROWS)
+    assert index.names.ids == tuple(index.files)
+    scores = by_path("fix the BytecodeCache", index)
+    assert scores["pkg/store.py"] == 1.0 and scores["pkg/env.py"] < 1.0
+    assert rank("fix the BytecodeCache", frags, index)[0].fragment == "f:def"
+
+
 # -- fragments inside files ------------------------------------------------------------------------
 
 def test_best_fragment_carries_the_file_score(corpus: tuple[KeywordIndex, RankingIndex]) -> None:

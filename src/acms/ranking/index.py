@@ -6,6 +6,8 @@ changes the graph. Three parts:
 
 - ``windows``: BM25 over 40-line windows of each file (see :mod:`acms.ranking.windows`);
 - ``paths``: BM25 over each file's path (folders and file name split like identifiers);
+- ``names``: BM25 over the names of the symbols each file defines (the graph's ``defines`` edges:
+  functions, classes, methods; not the module or the file itself, which the path already gives);
 - ``frag_ids`` / ``locations``: fragment IRIs (sorted) → (file number, start line, end line, 1 for
   a class body, 2 for a module header, else 0), as arrays, to map
   fragment scores to files.
@@ -29,7 +31,7 @@ __all__ = ["CONTAINER", "FragmentRow", "RankingIndex"]
 
 CONTAINER = {"Class": 1, "Module": 2}
 
-FORMAT = "acms.ranking-index/4"
+FORMAT = "acms.ranking-index/5"
 
 
 @dataclass(frozen=True)
@@ -40,13 +42,14 @@ class FragmentRow:
     end: int
     text: str
     container: int = 0  # CONTAINER: 1 a class (its body encloses its methods), 2 a module header
+    name: str = ""  # the symbol's name when the fragment is a code symbol's body, else ""
 
 
 class RankingIndex:
     """Immutable; ``build`` from fragments or ``load`` from a cache directory."""
 
     def __init__(self, files: list[str], window_file: np.ndarray, window_lines: np.ndarray,
-                 windows_index: KeywordIndex, paths_index: KeywordIndex,
+                 windows_index: KeywordIndex, paths_index: KeywordIndex, names_index: KeywordIndex,
                  frag_ids: np.ndarray, locations: np.ndarray, key: str = "") -> None:
         """``frag_ids`` sorted (a numpy string array), ``locations`` the (file, start, end, container)
         row of each: arrays, so a command loads them in milliseconds rather than parsing a dict."""
@@ -56,6 +59,7 @@ class RankingIndex:
         self.window_lines = window_lines  # window number → (start, end)
         self.windows = windows_index
         self.paths = paths_index
+        self.names = names_index
         self.frag_ids = frag_ids
         self.locations = locations
         self.key = key
@@ -82,12 +86,17 @@ class RankingIndex:
                 texts.append(w.text)
         windows_index = KeywordIndex.build([str(i) for i in range(len(texts))], texts)
         paths_index = KeywordIndex.build(files, files)
+        defined: dict[str, list[str]] = {}
+        for r in rows:
+            if r.name and r.container != CONTAINER["Module"]:
+                defined.setdefault(r.path, []).append(r.name)
+        names_index = KeywordIndex.build(files, [" ".join(defined.get(p, ())) for p in files])
         where = {r.frag: (number[r.path], r.start, r.end, int(r.container)) for r in rows}
         ids = sorted(where)
         frag_ids = np.asarray(ids, dtype=str) if ids else np.zeros(0, dtype="<U1")
         locations = np.asarray([where[f] for f in ids], dtype=np.int64).reshape(-1, 4)
         return cls(files, np.asarray(wfile, dtype=np.int64), np.asarray(wlines, dtype=np.int64).reshape(-1, 2),
-                   windows_index, paths_index, frag_ids, locations)
+                   windows_index, paths_index, names_index, frag_ids, locations)
 
     def aligned(self, fragments: KeywordIndex) -> np.ndarray:
         """``(file number, start, end, container)`` per id of ``fragments`` (file -1 when not in ``where``), memoised."""
@@ -110,6 +119,7 @@ class RankingIndex:
         with atomic_directory(Path(directory)) as tmp:
             self.windows.save(tmp / "windows")
             self.paths.save(tmp / "paths")
+            self.names.save(tmp / "names")
             np.save(tmp / "window_file.npy", self.window_file)
             np.save(tmp / "window_lines.npy", self.window_lines)
             np.save(tmp / "frag_ids.npy", self.frag_ids)
@@ -131,6 +141,7 @@ class RankingIndex:
             return cls(meta["files"], np.load(directory / "window_file.npy", mmap_mode="r"),
                        np.load(directory / "window_lines.npy", mmap_mode="r"),
                        KeywordIndex.load(directory / "windows"), KeywordIndex.load(directory / "paths"),
+                       KeywordIndex.load(directory / "names"),
                        np.load(directory / "frag_ids.npy", mmap_mode="r"),
                        np.load(directory / "locations.npy", mmap_mode="r"), key=str(meta.get("key", "")))
         except StoreError:

@@ -95,7 +95,8 @@ class DerivedCaches:
                  for r in self.store.select(catalog.text("search/class-fragments"))}
         index = RankingIndex.build(
             FragmentRow(r["frag"].value, paths[r["file"].value], int(r["start"].value), int(r["end"].value),
-                        r["text"].value, CONTAINER.get(kinds.get(r["frag"].value, ""), 0))
+                        r["text"].value, CONTAINER.get(kinds.get(r["frag"].value, ""), 0),
+                        _v(r.get("name")) if "qn" in r else "")
             for r in self.corpus if "file" in r and r["file"].value in paths
         )
         index.save(directory, key=self.state_key)
