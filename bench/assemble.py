@@ -14,7 +14,7 @@ from pathlib import Path
 
 from stdlib_index import DEFAULT_WORK, QUERIES, build, pct
 
-from acms.assembly.assemble import assemble
+from acms.service.assembly import assemble
 from acms.assembly.protocol import parse_request
 from acms.config import Settings
 from acms.retrieval.search import Searcher

@@ -3,7 +3,7 @@
 Indexes this repository into a temp store, starts the real server (uvicorn, in a thread of this
 process), and runs each scenario for a bounded time with 8 client threads: over HTTP (urllib, one
 connection per request), then the same call in-process with the same 8 threads (the SPARQL path the
-server runs, ``run_query``: evaluation, row checks, serialization; and ``assemble`` for render). The
+server runs, ``run_query``: evaluation, row checks, serialization; and ``Index.render`` for render). The
 ratio column is HTTP over in-process for throughput and p95.
 
     python bench/serve.py [--seconds S] [--clients N]
@@ -28,16 +28,11 @@ from pathlib import Path
 import uvicorn
 from stdlib_index import pct
 
-from acms.assembly.assemble import assemble
+from acms.api import Index
 from acms.assembly.protocol import parse_request
 from acms.config import Settings
-from acms.ingest.pipeline import index_project
-from acms.retrieval.search import Searcher
 from acms.server.app import create_app
 from acms.server.sparql_protocol import Kind, Limits, Operation, run_query
-from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
-from acms.strategies.registry import StrategyRegistry
 
 SELECT = ("SELECT ?caller ?callee WHERE { GRAPH ?g { ?a uko:calls ?b . ?a uko:qualifiedName ?caller . "
           "?b uko:qualifiedName ?callee } } ORDER BY ?caller ?callee LIMIT 200")
@@ -72,16 +67,15 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="acms-serve-bench-"))
     repo = Path(__file__).resolve().parents[1]
     shutil.copytree(repo, work / "repo", ignore=shutil.ignore_patterns(".venv", ".acms", ".git", "out", "__pycache__"))
-    layout = IndexLayout(work / "store")
-    store = OxigraphStore(layout.graph)
     t = time.perf_counter()
-    index_project(work / "repo", store, Settings(), layout=layout)
+    with Index(work / "repo", Settings(), work / "store") as writer:
+        writer.index()
     index_s = time.perf_counter() - t
-    searcher, registry = Searcher(store, layout, Settings()), StrategyRegistry.default()
+    index = Index(work / "repo", Settings(), work / "store", mode="shared")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(store, searcher, registry), host="127.0.0.1", port=port,
+    server = uvicorn.Server(uvicorn.Config(create_app(index), host="127.0.0.1", port=port,
                                            log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -103,10 +97,11 @@ def main() -> None:
             r.read()
 
     def local_select() -> None:
-        run_query(store, op, "", limits, time.monotonic() + limits.timeout_s)
+        with index.reading() as store:
+            run_query(store, op, "", limits, time.monotonic() + limits.timeout_s)
 
     def local_render() -> None:
-        assemble(request, searcher, registry, output="json")
+        index.render(request, output="json")
 
     rows = []
     with urllib.request.urlopen(query_url) as r:
@@ -123,7 +118,7 @@ def main() -> None:
         rows.append((f"{name}, in-process", l_rps, l50, l95, "baseline"))
     server.should_exit = True
     thread.join(10)
-    store.close()
+    index.close()
     shutil.rmtree(work, ignore_errors=True)
     print(f"acms serve benchmark — this repository (indexed in {index_s:.1f} s), {args.clients} client threads, "
           f"{args.seconds:g} s per row, 127.0.0.1")

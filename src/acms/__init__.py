@@ -5,7 +5,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from acms.api import Index  # noqa: E402
-from acms.assembly.assemble import AssemblyResult  # noqa: E402
+from acms.service.assembly import AssemblyResult  # noqa: E402
 from acms.errors import (  # noqa: E402
     AcmsError,
     ConfigError,

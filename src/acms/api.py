@@ -4,54 +4,99 @@
     with Index.open("path/to/project") as idx:
         idx.index()
         print(idx.assemble("how is the budget enforced", budget=2000).rendered)
+
+``Index`` is the face of :mod:`acms.service`: the CLI, ``acms serve``, the MCP server and ``acms eval``
+all go through it. ``mode`` says how it holds the store (see :mod:`acms.service.session`): ``write``
+(the default: the one writer, for the Index's lifetime), ``read`` (one reader among many) or
+``shared`` (a long-lived process: the lock per call, so ``acms index`` can run beside it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from acms.assembly.assemble import AssemblyResult, assemble
+from acms.service.assembly import AssemblyResult
 from acms.assembly.protocol import RenderRequest, parse_request
 from acms.config import Settings, load_settings
 from acms.paths import project_root
-from acms.ingest.pipeline import IndexReport, index_project
-from acms.retrieval.search import Mode, SearchResult, Searcher
+from acms.retrieval.search import Mode as SearchMode
+from acms.retrieval.search import SearchResult, Searcher
+from acms.service.assembly import Assembler
+from acms.service.index_run import IndexReport, Progress, run_index
+from acms.service.session import Mode, Session, open_session
+from acms.sparql.guard import check_query
 from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
-from acms.store.protocol import Row
+from acms.store.protocol import Bindings, GraphStore, Row
 from acms.strategies.registry import StrategyRegistry
 
 
-class Index:
-    """One project's index, opened for writing (one writer process at a time)."""
+def store_dir(root: Path, settings: Settings, store: str | Path | None = None) -> Path:
+    """The index directory: ``store`` when given, else the ``store`` setting (relative to the root)."""
+    if store is not None:
+        return Path(store).resolve()
+    path = Path(settings.store)
+    return path if path.is_absolute() else root / path
 
-    def __init__(self, root: Path, settings: Settings, store_dir: Path | None = None) -> None:
+
+class Index:
+    """One project's index, held as ``mode`` says (default: the one writer, for its lifetime)."""
+
+    def __init__(self, root: Path, settings: Settings, store_dir: Path | None = None, *,
+                 mode: Mode | str = Mode.WRITE, wait: float | None = None, command: str = "",
+                 create: bool = True, registry: StrategyRegistry | None = None) -> None:
         self.root = root
         self.settings = settings
         self.layout = IndexLayout(store_dir or root / settings.store)
-        self.store = OxigraphStore(self.layout.graph)
-        self.registry = StrategyRegistry.default()
-        self._searcher: Searcher | None = None
+        self.registry = registry or StrategyRegistry.default()
+        self.session: Session = open_session(
+            self.layout, mode, wait=settings.lock_wait if wait is None else wait,
+            command=command or f"acms ({mode!s})", create=create and Mode(mode) is Mode.WRITE,
+        )
+        self.assembler = Assembler(self.session, settings, self.registry)
 
     @classmethod
-    def open(cls, project: str | Path, *, store: str | Path | None = None, **overrides: Any) -> Index:
+    def open(cls, project: str | Path, *, store: str | Path | None = None, mode: Mode | str = Mode.WRITE,
+             wait: float | None = None, strategies_dirs: Iterable[Path] = (), create: bool = True,
+             command: str = "", **overrides: Any) -> Index:
+        """``overrides``: settings (``hot_days=3``), checked against their types like any other source."""
         root = project_root(project)
-        return cls(root, load_settings(root).merged(overrides, "Index.open"), Path(store) if store else None)
+        settings = load_settings(root).merged(overrides, "Index.open")
+        return cls(root, settings, store_dir(root, settings, store), mode=mode, wait=wait, command=command,
+                   create=create, registry=StrategyRegistry.default(strategies_dirs))
+
+    # -- the store, for one unit of work --------------------------------------------------------
+    @property
+    def store(self) -> GraphStore:
+        """The store held for the Index's lifetime (``read`` and ``write`` modes)."""
+        return self.session.store
+
+    @contextmanager
+    def reading(self) -> Iterator[GraphStore]:
+        with self.session.reading() as store:
+            yield store
+
+    @contextmanager
+    def writing(self) -> Iterator[GraphStore]:
+        with self.session.writing() as store:
+            yield store
 
     @property
     def searcher(self) -> Searcher:
-        if self._searcher is None:
-            self._searcher = Searcher(self.store, self.layout, self.settings)
-        return self._searcher
+        """The current Searcher (``read`` and ``write`` modes)."""
+        return self.assembler.searcher(self.store)
 
-    def index(self) -> IndexReport:
-        self._searcher = None  # derived caches are keyed by the index state: start afresh
-        return index_project(self.root, self.store, self.settings, layout=self.layout)
+    # -- the two orchestrations ------------------------------------------------------------------
+    def index(self, *, history: int = 0, progress: Progress | None = None) -> IndexReport:
+        """One index run: lands whole or not at all (see :mod:`acms.service.index_run`)."""
+        with self.session.writing() as store:
+            return run_index(self.root, store, self.settings, self.layout, history=history, progress=progress)
 
     def search(self, text: str, mode: str = "hybrid", k: int = 10) -> SearchResult:
-        return self.searcher.search(text, Mode(mode), k)
+        return self.assembler.search(text, SearchMode(mode), k)
 
     def assemble(self, task: str, budget: int = 4000, **request: Any) -> AssemblyResult:
         """``request`` takes any render_request.v0 field (strategy, focus, privacy_mode, filters, …)."""
@@ -61,16 +106,23 @@ class Index:
         return self.render(parse_request(data))
 
     def render(self, request: RenderRequest, output: str | None = None) -> AssemblyResult:
-        return assemble(request, self.searcher, self.registry, output=output)
+        return self.assembler.render(request, output)
 
-    def query(self, sparql: str, bindings: dict[str, Any] | None = None) -> list[Row]:
-        return self.store.select(sparql, bindings)
+    def query(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
+        """A SELECT over the index, through the same guard as ``acms sparql`` and ``/sparql``
+        (no SERVICE, capped length and nesting)."""
+        check_query(sparql)
+        with self.session.reading() as store:
+            return store.select(sparql, bindings)
 
     def close(self) -> None:
-        self.store.close()
+        self.session.close()
 
     def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: tuple[type[BaseException], BaseException, TracebackType] | Any) -> None:
         self.close()
+
+
+__all__ = ["Index", "Mode", "store_dir"]

@@ -27,10 +27,12 @@ import uvicorn
 from rdflib.plugins.stores.sparqlstore import SPARQLStore
 from starlette.applications import Starlette
 
+from acms.api import Index
 from acms.config import Settings
 from acms.errors import AcmsError, ErrorCode, ModelMismatch, ProviderError, ProviderTimeout, StoreLocked, StoreMissing
 from acms.retrieval.search import Searcher
 from acms.server import app as app_module
+from acms.service import assembly as service_assembly
 from acms.server.app import STATUS_BY_CODE, create_app
 from acms.server.sparql_protocol import (RESULT_FORMATS, Kind, Limits, Operation, ProtocolError, negotiate,
                                             run_query)
@@ -82,8 +84,8 @@ def _free_port() -> int:
 
 
 def start(searcher: Searcher, **limits: object) -> Running:
-    access = IndexAccess(searcher.layout.graph, wait=5)
-    app = create_app(access, searcher.layout, Settings(), StrategyRegistry.default(), **limits)  # type: ignore[arg-type]
+    index = Index(searcher.layout.root.parent, Settings(), searcher.layout.root, mode="shared", wait=5)
+    app = create_app(index, **limits)  # type: ignore[arg-type]
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -390,7 +392,7 @@ def test_render_error_statuses(url: str, monkeypatch: pytest.MonkeyPatch, exc: E
     def failing(*args: object, **kwargs: object) -> None:
         raise exc
 
-    monkeypatch.setattr(app_module, "assemble", failing)
+    monkeypatch.setattr(service_assembly, "assemble", failing)
     if isinstance(exc, RuntimeError):
         monkeypatch.setattr(app_module.log, "disabled", True)  # the traceback is expected here
     status, reply = render(url, json.dumps(REQUEST).encode())

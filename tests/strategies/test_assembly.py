@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acms.assembly.assemble import assemble
+from acms.service.assembly import assemble
 from acms.assembly.protocol import parse_request
 from acms.cli.main import cli
 from acms.config import Settings

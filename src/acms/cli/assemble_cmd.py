@@ -9,23 +9,15 @@ from typing import Any
 
 import click
 
-from acms.assembly.assemble import assemble
 from acms.assembly.protocol import envelope_for, parse_request, request_id_of
 from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
 from acms.errors import AcmsError, UsageError
-from acms.retrieval.search import Searcher
-from acms.store.oxigraph import OxigraphStore
 from acms.strategies.registry import StrategyRegistry
 
 
 def strategies_option(func: Any) -> Any:
     return click.option("--strategies-dir", type=click.Path(path_type=Path, file_okay=False), multiple=True,
                         help="Extra folder of strategies (each a subfolder with strategy.toml and .rq files).")(func)
-
-
-def open_searcher(project: Path, store: Path | None) -> tuple[OxigraphStore, Searcher]:
-    graph, layout, settings = open_index(project, store)
-    return graph, Searcher(graph, layout, settings)
 
 
 @click.command("assemble")
@@ -92,12 +84,8 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
     if plan:
         data["plan"] = plan
     request = parse_request(data)
-    registry = StrategyRegistry.default(strategies_dir)
-    graph, searcher = open_searcher(project, store)
-    try:
-        result = assemble(request, searcher, registry, output="json" if fmt == "json" else None)
-    finally:
-        graph.close()
+    with open_index(project, store, strategies_dirs=strategies_dir) as index:
+        result = index.render(request, output="json" if fmt == "json" else None)
     if fmt == "json":
         click.echo(result.assembled.rendered)
         return
@@ -122,12 +110,8 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], project: Pat
     request_id = request_id_of(raw)
     try:
         request = parse_request(raw)
-        registry = StrategyRegistry.default(strategies_dir)
-        graph, searcher = open_searcher(project, store)
-        try:
-            result = assemble(request, searcher, registry, output="json")
-        finally:
-            graph.close()
+        with open_index(project, store, strategies_dirs=strategies_dir) as index:
+            result = index.render(request, output="json")
     except AcmsError as exc:
         echo_json(envelope_for(exc, request_id))
         sys.exit(exc.exit_code)

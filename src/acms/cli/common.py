@@ -5,17 +5,17 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from acms.api import Index, Mode, store_dir
 from acms.config import Settings, load_settings
 from acms.errors import AcmsError, UsageError
 from acms.paths import project_root
-from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
+from acms.strategies.registry import StrategyRegistry
 from acms.text_checks import text_problem, walk_strings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,24 +103,18 @@ def settings_for(root: Path, **overrides: Any) -> Settings:
     return load_settings(root).merged(overrides).merged(flag_settings(), "--set")
 
 
-def store_path(root: Path, settings: Settings, store: Path | None) -> Path:
-    if store is not None:
-        return store.resolve()
-    path = Path(settings.store)
-    return path if path.is_absolute() else root / path
-
-
-def open_index(project: Path, store: Path | None, *, write: bool = False,
-               **overrides: Any) -> tuple[OxigraphStore, IndexLayout, Settings]:
-    """The existing index of a project, opened for the duration of one command: read-only beside any
-    number of other readers, or (``write``) as the one writer, waiting for the others to finish."""
+def open_index(project: Path, store: Path | None, *, write: bool = False, create: bool = False,
+               shared: bool = False, strategies_dirs: Iterable[Path] = (), **overrides: Any) -> Index:
+    """The index of a project, held for the duration of one command: read-only beside any number of
+    other readers, or (``write``) as the one writer, waiting for the others to finish; ``shared`` for a
+    server (the lock per request). Only ``acms index`` may ``create`` one; anything else on a missing
+    index is StoreMissing (exit 4)."""
     root = resolve_project(project)
     settings = settings_for(root, **overrides)
-    layout = IndexLayout(store_path(root, settings, store))
-    command = " ".join(sys.argv[:3])
-    graph = OxigraphStore.open_existing(layout.graph, read_only=not write, wait=wait_seconds(settings),
-                                        command=command)
-    return graph, layout, settings
+    mode = Mode.SHARED if shared else Mode.WRITE if write else Mode.READ
+    return Index(root, settings, store_dir(root, settings, store), mode=mode,
+                 wait=wait_seconds(settings), command=" ".join(sys.argv[:3]), create=create,
+                 registry=StrategyRegistry.default(strategies_dirs))
 
 
 def echo_json(data: Any) -> None:

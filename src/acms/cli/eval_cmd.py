@@ -6,10 +6,9 @@ from pathlib import Path
 
 import click
 
-from acms.cli.assemble_cmd import open_searcher, strategies_option
-from acms.cli.common import boundary, echo_json, json_option, project_options
+from acms.cli.assemble_cmd import strategies_option
+from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
 from acms.evaluation.harness import BASELINE, RATIO_KEYS, evaluate, load_cases
-from acms.strategies.registry import StrategyRegistry
 
 COLUMNS = ["recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "p@5", "token_efficiency",
            "latency_p50_ms", "latency_p95_ms"]
@@ -34,16 +33,12 @@ def eval_cmd(fixtures: Path, strategies: tuple[str, ...], budget: int, strategie
     in the same run, with each strategy's ratio to it.
     """
     cases = load_cases(fixtures)
-    registry = StrategyRegistry.default(strategies_dir)
-    names = list(strategies) or [*registry.names(), "auto"]
-    for n in names:
-        if n != "auto":
-            registry.get(n)
-    graph, searcher = open_searcher(project, store)
-    try:
-        result = evaluate(cases, searcher, registry, names, budget)
-    finally:
-        graph.close()
+    with open_index(project, store, strategies_dirs=strategies_dir, record_use=False) as index:
+        names = list(strategies) or [*index.registry.names(), "auto"]
+        for n in names:
+            if n != "auto":
+                index.registry.get(n)
+        result = evaluate(cases, index, names, budget)
     if as_json:
         echo_json({"cases": len(cases), "budget": budget, **result.as_json()})
         return

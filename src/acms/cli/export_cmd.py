@@ -44,7 +44,8 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
     chosen = [x for x in (tier, modules or None, entity, construct_file) if x]
     if len(chosen) > 1:
         raise UsageError("choose one scope: --tier, --modules, --neighbourhood or --construct")
-    graph, _, _ = open_index(project, store)
+    idx = open_index(project, store)
+    graph = idx.store
     try:
         if tier:
             quads = scope.tier(graph, tier)
@@ -60,7 +61,7 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
 
         namespaces = extension_namespaces(graph)
     finally:
-        graph.close()
+        idx.close()
     scope.require(quads)
     # Written as produced, straight to the file or stdout (no whole-document string in memory).
     if fmt in rdf.FORMATS:

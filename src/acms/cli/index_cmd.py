@@ -7,22 +7,22 @@ from pathlib import Path
 
 import click
 
+from acms.api import Index, Mode, store_dir
 from acms.cli.common import (
     boundary,
     echo_json,
     json_option,
+    open_index,
     project_options,
     resolve_project,
     settings_for,
-    store_path,
     wait_option,
     wait_seconds,
 )
-from acms.ingest.pipeline import IndexReport, index_project
 from acms.ontology.service import extension_namespaces
+from acms.service.index_run import IndexReport
 from acms.sparql import catalog
-from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 
 
 def _progress() -> object | None:
@@ -112,14 +112,10 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
     settings = settings_for(root, max_file_bytes=max_file_bytes)
     if exclude:
         settings = settings.merged({"exclude": tuple(settings.exclude) + exclude})
-    target = store_path(root, settings, store)
-    layout = IndexLayout(target)
-    graph = OxigraphStore(layout.graph, wait=wait_seconds(settings), command=f"acms index {root}")
-    try:
-        report = index_project(root, graph, settings, progress=None if as_json else _progress(),  # type: ignore[arg-type]
-                               layout=layout, history=history)
-    finally:
-        graph.close()
+    target = store_dir(root, settings, store)
+    with Index(root, settings, target, mode=Mode.WRITE, wait=wait_seconds(settings), command=f"acms index {root}",
+               create=True) as index:
+        report = index.index(history=history, progress=None if as_json else _progress())  # type: ignore[arg-type]
     if as_json:
         data = dict(vars(report))
         data["skipped_counts"] = report.skipped_counts()
@@ -130,7 +126,7 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
         _summary(report, target, verbose)
 
 
-def _rows(store: OxigraphStore, key: str) -> list[dict[str, str]]:
+def _rows(store: GraphStore, key: str) -> list[dict[str, str]]:
     return [{k: v.value for k, v in row.items()} for row in store.select(catalog.text(key))]
 
 
@@ -152,14 +148,12 @@ def _class_name(iri: str, extensions: dict[str, str]) -> str:
 @boundary
 def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """Counts per class, named graph and language; store size; the last index run."""
-    root = resolve_project(project)
-    settings = settings_for(root)
-    target = store_path(root, settings, store)
-    graph = OxigraphStore.open_existing(IndexLayout(target).graph, read_only=True, wait=wait_seconds(settings))
+    idx = open_index(project, store)
+    graph = idx.store
     try:
         extensions = extension_namespaces(graph)
         data = {
-            "store": str(target),
+            "store": str(idx.layout.root),
             "store_bytes": graph.size_bytes(),
             "quads": graph.count(),
             "classes": {_class_name(r["class"], extensions): int(r["n"]) for r in _rows(graph, "stats/classes")},
@@ -169,7 +163,7 @@ def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
             "last_run": next(iter(_rows(graph, "stats/last-run")), None),
         }
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json(data)
         return
@@ -205,15 +199,9 @@ def validate_cmd(project: Path, store: Path | None, as_json: bool) -> None:
 
     from acms.ontology.extensions import configured
 
-    root = resolve_project(project)
-    settings = settings_for(root)
-    target = store_path(root, settings, store)
-    extra = [e.shapes_text for e in configured(settings.extensions, root) if e.shapes_text]
-    graph = OxigraphStore.open_existing(IndexLayout(target).graph, read_only=True, wait=wait_seconds(settings))
-    try:
-        violations = validate_whole_store(graph, extra)
-    finally:
-        graph.close()
+    with open_index(project, store) as idx:
+        extra = [e.shapes_text for e in configured(idx.settings.extensions, idx.root) if e.shapes_text]
+        violations = validate_whole_store(idx.store, extra)
     if as_json:
         echo_json({"conforms": not violations, "violations": [str(v) for v in violations]})
     elif not violations:

@@ -29,11 +29,12 @@ def ontology_group() -> None:
 @boundary
 def list_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """The ontologies loaded in the index (UKO and extensions), their versions and status."""
-    graph, _layout, settings = open_index(project, store)
+    idx = open_index(project, store)
+    graph, settings = idx.store, idx.settings
     try:
         rows = service.list_ontologies(graph, settings, resolve_project(project))
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json([vars(r) for r in rows])
         return
@@ -80,11 +81,12 @@ def add_cmd(extension: str, project: Path, store: Path | None, no_reasoner: bool
     The config file is acms.toml (or [tool.acms] in pyproject.toml). The ontology graph and the rules'
     triples are written in one validated transaction; adding an extension again re-runs its rules.
     """
-    graph, _layout, settings = open_index(project, store, write=True)
+    idx = open_index(project, store, write=True)
+    graph, settings = idx.store, idx.settings
     try:
         change = service.add_extension(graph, settings, resolve_project(project), extension, reasoner=not no_reasoner)
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         data = {k: v for k, v in vars(change).items() if k != "report"}
         data["check"] = change.report.as_dict() if change.report else None
@@ -105,11 +107,12 @@ def add_cmd(extension: str, project: Path, store: Path | None, no_reasoner: bool
 @boundary
 def remove_cmd(extension: str, project: Path, store: Path | None, as_json: bool) -> None:
     """Unregister EXTENSION and remove its ontology and every triple its rules derived (nothing else)."""
-    graph, _layout, settings = open_index(project, store, write=True)
+    idx = open_index(project, store, write=True)
+    graph, settings = idx.store, idx.settings
     try:
         change = service.remove_extension(graph, settings, resolve_project(project), extension)
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json({k: v for k, v in vars(change).items() if k != "report"})
         return
@@ -124,11 +127,12 @@ def remove_cmd(extension: str, project: Path, store: Path | None, as_json: bool)
 @boundary
 def describe_cmd(term: str, project: Path, store: Path | None, as_json: bool) -> None:
     """Label, comment, super/sub classes, domain/range and instance count of TERM (api:Endpoint, uko:Function, Function)."""
-    graph, _layout, _settings = open_index(project, store)
+    idx = open_index(project, store)
+    graph = idx.store
     try:
         d = service.describe(graph, term)
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json(vars(d))
         return

@@ -8,20 +8,17 @@ from pathlib import Path
 
 import click
 
-from acms.cli.common import boundary, echo_json, json_option, open_index, project_options, resolve_project
+from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
 from acms.decisions import records
 from acms.decisions.model import RECORDABLE, DecisionInfo, PlanInfo
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.vocab import IriMinter
 
 
 @contextmanager
-def _index(project: Path, store: Path | None, *, write: bool = False) -> Iterator[tuple[OxigraphStore, IriMinter]]:
-    db, _, settings = open_index(project, store, write=write)
-    try:
-        yield db, IriMinter(settings.project_name or resolve_project(project).resolve().name)
-    finally:
-        db.close()
+def _index(project: Path, store: Path | None, *, write: bool = False) -> Iterator[tuple[GraphStore, IriMinter]]:
+    with open_index(project, store, write=write) as idx:
+        yield idx.store, IriMinter(idx.settings.project_name or idx.root.resolve().name)
 
 
 @click.group("plan")

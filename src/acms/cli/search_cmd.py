@@ -25,11 +25,12 @@ PROVIDERS = ["lsa", "openai", "local"]
 @boundary
 def search_cmd(text: str, mode: str, k: int, project: Path, store: Path | None, as_json: bool) -> None:
     """Rank fragments for TEXT and print them with path:start-end, score and why."""
-    graph, layout, settings = open_index(project, store)
+    idx = open_index(project, store)
+    graph, layout, settings = idx.store, idx.layout, idx.settings
     try:
         result = Searcher(graph, layout, settings).search(text, Mode(mode), k)
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json({
             "hits": [{"fragment": h.fragment, "entity": h.entity, "name": h.name, "kind": h.kind, "lod": h.lod,
@@ -60,7 +61,8 @@ def embeddings_group() -> None:
 @boundary
 def embeddings_status(project: Path, store: Path | None, as_json: bool) -> None:
     """Model, dimensions, coverage and staleness of the stored vectors."""
-    graph, layout, settings = open_index(project, store)
+    idx = open_index(project, store)
+    graph, layout, settings = idx.store, idx.layout, idx.settings
     try:
         model = active_model(graph)
         cov = graph.select(catalog.text("embeddings/coverage"))[0]
@@ -72,7 +74,7 @@ def embeddings_status(project: Path, store: Path | None, as_json: bool) -> None:
         except Exception as exc:  # noqa: BLE001 - reported, not raised: this is a status command
             problem = str(getattr(exc, "message", exc))
     finally:
-        graph.close()
+        idx.close()
     data = {
         "model": model.model_id if model else None,
         "dimensions": model.dimensions if model else None,
@@ -112,11 +114,12 @@ def reindex_cmd(embeddings: bool, provider: str | None, project: Path, store: Pa
     """
     if not embeddings:
         raise UsageError("say what to reindex: --embeddings")
-    graph, layout, settings = open_index(project, store, write=True, embedding_provider=provider)
+    idx = open_index(project, store, write=True, embedding_provider=provider)
+    graph, layout, settings = idx.store, idx.layout, idx.settings
     try:
         report = migrate(graph, layout, settings, settings.embedding_provider)
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json(vars(report))
     else:

@@ -14,11 +14,8 @@ from typing import TYPE_CHECKING
 import click
 
 from acms.cli.assemble_cmd import strategies_option
-from acms.cli.common import boundary, project_options, resolve_project, settings_for, store_path, wait_seconds
+from acms.cli.common import boundary, open_index, project_options
 from acms.errors import UsageError
-from acms.store.access import IndexAccess
-from acms.store.layout import IndexLayout
-from acms.strategies.registry import StrategyRegistry
 
 if TYPE_CHECKING:
     import uvicorn
@@ -83,16 +80,11 @@ def serve_cmd(host: str, port: int, allow_update: bool, query_timeout: float, ma
 
     from acms.server.app import create_app
 
-    registry = StrategyRegistry.default(strategies_dir)
-    root = resolve_project(project)
-    settings = settings_for(root)
-    layout = IndexLayout(store_path(root, settings, store))
-    access = IndexAccess(layout.graph, wait=wait_seconds(settings))  # StoreMissing: one line, exit 4
-    with access.read():  # the index is readable now (StoreLocked after --wait: one line, exit 4)
+    index = open_index(project, store, shared=True, strategies_dirs=strategies_dir)  # StoreMissing: exit 4
+    with index.reading():  # the index is readable now (StoreLocked after --wait: one line, exit 4)
         pass
     sock = bind_socket(host, port)
-    app = create_app(access, layout, settings, registry, allow_update=allow_update,
-                     query_timeout_s=query_timeout, max_rows=max_rows)
+    app = create_app(index, allow_update=allow_update, query_timeout_s=query_timeout, max_rows=max_rows)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     url = _url(host, sock.getsockname()[1])
     mode = "read-write" if allow_update else "read-only"

@@ -12,12 +12,10 @@ from pyoxigraph import Literal, NamedNode
 
 from acms.terms import Term
 
-from acms.cli.common import boundary, project_options, resolve_project, settings_for, store_path, wait_seconds
+from acms.cli.common import boundary, open_index, project_options
 from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.sparql.guard import check_query
-from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
 from acms.vocab import XSD
 
 FORMATS = {"json": ox.QueryResultsFormat.JSON, "csv": ox.QueryResultsFormat.CSV,
@@ -112,10 +110,8 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
     text, trusted = _query_text(query, file, saved, bindings)
     if not trusted:
         check_query(text, allow_service=allow_service)
-    root = resolve_project(project)
-    settings = settings_for(root)
-    graph = OxigraphStore.open_existing(IndexLayout(store_path(root, settings, store)).graph, read_only=True,
-                                        wait=wait_seconds(settings))
+    idx = open_index(project, store)
+    graph = idx.store
     try:
         result = graph.query_raw(text, bindings or None)
         if isinstance(result, ox.QuerySolutions):
@@ -134,4 +130,4 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
             rdf_format = ox.RdfFormat.N_TRIPLES if fmt == "ntriples" else ox.RdfFormat.TURTLE
             click.echo(result.serialize(format=rdf_format).decode("utf-8"), nl=False)  # type: ignore[union-attr]
     finally:
-        graph.close()
+        idx.close()

@@ -29,11 +29,12 @@ def tiers_group(ctx: click.Context, project: Path, store: Path | None, as_json: 
     """
     if ctx.invoked_subcommand is not None:
         return
-    graph, _, settings = open_index(project, store)
+    idx = open_index(project, store)
+    graph, settings = idx.store, idx.settings
     try:
         data = {"tiers": tiers_mod.counts(graph), "policy": tiers_mod.Policy.of(settings).describe()}
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json(data)
         return
@@ -47,12 +48,13 @@ def tiers_group(ctx: click.Context, project: Path, store: Path | None, as_json: 
 @boundary
 def rebalance_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """Apply the tier policy now (acms index does it after every run)."""
-    graph, _, settings = open_index(project, store, write=True)
+    idx = open_index(project, store, write=True)
+    graph, settings = idx.store, idx.settings
     try:
         result = tiers_mod.rebalance(graph, tiers_mod.Policy.of(settings))
         graph.flush()
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json({"hot_entities": result.hot_entities, "promoted": result.promoted, "demoted": result.demoted,
                    "reasons": result.reasons})
@@ -67,11 +69,12 @@ def rebalance_cmd(project: Path, store: Path | None, as_json: bool) -> None:
 @boundary
 def check_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """Check that every resource's triples sit in exactly one tier (exit 1 when not)."""
-    graph, _, _ = open_index(project, store)
+    idx = open_index(project, store)
+    graph = idx.store
     try:
         bad = tiers_mod.violations(graph)
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json({"ok": not bad, "violations": [{"resource": s, "tiers": n} for s, n in bad]})
     else:
@@ -95,11 +98,12 @@ def history_cmd(entity: str, project: Path, store: Path | None, show_text: bool,
     Lists, oldest first, the commits that touched it (`acms index --history N`) and every earlier
     version acms kept in the cold tier, with where it was and what ended it.
     """
-    graph, _, _ = open_index(project, store)
+    idx = open_index(project, store)
+    graph = idx.store
     try:
         found = [history_mod.entity_history(graph, e) for e in history_mod.resolve(graph, entity)]
     finally:
-        graph.close()
+        idx.close()
     if as_json:
         echo_json([h.as_dict() for h in found])
         return

@@ -18,7 +18,7 @@ from acms.decisions.adr import AdrRecord, adr_number, is_adr_path, parse_adr
 from acms.decisions.emit import DecisionData, decision_quads
 from acms.ingest.model import SourceFile
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.vocab import UKO, IriMinter
 
 
@@ -29,7 +29,7 @@ class AdrBatch:
 
 
 def adr_batch(
-    store: OxigraphStore,
+    store: GraphStore,
     minter: IriMinter,
     sources: Iterable[SourceFile],
     all_paths: set[str],

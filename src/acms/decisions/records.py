@@ -20,7 +20,7 @@ from acms.decisions.model import RECORDABLE, RECORDED_PREFIX, DecisionInfo, Plan
 from acms.errors import UsageError
 from acms.ingest.emit import A, lit, time_lit
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.validation.batch import validate_batch
 from acms.vocab import PROV, TIER_WARM, UKO, IriMinter
 
@@ -54,7 +54,7 @@ def _suggest(word: str, candidates: Sequence[str]) -> str:
 
 
 # ------------------------------------------------------------------ plans
-def resolve_plan(store: OxigraphStore, key: str) -> tuple[NamedNode, str]:
+def resolve_plan(store: GraphStore, key: str) -> tuple[NamedNode, str]:
     """A plan by name or IRI, as (IRI, name); unknown -> UsageError naming the near plan names."""
     term = _iri(key) if _is_iri(key) else Literal(key)
     rows = store.select(_q("plan-by-name"), {"key": term})
@@ -65,7 +65,7 @@ def resolve_plan(store: OxigraphStore, key: str) -> tuple[NamedNode, str]:
     raise UsageError(f"unknown plan {key!r}{known or ' (no plans yet: acms plan create NAME)'}")
 
 
-def create_plan(store: OxigraphStore, minter: IriMinter, name: str, parent: str | None = None,
+def create_plan(store: GraphStore, minter: IriMinter, name: str, parent: str | None = None,
                 now: str | None = None) -> NamedNode:
     """A new plan in the warm tier; the name is its identity, so it must be unused."""
     name = name.strip()
@@ -89,7 +89,7 @@ def create_plan(store: OxigraphStore, minter: IriMinter, name: str, parent: str 
 
 
 # ------------------------------------------------------------------ entities
-def resolve_entity(store: OxigraphStore, key: str) -> tuple[NamedNode, str]:
+def resolve_entity(store: GraphStore, key: str) -> tuple[NamedNode, str]:
     """ENTITY of ``--about``: an IRI, ``path::Qualified.name``, a qualified name, a path or a unique short
     name, as (IRI, label). Unknown or ambiguous -> UsageError with the candidates."""
     key = key.strip()
@@ -124,7 +124,7 @@ def resolve_entity(store: OxigraphStore, key: str) -> tuple[NamedNode, str]:
                      f"path::Qualified.name or an IRI){hint}")
 
 
-def _near_entities(store: OxigraphStore, key: str) -> str:
+def _near_entities(store: GraphStore, key: str) -> str:
     """Names that look like ``key``: candidates sharing its first letters, ranked by similarity."""
     last = re.split(r"[.:/]", key)[-1] or key
     rows = store.select(_q("near-entities"), {"needle": Literal(last[:4].lower())})
@@ -140,7 +140,7 @@ def _near_entities(store: OxigraphStore, key: str) -> str:
 
 
 # ------------------------------------------------------------------ decisions
-def resolve_decision(store: OxigraphStore, key: str) -> dict[str, object]:
+def resolve_decision(store: GraphStore, key: str) -> dict[str, object]:
     """A decision by id (``D-3``, an ADR's path) or IRI: its row (decision, id, status, tier, file)."""
     term = _iri(key) if _is_iri(key) else Literal(key)
     rows = store.select(_q("decision-by-id"), {"key": term})
@@ -150,7 +150,7 @@ def resolve_decision(store: OxigraphStore, key: str) -> dict[str, object]:
     raise UsageError(f"unknown decision {key!r}{_suggest(key, ids) or (' (no decisions yet)' if not ids else '')}")
 
 
-def next_id(store: OxigraphStore) -> str:
+def next_id(store: GraphStore) -> str:
     taken = [r["id"].value[len(RECORDED_PREFIX):] for r in store.select(_q("recorded-ids"))]
     numbers = [int(n) for n in taken if n.isdigit()]
     return f"{RECORDED_PREFIX}{max(numbers, default=0) + 1}"
@@ -176,7 +176,7 @@ def fragment_text(ident: str, title: str, status: str, plan: str | None, about: 
 
 
 def record_decision(
-    store: OxigraphStore,
+    store: GraphStore,
     minter: IriMinter,
     *,
     plan: str,
@@ -236,7 +236,7 @@ def record_decision(
 
 
 # ------------------------------------------------------------------ reads
-def list_decisions(store: OxigraphStore, about: str | None = None) -> list[DecisionInfo]:
+def list_decisions(store: GraphStore, about: str | None = None) -> list[DecisionInfo]:
     """Every decision (recorded and ADR), oldest first; ``about`` keeps those about that entity."""
     links: dict[str, dict[str, list[tuple[str, str]]]] = {}
     for r in store.select(_q("decision-links")):
@@ -270,7 +270,7 @@ def list_decisions(store: OxigraphStore, about: str | None = None) -> list[Decis
     return list(out.values())
 
 
-def plan_tree(store: OxigraphStore, plan: str | None = None) -> tuple[list[PlanInfo], list[DecisionInfo]]:
+def plan_tree(store: GraphStore, plan: str | None = None) -> tuple[list[PlanInfo], list[DecisionInfo]]:
     """The plan forest (or the subtree of ``plan``) with each plan's decisions, and the decisions that
     belong to no plan (ADRs) when the whole forest is asked for."""
     focus = resolve_plan(store, plan)[0].value if plan else None
@@ -306,7 +306,7 @@ def _current_first(decisions: list[DecisionInfo]) -> list[DecisionInfo]:
     return sorted(decisions, key=lambda d: (d.retired, d.created or "", d.id))
 
 
-def ancestors(store: OxigraphStore, plan: str) -> list[str]:
+def ancestors(store: GraphStore, plan: str) -> list[str]:
     """Names of a plan's ancestors, nearest first (for ``plan show PLAN``)."""
     rows = store.select(_q("plans"))
     parent_of = {r["plan"].value: r["parent"].value for r in rows if "parent" in r}

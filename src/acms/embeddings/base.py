@@ -12,8 +12,6 @@ from typing import Protocol
 
 import numpy as np
 
-from acms.errors import ProviderError
-
 __all__ = ["EmbeddingProvider", "normalize_rows"]
 
 

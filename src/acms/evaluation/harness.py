@@ -30,14 +30,13 @@ from typing import Any
 
 from pyoxigraph import Literal
 
-from acms.assembly.assemble import assemble
+from acms.api import Index
 from acms.errors import BudgetTooSmall, UsageError
 from acms.assembly.model import Candidate, Packed
 from acms.assembly.protocol import parse_request
 from acms.ingest.walker import language_for
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog
-from acms.strategies.registry import StrategyRegistry
 from acms.tokens import count
 
 
@@ -250,8 +249,9 @@ class Evaluation:
         return {"strategies": self.strategies, "baseline": {BASELINE: self.baseline}, "ratio": self.ratio()}
 
 
-def evaluate(cases: list[Case], searcher: Searcher, registry: StrategyRegistry, strategies: list[str],
-             budget: int) -> Evaluation:
+def evaluate(cases: list[Case], index: Index, strategies: list[str], budget: int) -> Evaluation:
+    """Every strategy through ``index.render`` (the path every client takes), then the baseline."""
+    searcher = index.searcher
     spans = symbol_spans(searcher, cases)
     files = set(searcher.caches.ranking().files)
     out: dict[str, dict[str, float]] = {}
@@ -260,7 +260,7 @@ def evaluate(cases: list[Case], searcher: Searcher, registry: StrategyRegistry, 
         for i, case in enumerate(cases):
             t = time.perf_counter()
             try:
-                result = assemble(parse_request(_request(case, i, budget, name)), searcher, registry)
+                result = index.render(parse_request(_request(case, i, budget, name)))
                 items, used = result.assembled.items, result.assembled.used_tokens
             except BudgetTooSmall:
                 items, used = [], 0

@@ -10,7 +10,7 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad
 from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.sparql.guard import check_query
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.strategies.descriptor import Phase
 from acms.strategies.registry import StrategyRegistry
 from acms.vocab import GRAPH_META, TIERS
@@ -18,26 +18,26 @@ from acms.vocab import GRAPH_META, TIERS
 NAV = "breadth-depth-navigator"
 
 
-def _quads(store: OxigraphStore, key: str, bindings: dict | None = None) -> list[Quad]:
+def _quads(store: GraphStore, key: str, bindings: dict | None = None) -> list[Quad]:
     rows = store.select(catalog.text(key), bindings)
     return [Quad(r["s"], r["p"], r["o"], r.get("g", DefaultGraph())) for r in rows]  # type: ignore[arg-type]
 
 
-def whole(store: OxigraphStore) -> list[Quad]:
+def whole(store: GraphStore) -> list[Quad]:
     return _quads(store, "export/graphs", {"g": [*TIERS.values(), GRAPH_META]})
 
 
-def tier(store: OxigraphStore, name: str) -> list[Quad]:
+def tier(store: GraphStore, name: str) -> list[Quad]:
     if name not in TIERS:
         raise UsageError(f"unknown tier {name!r}; tiers: {', '.join(TIERS)}")
     return _quads(store, "export/graphs", {"g": TIERS[name]})
 
 
-def modules(store: OxigraphStore) -> list[Quad]:
+def modules(store: GraphStore) -> list[Quad]:
     return _quads(store, "export/modules")
 
 
-def neighbourhood(store: OxigraphStore, entity: str, depth: int) -> list[Quad]:
+def neighbourhood(store: GraphStore, entity: str, depth: int) -> list[Quad]:
     """The entity (IRI, path, qualified or short name) and everything within ``depth`` structural edges."""
     nav = StrategyRegistry.default().get(NAV)
     resolve = nav.query_text(Phase("graph", 1.0, "resolve-focus.rq"))
@@ -65,7 +65,7 @@ def neighbourhood(store: OxigraphStore, entity: str, depth: int) -> list[Quad]:
     return _quads(store, "export/describe-nodes", {"node": list(seen.values())})
 
 
-def construct(store: OxigraphStore, query: str) -> list[Quad]:
+def construct(store: GraphStore, query: str) -> list[Quad]:
     check_query(query)
     return store.construct(query)
 

@@ -43,7 +43,8 @@ from acms.ontology.versioning import plan as plan_migration
 from acms.ontology.versioning import uko_version
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore, ontology_quads
+from acms.store.oxigraph import ontology_quads
+from acms.store.protocol import GraphStore
 from acms.temporal import git_history, tiers, versions
 from acms.tokens import count_many
 from acms.validation.batch import check_batch, describe, rejection, split_by_file
@@ -185,7 +186,7 @@ def git_head(root: Path) -> str | None:
 
 def index_project(
     root: Path,
-    store: OxigraphStore,
+    store: GraphStore,
     settings: Settings,
     progress: Progress | None = None,
     layout: IndexLayout | None = None,
@@ -352,7 +353,7 @@ class _Batch:
 
 
 def _build_batch(
-    store: OxigraphStore,
+    store: GraphStore,
     minter: IriMinter,
     root: Path,
     changed: list[SourceFile],
@@ -411,7 +412,7 @@ def _stamp(started: datetime) -> str:
     return started.strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def _temporal(store: OxigraphStore, root: Path, minter: IriMinter, settings: Settings, report: IndexReport,
+def _temporal(store: GraphStore, root: Path, minter: IriMinter, settings: Settings, report: IndexReport,
               clock: _Clock, history: int, progress: Progress | None = None) -> None:
     """After the files are written: commits (when asked), then the tier policy over the result."""
     if history > 0:
@@ -426,7 +427,7 @@ def _temporal(store: OxigraphStore, root: Path, minter: IriMinter, settings: Set
         report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
 
 
-def _embed(store: OxigraphStore, layout: IndexLayout, settings: Settings, report: IndexReport) -> None:
+def _embed(store: GraphStore, layout: IndexLayout, settings: Settings, report: IndexReport) -> None:
     """Vectors for the new fragments; a provider failure is a warning (the graph is already written)."""
     from acms.errors import ProviderError
     from acms.retrieval.embedding_store import embed_missing
@@ -440,7 +441,7 @@ def _embed(store: OxigraphStore, layout: IndexLayout, settings: Settings, report
         report.embedded, report.embedding_model = done.embedded, done.model_id
 
 
-def _warm_caches(store: OxigraphStore, layout: IndexLayout, settings: Settings, report: IndexReport) -> None:
+def _warm_caches(store: GraphStore, layout: IndexLayout, settings: Settings, report: IndexReport) -> None:
     """Build the derived caches now, so the first search after an index run is not the slow one."""
     from acms.retrieval.caches import DerivedCaches
     from acms.retrieval.embedding_store import active_model
@@ -453,7 +454,7 @@ def _warm_caches(store: OxigraphStore, layout: IndexLayout, settings: Settings, 
         caches.vectors(model.model_id)
 
 
-def _symbol_table(store: OxigraphStore, replaced_files: list[NamedNode]) -> dict[str, tuple[NamedNode, str]]:
+def _symbol_table(store: GraphStore, replaced_files: list[NamedNode]) -> dict[str, tuple[NamedNode, str]]:
     """Qualified name -> (IRI, class) of the stored entities that stay (replaced files' are dropped)."""
     dropped: set[NamedNode] = set()
     if replaced_files:
@@ -467,7 +468,7 @@ def _symbol_table(store: OxigraphStore, replaced_files: list[NamedNode]) -> dict
     return table
 
 
-def _vanished(store: OxigraphStore, replaced_files: list[NamedNode], keep: set[NamedNode]) -> list[NamedNode]:
+def _vanished(store: GraphStore, replaced_files: list[NamedNode], keep: set[NamedNode]) -> list[NamedNode]:
     rows = store.select(catalog.text("ingest/entities-of-files"), {"file": replaced_files})
     old = {r["entity"] for r in rows} | set(replaced_files)
     return sorted((e for e in old if isinstance(e, NamedNode) and e not in keep), key=lambda n: n.value)

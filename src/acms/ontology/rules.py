@@ -18,10 +18,11 @@ from functools import cache
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
 
-from acms.errors import ConfigError
+from acms.errors import ConfigError, QuerySyntaxError, StoreError
 from acms.ontology.extensions import Extension
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
+from acms.store.oxigraph import in_memory
+from acms.store.protocol import GraphStore
 from acms.validation.shapes import CompiledCheck, compile_shapes, shipped_checks
 from acms.vocab import GRAPH_META, GRAPH_ONTOLOGY
 
@@ -32,7 +33,7 @@ def rule_text(ext: Extension, text: str) -> str:
     return header + text
 
 
-def footprint(store: OxigraphStore, classes: Sequence[NamedNode], properties: Sequence[NamedNode],
+def footprint(store: GraphStore, classes: Sequence[NamedNode], properties: Sequence[NamedNode],
               namespace: str) -> set[Quad]:
     """The instance triples that belong to an extension with these terms (see the module docstring)."""
     out: set[Quad] = set()
@@ -48,27 +49,27 @@ def footprint(store: OxigraphStore, classes: Sequence[NamedNode], properties: Se
     return out
 
 
-def ext_footprint(store: OxigraphStore, ext: Extension) -> set[Quad]:
+def ext_footprint(store: GraphStore, ext: Extension) -> set[Quad]:
     return footprint(store, ext.classes, ext.properties, ext.namespace)
 
 
-def derive(stage: OxigraphStore, extensions: Sequence[Extension]) -> list[Quad]:
+def derive(stage: GraphStore, extensions: Sequence[Extension]) -> list[Quad]:
     """Run every rule of every extension on ``stage`` (modifying it); the quads the rules added."""
     derived: list[Quad] = []
     for ext in extensions:
         if not ext.rules:
             continue
-        before_len, before = len(stage.raw), ext_footprint(stage, ext)
+        before_len, before = stage.count(), ext_footprint(stage, ext)
         for rule in ext.rules:
             try:
-                stage.raw.update(rule_text(ext, rule.text))
-            except SyntaxError as exc:
-                raise ConfigError(f"extension {ext.name}: rule {rule.name} does not parse: {exc}") from None
-            except (OSError, RuntimeError) as exc:
-                raise ConfigError(f"extension {ext.name}: rule {rule.name} failed: {exc}") from None
+                stage.update(rule_text(ext, rule.text))
+            except QuerySyntaxError as exc:
+                raise ConfigError(f"extension {ext.name}: rule {rule.name} does not parse: {exc.message}") from None
+            except StoreError as exc:
+                raise ConfigError(f"extension {ext.name}: rule {rule.name} failed: {exc.message}") from None
         after = ext_footprint(stage, ext)
         new = sorted(after - before, key=str)
-        outside = len(stage.raw) - before_len - len(new)
+        outside = stage.count() - before_len - len(new)
         if outside != 0 or not before <= after:
             raise ConfigError(
                 f"extension {ext.name}: its rules changed {abs(outside)} triple(s) outside its own classes and "
@@ -86,20 +87,18 @@ def derive_for_batch(ontology: Iterable[Quad], quads: Sequence[Quad], extensions
     """
     if not any(ext.rules for ext in extensions):
         return []
-    stage = OxigraphStore(None)
-    stage.raw.extend(quads)
-    stage.raw.extend(ontology)
+    stage = in_memory()
+    stage.load([*quads, *ontology])
     return derive(stage, extensions)
 
 
-def derive_for_store(store: OxigraphStore, ontology: Iterable[Quad], extensions: Sequence[Extension],
+def derive_for_store(store: GraphStore, ontology: Iterable[Quad], extensions: Sequence[Extension],
                      drop: set[Quad] | frozenset[Quad] = frozenset()) -> list[Quad]:
     """Rules over the whole index (``acms ontology add``): a copy of its instance graphs, staged in memory,
     without ``drop`` (the extension's previous footprint, when it is added again)."""
-    stage = OxigraphStore(None)
-    stage.raw.extend(q for q in store.raw.quads_for_pattern(None, None, None, None)
-                     if q.graph_name not in (GRAPH_ONTOLOGY, GRAPH_META) and q not in drop)
-    stage.raw.extend(ontology)
+    stage = in_memory()
+    stage.load([*(q for q in store.quads() if q.graph_name not in (GRAPH_ONTOLOGY, GRAPH_META) and q not in drop),
+                *ontology])
     return derive(stage, extensions)
 
 

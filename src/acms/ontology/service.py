@@ -20,7 +20,8 @@ from acms.ontology.extensions import Extension, configured, load_extension
 from acms.ontology.rules import all_checks, derive_for_store, ext_footprint, footprint
 from acms.ontology.versioning import stored_versions, uko_version, version_key
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore, insert_data, ontology_quads
+from acms.store.oxigraph import insert_data, ontology_quads
+from acms.store.protocol import GraphStore
 from acms.validation.batch import validate_batch
 from acms.vocab import GRAPH_ONTOLOGY, PREFIXES, UKO_NS, prefixes
 
@@ -28,7 +29,7 @@ RDFS_NS = PREFIXES["rdfs"]
 OWL_NS = PREFIXES["owl"]
 
 
-def store_prefixes(store: OxigraphStore) -> dict[str, str]:
+def store_prefixes(store: GraphStore) -> dict[str, str]:
     """The standard prefixes plus those of the extensions loaded in the index's ontology graph."""
     extra = {}
     for row in store.select(catalog.text("ontology/loaded")):
@@ -37,7 +38,7 @@ def store_prefixes(store: OxigraphStore) -> dict[str, str]:
     return prefixes(extra)
 
 
-def extension_namespaces(store: OxigraphStore) -> dict[str, str]:
+def extension_namespaces(store: GraphStore) -> dict[str, str]:
     """prefix -> namespace of the extensions loaded in the index (for export kinds and stats)."""
     return {p: ns for p, ns in store_prefixes(store).items() if p not in PREFIXES}
 
@@ -73,7 +74,7 @@ class Loaded:
     status: str  # loaded | configured, not loaded yet | loaded, no longer configured
 
 
-def list_ontologies(store: OxigraphStore, settings: Settings, root: Path) -> list[Loaded]:
+def list_ontologies(store: GraphStore, settings: Settings, root: Path) -> list[Loaded]:
     rows = store.select(catalog.text("ontology/loaded"))
     out: dict[str, Loaded] = {}
     for r in rows:
@@ -106,7 +107,7 @@ class Change:
     notes: list[str] = field(default_factory=list)
 
 
-def _require_current(store: OxigraphStore) -> None:
+def _require_current(store: GraphStore) -> None:
     _, in_run = stored_versions(store)
     if in_run is not None and version_key(in_run) < version_key(uko_version()):
         raise StoreError(f"the index was built with UKO {in_run}; run `acms index` first to migrate it to {uko_version()}")
@@ -127,7 +128,7 @@ def _ref_for(ref: str, root: Path) -> str:
     return full.relative_to(root).as_posix() if full.is_relative_to(root) else str(full)
 
 
-def add_extension(store: OxigraphStore, settings: Settings, root: Path, ref: str, *, reasoner: bool = True) -> Change:
+def add_extension(store: GraphStore, settings: Settings, root: Path, ref: str, *, reasoner: bool = True) -> Change:
     """Check, register, load and run an extension's rules over the whole index (one transaction)."""
     ext = load_extension(ref, root)
     report = check_extension(ext, reasoner=reasoner)
@@ -152,7 +153,7 @@ def add_extension(store: OxigraphStore, settings: Settings, root: Path, ref: str
                   added=len(new - old), removed=len(old - new), report=report)
 
 
-def remove_extension(store: OxigraphStore, settings: Settings, root: Path, name: str) -> Change:
+def remove_extension(store: GraphStore, settings: Settings, root: Path, name: str) -> Change:
     """Unregister an extension; drop its ontology triples and every triple of its footprint."""
     refs = list(settings.extensions)
     keep_refs, keep, target = [], [], None
@@ -191,7 +192,7 @@ def remove_extension(store: OxigraphStore, settings: Settings, root: Path, name:
                   before - len(ontology), removed=len(old))
 
 
-def _loaded_rows(store: OxigraphStore) -> list[Loaded]:
+def _loaded_rows(store: GraphStore) -> list[Loaded]:
     out = []
     for r in store.select(catalog.text("ontology/loaded")):
         if "identifier" in r:
@@ -216,7 +217,7 @@ class Description:
     uses: int
 
 
-def describe(store: OxigraphStore, term: str) -> Description:
+def describe(store: GraphStore, term: str) -> Description:
     prefixes = store_prefixes(store)
     iri = expand(term, prefixes)
     rows = store.select(catalog.text("ontology/describe"), {"term": NamedNode(iri)})

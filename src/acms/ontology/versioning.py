@@ -20,7 +20,7 @@ from acms import resources
 from acms.errors import StoreError
 from acms.ontology.extensions import DCT_HAS_VERSION, DCT_IDENTIFIER
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.vocab import GRAPH_ONTOLOGY
 
 UKO_ONTOLOGY = NamedNode("https://w3id.org/acms/uko")
@@ -55,7 +55,7 @@ class Migration:
         return bool(self.reasons)
 
 
-def stored_versions(store: OxigraphStore) -> tuple[str | None, str | None]:
+def stored_versions(store: GraphStore) -> tuple[str | None, str | None]:
     """(UKO version in the ontology graph, UKO version of the last index run)."""
     graph = store.select(catalog.text("ontology/uko-version"))
     run = store.select(catalog.text("ontology/last-run-version"))
@@ -70,7 +70,7 @@ def _loaded_extensions(quads: set[Quad]) -> dict[str, tuple[str, str]]:
     return {name: (versions.get(s, ""), digests.get(s, "")) for s, name in ids.items()}
 
 
-def plan(store: OxigraphStore, desired_ontology: Sequence[Quad]) -> Migration:
+def plan(store: GraphStore, desired_ontology: Sequence[Quad]) -> Migration:
     """Compare the index with this acms (UKO version) and the configured extensions."""
     current = uko_version()
     in_graph, in_run = stored_versions(store)
@@ -89,7 +89,7 @@ def plan(store: OxigraphStore, desired_ontology: Sequence[Quad]) -> Migration:
             break
     if in_graph is None and in_run is None:
         return migration  # a new index: nothing to migrate
-    have = set(store.raw.quads_for_pattern(None, None, None, GRAPH_ONTOLOGY))
+    have = set(store.quads(GRAPH_ONTOLOGY))
     want = set(desired_ontology)
     if have != want and not migration.reindex:
         old, new = _loaded_extensions(have), _loaded_extensions(want)

@@ -13,7 +13,8 @@ from pyoxigraph import Literal, Quad
 
 from acms.privacy.secrets import scrub
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore, insert_data
+from acms.store.oxigraph import insert_data
+from acms.store.protocol import GraphStore
 
 __all__ = ["POLICY", "apply_policy"]
 
@@ -25,7 +26,7 @@ def _quad_text(quads: list[Quad]) -> str:
     return insert_data(quads).replace("INSERT DATA", "DELETE DATA", 1)
 
 
-def apply_policy(store: OxigraphStore, keep_secrets: bool, *, fresh: bool = False) -> int:
+def apply_policy(store: GraphStore, keep_secrets: bool, *, fresh: bool = False) -> int:
     """Bring the stored texts under the current policy; returns how many texts were rewritten.
     ``fresh``: every stored text was written by this run (under the current policy): record it only."""
     wanted = KEPT if keep_secrets else POLICY

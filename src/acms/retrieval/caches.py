@@ -19,7 +19,7 @@ from acms.index.vectors import VectorMatrix, decode
 from acms.ranking.index import CONTAINER, FragmentRow, RankingIndex
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.terms import Term
 
 
@@ -32,7 +32,7 @@ _Keyed = TypeVar("_Keyed", bound=_HasKey)
 
 
 class DerivedCaches:
-    def __init__(self, store: OxigraphStore, layout: IndexLayout) -> None:
+    def __init__(self, store: GraphStore, layout: IndexLayout) -> None:
         self.store = store
         self.layout = layout
         self.rebuilt: list[str] = []

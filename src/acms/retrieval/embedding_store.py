@@ -24,7 +24,7 @@ from acms.embeddings.lsa import LsaModel, LsaProvider
 from acms.index.vectors import encode
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.vocab import DCT, GRAPH_META, RDF, UKO, XSD
 
 BATCH = 256
@@ -45,7 +45,7 @@ class EmbedReport:
     seconds: float
 
 
-def active_model(store: OxigraphStore) -> ModelInfo | None:
+def active_model(store: GraphStore) -> ModelInfo | None:
     rows = store.select(catalog.text("embeddings/active-model"))
     if not rows:
         return None
@@ -81,7 +81,7 @@ def make_provider(name: str, settings: Settings, layout: IndexLayout) -> Embeddi
     return make_external(name, options)
 
 
-def query_provider(store: OxigraphStore, settings: Settings, layout: IndexLayout) -> EmbeddingProvider | None:
+def query_provider(store: GraphStore, settings: Settings, layout: IndexLayout) -> EmbeddingProvider | None:
     """The provider to embed a query with, checked against the index's model; None if no vectors."""
     model = active_model(store)
     if model is None:
@@ -107,7 +107,7 @@ def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedN
     return quads
 
 
-def embed_missing(store: OxigraphStore, layout: IndexLayout, settings: Settings) -> EmbedReport | None:
+def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings) -> EmbedReport | None:
     """Embed the fragments that have no vector; fit the default LSA model on first use."""
     import time
 
@@ -129,7 +129,7 @@ def embed_missing(store: OxigraphStore, layout: IndexLayout, settings: Settings)
     return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
 
 
-def migrate(store: OxigraphStore, layout: IndexLayout, settings: Settings, provider_name: str) -> EmbedReport:
+def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str) -> EmbedReport:
     """Recompute every vector with ``provider_name`` and swap them in atomically."""
     import time
 

@@ -21,7 +21,7 @@ from acms.retrieval.embedding_store import query_provider
 from acms.sparql import catalog
 from acms.sparql.functions import ScoreTables, functions
 from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.vocab import XSD
 
 CANDIDATE_FACTOR = 2  # candidates per signal = k x this, before the SPARQL ranking (cost is linear in it)
@@ -74,7 +74,7 @@ class SearchResult:
 class Searcher:
     """Holds the store and caches for a series of searches (the server keeps one)."""
 
-    def __init__(self, store: OxigraphStore, layout: IndexLayout, settings: Settings) -> None:
+    def __init__(self, store: GraphStore, layout: IndexLayout, settings: Settings) -> None:
         self.store, self.layout, self.settings = store, layout, settings
         self.caches = DerivedCaches(store, layout)
         self._provider: EmbeddingProvider | None = None

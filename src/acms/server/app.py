@@ -13,7 +13,7 @@ Render errors keep the envelope of :mod:`acms.assembly.protocol` and get the HTT
 (``STATUS_BY_CODE``, from the code table in :mod:`acms.errors`). Blocking store work (assembly, health) runs in Starlette's threadpool; SPARQL
 runs in worker threads with its own deadline and slot limit. The pyoxigraph store is safe for
 concurrent reads; updates are serialized by the endpoint's lock and take the index's exclusive lock
-(:mod:`acms.store.access`), after which the next request reopens the store and rebuilds the Searcher.
+(:mod:`acms.service.session`), after which the next request reopens the store and rebuilds the Searcher.
 """
 
 from __future__ import annotations
@@ -29,17 +29,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from acms.assembly.assemble import AssemblyResult, assemble
+from acms.api import Index
+from acms.service.assembly import AssemblyResult
 from acms.assembly.protocol import RenderRequest, envelope_for, error_envelope, parse_request, request_id_of
 from acms.errors import CODES, AcmsError, ErrorCode
 from acms.retrieval.embedding_store import active_model
-from acms.retrieval.search import Searcher
 from acms.server.sparql_protocol import Limits, ProtocolError, SparqlEndpoint, read_body
-from acms.config import Settings
-from acms.store.access import IndexAccess
-from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
-from acms.strategies.registry import StrategyRegistry
 
 log = logging.getLogger("acms.server")
 
@@ -47,31 +42,22 @@ STATUS_BY_CODE: Mapping[ErrorCode, int] = {code: spec.http_status for code, spec
 
 
 def create_app(
-    access: IndexAccess,
-    layout: IndexLayout,
-    settings: Settings,
-    registry: StrategyRegistry,
+    index: Index,
     *,
     allow_update: bool = False,
     query_timeout_s: float = 10.0,
     max_rows: int = 10_000,
 ) -> Starlette:
-    """The application over an index shared with other acms processes: every request reads under the
-    index's shared lock (writes under its exclusive one), so `acms index` and other commands run beside
-    the server; the Searcher (and its derived caches) is rebuilt after another process wrote the index."""
-    sparql = SparqlEndpoint(access, Limits(timeout_s=query_timeout_s, max_rows=max_rows, allow_update=allow_update))
-    searchers: dict[str, Searcher] = {}
-
-    def searcher_for(store: OxigraphStore) -> Searcher:
-        key = access.generation() or ""
-        if key not in searchers:
-            searchers.clear()
-            searchers[key] = Searcher(store, layout, settings)
-        return searchers[key]
+    """The application over an index opened in ``shared`` mode (see :mod:`acms.service.session`): every
+    request reads under the index's shared lock (writes under its exclusive one), so `acms index` and
+    other commands run beside the server; the Searcher (and its derived caches) is rebuilt after another
+    process wrote the index."""
+    sparql = SparqlEndpoint(index.session, Limits(timeout_s=query_timeout_s, max_rows=max_rows,
+                                                  allow_update=allow_update))
+    registry = index.registry
 
     def run_render(parsed: RenderRequest) -> AssemblyResult:
-        with access.read() as store:
-            return assemble(parsed, searcher_for(store), registry, "json")
+        return index.render(parsed, "json")
 
     async def render(request: Request) -> Response:
         try:
@@ -94,9 +80,9 @@ def create_app(
     counted: dict[str, object] = {}  # len() walks the store (~0.16 s per million quads): once per write
 
     def health_row() -> dict[str, object]:
-        with access.read() as store:
-            if counted.get("generation") != (access.generation(), sparql.updates):
-                counted.update(generation=(access.generation(), sparql.updates), quads=len(store.raw))
+        with index.reading() as store:
+            if counted.get("generation") != index.session.generation():
+                counted.update(generation=index.session.generation(), quads=store.count())
             model = active_model(store)
             return {"status": "ok", "quads": counted["quads"], "model": model.model_id if model else None}
 

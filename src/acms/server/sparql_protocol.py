@@ -59,8 +59,9 @@ from starlette.responses import PlainTextResponse, Response
 
 from acms.errors import AcmsError, QueryRejected, QuerySyntaxError, StoreError
 from acms.sparql.guard import check_query, scan
-from acms.store.access import IndexAccess
-from acms.store.oxigraph import PREFIX_HEADER, OxigraphStore
+from acms.service.session import Session
+from acms.store.protocol import GraphStore
+from acms.vocab import PREFIX_HEADER
 from acms.vocab import PREFIXES
 
 MAX_BODY_BYTES = 2 * 1024 * 1024  # a query is capped at 100,000 characters; form encoding can triple it
@@ -287,7 +288,7 @@ def _select(result: ox.QuerySolutions, fmt: ox.QueryResultsFormat, rows: Iterato
     return parsed.serialize(format=fmt)  # type: ignore[return-value]
 
 
-def run_query(store: OxigraphStore, op: Operation, accept: str, limits: Limits, deadline: float) -> Answer:
+def run_query(store: GraphStore, op: Operation, accept: str, limits: Limits, deadline: float) -> Answer:
     """Check, evaluate, consume within the limits, serialize. Runs in a worker thread (the check of a
     100,000-character text takes ~30 ms: not on the event loop)."""
     check_query(op.text)
@@ -297,7 +298,7 @@ def run_query(store: OxigraphStore, op: Operation, accept: str, limits: Limits, 
     return outcome
 
 
-def _evaluate(store: OxigraphStore, op: Operation, accept: str, limits: Limits,
+def _evaluate(store: GraphStore, op: Operation, accept: str, limits: Limits,
               deadline: float) -> Answer | ProtocolError | StoreError:
     """The answer, or the failure as a fresh exception.
 
@@ -338,7 +339,7 @@ def refuse_load(text: str) -> None:
         raise QueryRejected("LOAD is refused: it would make the store fetch a URL")
 
 
-def run_update(store: OxigraphStore, op: Operation, lock: threading.Lock) -> None:
+def run_update(store: GraphStore, op: Operation, lock: threading.Lock) -> None:
     check_query(op.text)
     refuse_load(op.text)
     with lock:
@@ -357,14 +358,13 @@ def _for_client(message: str, header_lines: int = _HEADER_LINES) -> str:
 class SparqlEndpoint:
     """The ``/sparql`` route: protocol parsing on the event loop, store work in worker threads."""
 
-    def __init__(self, access: IndexAccess, limits: Limits) -> None:
-        self.access = access
+    def __init__(self, session: Session, limits: Limits) -> None:
+        self.session = session
         self.limits = limits
         self.update_lock = threading.Lock()  # one update at a time
         self._slots = threading.BoundedSemaphore(MAX_RUNNING)
         self._count_lock = threading.Lock()
         self._running = 0
-        self.updates = 0  # updates applied: lets /health know when its cached quad count is stale
 
     @property
     def running(self) -> int:
@@ -384,16 +384,12 @@ class SparqlEndpoint:
             self._slots.release()
 
     def _query(self, op: Operation, accept: str, deadline: float) -> Answer:
-        with self.access.read(wait=max(0.0, deadline - time.monotonic())) as store:
+        with self.session.reading(wait=max(0.0, deadline - time.monotonic())) as store:
             return run_query(store, op, accept, self.limits, deadline)
 
     def _update(self, op: Operation) -> None:
-        try:
-            with self.access.write(wait=self.limits.timeout_s) as store:
-                run_update(store, op, self.update_lock)
-        finally:
-            with self._count_lock:
-                self.updates += 1  # even a failed one: the count is re-read, never wrong
+        with self.session.writing(wait=self.limits.timeout_s) as store:
+            run_update(store, op, self.update_lock)
 
     async def _in_thread(self, deadline: float, kind: Kind, work: Callable[..., Any], *args: Any) -> Any:
         """Run ``work`` in a worker thread; stop waiting at the deadline (the thread may go on)."""
@@ -427,7 +423,7 @@ class SparqlEndpoint:
         except ProtocolError as exc:
             return PlainTextResponse(exc.message + "\n", status_code=exc.status)
         except (QueryRejected, QuerySyntaxError) as exc:
-            with self.access.read() as store:
+            with self.session.reading() as store:
                 lines = store.prefix_header().count("\n")
             return PlainTextResponse(_for_client(exc.message, lines) + "\n", status_code=400)
         except AcmsError as exc:

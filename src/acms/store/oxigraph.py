@@ -8,7 +8,7 @@ Converts pyoxigraph's errors where they are seen: a held lock becomes ``StoreLoc
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -21,11 +21,10 @@ from acms.sparql.bind import bind
 from acms.store import usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
 from acms.store.protocol import Bindings, CustomFunctions, Row
-from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
+from acms.vocab import GRAPH_ONTOLOGY, PREFIX_HEADER, PREFIXES
 
 Tracer = Callable[[str, float], None]
 
-PREFIX_HEADER = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
 _DCT_IDENTIFIER = NamedNode("http://purl.org/dc/terms/identifier")
 _VANN_PREFIX = NamedNode("http://purl.org/vocab/vann/preferredNamespacePrefix")
 _VANN_URI = NamedNode("http://purl.org/vocab/vann/preferredNamespaceUri")
@@ -194,6 +193,12 @@ class OxigraphStore:
         self.update(f"DROP SILENT GRAPH {GRAPH_ONTOLOGY} ;\n" + insert_data(desired))
         return True
 
+    def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]:
+        try:
+            yield from self._store.quads_for_pattern(None, None, None, graph)
+        except (OSError, RuntimeError) as exc:
+            raise StoreError(f"read failed: {exc}") from None
+
     def count(self, graph: NamedNode | None = None) -> int:
         if graph is None:
             return len(self._store)
@@ -217,6 +222,11 @@ class OxigraphStore:
         finally:
             del self._store
             self._hold.close()
+
+
+def in_memory() -> OxigraphStore:
+    """A scratch store in memory: a staging area for rules and checks, never locked, never on disk."""
+    return OxigraphStore(None)
 
 
 def open_handle(path: Path | None, *, read_only: bool = False) -> ox.Store:

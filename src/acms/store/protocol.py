@@ -1,13 +1,14 @@
 """The narrow store protocol every backend implements (the embedded Oxigraph store first).
 
 Parameters are typed RDF terms, bound through ``VALUES`` (see ``acms.sparql.bind``); results are
-plain rows of pyoxigraph terms. Keeping the surface this small is what lets a remote SPARQL 1.1
-endpoint implement the same protocol later.
+plain rows of pyoxigraph terms. Everything above ``acms.store`` is typed against ``GraphStore`` and
+never reaches the backend's own handle, which is what lets a remote SPARQL 1.1 endpoint implement
+the same protocol later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
 from pyoxigraph import NamedNode, Quad
@@ -38,5 +39,26 @@ class GraphStore(Protocol):
     def replace(self, deletes: Sequence[tuple[str, Bindings | None]], quads: Sequence[Quad]) -> None:
         """Run the deletes and insert ``quads`` as one all-or-nothing transaction."""
         ...
+
+    def query_raw(self, query: str, bindings: Bindings | None = None, **kwargs: object) -> object:
+        """Any query form, as pyoxigraph answers it (QuerySolutions / QueryBoolean / QueryTriples):
+        for the SPARQL endpoint and ``acms sparql``, which serialize results in the client's format."""
+        ...
+
+    def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]:
+        """Every quad (of ``graph`` when given), for whole-store passes: validation, staging, export."""
+        ...
+
+    def count(self, graph: NamedNode | None = None) -> int: ...
+
+    def prefix_header(self) -> str:
+        """PREFIX lines every query gets: the standard ones plus the loaded extensions'."""
+        ...
+
+    def ensure_ontology(self, extensions: Sequence[Quad] | None = None) -> bool: ...
+
+    def size_bytes(self) -> int: ...
+
+    def flush(self) -> None: ...
 
     def close(self) -> None: ...

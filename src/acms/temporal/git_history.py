@@ -23,7 +23,7 @@ from acms.errors import GitError
 from acms.ingest.emit import int_lit, lit, sha256, time_lit
 from acms.ingest.python_extractor import Span, module_name_for, symbol_spans
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.temporal.versions import Update
 from acms.tokens import count_many
 from acms.validation.batch import validate_batch
@@ -234,7 +234,7 @@ def _hit(symbols: list[Span], ranges: list[tuple[int, int]], text: list[str]) ->
     return touched, innermost
 
 
-def ingest(store: OxigraphStore, root: Path, minter: IriMinter, n: int,
+def ingest(store: GraphStore, root: Path, minter: IriMinter, n: int,
            progress: Callable[[str, int, int], None] | None = None, *, keep_secrets: bool = False) -> HistoryReport:
     """Ingest the last ``n`` commits not yet in the store: one validated transaction."""
     if not is_git_checkout(root):
@@ -278,7 +278,7 @@ def blob_names(commits: list[Commit], prefix: str = "") -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, store: OxigraphStore,
+def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, store: GraphStore,
            known_paths: set[str], report: HistoryReport,
            progress: Callable[[str, int, int], None] | None = None, *,
            keep_secrets: bool = False) -> tuple[list[Quad], list[Update]]:
@@ -377,7 +377,7 @@ def _version(entity: NamedNode, sym: Span, path: str, lines: list[str], c: Commi
     return out
 
 
-def _link_to_present(store: OxigraphStore, last: dict[NamedNode, tuple[NamedNode, str]],
+def _link_to_present(store: GraphStore, last: dict[NamedNode, tuple[NamedNode, str]],
                      first: dict[NamedNode, NamedNode], quads: list[Quad]) -> list[Update]:
     """The newest version of each entity is superseded by the entity while it exists; a version already
     stored as superseded by the entity is now superseded by this batch's first version."""

@@ -9,7 +9,7 @@ from pyoxigraph import Literal, NamedNode
 
 from acms.errors import UsageError
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 
 
 @dataclass
@@ -40,7 +40,7 @@ class EntityHistory:
                 "tier": self.tier, "events": [e.__dict__ for e in self.events]}
 
 
-def resolve(store: OxigraphStore, key: str) -> list[NamedNode]:
+def resolve(store: GraphStore, key: str) -> list[NamedNode]:
     if key.startswith(("http://", "https://", "urn:")):
         return [NamedNode(key)]
     if "::" in key:  # path::Qualified.name: by its short name, then the path and the name's tail
@@ -57,7 +57,7 @@ def resolve(store: OxigraphStore, key: str) -> list[NamedNode]:
     return found
 
 
-def _lookup(store: OxigraphStore, key: str) -> list[NamedNode]:
+def _lookup(store: GraphStore, key: str) -> list[NamedNode]:
     return [r["e"] for r in store.select(catalog.text("history/resolve-entity"), {"key": Literal(key)})]  # type: ignore[misc]
 
 
@@ -78,7 +78,7 @@ def _short(iri: str) -> str:
     return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
 
-def entity_history(store: OxigraphStore, entity: NamedNode) -> EntityHistory:
+def entity_history(store: GraphStore, entity: NamedNode) -> EntityHistory:
     now = store.select(catalog.text("history/entity-current"), {"e": entity})
     versions = store.select(catalog.text("history/versions-of"), {"e": entity})
     name = now[0]["name"].value if now else (_opt(versions[0], "name") if versions else "") or _short(entity.value)

@@ -21,7 +21,7 @@ from pyoxigraph import Literal, NamedNode
 
 from acms.config import Settings
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.temporal.versions import Update
 from acms.vocab import TIERS, XSD
 
@@ -63,7 +63,7 @@ def time_literal(moment: datetime) -> Literal:
     return Literal(iso(moment), datatype=XSD.dateTime)
 
 
-def hot_entities(store: OxigraphStore, policy: Policy, now: datetime | None = None) -> dict[str, dict[NamedNode, str]]:
+def hot_entities(store: GraphStore, policy: Policy, now: datetime | None = None) -> dict[str, dict[NamedNode, str]]:
     """Entity IRIs the policy calls hot, by reason, each with the time of its latest activity."""
     now = now or datetime.now(UTC)
     out: dict[str, dict[NamedNode, str]] = {}
@@ -99,7 +99,7 @@ def _sortable(stamp: str) -> str:
         return stamp
 
 
-def choose(store: OxigraphStore, policy: Policy, now: datetime | None = None) -> tuple[list[NamedNode], dict[str, int]]:
+def choose(store: GraphStore, policy: Policy, now: datetime | None = None) -> tuple[list[NamedNode], dict[str, int]]:
     """The hot set: current entities only, most recent activity first, at most ``hot_max``."""
     by_reason = hot_entities(store, policy, now)
     last: dict[NamedNode, str] = {}
@@ -116,7 +116,7 @@ def choose(store: OxigraphStore, policy: Policy, now: datetime | None = None) ->
     return chosen, {k: sum(1 for e in v if e in kept) for k, v in sorted(by_reason.items())}
 
 
-def rebalance(store: OxigraphStore, policy: Policy, now: datetime | None = None) -> Rebalance:
+def rebalance(store: GraphStore, policy: Policy, now: datetime | None = None) -> Rebalance:
     """Apply the policy: move only what changes tier (a steady state moves nothing), in one transaction."""
     chosen, reasons = choose(store, policy, now)
     hot_now = {r["e"] for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIERS["hot"]})}
@@ -133,12 +133,12 @@ def rebalance(store: OxigraphStore, policy: Policy, now: datetime | None = None)
     return Rebalance(hot_entities=len(wanted), promoted=len(promote), demoted=len(demote), reasons=reasons)
 
 
-def violations(store: OxigraphStore) -> list[tuple[str, int]]:
+def violations(store: GraphStore) -> list[tuple[str, int]]:
     """Resources with triples in more than one tier (the QC query); empty when consistent."""
     return [(r["s"].value, int(r["tiers"].value)) for r in store.select(catalog.text("rules/qc-one-tier"))]
 
 
-def counts(store: OxigraphStore) -> dict[str, dict[str, int]]:
+def counts(store: GraphStore) -> dict[str, dict[str, int]]:
     """Triples and entities per tier."""
     triples = {r["graph"].value: int(r["n"].value) for r in store.select(catalog.text("stats/tiers"))}
     out = {}
@@ -148,7 +148,7 @@ def counts(store: OxigraphStore) -> dict[str, dict[str, int]]:
     return out
 
 
-def record_use(store: OxigraphStore, entities: Iterable[str], now: datetime | None = None) -> int:
+def record_use(store: GraphStore, entities: Iterable[str], now: datetime | None = None) -> int:
     """Count one use of each entity (meta graph). Returns how many were recorded."""
     iris = sorted({NamedNode(e) for e in entities if e.startswith(("http://", "https://", "urn:"))}, key=lambda n: n.value)
     if iris:

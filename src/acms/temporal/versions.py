@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.vocab import TIER_COLD, UKO, XSD
 
 Update = tuple[str, dict[str, object] | None]  # an update's text and its parameters, for store.replace
@@ -47,7 +47,7 @@ def fragment_sets(quads: Sequence[Quad]) -> dict[NamedNode, set[tuple[str, str]]
     return out
 
 
-def archive(store: OxigraphStore, replaced_files: list[NamedNode], new_quads: Sequence[Quad],
+def archive(store: GraphStore, replaced_files: list[NamedNode], new_quads: Sequence[Quad],
             stamp: str, now_iso: str) -> Archive:
     """Cold versions of the replaced files' entities whose content changed or vanished."""
     out = Archive()

@@ -23,7 +23,7 @@ from pyoxigraph import NamedNode, Quad
 
 from acms.errors import ValidationFailed
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 from acms.validation.shapes import CompiledCheck, Violation, validate_store
 from acms.vocab import GRAPH_ONTOLOGY, RDF, UKO
 
@@ -31,7 +31,7 @@ BATCH = NamedNode("urn:acms:validation:batch")
 CONTEXT = NamedNode("urn:acms:validation:context")
 
 
-def stage(store: OxigraphStore, quads: Sequence[Quad]) -> ox.Store:
+def stage(store: GraphStore, quads: Sequence[Quad]) -> ox.Store:
     mem = ox.Store()
     mem.extend([Quad(q.subject, q.predicate, q.object, BATCH) for q in quads])
     described = {q.subject for q in quads}
@@ -45,13 +45,13 @@ def stage(store: OxigraphStore, quads: Sequence[Quad]) -> ox.Store:
     return mem
 
 
-def check_batch(store: OxigraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None
+def check_batch(store: GraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None
                 ) -> list[Violation]:
     """The batch's violations (empty: it conforms); ``checks`` as for ``validate_batch``."""
     return validate_store(stage(store, quads), BATCH, checks)
 
 
-def validate_batch(store: OxigraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None) -> None:
+def validate_batch(store: GraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None) -> None:
     """Raise ValidationFailed naming file, focus node and shape; nothing is written by the caller then.
 
     ``checks``: the compiled shapes to run (default: the shipped ones; extensions add theirs).
@@ -140,7 +140,7 @@ def _files_of(quads: Sequence[Quad]) -> dict[str, str]:
     return out
 
 
-def validate_whole_store(store: OxigraphStore, extra_shapes: Sequence[str] = ()) -> list[Violation]:
+def validate_whole_store(store: GraphStore, extra_shapes: Sequence[str] = ()) -> list[Violation]:
     """The reference check: pyshacl over every instance graph (not the ontology graph).
 
     ``extra_shapes``: Turtle shapes of the configured extensions, checked with the shipped ones.
@@ -148,8 +148,7 @@ def validate_whole_store(store: OxigraphStore, extra_shapes: Sequence[str] = ())
     from acms.validation.reference import pyshacl_validate, shapes_graph
 
     data = rdflib.Graph()
-    raw = store.raw
-    for q in raw.quads_for_pattern(None, None, None, None):
+    for q in store.quads():
         if q.graph_name == GRAPH_ONTOLOGY:
             continue
         data.add((_to_rdflib(q.subject), _to_rdflib(q.predicate), _to_rdflib(q.object)))

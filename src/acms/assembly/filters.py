@@ -1,51 +1,26 @@
-"""Context assembly end to end: request → strategy → filters → levels of detail → privacy → pack.
+"""What a request keeps of a strategy's candidates: filters, levels of detail, a trim before packing.
 
-The budget covers the whole rendered output (or the serialized reply, for JSON); the packer proves
-``count(rendered) <= budget``. ``budgets.time_ms`` is a deadline: phases that would start after it are
-cut, what is ready is packed, and the cut is reported in the warnings.
+The whole assembly (request → strategy → these → privacy → pack) is :mod:`acms.service.assembly`.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from pyoxigraph import NamedNode
 
-from acms.assembly.budget import pack
-from acms.assembly.model import Assembled, Candidate
-from acms.assembly.privacy import protect
-from acms.assembly.protocol import RenderRequest, ReplyMetrics, build_reply, reply_for
-from acms.assembly.render import Format
-from acms.errors import StoreError, UsageError
+from acms.assembly.model import Candidate
+from acms.assembly.protocol import RenderRequest
+from acms.errors import UsageError
 from acms.index.tokenize import code_tokens
 from acms.ingest.walker import language_for
-from acms.retrieval.embedding_store import active_model
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog
-from acms.strategies.engine import RunContext, run_strategy
-from acms.strategies.registry import StrategyRegistry
-from acms.strategies.traits import request_traits
 from acms.vocab import PREFIXES
 
 ATOMIC_CONTEXT = 3  # lines either side of the best keyword line
-
-
-@dataclass
-class AssemblyResult:
-    assembled: Assembled
-    reply: dict
-    strategy: str
-    reason: str
-
-
-def capabilities(searcher: Searcher) -> set[str]:
-    caps = {"keyword", "graph"}
-    if active_model(searcher.store) is not None:
-        caps.add("vectors")
-    return caps
 
 
 def _class_iri(name: str, prefixes: Mapping[str, str] = PREFIXES) -> str:
@@ -144,52 +119,3 @@ def trim(cands: list[Candidate], budget: int) -> list[Candidate]:
         out.append(c)
         total += len(c.text) / 4 + 20
     return out
-
-
-def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegistry,
-             output: str | None = None) -> AssemblyResult:
-    """``output``: "json" for a render_context_reply.v0, else the request's text/markdown format."""
-    start = time.perf_counter()
-    deadline = start + request.time_ms / 1000.0
-    choice = registry.choose(request.strategy, request_traits(request), capabilities(searcher))
-    ctx = RunContext(searcher=searcher, registry_folder=registry.get, request=request, deadline=deadline)
-    cands = run_strategy(choice.strategy, ctx)
-    cands = trim(apply_lod(apply_filters(cands, request, searcher), request), request.tokens_max)
-    if time.perf_counter() > deadline:
-        ctx.cut.append("deadline passed before packing; packing what is ready")
-    planner_ms = int(round(1000 * (time.perf_counter() - start)))
-    metrics = ReplyMetrics(
-        planner_ms=planner_ms, strategy=choice.strategy.name, strategy_reason=choice.reason,
-        timings_ms=dict(ctx.timings_ms), warnings=tuple(ctx.warnings + [f"cut: {c}" for c in ctx.cut]),
-        entities_wanted=tuple(ctx.focus_entities) or None,
-    )
-    if output == "json":
-        assembled = reply_for(request, cands, metrics)
-        reply = assembled.reply or build_reply(request, assembled, metrics)
-    else:
-        protected = protect(cands, request.privacy_mode)
-        fmt = Format(output) if output else request.format
-        assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent)
-        reply = build_reply(request, assembled, replace(metrics, warnings=(*metrics.warnings, *protected.warnings())))
-    _record_use(searcher, assembled)
-    return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason)
-
-
-def _record_use(searcher: Searcher, assembled: Assembled) -> None:
-    """Usage statistics for the hot tier: a reader logs them (folded in by the next writer, see
-    :mod:`acms.store.usage`), the writer records them directly."""
-    if not searcher.settings.record_use or not assembled.items:
-        return
-    entities = [i.candidate.entity for i in assembled.items if i.candidate.tier != "cold"]
-    if searcher.store.read_only:
-        from acms.store import usage
-
-        try:
-            usage.append(searcher.layout.root, entities)
-        except OSError as exc:
-            raise StoreError(f"cannot log usage in {searcher.layout.root}: {exc} (set record_use = false "
-                             "to stop recording)") from None
-        return
-    from acms.temporal.tiers import record_use  # temporal imports the store layer: keep it off import time
-
-    record_use(searcher.store, entities)

@@ -1,0 +1,118 @@
+"""The assembly orchestration: request → strategy → filters → levels of detail → privacy → pack,
+then usage recorded for the hot tier.
+
+The budget covers the whole rendered output (or the serialized reply, for JSON); the packer proves
+``count(rendered) <= budget``. ``budgets.time_ms`` is a deadline: phases that would start after it are
+cut, what is ready is packed, and the cut is reported in the warnings.
+
+Keeps one ``Searcher`` (and its derived caches) per session generation, so repeated requests reuse
+the caches and a write (this process's or another's) rebuilds them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+from acms.assembly.budget import pack
+from acms.assembly.filters import apply_filters, apply_lod, trim
+from acms.assembly.model import Assembled
+from acms.assembly.privacy import protect
+from acms.assembly.protocol import RenderRequest, ReplyMetrics, build_reply, reply_for
+from acms.assembly.render import Format
+from acms.config import Settings
+from acms.errors import StoreError
+from acms.retrieval.embedding_store import active_model
+from acms.retrieval.search import Mode as SearchMode
+from acms.retrieval.search import SearchResult, Searcher
+from acms.service.session import Session
+from acms.store import usage
+from acms.store.protocol import GraphStore
+from acms.strategies.engine import RunContext, run_strategy
+from acms.strategies.registry import StrategyRegistry
+from acms.strategies.traits import request_traits
+from acms.temporal.tiers import record_use
+
+__all__ = ["Assembler", "AssemblyResult", "assemble", "capabilities"]
+
+
+@dataclass
+class AssemblyResult:
+    assembled: Assembled
+    reply: dict
+    strategy: str
+    reason: str
+
+
+def capabilities(searcher: Searcher) -> set[str]:
+    caps = {"keyword", "graph"}
+    if active_model(searcher.store) is not None:
+        caps.add("vectors")
+    return caps
+
+
+def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegistry,
+             output: str | None = None) -> AssemblyResult:
+    """``output``: "json" for a render_context_reply.v0, else the request's text/markdown format."""
+    start = time.perf_counter()
+    deadline = start + request.time_ms / 1000.0
+    choice = registry.choose(request.strategy, request_traits(request), capabilities(searcher))
+    ctx = RunContext(searcher=searcher, registry_folder=registry.get, request=request, deadline=deadline)
+    cands = run_strategy(choice.strategy, ctx)
+    cands = trim(apply_lod(apply_filters(cands, request, searcher), request), request.tokens_max)
+    if time.perf_counter() > deadline:
+        ctx.cut.append("deadline passed before packing; packing what is ready")
+    planner_ms = int(round(1000 * (time.perf_counter() - start)))
+    metrics = ReplyMetrics(
+        planner_ms=planner_ms, strategy=choice.strategy.name, strategy_reason=choice.reason,
+        timings_ms=dict(ctx.timings_ms), warnings=tuple(ctx.warnings + [f"cut: {c}" for c in ctx.cut]),
+        entities_wanted=tuple(ctx.focus_entities) or None,
+    )
+    if output == "json":
+        assembled = reply_for(request, cands, metrics)
+        reply = assembled.reply or build_reply(request, assembled, metrics)
+    else:
+        protected = protect(cands, request.privacy_mode)
+        fmt = Format(output) if output else request.format
+        assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent)
+        reply = build_reply(request, assembled, replace(metrics, warnings=(*metrics.warnings, *protected.warnings())))
+    return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason)
+
+
+class Assembler:
+    def __init__(self, session: Session, settings: Settings, registry: StrategyRegistry) -> None:
+        self.session, self.settings, self.registry = session, settings, registry
+        self._searchers: dict[object, Searcher] = {}
+
+    def searcher(self, store: GraphStore) -> Searcher:
+        """The Searcher of the current generation (call inside ``session.reading()``)."""
+        key = self.session.generation()
+        if key not in self._searchers:
+            self._searchers.clear()
+            self._searchers[key] = Searcher(store, self.session.layout, self.settings)
+        return self._searchers[key]
+
+    def search(self, text: str, mode: SearchMode = SearchMode.HYBRID, k: int = 10) -> SearchResult:
+        with self.session.reading() as store:
+            return self.searcher(store).search(text, mode, k)
+
+    def render(self, request: RenderRequest, output: str | None = None) -> AssemblyResult:
+        with self.session.reading() as store:
+            result = assemble(request, self.searcher(store), self.registry, output=output)
+            self._record_use(store, result.assembled)
+        return result
+
+    def _record_use(self, store: GraphStore, assembled: Assembled) -> None:
+        """Usage statistics for the hot tier: a reader logs them (folded in by the next writer, see
+        :mod:`acms.store.usage`), the writer records them directly."""
+        if not self.settings.record_use or not assembled.items:
+            return
+        entities = [i.candidate.entity for i in assembled.items if i.candidate.tier != "cold"]
+        if self.session.writable:
+            record_use(store, entities)
+            return
+        root = self.session.layout.root
+        try:
+            usage.append(root, entities)
+        except OSError as exc:
+            raise StoreError(f"cannot log usage in {root}: {exc} (set record_use = false to stop recording)") from None

@@ -1,0 +1,112 @@
+"""Store sessions: which store, opened how, with which lock, for how long.
+
+Three modes (``Mode``):
+
+- ``write``: the one writer; the index's exclusive lock for the session's lifetime (``acms index``,
+  ``acms ontology add``, ``Index.open`` by default);
+- ``read``: a reader beside any number of others; the shared lock for the session's lifetime (one
+  CLI command);
+- ``shared``: a long-lived process (``acms serve``, the MCP server) that must let ``acms index`` run
+  beside it: the shared lock per unit of work, the exclusive lock per write (see
+  :class:`acms.store.access.IndexAccess`).
+
+``reading()`` / ``writing()`` give a ``GraphStore`` for one unit of work in every mode, and
+``generation()`` changes whenever the index may have changed, so derived state (a Searcher and its
+caches) can be kept between units and rebuilt after a write. An interrupted index run is rolled back
+where the store is opened (:mod:`acms.store.run_marker`), so a session never sees half a run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
+
+from acms.errors import UsageError
+from acms.store.access import IndexAccess
+from acms.store.layout import IndexLayout
+from acms.store.lock import DEFAULT_WAIT
+from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
+
+__all__ = ["Mode", "Session", "open_session"]
+
+
+class Mode(str, Enum):
+    READ = "read"
+    WRITE = "write"
+    SHARED = "shared"
+
+
+class Session:
+    """One index's store for one client, in one ``Mode``."""
+
+    def __init__(self, layout: IndexLayout, mode: Mode, *, wait: float = DEFAULT_WAIT, command: str = "",
+                 create: bool = False) -> None:
+        self.layout, self.mode = layout, mode
+        self._writes = 0
+        self._count = threading.Lock()
+        self._access: IndexAccess | None = None
+        self._store: OxigraphStore | None = None
+        if mode is Mode.SHARED:
+            self._access = IndexAccess(layout.graph, wait=wait, command=command or "acms serve")
+        elif mode is Mode.WRITE and create:
+            self._store = OxigraphStore(layout.graph, wait=wait, command=command)
+        else:
+            self._store = OxigraphStore.open_existing(layout.graph, read_only=mode is Mode.READ, wait=wait,
+                                                      command=command)
+
+    @property
+    def writable(self) -> bool:
+        """True when writes go straight into the store (a reader logs usage instead, see store.usage)."""
+        return self.mode is Mode.WRITE
+
+    @property
+    def store(self) -> GraphStore:
+        """The store held for the session's lifetime (``read`` / ``write`` sessions only)."""
+        if self._store is None:
+            raise UsageError("a shared session holds no store between units of work: use reading()")
+        return self._store
+
+    @contextmanager
+    def reading(self, wait: float | None = None) -> Iterator[GraphStore]:
+        if self._access is not None:
+            with self._access.read(wait) as store:
+                yield store
+        else:
+            yield self.store
+
+    @contextmanager
+    def writing(self, wait: float | None = None) -> Iterator[GraphStore]:
+        if self.mode is Mode.READ:
+            raise UsageError("this index was opened read-only")
+        self._bump()
+        try:
+            if self._access is not None:
+                with self._access.write(wait) as store:
+                    yield store
+            else:
+                yield self.store
+        finally:
+            self._bump()  # after the write as well: state derived during it is stale too
+
+    def _bump(self) -> None:
+        with self._count:
+            self._writes += 1
+
+    def generation(self) -> tuple[str | None, int]:
+        """Changes after every write (this session's, or another process's for a shared session)."""
+        return (self._access.generation() if self._access is not None else None), self._writes
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def open_session(layout: IndexLayout, mode: Mode | str = Mode.READ, *, wait: float = DEFAULT_WAIT,
+                 command: str = "", create: bool = False) -> Session:
+    """``create``: a ``write`` session may start a new index (``acms index``); otherwise a missing
+    index is ``StoreMissing``."""
+    return Session(layout, Mode(mode), wait=wait, command=command, create=create)
