@@ -364,3 +364,21 @@ def test_an_empty_corpus_ranks_nothing() -> None:
     """No fragments at all: nothing to rank, no error."""
     frags, index = build([])
     assert index.files == [] and rank(BEHAVIOUR, frags, index) == []
+
+
+def test_a_longer_symbol_wins_a_near_tie_with_a_short_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """BM25 favours a two-line ``close`` that mentions ``socket_options`` once over the 33-line
+    ``__init__`` that takes it; the length prior (``lines ** LENGTH_PRIOR``) turns the near tie."""
+    import acms.ranking.rank as first_stage
+
+    init = ("def __init__(self, retries, socket_options=None):\n"
+            + "\n".join(f"    self.option_{i} = {i}" for i in range(30))
+            + "\n    self.pool = make_pool(socket_options)\n    self.socket_options = socket_options")
+    rows = [FragmentRow("f:init", "pkg/transport.py", 1, 33, init, name="__init__"),
+            FragmentRow("f:close", "pkg/transport.py", 35, 36, "def close(self):\n    self.pool.close(socket_options)",
+                        name="close")]
+    frags, index = build(rows)
+    task = "add socket_options argument"
+    assert [r.fragment for r in rank(task, frags, index)] == ["f:init", "f:close"]
+    monkeypatch.setattr(first_stage, "LENGTH_PRIOR", 0.0)
+    assert [r.fragment for r in rank(task, frags, index)] == ["f:close", "f:init"]
