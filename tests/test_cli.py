@@ -57,7 +57,7 @@ def test_sparql_saved_and_formats(indexed_sample: Path) -> None:
     assert out.strip() == "true"
     code, out, _ = run("sparql", "-C", str(indexed_sample),
                        "CONSTRUCT { ?c a uko:Class } WHERE { GRAPH ?g { ?c a uko:Class } }")
-    assert code == 0 and out.count("https://w3id.org/acms/uko#Class") == 2
+    assert code == 0 and out.startswith("@prefix") and out.count(" uko:Class") == 2  # Turtle, with prefixes
     code, out, _ = run("sparql", "--list")
     assert "callers" in out and "module-dependencies" in out
 
@@ -92,7 +92,27 @@ def test_path_is_a_file_and_missing_store(tmp_path: Path) -> None:
 
 def test_malformed_query(indexed_sample: Path) -> None:
     code, _, err = run("sparql", "-C", str(indexed_sample), "SELECT ?x WHERE { ?x ?y }")
-    assert code == 3 and "syntax error" in err
+    assert code == 3 and "syntax error: error at 1:26" in err  # the user's line and column
+
+
+def test_sparql_default_graph_and_describe(indexed_sample: Path) -> None:
+    """The default graph is the project as it is now; --default-graph all/empty; DESCRIBE as JSON-LD."""
+    def count(*extra: str) -> int:
+        code, out, err = run("sparql", "-C", str(indexed_sample), "--format", "csv", *extra)
+        assert code == 0, err
+        return int(out.splitlines()[1])
+
+    everything = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    current, union, empty = count(everything), count(everything, "--default-graph", "all"), \
+        count(everything, "--default-graph", "empty")
+    ontology = count("SELECT (COUNT(*) AS ?n) FROM <https://w3id.org/acms/graph/ontology> WHERE { ?s ?p ?o }")
+    assert current > 0 and empty == 0 and union >= current + ontology and ontology > 0
+    code, out, _ = run("sparql", "-C", str(indexed_sample), "--format", "csv", "SELECT ?c WHERE { ?c a uko:Class }")
+    entity = out.splitlines()[1].strip()
+    code, out, _ = run("sparql", "-C", str(indexed_sample), "--format", "jsonld", f"DESCRIBE <{entity}>")
+    assert code == 0 and json.loads(out)[0]["@id"] == entity
+    code, _, err = run("sparql", "-C", str(indexed_sample), "--format", "jsonld", "ASK { ?s ?p ?o }")
+    assert code == 2 and "is for CONSTRUCT/DESCRIBE" in err
 
 
 def test_locked_store_is_a_clear_error(sample_project: Path) -> None:

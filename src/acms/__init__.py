@@ -1,24 +1,48 @@
-"""acms: a project as a knowledge graph, assembled into token-exact context for LLM agents."""
+"""acms: a project as a knowledge graph, assembled into token-exact context for LLM agents.
+
+The public names are imported on first use (PEP 562): ``import acms`` stays cheap, so the CLI and the
+server's worker processes start without loading the whole engine.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from acms.api import Index  # noqa: E402
-from acms.service.assembly import AssemblyResult  # noqa: E402
-from acms.errors import (  # noqa: E402
-    AcmsError,
-    ConfigError,
-    QueryError,
-    StoreError,
-    StoreLocked,
-    UsageError,
-    ValidationFailed,
-)
-from acms.ingest.pipeline import IndexReport  # noqa: E402
-from acms.retrieval.search import SearchResult  # noqa: E402
+_WHERE = {
+    "Index": "acms.api",
+    "AssemblyResult": "acms.service.assembly",
+    "AcmsError": "acms.errors",
+    "ConfigError": "acms.errors",
+    "QueryError": "acms.errors",
+    "StoreError": "acms.errors",
+    "StoreLocked": "acms.errors",
+    "UsageError": "acms.errors",
+    "ValidationFailed": "acms.errors",
+    "IndexReport": "acms.ingest.pipeline",
+    "SearchResult": "acms.retrieval.search",
+}
 
-__all__ = [
-    "AcmsError", "AssemblyResult", "ConfigError", "Index", "IndexReport", "QueryError", "SearchResult",
-    "StoreError", "StoreLocked", "UsageError", "ValidationFailed", "__version__",
-]
+__all__ = sorted(_WHERE) + ["__version__"]
+
+if TYPE_CHECKING:
+    from acms.api import Index
+    from acms.service.assembly import AssemblyResult
+    from acms.errors import AcmsError, ConfigError, QueryError, StoreError, StoreLocked, UsageError, ValidationFailed
+    from acms.ingest.pipeline import IndexReport
+    from acms.retrieval.search import SearchResult
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'acms' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({n for n in globals() if n.startswith("_")} | set(_WHERE))

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import errno
-import os
 import signal
 import socket
-import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,11 +13,10 @@ import click
 from acms.cli.assemble_cmd import strategies_option
 from acms.cli.common import boundary, open_index, project_options
 from acms.errors import UsageError
+from acms.sparql.dataset import DefaultGraph
 
 if TYPE_CHECKING:
     import uvicorn
-
-    from acms.server.sparql_protocol import SparqlEndpoint
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -53,21 +49,33 @@ def _url(host: str, port: int) -> str:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback by default).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8077, show_default=True,
               help="TCP port (0: any free port, printed at start).")
-@click.option("--allow-update", is_flag=True, help="Accept SPARQL updates (refused with 403 otherwise).")
+@click.option("--allow-update", is_flag=True,
+              help="Accept SPARQL updates and Graph Store writes (PUT/POST/DELETE /store); 403 otherwise.")
+@click.option("--allow-service", is_flag=True, help="Permit SERVICE in queries (the store would call the remote "
+                                                    "endpoint); refused with 400 otherwise.")
+@click.option("--default-graph", "default_graph", type=click.Choice([m.value for m in DefaultGraph]),
+              default=DefaultGraph.CURRENT.value, show_default=True,
+              help="The default graph when a request names none: " + "; ".join(f"{m.value}: {m.help}"
+                                                                                for m in DefaultGraph) + ".")
 @click.option("--query-timeout", type=click.FloatRange(min=0.001), default=10.0, show_default=True,
-              help="Seconds after which a SPARQL request is answered 503.")
+              help="Seconds after which a SPARQL request is answered 503 and its evaluation is stopped.")
 @click.option("--max-rows", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="Most rows (or triples) a query may return; more is answered 413.")
+@click.option("--workers", type=click.IntRange(min=1, max=32), default=2, show_default=True,
+              help="Worker processes that evaluate SPARQL requests (requests beyond them wait, up to the timeout).")
 @strategies_option
 @project_options
 @boundary
-def serve_cmd(host: str, port: int, allow_update: bool, query_timeout: float, max_rows: int,
-              strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
-    """Serve /sparql (SPARQL 1.1 Protocol), POST /v0/render, GET /health and GET /v0/strategies.
+def serve_cmd(host: str, port: int, allow_update: bool, allow_service: bool, default_graph: str,
+              query_timeout: float, max_rows: int, workers: int, strategies_dir: tuple[Path, ...], project: Path,
+              store: Path | None) -> None:
+    """Serve /sparql (SPARQL 1.1 Protocol), /store (Graph Store Protocol), POST /v0/render, GET /health
+    and GET /v0/strategies.
 
     The server shares the index: other acms commands (an `acms index` too) run beside it. Each request
     reads under the index's shared lock; after another process wrote the index, the next request sees
-    the new state.
+    the new state. SPARQL runs in worker processes that are stopped at the timeout. GET /sparql
+    without a query returns the service description; GET /store?graph=IRI (or ?default) a graph.
 
     \b
     Examples:
@@ -84,14 +92,19 @@ def serve_cmd(host: str, port: int, allow_update: bool, query_timeout: float, ma
     with index.reading():  # the index is readable now (StoreLocked after --wait: one line, exit 4)
         pass
     sock = bind_socket(host, port)
-    app = create_app(index, allow_update=allow_update, query_timeout_s=query_timeout, max_rows=max_rows)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    app = create_app(index, allow_update=allow_update, allow_service=allow_service,
+                     default_graph=DefaultGraph(default_graph), query_timeout_s=query_timeout, max_rows=max_rows,
+                     workers=workers)
+    # Requests still waiting at shutdown are cancelled after a second: their worker processes are terminated.
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
     url = _url(host, sock.getsockname()[1])
     mode = "read-write" if allow_update else "read-only"
     click.echo(f"acms: serving {url}  (SPARQL {url}/sparql, {mode}; render {url}/v0/render; Ctrl-C to stop)",
                err=True)
-    _run_until_stopped(server, sock)
-    _wait_for_running(app.state.sparql)
+    try:
+        _run_until_stopped(server, sock)
+    finally:
+        app.state.sparql.close()  # a query still running in a worker is terminated
     click.echo("acms: stopped", err=True)
 
 
@@ -113,17 +126,3 @@ def _run_until_stopped(server: uvicorn.Server, sock: socket.socket) -> None:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def _wait_for_running(sparql: SparqlEndpoint) -> None:
-    """Queries abandoned at their timeout may still run inside pyoxigraph: wait, or leave on Ctrl-C."""
-    if not sparql.running:
-        return
-    click.echo(f"acms: waiting for {sparql.running} query(ies) still running inside pyoxigraph, which cannot "
-               "interrupt them; Ctrl-C again to quit now", err=True)
-    try:
-        while sparql.running:
-            time.sleep(0.1)
-    except KeyboardInterrupt:
-        sys.stderr.flush()
-        os._exit(130)  # every store write is one atomic call (kill -9 safe, see DESIGN): no close needed

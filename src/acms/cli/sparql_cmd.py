@@ -15,11 +15,13 @@ from acms.terms import Term
 from acms.cli.common import boundary, open_index, project_options
 from acms.errors import UsageError
 from acms.sparql import catalog
+from acms.sparql.dataset import DefaultGraph, dataset_arguments
 from acms.sparql.guard import check_query
 from acms.vocab import XSD
 
 FORMATS = {"json": ox.QueryResultsFormat.JSON, "csv": ox.QueryResultsFormat.CSV,
            "tsv": ox.QueryResultsFormat.TSV, "xml": ox.QueryResultsFormat.XML}
+RDF_FORMATS = {"turtle": ox.RdfFormat.TURTLE, "ntriples": ox.RdfFormat.N_TRIPLES, "jsonld": ox.RdfFormat.JSON_LD}
 
 
 def parse_binding(text: str) -> tuple[str, Term]:
@@ -82,21 +84,31 @@ def _table(result: ox.QuerySolutions) -> None:
 @click.option("--list", "list_saved", is_flag=True, help="List the saved exploration queries and exit.")
 @click.option("--bind", "binds", multiple=True, metavar="NAME=VALUE",
               help="Bind a parameter (repeatable): <iri>, an integer, or a string.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv", "xml", "turtle", "ntriples"]),
-              default="table", show_default=True, help="Output format (CONSTRUCT/DESCRIBE print Turtle by default).")
+@click.option("--format", "fmt",
+              type=click.Choice(["table", "json", "csv", "tsv", "xml", "turtle", "ntriples", "jsonld"]),
+              default="table", show_default=True,
+              help="Output format (CONSTRUCT/DESCRIBE print Turtle by default, or N-Triples, JSON-LD).")
+@click.option("--default-graph", "default_graph", type=click.Choice([m.value for m in DefaultGraph]),
+              default=DefaultGraph.CURRENT.value, show_default=True,
+              help="The default graph when the query has no FROM: " + "; ".join(f"{m.value}: {m.help}" for m in DefaultGraph)
+              + ".")
 @click.option("--allow-service", is_flag=True, help="Permit SERVICE (the store would call the remote endpoint).")
 @project_options
 @boundary
 def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_saved: bool, binds: tuple[str, ...],
-               fmt: str, allow_service: bool, project: Path, store: Path | None) -> None:
+               fmt: str, default_graph: str, allow_service: bool, project: Path, store: Path | None) -> None:
     """Run a SPARQL query against the index: SELECT, ASK, CONSTRUCT or DESCRIBE.
 
     \b
     Examples:
-      acms sparql 'SELECT ?c WHERE { GRAPH ?g { ?c a uko:Class } } LIMIT 5'
+      acms sparql 'SELECT ?c WHERE { ?c a uko:Class } LIMIT 5'
+      acms sparql 'DESCRIBE <https://w3id.org/acms/...>' --format jsonld
       acms sparql --saved callers --bind name=index_project
       acms sparql -f my-query.rq --format csv
 
+    The default graph is the project as it is now (the hot and warm tiers) unless the query says FROM;
+    GRAPH ?g { ... } ranges over every named graph (tiers, history, meta, ontology); --default-graph
+    all makes the default graph the union of all of them, --default-graph empty the strict SPARQL one.
     The prefixes uko:, prov:, rdf:, rdfs:, xsd:, owl:, dcterms:, sh: and fn: are predeclared.
     Parameters are bound as VALUES at the head of the WHERE group, never pasted into the text.
     """
@@ -113,7 +125,7 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
     idx = open_index(project, store)
     graph = idx.store
     try:
-        result = graph.query_raw(text, bindings or None)
+        result = graph.query_raw(text, bindings or None, **dataset_arguments(text, DefaultGraph(default_graph)))
         if isinstance(result, ox.QuerySolutions):
             if fmt == "table":
                 _table(result)
@@ -122,12 +134,16 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
             else:
                 raise UsageError(f"--format {fmt} is for CONSTRUCT/DESCRIBE; use table, json, csv, tsv or xml")
         elif isinstance(result, ox.QueryBoolean):
+            if fmt in RDF_FORMATS:
+                raise UsageError(f"--format {fmt} is for CONSTRUCT/DESCRIBE; use table, json, csv, tsv or xml")
             if fmt in FORMATS:
                 click.echo(result.serialize(format=FORMATS[fmt]).decode("utf-8"), nl=False)
             else:
                 click.echo("true" if bool(result) else "false")
         else:
-            rdf_format = ox.RdfFormat.N_TRIPLES if fmt == "ntriples" else ox.RdfFormat.TURTLE
-            click.echo(result.serialize(format=rdf_format).decode("utf-8"), nl=False)  # type: ignore[union-attr]
+            if fmt in FORMATS:
+                raise UsageError(f"--format {fmt} is for SELECT/ASK; use turtle, ntriples or jsonld")
+            rdf_format = RDF_FORMATS.get(fmt, ox.RdfFormat.TURTLE)
+            click.echo(ox.serialize(result, format=rdf_format, prefixes=graph.prefixes()).decode("utf-8"), nl=False)
     finally:
         idx.close()

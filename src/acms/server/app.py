@@ -3,17 +3,21 @@
 Routes:
 
 ==========================  =========================================================================
-``GET/POST /sparql``        SPARQL 1.1 Protocol (:mod:`acms.server.sparql_protocol`)
+``GET/POST /sparql``        SPARQL 1.1 Protocol (:mod:`acms.server.sparql_protocol`); GET without a
+                            query: the SPARQL 1.1 Service Description (:mod:`acms.server.service`)
+``GET/HEAD/PUT/POST/DELETE  SPARQL 1.1 Graph Store Protocol (:mod:`acms.server.graph_store`); writes
+/store``                    only with ``allow_update``
 ``POST /v0/render``         ``render_request.v0`` → ``render_context_reply.v0``, or the v0 error envelope
 ``GET /health``             ``{"status": "ok", "quads": N, "model": model id or null}``
 ``GET /v0/strategies``      the rows of ``acms strategies --json``
 ==========================  =========================================================================
 
 Render errors keep the envelope of :mod:`acms.assembly.protocol` and get the HTTP status of their code
-(``STATUS_BY_CODE``, from the code table in :mod:`acms.errors`). Blocking store work (assembly, health) runs in Starlette's threadpool; SPARQL
-runs in worker threads with its own deadline and slot limit. The pyoxigraph store is safe for
-concurrent reads; updates are serialized by the endpoint's lock and take the index's exclusive lock
-(:mod:`acms.service.session`), after which the next request reopens the store and rebuilds the Searcher.
+(``STATUS_BY_CODE``, from the code table in :mod:`acms.errors`). Blocking store work (assembly, health)
+runs in Starlette's threadpool; SPARQL and Graph Store requests run in worker processes that are
+terminated at their deadline (:mod:`acms.server.workers`), each one more reader (or the one writer)
+under the index's lock, after which the next request reopens the store and rebuilds the Searcher.
+Call ``app.state.sparql.close()`` when the server stops: it ends the worker processes.
 """
 
 from __future__ import annotations
@@ -34,7 +38,10 @@ from acms.service.assembly import AssemblyResult
 from acms.assembly.protocol import RenderRequest, envelope_for, error_envelope, parse_request, request_id_of
 from acms.errors import CODES, AcmsError, ErrorCode
 from acms.retrieval.embedding_store import active_model
-from acms.server.sparql_protocol import Limits, ProtocolError, SparqlEndpoint, read_body
+from acms.server.endpoint import SparqlEndpoint
+from acms.server.sparql_protocol import Limits, ProtocolError, read_body
+from acms.server.workers import Workers
+from acms.sparql.dataset import DefaultGraph
 
 log = logging.getLogger("acms.server")
 
@@ -45,15 +52,19 @@ def create_app(
     index: Index,
     *,
     allow_update: bool = False,
+    allow_service: bool = False,
+    default_graph: DefaultGraph = DefaultGraph.CURRENT,
     query_timeout_s: float = 10.0,
     max_rows: int = 10_000,
+    workers: int = 2,
 ) -> Starlette:
     """The application over an index opened in ``shared`` mode (see :mod:`acms.service.session`): every
     request reads under the index's shared lock (writes under its exclusive one), so `acms index` and
     other commands run beside the server; the Searcher (and its derived caches) is rebuilt after another
     process wrote the index."""
-    sparql = SparqlEndpoint(index.session, Limits(timeout_s=query_timeout_s, max_rows=max_rows,
-                                                  allow_update=allow_update))
+    limits = Limits(timeout_s=query_timeout_s, max_rows=max_rows, allow_update=allow_update,
+                    allow_service=allow_service, default_graph=default_graph)
+    sparql = SparqlEndpoint(Workers(index.layout.graph, workers, index.session.wait), limits)
     registry = index.registry
 
     def run_render(parsed: RenderRequest) -> AssemblyResult:
@@ -96,10 +107,12 @@ def create_app(
         return JSONResponse(registry.describe())
 
     # Browser clients such as YASGUI call the endpoint from another origin: let them read the answers.
-    middleware = [Middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST"],
+    middleware = [Middleware(CORSMiddleware, allow_origins=["*"],
+                             allow_methods=["GET", "HEAD", "POST", "PUT", "DELETE"],
                              allow_headers=["Content-Type", "Accept"])]
     app = Starlette(middleware=middleware, routes=[
         Route("/sparql", sparql.handle, methods=["GET", "POST"]),
+        Route("/store", sparql.handle_store, methods=["GET", "HEAD", "PUT", "POST", "DELETE"]),
         Route("/v0/render", render, methods=["POST"]),
         Route("/health", health, methods=["GET"]),
         Route("/v0/strategies", strategies, methods=["GET"]),

@@ -1,71 +1,56 @@
-"""The SPARQL 1.1 Protocol endpoint (``/sparql``) over the index's pyoxigraph store.
+"""The SPARQL 1.1 Protocol, as the endpoint reads requests and answers them (``/sparql``).
 
 Operations (https://www.w3.org/TR/sparql11-protocol/):
 
 - query: ``GET ?query=``, ``POST`` form (``application/x-www-form-urlencoded``, ``query=``) or ``POST``
-  ``application/sparql-query``; ``default-graph-uri`` / ``named-graph-uri`` set the dataset;
+  ``application/sparql-query``; ``default-graph-uri`` / ``named-graph-uri`` set the dataset, and
+  ``union-default-graph`` makes the default graph the union of every graph. Without them (and without
+  ``FROM`` in the query) the default graph is the server's ``--default-graph`` (:mod:`acms.sparql.dataset`):
+  the current tiers unless configured otherwise;
 - update: ``POST`` form ``update=`` or ``application/sparql-update``; refused (403) unless the server
-  was started with ``allow_update``. Updates are serialized by one lock; each is one pyoxigraph
-  transaction, so concurrent reads see the store before or after it, never half of it. ``LOAD`` is
-  refused as well: like ``SERVICE`` it makes pyoxigraph fetch a URL.
+  was started with ``allow_update``. Each update is one pyoxigraph transaction under the index's
+  exclusive lock. ``LOAD`` is refused as well: like ``SERVICE`` it makes pyoxigraph fetch a URL.
+- ``GET`` without ``query`` returns the SPARQL 1.1 Service Description (:mod:`acms.server.service`).
 
 Results by ``Accept`` (q-values honoured, ``*/*`` gives the default, nothing acceptable gives 406):
 SELECT and ASK as ``application/sparql-results+json`` (default), ``application/sparql-results+xml``,
 ``text/csv``, ``text/tab-separated-values``; CONSTRUCT and DESCRIBE as ``text/turtle`` (default),
-``application/n-triples`` or ``application/rdf+xml`` (what rdflib's ``SPARQLStore`` asks for). Every
-byte is written by pyoxigraph's own serializers.
+``application/n-triples``, ``application/rdf+xml`` (what rdflib's ``SPARQLStore`` asks for) or
+``application/ld+json``. Every byte is written by pyoxigraph's own serializers.
 
 Untrusted text: every query and update goes through :func:`acms.sparql.guard.check_query` before it
-reaches the parser (SERVICE, over-long or over-nested text: 400, the parser never sees it), in the
-worker thread (scanning 100,000 characters takes ~30 ms: not on the event loop); a syntax error is a
-400 with the parser's message, its positions counted in the client's text. Request bodies are capped
-at ``MAX_BODY_BYTES`` (413).
+reaches the parser (SERVICE unless ``--allow-service``, over-long or over-nested text: 400); a syntax
+error is a 400 with the parser's message, its positions counted in the client's text (prefixes are
+passed to pyoxigraph as ``prefixes=``, not pasted in front). Request bodies are capped at
+``MAX_BODY_BYTES`` (413).
 
-Timeouts and the row cap, honestly: pyoxigraph cannot interrupt a running query. What the server
-does instead:
-
-1. the query runs in a worker thread and the request stops waiting after ``query_timeout_s``: the
-   client gets a 503 at once, whatever the worker is doing;
-2. results are consumed lazily, one row (or triple) at a time, and the worker checks the deadline and
-   the row count as each row arrives; past the deadline, or past ``max_rows`` (413), it stops pulling
-   rows, so a query that streams rows stops costing anything at its first row after the deadline;
-3. what cannot be cut is work pyoxigraph does before the next row exists: an aggregate, ORDER BY or
-   a large join's build phase runs inside one native call until it finishes (the GIL is released, so
-   the server keeps answering). At most ``MAX_RUNNING`` queries run at once, abandoned ones included;
-   a query that finds no free slot before its own deadline gets a 503 "busy".
-
-Because rows are consumed in Python, a SELECT result is handed back to pyoxigraph as TSV (each term in
-pyoxigraph's own N-Triples form) and re-serialized by ``parse_query_results(...).serialize(format)``:
-exact, and about 2.5x the cost of serializing directly on a 10k-row result (≈70 ms instead of ≈28 ms
-for 10k rows x 4 variables); small results do not notice. CONSTRUCT triples stream straight from the
-row-checking generator into ``pyoxigraph.serialize``.
+Evaluation runs in worker processes (:mod:`acms.server.workers`) that are terminated at the deadline,
+so a query past ``--query-timeout`` stops using CPU at once. Inside the worker, results are consumed
+one row at a time and cut at ``max_rows`` (413). A SELECT result is handed back to pyoxigraph as TSV
+(each term in pyoxigraph's own N-Triples form) and re-serialized by
+``parse_query_results(...).serialize(format)``: exact, ≈70 ms instead of ≈28 ms for 10k rows x 4
+variables. CONSTRUCT triples stream from the row-checking generator into ``pyoxigraph.serialize``.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-import anyio
 import pyoxigraph as ox
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
 
-from acms.errors import AcmsError, QueryRejected, QuerySyntaxError, StoreError
+from acms.errors import QueryRejected, StoreError
+from acms.sparql.dataset import DefaultGraph, dataset_arguments
 from acms.sparql.guard import check_query, scan
-from acms.service.session import Session
 from acms.store.protocol import GraphStore
-from acms.vocab import PREFIX_HEADER
-from acms.vocab import PREFIXES
 
 MAX_BODY_BYTES = 2 * 1024 * 1024  # a query is capped at 100,000 characters; form encoding can triple it
-MAX_RUNNING = 8  # queries and updates executing in worker threads at once, abandoned ones included
 
 JSON_RESULTS = "application/sparql-results+json"
 TURTLE = "text/turtle"
@@ -81,14 +66,13 @@ GRAPH_FORMATS: Mapping[str, ox.RdfFormat] = {
     TURTLE: ox.RdfFormat.TURTLE,
     "application/n-triples": ox.RdfFormat.N_TRIPLES,
     "application/rdf+xml": ox.RdfFormat.RDF_XML,
+    "application/ld+json": ox.RdfFormat.JSON_LD,
 }
 # Answer with the canonical media type of the format chosen (an alias in Accept gets the real one).
 CANONICAL: Mapping[str, str] = {"application/json": JSON_RESULTS, "application/xml": "application/sparql-results+xml"}
 
 _WORD = re.compile(r"[A-Za-z_]+")
-_CLI_HINT = " (pass --allow-service to permit it)"
-_POSITION = re.compile(r"error at (\d+):")
-_HEADER_LINES = PREFIX_HEADER.count("\n")
+_CLI_HINT = "pass --allow-service to permit it"
 
 FORM = "application/x-www-form-urlencoded"
 SPARQL_QUERY = "application/sparql-query"
@@ -102,6 +86,9 @@ class ProtocolError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses from a worker process
+        return (type(self), (self.status, self.message))
 
 
 class Kind(str, Enum):
@@ -117,6 +104,7 @@ class Operation:
     text: str
     default_graphs: tuple[ox.NamedNode, ...] = ()
     named_graphs: tuple[ox.NamedNode, ...] = ()
+    union_default_graph: bool = False  # the request's ``union-default-graph`` parameter
 
 
 @dataclass(frozen=True)
@@ -132,6 +120,8 @@ class Limits:
     timeout_s: float = 10.0
     max_rows: int = 10_000
     allow_update: bool = False
+    allow_service: bool = False
+    default_graph: DefaultGraph = DefaultGraph.CURRENT
 
 
 # -- reading the request ----------------------------------------------------------------------------
@@ -204,12 +194,16 @@ def parse_operation(method: str, url_params: Mapping[str, list[str]], content_ty
     elif query is not None:
         kind, text = Kind.QUERY, query
     else:
-        raise ProtocolError(400, "missing 'query' (or, with POST, 'update') parameter")
+        raise ProtocolError(400, "missing 'query' (or, with POST, 'update') parameter; GET the endpoint "
+                                 "without parameters for its service description")
     if not text.strip():
         raise ProtocolError(400, f"the {kind.value} is empty")
     if kind is Kind.UPDATE and (params.get("using-graph-uri") or params.get("using-named-graph-uri")):
         raise ProtocolError(400, "using-graph-uri / using-named-graph-uri are not supported; use USING in the update")
-    return Operation(kind, text, _graphs(params, "default-graph-uri"), _graphs(params, "named-graph-uri"))
+    union = (_one(params, "union-default-graph") or "false").lower() not in ("false", "0", "no")
+    if union and (params.get("default-graph-uri") or params.get("named-graph-uri")):
+        raise ProtocolError(400, "give union-default-graph or default-graph-uri/named-graph-uri, not both")
+    return Operation(kind, text, _graphs(params, "default-graph-uri"), _graphs(params, "named-graph-uri"), union)
 
 
 # -- content negotiation ----------------------------------------------------------------------------
@@ -249,25 +243,16 @@ def negotiate(accept: str, options: Mapping[str, Any], default: str) -> tuple[st
     raise ProtocolError(406, f"cannot answer with {accept!r}; this result is available as {offered}")
 
 
-# -- running (in a worker thread) -------------------------------------------------------------------
-class _Cut(Exception):
-    """Raised inside the row loop to stop consuming a result (deadline or row cap)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
-
-
-def _checked(items: Iterable[Any], deadline: float, max_rows: int, timeout_s: float, counter: list[int]) -> Iterator[Any]:
-    """Yield items while the deadline holds and at most ``max_rows`` of them; ``counter[0]`` counts."""
+# -- running (in a worker process) ------------------------------------------------------------------
+def _checked(items: Iterable[Any], deadline: float, max_rows: int, timeout_s: float) -> Iterator[Any]:
+    """Yield items while the deadline holds and at most ``max_rows`` of them."""
     clock = time.monotonic
-    for item in items:
+    for count, item in enumerate(items):
         if clock() > deadline:
-            raise _Cut(503, f"query exceeded the {timeout_s:g} s timeout (--query-timeout) after "
-                            f"{counter[0]:,} rows; narrow it or add a LIMIT")
-        if counter[0] >= max_rows:
-            raise _Cut(413, f"the result has more than {max_rows:,} rows (--max-rows); add a LIMIT or narrow it")
-        counter[0] += 1
+            raise ProtocolError(503, f"query exceeded the {timeout_s:g} s timeout (--query-timeout) after "
+                            f"{count:,} rows; narrow it or add a LIMIT")
+        if count >= max_rows:
+            raise ProtocolError(413, f"the result has more than {max_rows:,} rows (--max-rows); add a LIMIT or narrow it")
         yield item
 
 
@@ -289,9 +274,8 @@ def _select(result: ox.QuerySolutions, fmt: ox.QueryResultsFormat, rows: Iterato
 
 
 def run_query(store: GraphStore, op: Operation, accept: str, limits: Limits, deadline: float) -> Answer:
-    """Check, evaluate, consume within the limits, serialize. Runs in a worker thread (the check of a
-    100,000-character text takes ~30 ms: not on the event loop)."""
-    check_query(op.text)
+    """Check, evaluate, consume within the limits, serialize (in a worker process, see ``workers``)."""
+    check_query(op.text, allow_service=limits.allow_service)
     outcome = _evaluate(store, op, accept, limits, deadline)
     if isinstance(outcome, Exception):
         raise outcome
@@ -303,33 +287,26 @@ def _evaluate(store: GraphStore, op: Operation, accept: str, limits: Limits,
     """The answer, or the failure as a fresh exception.
 
     pyoxigraph's result iterators are "unsendable": only the thread that made them may drop them. An
-    exception raised past this function would carry frames that still hold them to the event loop's
-    thread, so failures are returned instead, built anew once every reference is gone.
+    exception raised past this function would carry frames that still hold them to whichever thread
+    drops it, so failures are returned instead, built anew once every reference is gone.
     """
-    kwargs: dict[str, Any] = {}
-    if op.default_graphs:
-        kwargs["default_graph"] = list(op.default_graphs)
-    if op.named_graphs:
-        kwargs["named_graphs"] = list(op.named_graphs)
-    result = store.query_raw(op.text, **kwargs)  # parse errors raise here, before any iterator exists
-    counter = [0]
+    mode = DefaultGraph.ALL if op.union_default_graph else limits.default_graph
+    result = store.query_raw(op.text, **dataset_arguments(op.text, mode, op.default_graphs, op.named_graphs))
     try:
         if isinstance(result, ox.QueryBoolean):
             media, fmt = negotiate(accept, RESULT_FORMATS, JSON_RESULTS)
             return Answer(result.serialize(format=fmt) or b"", media)
-        rows = _checked(result, deadline, limits.max_rows, limits.timeout_s, counter)  # type: ignore[arg-type]
+        rows = _checked(result, deadline, limits.max_rows, limits.timeout_s)  # type: ignore[arg-type]
         if isinstance(result, ox.QueryTriples):
             media, rdf = negotiate(accept, GRAPH_FORMATS, TURTLE)
-            body = ox.serialize(rows, format=rdf, prefixes=dict(PREFIXES))
+            body = ox.serialize(rows, format=rdf, prefixes=store.prefixes())
         else:
             media, fmt = negotiate(accept, RESULT_FORMATS, JSON_RESULTS)
             body = _select(result, fmt, rows)  # type: ignore[arg-type]
         return Answer(body or b"", media)
-    except _Cut as cut:
-        return ProtocolError(cut.status, cut.message)
     except ProtocolError as exc:
         return ProtocolError(exc.status, exc.message)
-    except Exception as exc:  # noqa: BLE001 - e.g. OSError while rows are pulled from the store
+    except (OSError, RuntimeError) as exc:  # e.g. while rows are pulled from the store
         return StoreError(f"query failed: {exc}")
 
 
@@ -339,96 +316,18 @@ def refuse_load(text: str) -> None:
         raise QueryRejected("LOAD is refused: it would make the store fetch a URL")
 
 
-def run_update(store: GraphStore, op: Operation, lock: threading.Lock) -> None:
-    check_query(op.text)
+def run_update(store: GraphStore, op: Operation, limits: Limits) -> None:
+    """Check and apply an update (one transaction); the caller holds the index's exclusive lock."""
+    check_query(op.text, allow_service=limits.allow_service)
     refuse_load(op.text)
-    with lock:
-        store.update(op.text)
+    store.update(op.text)
 
 
-def _for_client(message: str, header_lines: int = _HEADER_LINES) -> str:
-    """A refusal or syntax error as the client should read it: the guard's hint names a CLI flag the
-    server does not have, and parser positions count the PREFIX lines the store adds (UKO's and those
-    of the loaded extensions)."""
-    message = message.replace(_CLI_HINT, "")
-    return _POSITION.sub(lambda m: f"error at {max(1, int(m[1]) - header_lines)}:", message)
+def for_client(message: str) -> str:
+    """A refusal as an HTTP client should read it: the guard's hint names the CLI flag; the server's
+    flag of the same name is ``acms serve --allow-service``."""
+    return message.replace(_CLI_HINT, "start the server with --allow-service to permit it")
 
 
-# -- the endpoint -----------------------------------------------------------------------------------
-class SparqlEndpoint:
-    """The ``/sparql`` route: protocol parsing on the event loop, store work in worker threads."""
-
-    def __init__(self, session: Session, limits: Limits) -> None:
-        self.session = session
-        self.limits = limits
-        self.update_lock = threading.Lock()  # one update at a time
-        self._slots = threading.BoundedSemaphore(MAX_RUNNING)
-        self._count_lock = threading.Lock()
-        self._running = 0
-
-    @property
-    def running(self) -> int:
-        """Worker threads still executing a query or update (abandoned ones included)."""
-        return self._running
-
-    def _in_slot(self, deadline: float, work: Callable[..., Any], *args: Any) -> Any:
-        if not self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            raise ProtocolError(503, f"server busy: {MAX_RUNNING} queries are still running; retry later")
-        with self._count_lock:
-            self._running += 1
-        try:
-            return work(*args)
-        finally:
-            with self._count_lock:
-                self._running -= 1
-            self._slots.release()
-
-    def _query(self, op: Operation, accept: str, deadline: float) -> Answer:
-        with self.session.reading(wait=max(0.0, deadline - time.monotonic())) as store:
-            return run_query(store, op, accept, self.limits, deadline)
-
-    def _update(self, op: Operation) -> None:
-        with self.session.writing(wait=self.limits.timeout_s) as store:
-            run_update(store, op, self.update_lock)
-
-    async def _in_thread(self, deadline: float, kind: Kind, work: Callable[..., Any], *args: Any) -> Any:
-        """Run ``work`` in a worker thread; stop waiting at the deadline (the thread may go on)."""
-        with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
-            return await anyio.to_thread.run_sync(self._in_slot, deadline, work, *args, abandon_on_cancel=True)
-        t = self.limits.timeout_s
-        if kind is Kind.UPDATE:
-            raise ProtocolError(503, f"the update did not finish within the {t:g} s timeout (--query-timeout); "
-                                     "it keeps running and is applied whole or not at all when it ends")
-        raise ProtocolError(503, f"query exceeded the {t:g} s timeout (--query-timeout); narrow it or add a "
-                                 "LIMIT (pyoxigraph cannot interrupt it: it finishes in the background)")
-
-    async def _answer(self, request: Request, deadline: float) -> Response:
-        body = await read_body(request) if request.method == "POST" else b""
-        url_params: dict[str, list[str]] = {}
-        for key, value in request.query_params.multi_items():
-            url_params.setdefault(key, []).append(value)
-        op = parse_operation(request.method, url_params, request.headers.get("content-type", ""), body)
-        if op.kind is Kind.UPDATE:
-            if not self.limits.allow_update:
-                raise ProtocolError(403, "updates are refused: start the server with --allow-update")
-            await self._in_thread(deadline, Kind.UPDATE, self._update, op)
-            return Response(status_code=204)
-        accept = request.headers.get("accept", "")
-        answer: Answer = await self._in_thread(deadline, Kind.QUERY, self._query, op, accept, deadline)
-        return Response(answer.body, media_type=answer.media_type)
-
-    async def handle(self, request: Request) -> Response:
-        try:
-            return await self._answer(request, time.monotonic() + self.limits.timeout_s)
-        except ProtocolError as exc:
-            return PlainTextResponse(exc.message + "\n", status_code=exc.status)
-        except (QueryRejected, QuerySyntaxError) as exc:
-            with self.session.reading() as store:
-                lines = store.prefix_header().count("\n")
-            return PlainTextResponse(_for_client(exc.message, lines) + "\n", status_code=400)
-        except AcmsError as exc:
-            return PlainTextResponse(exc.message + "\n", status_code=500)
-
-
-__all__: Sequence[str] = ["Answer", "Kind", "Limits", "Operation", "ProtocolError", "SparqlEndpoint", "negotiate",
+__all__: Sequence[str] = ["Answer", "Kind", "Limits", "Operation", "ProtocolError", "for_client", "negotiate",
                           "parse_operation", "read_body", "run_query", "run_update"]

@@ -44,7 +44,7 @@ class Session:
 
     def __init__(self, layout: IndexLayout, mode: Mode, *, wait: float = DEFAULT_WAIT, command: str = "",
                  create: bool = False) -> None:
-        self.layout, self.mode = layout, mode
+        self.layout, self.mode, self.wait = layout, mode, wait
         self._writes = 0
         self._count = threading.Lock()
         self._access: IndexAccess | None = None

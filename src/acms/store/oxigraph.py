@@ -42,7 +42,7 @@ class OxigraphStore:
         self.path = path
         self.tracer = tracer
         self.read_only = read_only
-        self._prefix_header: str | None = None
+        self._prefixes: dict[str, str] | None = None
         self._hold = ExitStack()
         if path is not None:
             lock = lock_for(path.parent)
@@ -76,10 +76,10 @@ class OxigraphStore:
 
     # ------------------------------------------------------------------ queries
     def _run(self, query: str, bindings: Bindings | None, **kwargs: object) -> object:
-        text = self.prefix_header() + bind(query, bindings)
+        text = bind(query, bindings)
         start = time.perf_counter()
-        try:
-            return self._store.query(text, **kwargs)  # type: ignore[arg-type]
+        try:  # prefixes= rather than PREFIX lines: a syntax error's line:column are those of the caller's text
+            return self._store.query(text, prefixes=self.prefixes(), **kwargs)  # type: ignore[arg-type]
         except SyntaxError as exc:
             raise QuerySyntaxError(f"SPARQL syntax error: {exc}") from None
         except OSError as exc:
@@ -130,11 +130,12 @@ class OxigraphStore:
 
     # ------------------------------------------------------------------ writes
     def update(self, update: str, bindings: Bindings | None = None) -> None:
-        text = self.prefix_header() + bind(update, bindings)
-        self._prefix_header = None  # the update may have changed the ontology graph
+        text = bind(update, bindings)
+        prefixes = self.prefixes()
+        self._prefixes = None  # the update may have changed the ontology graph
         start = time.perf_counter()
         try:
-            self._store.update(text)
+            self._store.update(text, prefixes=prefixes)
         except SyntaxError as exc:
             raise QuerySyntaxError(f"SPARQL update syntax error: {exc}") from None
         except (OSError, RuntimeError) as exc:
@@ -147,10 +148,17 @@ class OxigraphStore:
         batch = list(quads)
         try:
             (self._store.bulk_extend if bulk else self._store.extend)(batch)
-            self._prefix_header = None
+            self._prefixes = None
         except OSError as exc:
             raise StoreError(f"write failed: {exc}") from None
         return len(batch)
+
+    def drop_graph(self, graph: NamedNode) -> None:
+        """Remove a named graph, its name included (one transaction)."""
+        try:
+            self._store.remove_graph(graph)
+        except OSError as exc:
+            raise StoreError(f"write failed: {exc}") from None
 
     def replace(self, deletes: Sequence[tuple[str, Bindings | None]], quads: Sequence[Quad]) -> None:
         """Run the deletes and insert ``quads`` in ONE update request: one transaction (measured atomic)."""
@@ -160,18 +168,18 @@ class OxigraphStore:
         if parts:
             self.update(" ;\n".join(parts))
 
-    def prefix_header(self) -> str:
-        """PREFIX lines for every query: the standard prefixes plus those of the extensions loaded in the
-        ontology graph (``api:`` once web-api is added); a query's own PREFIX declarations win."""
-        if self._prefix_header is None:
+    def prefixes(self) -> dict[str, str]:
+        """The prefixes predeclared for every query: the standard ones plus those of the extensions loaded
+        in the ontology graph (``api:`` once web-api is added); a query's own PREFIX declarations win."""
+        if self._prefixes is None:
             extra: dict[str, str] = {}
             for q in self._store.quads_for_pattern(None, _DCT_IDENTIFIER, None, GRAPH_ONTOLOGY):
                 prefix = next(self._store.quads_for_pattern(q.subject, _VANN_PREFIX, None, GRAPH_ONTOLOGY), None)
                 ns = next(self._store.quads_for_pattern(q.subject, _VANN_URI, None, GRAPH_ONTOLOGY), None)
                 if prefix is not None and ns is not None and prefix.object.value not in PREFIXES:
                     extra[prefix.object.value] = ns.object.value
-            self._prefix_header = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in sorted(extra.items())) + PREFIX_HEADER
-        return self._prefix_header
+            self._prefixes = {**extra, **PREFIXES}
+        return self._prefixes
 
     def ensure_ontology(self, extensions: Sequence[Quad] | None = None) -> bool:
         """Make the ontology graph hold UKO plus the configured extensions' quads; True when (re)loaded.
@@ -185,7 +193,7 @@ class OxigraphStore:
             if current:
                 return False
             self._store.extend(ontology_quads())
-            self._prefix_header = None
+            self._prefixes = None
             return True
         desired = ontology_quads(extensions)
         if current == set(desired):
@@ -193,11 +201,18 @@ class OxigraphStore:
         self.update(f"DROP SILENT GRAPH {GRAPH_ONTOLOGY} ;\n" + insert_data(desired))
         return True
 
-    def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]:
+    def quads(self, graph: NamedNode | ox.DefaultGraph | None = None,
+              predicate: NamedNode | None = None) -> Iterator[Quad]:
         try:
-            yield from self._store.quads_for_pattern(None, None, None, graph)
+            yield from self._store.quads_for_pattern(None, predicate, None, graph)
         except (OSError, RuntimeError) as exc:
             raise StoreError(f"read failed: {exc}") from None
+
+    def named_graphs(self) -> Iterator[NamedNode]:
+        yield from self._store.named_graphs()  # type: ignore[misc]
+
+    def has_graph(self, graph: NamedNode) -> bool:
+        return bool(self._store.contains_named_graph(graph))
 
     def count(self, graph: NamedNode | None = None) -> int:
         if graph is None:
@@ -237,7 +252,9 @@ def open_handle(path: Path | None, *, read_only: bool = False) -> ox.Store:
         if read_only:
             return ox.Store.read_only(str(path))
         path.mkdir(parents=True, exist_ok=True)
-        return ox.Store(str(path))
+        store = ox.Store(str(path))
+        prune_info_logs(path)
+        return store
     except OSError as exc:
         if "LOCK" in str(exc) or "temporarily unavailable" in str(exc):
             raise StoreLocked(
@@ -245,6 +262,14 @@ def open_handle(path: Path | None, *, read_only: bool = False) -> ox.Store:
                 "lock); wait for it to finish"
             ) from None
         raise StoreError(f"cannot open the index at {path}: {exc}") from None
+
+
+def prune_info_logs(path: Path) -> None:
+    """Delete RocksDB's rolled-over info logs (``LOG.old.<time>``, ~140 KB each): every read-write open
+    rolls ``LOG`` over and pyoxigraph cannot set ``keep_log_file_num``, so they would pile up beside the
+    store. RocksDB never reads them; the current ``LOG`` stays for whoever debugs the store."""
+    for old in path.glob("LOG.old.*"):
+        old.unlink(missing_ok=True)
 
 
 def insert_data(quads: Sequence[Quad]) -> str:

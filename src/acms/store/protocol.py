@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
-from pyoxigraph import NamedNode, Quad
+from pyoxigraph import DefaultGraph, NamedNode, Quad
 
 from acms.terms import Term
 
@@ -45,14 +45,25 @@ class GraphStore(Protocol):
         for the SPARQL endpoint and ``acms sparql``, which serialize results in the client's format."""
         ...
 
-    def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]:
-        """Every quad (of ``graph`` when given), for whole-store passes: validation, staging, export."""
+    def quads(self, graph: NamedNode | DefaultGraph | None = None,
+              predicate: NamedNode | None = None) -> Iterator[Quad]:
+        """Every quad (of ``graph``, with ``predicate``, when given), for whole-store passes: validation,
+        staging, export, the Graph Store Protocol."""
+        ...
+
+    def named_graphs(self) -> Iterator[NamedNode]: ...
+
+    def has_graph(self, graph: NamedNode) -> bool: ...
+
+    def drop_graph(self, graph: NamedNode) -> None:
+        """Remove a named graph, its name included (one transaction)."""
         ...
 
     def count(self, graph: NamedNode | None = None) -> int: ...
 
-    def prefix_header(self) -> str:
-        """PREFIX lines every query gets: the standard ones plus the loaded extensions'."""
+    def prefixes(self) -> dict[str, str]:
+        """The prefixes every query gets (passed to the parser, not pasted as text): the standard ones
+        plus the loaded extensions'."""
         ...
 
     def ensure_ontology(self, extensions: Sequence[Quad] | None = None) -> bool: ...

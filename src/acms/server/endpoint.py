@@ -1,0 +1,114 @@
+"""The ``/sparql`` and ``/store`` routes: protocol parsing on the event loop, store work in worker
+processes (:mod:`acms.server.workers`) cut at the deadline."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+
+from acms.errors import AcmsError, QueryError, StoreLocked
+from acms.server import workers
+from acms.server.graph_store import Change, graph_request
+from acms.server.sparql_protocol import (Answer, Kind, Limits, ProtocolError, for_client, parse_operation,
+                                         read_body)
+from acms.server.workers import Deadline, Workers
+
+__all__ = ["SparqlEndpoint"]
+
+
+def _params(request: Request) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for key, value in request.query_params.multi_items():
+        out.setdefault(key, []).append(value)
+    return out
+
+
+class SparqlEndpoint:
+    """Both routes over one worker pool; ``updates`` counts writes (``/health`` re-counts after one)."""
+
+    def __init__(self, workers_pool: Workers, limits: Limits) -> None:
+        self.workers = workers_pool
+        self.limits = limits
+        self.updates = 0
+
+    def close(self) -> None:
+        """End the worker processes (a running query is terminated)."""
+        self.workers.close()
+
+    @property
+    def running(self) -> int:
+        """Jobs in worker processes that are not finished or terminated yet."""
+        return self.workers.running
+
+    def _timeout(self, kind: Kind) -> ProtocolError:
+        t = self.limits.timeout_s
+        if kind is Kind.UPDATE:
+            return ProtocolError(503, f"the update did not finish within the {t:g} s timeout (--query-timeout) "
+                                      "and was stopped: it was applied whole or not at all")
+        return ProtocolError(503, f"query exceeded the {t:g} s timeout (--query-timeout) and was stopped; "
+                                  "narrow it or add a LIMIT")
+
+    async def _write(self, deadline: float, job: Any, *args: Any) -> Any:
+        if not self.limits.allow_update:
+            raise ProtocolError(403, "updates are refused: start the server with --allow-update")
+        try:
+            return await self.workers.run(deadline, job, *args, writes=True)
+        except Deadline:
+            raise self._timeout(Kind.UPDATE) from None
+        finally:
+            self.updates += 1  # even a failed one: the count is re-read, never wrong
+
+    async def _sparql(self, request: Request, deadline: float) -> Response:
+        params = _params(request)
+        if request.method == "GET" and not ({"query", "update"} & params.keys()):
+            endpoint = str(request.url.replace(query="", fragment=""))
+            answer: Answer = await self._read(deadline, workers.service_job, endpoint, self.limits,
+                                              request.headers.get("accept", ""))
+            return Response(answer.body, media_type=answer.media_type)
+        body = await read_body(request) if request.method == "POST" else b""
+        op = parse_operation(request.method, params, request.headers.get("content-type", ""), body)
+        if op.kind is Kind.UPDATE:
+            await self._write(deadline, workers.update_job, op, self.limits)
+            return Response(status_code=204)
+        answer = await self._read(deadline, workers.query_job, op, request.headers.get("accept", ""), self.limits)
+        return Response(answer.body, media_type=answer.media_type)
+
+    async def _read(self, deadline: float, job: Any, *args: Any) -> Any:
+        try:
+            return await self.workers.run(deadline, job, *args)
+        except Deadline:
+            raise self._timeout(Kind.QUERY) from None
+
+    async def _store(self, request: Request, deadline: float) -> Response:
+        target = graph_request(_params(request))
+        if request.method in ("GET", "HEAD"):
+            answer = await self._read(deadline, workers.read_graph_job, target, self.limits.default_graph,
+                                      request.headers.get("accept", ""))
+            headers = {"content-length": str(len(answer.body))}
+            return Response(b"" if request.method == "HEAD" else answer.body, media_type=answer.media_type,
+                            headers=headers)
+        body = await read_body(request) if request.method in ("PUT", "POST") else b""
+        status = await self._write(deadline, workers.write_graph_job, target, Change(request.method), body,
+                                   request.headers.get("content-type", ""))
+        return Response(status_code=status)
+
+    async def _guarded(self, request: Request, route: Any) -> Response:
+        try:
+            return await route(request, time.monotonic() + self.limits.timeout_s)
+        except ProtocolError as exc:
+            return PlainTextResponse(exc.message + "\n", status_code=exc.status)
+        except QueryError as exc:
+            return PlainTextResponse(for_client(exc.message) + "\n", status_code=400)
+        except StoreLocked as exc:
+            return PlainTextResponse(exc.message + "\n", status_code=503)
+        except AcmsError as exc:
+            return PlainTextResponse(exc.message + "\n", status_code=500)
+
+    async def handle(self, request: Request) -> Response:
+        return await self._guarded(request, self._sparql)
+
+    async def handle_store(self, request: Request) -> Response:
+        return await self._guarded(request, self._store)

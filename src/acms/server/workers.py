@@ -1,0 +1,135 @@
+"""Store work of the endpoint in worker processes that are terminated at the deadline.
+
+A running pyoxigraph query cannot be interrupted from another thread (it is one native call), so a
+query abandoned in a thread would go on burning CPU, and block shutdown, until it ends by itself.
+Queries, updates and Graph Store requests therefore run in a small pool of worker processes (pebble's
+``ProcessPool``: per-task cancel that terminates the worker, a replacement started at once, a worker
+that crashes, e.g. on a parser segfault, reported as an error instead of taking the server down).
+At the deadline the request is answered 503 and its worker is killed: SIGTERM with the default
+action, so the process dies inside the native call; the pool starts a fresh worker.
+
+The readers/writer rules of :mod:`acms.store.lock` hold in each worker: a worker is one more acms
+process with its own :class:`~acms.store.access.IndexAccess`, reading under the shared lock (the
+read-only handle is only ever used with the lock held) and writing under the exclusive one. flock
+locks die with their process, so a killed worker never leaves the index locked. A write killed at the
+deadline is all-or-nothing (measured, DESIGN); the parent then takes the exclusive lock once so that
+the generation moves and every reader reopens its handle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+from pebble import ProcessExpired, ProcessPool
+
+from acms.errors import AcmsError, StoreError
+from acms.server.graph_store import Change, GraphRequest, read_graph, write_graph
+from acms.server.service import describe_service
+from acms.server.sparql_protocol import Answer, Limits, Operation, run_query, run_update
+from acms.sparql.dataset import DefaultGraph
+from acms.store.access import IndexAccess
+from acms.store.lock import lock_for
+
+__all__ = ["Deadline", "Workers"]
+
+T = TypeVar("T")
+
+_access: IndexAccess | None = None  # the worker process's access to the index (set once, at its start)
+
+
+class Deadline(Exception):
+    """The job did not finish in time; its worker was terminated."""
+
+
+# -- in the worker process --------------------------------------------------------------------------
+def _start(graph_dir: str, wait: float) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pebble's handler would wait for the native call to end
+    global _access
+    _access = IndexAccess(Path(graph_dir), wait=wait, command="acms serve (worker)")
+
+
+def _index() -> IndexAccess:
+    assert _access is not None, "worker started without its initializer"
+    return _access
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
+
+
+def _ready() -> None:
+    """Nothing: scheduling it starts the pool's processes."""
+
+
+def query_job(op: Operation, accept: str, limits: Limits, deadline: float) -> Answer:
+    with _index().read(wait=_left(deadline)) as store:
+        return run_query(store, op, accept, limits, deadline)
+
+
+def update_job(op: Operation, limits: Limits, deadline: float) -> None:
+    with _index().write(wait=_left(deadline)) as store:
+        run_update(store, op, limits)
+
+
+def read_graph_job(request: GraphRequest, mode: DefaultGraph, accept: str, deadline: float) -> Answer:
+    with _index().read(wait=_left(deadline)) as store:
+        return read_graph(store, request, mode, accept)
+
+
+def write_graph_job(request: GraphRequest, change: Change, body: bytes, content_type: str, deadline: float) -> int:
+    with _index().write(wait=_left(deadline)) as store:
+        return write_graph(store, request, change, body, content_type)
+
+
+def service_job(endpoint: str, limits: Limits, accept: str, deadline: float) -> Answer:
+    with _index().read(wait=_left(deadline)) as store:
+        return describe_service(store, endpoint, limits, accept)
+
+
+# -- in the server ----------------------------------------------------------------------------------
+class Workers:
+    """The pool: ``run`` a job with a deadline from the event loop; ``close`` ends every worker now."""
+
+    def __init__(self, graph_dir: Path, count: int, wait: float) -> None:
+        self.graph_dir = graph_dir
+        self._pool = ProcessPool(max_workers=count, initializer=_start, initargs=(str(graph_dir), wait),
+                                 context=multiprocessing.get_context("spawn"))  # fork is unsafe in a threaded server
+        self.running = 0  # jobs submitted and not yet finished or terminated
+        self._pool.schedule(_ready)  # start the workers now, not at the first request
+
+
+    async def run(self, deadline: float, job: Callable[..., T], *args: Any, writes: bool = False) -> T:
+        """The job's result, or ``Deadline`` once ``deadline`` passed (the worker is terminated then)."""
+        future = self._pool.schedule(job, args=(*args, deadline))
+        self.running += 1
+        try:
+            with anyio.move_on_after(_left(deadline)):
+                return await asyncio.wrap_future(future)  # cancelling the wait cancels the job
+        except ProcessExpired as exc:
+            raise StoreError(f"the worker process ended abnormally (exit code {exc.exitcode}); the request "
+                             "was not answered") from None
+        finally:
+            self.running -= 1
+        future.cancel()  # pebble terminates the worker of a started job
+        if writes:
+            await anyio.to_thread.run_sync(self._settle_write)
+        raise Deadline()
+
+    def _settle_write(self) -> None:
+        """A write killed at its deadline applied all of it or none; move the generation either way."""
+        try:
+            with lock_for(self.graph_dir.parent).exclusive(wait=5.0, command="acms serve"):
+                pass
+        except AcmsError:
+            pass  # another writer holds it: its release moves the generation too
+
+    def close(self) -> None:
+        self._pool.stop()
+        self._pool.join(timeout=5)
