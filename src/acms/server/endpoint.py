@@ -9,7 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from acms.errors import AcmsError, QueryError, StoreLocked
+from acms.errors import CODES, AcmsError
 from acms.server import workers
 from acms.server.graph_store import Change, graph_request
 from acms.server.sparql_protocol import (Answer, Kind, Limits, ProtocolError, for_client, parse_operation,
@@ -100,12 +100,8 @@ class SparqlEndpoint:
             return await route(request, time.monotonic() + self.limits.timeout_s)
         except ProtocolError as exc:
             return PlainTextResponse(exc.message + "\n", status_code=exc.status)
-        except QueryError as exc:
-            return PlainTextResponse(for_client(exc.message) + "\n", status_code=400)
-        except StoreLocked as exc:
-            return PlainTextResponse(exc.message + "\n", status_code=503)
-        except AcmsError as exc:
-            return PlainTextResponse(exc.message + "\n", status_code=500)
+        except AcmsError as exc:  # a query error 400, a locked index 503: the status of its code
+            return PlainTextResponse(for_client(exc.message) + "\n", status_code=CODES[exc.code].http_status)
 
     async def handle(self, request: Request) -> Response:
         return await self._guarded(request, self._sparql)

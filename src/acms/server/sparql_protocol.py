@@ -250,7 +250,7 @@ def _checked(items: Iterable[Any], deadline: float, max_rows: int, timeout_s: fl
     for count, item in enumerate(items):
         if clock() > deadline:
             raise ProtocolError(503, f"query exceeded the {timeout_s:g} s timeout (--query-timeout) after "
-                            f"{count:,} rows; narrow it or add a LIMIT")
+                            f"{count:,} rows and was stopped; narrow it or add a LIMIT")
         if count >= max_rows:
             raise ProtocolError(413, f"the result has more than {max_rows:,} rows (--max-rows); add a LIMIT or narrow it")
         yield item
