@@ -26,6 +26,7 @@ demo: $(STAMP)
 	$(BIN)/acms search "incremental re-index of changed files" -k 5
 	$(BIN)/acms assemble "how does acms keep the rendered context inside the token budget" --budget 3000
 	$(BIN)/acms history index_project
+	@echo "acms is installed in $(BIN)/: 'source $(VENV)/bin/activate' puts it on PATH for this shell (README: Install)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

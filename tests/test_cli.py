@@ -44,6 +44,10 @@ def test_index_json_summary_and_stats(sample_project: Path) -> None:
     assert stats["last_run"]["indexed"] == str(data["files_indexed"])
     code, out, _ = run("index", str(sample_project))
     assert code == 0 and "up to date" in out
+    run("index", str(sample_project))
+    # every write open rolls RocksDB's info log over; the rolled-over files do not pile up in the store
+    store = sample_project / ".acms" / "graph"
+    assert (store / "LOG").is_file() and not list(store.glob("LOG.old.*"))
 
 
 def test_sparql_saved_and_formats(indexed_sample: Path) -> None:

@@ -1,4 +1,5 @@
-"""The wheel ships ontology/, shapes/ and queries/; the assets resolve; the public surface is honest."""
+"""The wheel ships ontology/, shapes/, queries/, the HTML view's assets and the licence; the assets resolve;
+the public surface is honest."""
 
 from __future__ import annotations
 
@@ -27,3 +28,8 @@ def test_wheel_contains_every_asset(tmp_path: Path) -> None:
         if p.is_file()
     }
     assert expected and expected <= names, sorted(expected - names)
+    # the HTML view's page and vendored JavaScript (with their licences), and the licence itself
+    view = {f"acms/export/{p.relative_to(ROOT / 'src/acms/export').as_posix()}"
+            for folder in ("page", "vendor") for p in (ROOT / "src/acms/export" / folder).rglob("*") if p.is_file()}
+    assert {"acms/export/vendor/cytoscape.min.js", "acms/export/vendor/LICENSE.cytoscape"} <= view <= names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names)

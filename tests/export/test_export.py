@@ -39,7 +39,7 @@ def export(project: Path, *args: str) -> tuple[int, bytes, str]:
 def expected_graph(project: Path) -> rdflib.Graph:
     store = OxigraphStore(project / ".acms" / "graph")
     try:
-        quads = scope.whole(store)
+        quads = list(scope.whole().stream(store))
     finally:
         store.close()
     g = rdflib.Graph()
@@ -109,3 +109,61 @@ def test_construct_scope_and_errors(project: Path, tmp_path: Path) -> None:
     assert code == 2 and "choose one scope" in err
     code, _, err = export(project, "--tier", "cold")
     assert code == 2 and "empty" in err
+
+
+def test_one_colour_per_kind_in_every_format(project: Path) -> None:
+    """GraphML, DOT, Cytoscape JSON and the HTML view colour each kind alike, from one table."""
+    from acms.export.colours import KIND_COLOURS
+
+    code, out, _ = export(project, "--format", "graphml")
+    ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
+    graphml = {(n.find("g:data[@key='kind']", ns).text, n.find("g:data[@key='colour']", ns).text)
+               for n in ET.fromstring(out).findall(".//g:node", ns)}
+    code, out, _ = export(project, "--format", "cytoscape")
+    cyto = json.loads(out)
+    cytoscape = {(e["data"]["kind"], e["data"]["colour"]) for e in cyto["elements"] if "source" not in e["data"]}
+    assert any(s["style"].get("target-arrow-shape") == "triangle" for s in cyto["style"])  # directed edges
+    code, out, _ = export(project, "--format", "dot")
+    (dot,) = pydot.graph_from_dot_data(out.decode())
+    kinds = {n.get_name().strip('"'): k for n in dot.get_nodes() if (k := (n.get("tooltip") or '""').strip('"').split(" ")[0])}
+    dot_pairs = {(kinds[n.get_name().strip('"')], n.get("fillcolor").strip('"')) for n in dot.get_nodes()
+                 if n.get_name().strip('"') in kinds}
+    code, out, _ = export(project, "--format", "html")
+    data = json.loads(out.decode().split('id="graph-data">', 1)[1].split("</script>", 1)[0].replace("<\\/", "</"))
+    html = set(zip(data["kinds"], data["colours"]))
+    assert graphml == cytoscape == dot_pairs and html == {(k, c) for k, c in graphml}
+    assert all(KIND_COLOURS[k] == c for k, c in graphml) and len({c for _, c in graphml}) == len(graphml)
+    assert {"Module", "Class", "Method", "Function", "Directory", "DocSection"} <= {k for k, _ in graphml}
+
+
+def test_view_nests_members_and_merges_a_file_with_its_module(project: Path) -> None:
+    code, out, _ = export(project, "--format", "cytoscape")
+    nodes = {e["data"]["id"]: e["data"] for e in json.loads(out)["elements"] if "source" not in e["data"]}
+    by_label = {d["label"]: d for d in nodes.values()}
+    parser, module = by_label["pkg.mod.Parser.parse_header"], by_label["pkg.mod"]
+    assert nodes[parser["parent"]]["label"] == "pkg.mod.Parser" and nodes[by_label["pkg.mod.Parser"]["parent"]] is module
+    assert module["where"] == "pkg/mod.py" and not any(d["kind"] == "File" and d["where"] == "pkg/mod.py"
+                                                       for d in nodes.values())
+    assert nodes[module["parent"]]["kind"] == "Directory"
+
+
+def test_export_file_appears_whole_and_progress(project: Path, tmp_path: Path) -> None:
+    target = tmp_path / "graph.nq"
+    code, _, err = export(project, "--format", "nquads", "-o", str(target), "--progress")
+    assert code == 0 and target.stat().st_size > 1000 and not list(tmp_path.glob(".*partial"))
+    code, _, err = export(project, "--tier", "cold", "-o", str(tmp_path / "cold.ttl"))
+    assert code == 2 and "empty" in err and not (tmp_path / "cold.ttl").exists() and not list(tmp_path.glob(".*"))
+
+
+def test_progress_lines_count_quads(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from acms.cli.export_cmd import Counted
+
+    monkeypatch.setattr(Counted, "EVERY_S", 0.0)
+    counted = Counted(iter([object()] * 120_000), progress=True)  # type: ignore[list-item]
+    assert sum(1 for _ in counted) == 120_000
+    counted.done("7 nodes")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[:2] == [line for line in lines[:2] if line.startswith("export: ") and "quads read" in line]
+    assert "50,000 quads read" in lines[0] and "100,000" in lines[1] and lines[-1].endswith(": 7 nodes")
+    quiet = Counted(iter([object()] * 60_000), progress=False)  # type: ignore[list-item]
+    assert sum(1 for _ in quiet) == 60_000 and not capsys.readouterr().err

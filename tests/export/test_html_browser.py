@@ -1,7 +1,10 @@
-"""The HTML view in a real headless Chromium: nodes render, search selects, click inspects, screenshot."""
+"""The HTML view in a real headless Chromium: the summary level first, expand on click, search and
+inspect with a source preview, arrows, the calls / file / tiers views, filters, legend colours, and a
+screenshot (kept in the test's folder and in bench/out/)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -9,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from acms.cli.main import cli
+from acms.export.colours import KIND_COLOURS
 
 from ..conftest import FIXTURES, run_index
 
@@ -30,32 +34,66 @@ def test_html_view_in_headless_chromium(tmp_path: Path) -> None:
     page = tmp_path / "graph.html"
     result = CliRunner().invoke(cli, ["export", "-C", str(root), "--format", "html", "-o", str(page)])
     assert result.exit_code == 0, result.output
-    assert "http://" not in page.read_text().split("<script type=\"application/json\"")[0].replace(
-        "http://www.w3.org/2000/svg", "")  # nothing fetched from the network
+    html = page.read_text()
+    assert not re.search(r"<(script|link|img|iframe)\b[^>]*\b(src|href)=", html)  # nothing fetched
+    assert "cytoscapeFcose" in html  # the vendored layout is inlined
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1200,800",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1300,850",
                  f"--user-data-dir={tmp_path / 'profile'}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=DRIVER), options=options)
+    js = driver.execute_script
+    body = lambda attr: driver.find_element(By.TAG_NAME, "body").get_attribute(attr)  # noqa: E731
     try:
         driver.get(page.as_uri())
-        WebDriverWait(driver, 20).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
-        nodes = driver.find_elements(By.CSS_SELECTOR, "g.node")
-        assert len(nodes) >= 10
-        assert driver.find_element(By.CSS_SELECTOR, "g.node circle").get_attribute("fill").startswith("#")
+        WebDriverWait(driver, 30).until(lambda d: body("data-ready"))
+        total, summary = int(body("data-ready")), int(body("data-visible"))
+        assert total >= 10 and 0 < summary < total  # the summary level first
+        labels = js("return acmsView.cy.nodes().map(n => n.data('label'))")
+        assert any(label.startswith("pkg (") for label in labels), labels  # the package, collapsed
+        js("acmsView.cy.nodes().filter(n => n.data('label').startsWith('pkg (')).emit('tap')")  # click it
+        assert int(body("data-visible")) > summary
+        assert js("return acmsView.cy.nodes(':parent').length") >= 1  # modules nested in their package
+        # search, then inspect: path:line and a preview of the source
         search = driver.find_element(By.ID, "search")
         search.send_keys("parse_header", Keys.ENTER)
         inspector = driver.find_element(By.ID, "inspector")
         assert "kind: Method" in inspector.text and "where: pkg/mod.py:20-23" in inspector.text
-        target = driver.find_element(By.CSS_SELECTOR, "g.node[data-label='pkg.util.normalize']")
-        driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", target)
-        assert "name: pkg.util.normalize" in inspector.text and "Lower-case and strip" in inspector.text
-        assert "sel" in target.get_attribute("class")
-        driver.find_element(By.ID, "bytier").click()
-        assert "warm" in driver.find_element(By.ID, "legend").text
+        assert "def parse_header" in driver.find_element(By.CSS_SELECTOR, "#inspector pre").text
+        # neighbours of the method: what it calls appears; every edge drawn has an arrow
+        driver.find_element(By.XPATH, "//button[text()='Show neighbours']").click()
+        assert "pkg.util.normalize" in js("return acmsView.cy.nodes().map(n => n.data('label')).join(' ')")
+        arrows = js("return acmsView.cy.edges().map(e => e.style('target-arrow-shape'))")
+        assert arrows and set(arrows) == {"triangle"}
+        # legend: one colour per kind, the table's
+        rows = driver.find_elements(By.CSS_SELECTOR, "#kinds label")
+        legend = {r.text.strip(): r.get_attribute("data-colour") for r in rows}
+        assert legend and all(KIND_COLOURS[k] == c for k, c in legend.items())
+        assert len(set(legend.values())) == len(legend)
+        # filter by kind: methods disappear
+        driver.find_element(By.CSS_SELECTOR, "#kinds input[data-name='Method']").click()
+        assert "Method" not in js("return acmsView.cy.nodes().map(n => n.data('colour') === '"
+                                  + KIND_COLOURS["Method"] + "' ? 'Method' : '').join(' ')")
+        driver.find_element(By.CSS_SELECTOR, "#kinds input[data-name='Method']").click()
+        # the other views
+        driver.find_element(By.XPATH, "//button[text()='Calls around']").click()
+        assert body("data-view") == "calls" and int(body("data-visible")) >= 2
+        assert js("return acmsView.cy.edges().filter(e => e.data('relation') === 'calls').length") >= 1
+        driver.find_element(By.CSS_SELECTOR, "input[name=view][value=file]").click()
+        assert body("data-view") == "file" and int(body("data-visible")) >= 3
+        driver.find_element(By.CSS_SELECTOR, "input[name=view][value=tiers]").click()
+        assert body("data-view") == "tiers" and "warm" in js("return acmsView.cy.nodes().map(n => n.data('label')).join(' ')")
+        driver.find_element(By.CSS_SELECTOR, "input[name=view][value=structure]").click()
+        # path filter
+        path = driver.find_element(By.ID, "path")
+        path.send_keys("util")
+        WebDriverWait(driver, 5).until(lambda d: "pkg/mod" not in js(
+            "return acmsView.cy.nodes().map(n => n.data('label')).join(' ')") and int(body("data-visible")) >= 1)
+        path.clear()
+        path.send_keys(" ")
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = tmp_path / "html-view.png"
         driver.save_screenshot(str(shot))

@@ -1,12 +1,15 @@
-"""RDF serialisations, written by pyoxigraph's own serializers straight to the output stream."""
+"""RDF serialisations, written by pyoxigraph's own serializers straight to the output stream.
+
+Triples are not de-duplicated across graphs (acms keeps a triple in one tier at a time; a repeated
+triple would be harmless RDF anyway), so nothing of the export is held in memory."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import BinaryIO
 
 import pyoxigraph as ox
-from pyoxigraph import Quad, Triple
+from pyoxigraph import Quad
 
 from acms.vocab import PREFIXES
 
@@ -14,11 +17,11 @@ FORMATS = {"turtle": ox.RdfFormat.TURTLE, "trig": ox.RdfFormat.TRIG, "nquads": o
            "jsonld": ox.RdfFormat.JSON_LD}
 
 
-def write(quads: Sequence[Quad], fmt: str, out: BinaryIO) -> None:
+def write(quads: Iterable[Quad], fmt: str, out: BinaryIO) -> None:
+    """Serialize as the quads stream in (a triple format drops the graph names)."""
     rdf_format = FORMATS[fmt]
     prefixes = {p: iri for p, iri in PREFIXES.items() if p in ("uko", "prov", "rdf", "rdfs", "xsd", "dcterms")}
     if rdf_format.supports_datasets:
         ox.serialize(quads, out, rdf_format, prefixes=prefixes if fmt == "trig" else None)
     else:
-        triples = list(dict.fromkeys(Triple(q.subject, q.predicate, q.object) for q in quads))
-        ox.serialize(triples, out, rdf_format, prefixes=prefixes if fmt == "turtle" else None)
+        ox.serialize((q.triple for q in quads), out, rdf_format, prefixes=prefixes if fmt == "turtle" else None)

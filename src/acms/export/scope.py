@@ -1,9 +1,16 @@
 """Which quads an export covers: the whole graph, a tier, the module graph, an entity's neighbourhood,
-or the result of a user's CONSTRUCT."""
+or the result of a user's CONSTRUCT.
+
+The whole graph and a tier are streamed from the store (one pattern read per graph: dump speed,
+nothing held in memory); a viewer format asks only for the predicates its view reads
+(:data:`acms.export.view.PREDICATES`), so vectors and hashes are never even decoded. The other scopes
+are computed by queries and are small.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad
 
@@ -23,14 +30,30 @@ def _quads(store: GraphStore, key: str, bindings: dict | None = None) -> list[Qu
     return [Quad(r["s"], r["p"], r["o"], r.get("g", DefaultGraph())) for r in rows]  # type: ignore[arg-type]
 
 
-def whole(store: GraphStore) -> list[Quad]:
-    return _quads(store, "export/graphs", {"g": [*TIERS.values(), GRAPH_META]})
+@dataclass(frozen=True)
+class Graphs:
+    """A scope of whole named graphs, read as a stream."""
+
+    graphs: tuple[NamedNode, ...]
+
+    def stream(self, store: GraphStore, predicates: Sequence[NamedNode] | None = None) -> Iterator[Quad]:
+        for graph in self.graphs:
+            if predicates is None:
+                yield from store.quads(graph)
+            else:
+                for predicate in predicates:
+                    yield from store.quads(graph, predicate)
 
 
-def tier(store: GraphStore, name: str) -> list[Quad]:
+def whole() -> Graphs:
+    """The tiers and the meta graph (not the ontology)."""
+    return Graphs((*TIERS.values(), GRAPH_META))
+
+
+def tier(name: str) -> Graphs:
     if name not in TIERS:
         raise UsageError(f"unknown tier {name!r}; tiers: {', '.join(TIERS)}")
-    return _quads(store, "export/graphs", {"g": TIERS[name]})
+    return Graphs((TIERS[name],))
 
 
 def modules(store: GraphStore) -> list[Quad]:
