@@ -173,7 +173,7 @@ def _cpu_seconds(pid: int) -> float:
     return total
 
 
-def test_serve_stops_a_timed_out_query_and_allows_service(searcher: Searcher) -> None:  # noqa: F811
+def test_real_serve_clients_timeout_and_allow_service(searcher: Searcher) -> None:  # noqa: F811
     root = searcher.layout.root.parent
     heavy = (f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {ONTOLOGY} {{ ?a ?b ?c . ?d ?e ?f . ?h ?i ?j }} "
              "FILTER(STR(?c) != STR(?j)) }")  # minutes of one native call (150 s here)
@@ -184,6 +184,12 @@ def test_serve_stops_a_timed_out_query_and_allows_service(searcher: Searcher) ->
             deadline = time.monotonic() + 20
             while not alive(base) and time.monotonic() < deadline:
                 time.sleep(0.1)
+            # the clients against the real command
+            client = SPARQLWrapper(base + "/sparql")
+            client.setQuery("SELECT * WHERE { ?s ?p ?o } LIMIT 3")
+            client.setReturnFormat(JSON)
+            assert len(client.queryAndConvert()["results"]["bindings"]) == 3  # type: ignore[index]
+            assert len(rdflib.Graph(store=SPARQLStore(query_endpoint=base + "/sparql"))) > 100
             status, _, body = call(q(base, heavy))
             assert status == 503 and "1 s timeout" in body
             answered = time.monotonic()

@@ -27,12 +27,11 @@ def _params(request: Request) -> dict[str, list[str]]:
 
 
 class SparqlEndpoint:
-    """Both routes over one worker pool; ``updates`` counts writes (``/health`` re-counts after one)."""
+    """Both routes over one worker pool (writes bump the index's generation: ``/health`` re-counts)."""
 
     def __init__(self, workers_pool: Workers, limits: Limits) -> None:
         self.workers = workers_pool
         self.limits = limits
-        self.updates = 0
 
     def close(self) -> None:
         """End the worker processes (a running query is terminated)."""
@@ -58,8 +57,6 @@ class SparqlEndpoint:
             return await self.workers.run(deadline, job, *args, writes=True)
         except Deadline:
             raise self._timeout(Kind.UPDATE) from None
-        finally:
-            self.updates += 1  # even a failed one: the count is re-read, never wrong
 
     async def _sparql(self, request: Request, deadline: float) -> Response:
         params = _params(request)
