@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from acms.config import Settings
-from acms.ingest.pipeline import index_project
+from acms.service.index_run import index_project
 from acms.ingest.walker import WalkSettings, list_files
 from acms.store.oxigraph import OxigraphStore
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from acms.config import Settings
-from acms.ingest.pipeline import index_project
+from acms.service.index_run import index_project
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 

@@ -21,7 +21,7 @@ _WHERE = {
     "StoreLocked": "acms.errors",
     "UsageError": "acms.errors",
     "ValidationFailed": "acms.errors",
-    "IndexReport": "acms.ingest.pipeline",
+    "IndexReport": "acms.service.index_run",
     "SearchResult": "acms.retrieval.search",
 }
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from acms.api import Index
     from acms.service.assembly import AssemblyResult
     from acms.errors import AcmsError, ConfigError, QueryError, StoreError, StoreLocked, UsageError, ValidationFailed
-    from acms.ingest.pipeline import IndexReport
+    from acms.service.index_run import IndexReport
     from acms.retrieval.search import SearchResult
 
 

@@ -26,7 +26,8 @@ from acms.paths import project_root
 from acms.retrieval.search import Mode as SearchMode
 from acms.retrieval.search import SearchResult, Searcher
 from acms.service.assembly import Assembler
-from acms.service.index_run import IndexReport, Progress, run_index
+from acms.service.index_run import IndexReport, IndexRun
+from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
 from acms.sparql.guard import check_query
 from acms.store.layout import IndexLayout
@@ -93,7 +94,7 @@ class Index:
     def index(self, *, history: int = 0, progress: Progress | None = None) -> IndexReport:
         """One index run: lands whole or not at all (see :mod:`acms.service.index_run`)."""
         with self.session.writing() as store:
-            return run_index(self.root, store, self.settings, self.layout, history=history, progress=progress)
+            return IndexRun(self.root, store, self.settings, self.layout, history=history, progress=progress).run()
 
     def search(self, text: str, mode: str = "hybrid", k: int = 10) -> SearchResult:
         return self.assembler.search(text, SearchMode(mode), k)

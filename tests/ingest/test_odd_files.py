@@ -17,8 +17,9 @@ from pyoxigraph import Quad
 from acms.cli.main import cli
 from acms.config import Settings, load_settings
 from acms.errors import ValidationFailed
-from acms.ingest import emit, pipeline, walker
-from acms.ingest.pipeline import IndexReport, index_project
+from acms.ingest import emit, walker
+from acms.service import index_run
+from acms.service.index_run import IndexReport, index_project
 from acms.ingest.walker import (
     ListedFile,
     SkipReason,
@@ -235,7 +236,7 @@ def test_verbose_output_is_one_line_per_skipped_file(tmp_path: Path) -> None:
 def test_file_deleted_between_listing_and_reading_is_vanished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _project(tmp_path / "proj", odd=False)
     _write(root, b"doomed\xff.py", b"x = 1\n")
-    real = pipeline.list_files
+    real = index_run.list_files
 
     def list_then_delete(*args: object, **kwargs: object) -> walker.Listing:
         listing = real(*args, **kwargs)  # type: ignore[arg-type]
@@ -244,7 +245,7 @@ def test_file_deleted_between_listing_and_reading_is_vanished(tmp_path: Path, mo
         (root / "notes.txt").mkdir()  # no longer a file either
         return listing
 
-    monkeypatch.setattr(pipeline, "list_files", list_then_delete)
+    monkeypatch.setattr(index_run, "list_files", list_then_delete)
     report = _index(root)
     assert report.skipped["vanished"] == ["doomed\\xff.py", "notes.txt"]
     assert set(_file_paths(root)) == set(ORDINARY) - {"notes.txt"} | {"acms.toml"}

@@ -206,7 +206,7 @@ def test_without_tree_sitter_the_file_stays_text(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(python_fallback, "_parser", lambda: None)
     assert extract_python_fallback("pkg/legacy.py", PY2, "pkg.legacy") is None
     source = SourceFile("pkg/legacy.py", PY2, len(PY2.encode()), "0" * 64, "python")
-    ext, specs = pipeline._extract(source, {"pkg/legacy.py"}, 60)
+    ext, specs = pipeline.extract(source, {"pkg/legacy.py"}, 60)
     assert ext is not None and ext.parse_error and not ext.symbols
     assert [s.owner for s in specs] == [FILE, FILE]  # outline + one text window, as before
 
@@ -214,7 +214,7 @@ def test_without_tree_sitter_the_file_stays_text(monkeypatch: pytest.MonkeyPatch
 @needs_tree_sitter
 def test_pipeline_extract_uses_the_fallback() -> None:
     source = SourceFile("pkg/legacy.py", PY2, len(PY2.encode()), "0" * 64, "python")
-    ext, specs = pipeline._extract(source, {"pkg/__init__.py", "pkg/legacy.py"}, 60)
+    ext, specs = pipeline.extract(source, {"pkg/__init__.py", "pkg/legacy.py"}, 60)
     assert ext is not None and ext.parse_error is None
     assert "pkg.legacy.Registry.lookup" in {s.qualname for s in ext.symbols}
     assert any(s.owner != FILE and s.start_line == 19 and s.end_line == 27 for s in specs)

@@ -19,25 +19,11 @@ from acms.cli.common import (
     wait_option,
     wait_seconds,
 )
+from acms.cli.progress import reporter
 from acms.ontology.service import extension_namespaces
 from acms.service.index_run import IndexReport
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
-
-
-def _progress() -> object | None:
-    if not sys.stderr.isatty():
-        return None
-
-    def show(phase: str, done: int, total: int) -> None:
-        width = 30
-        filled = int(width * done / max(total, 1))
-        end = "\n" if done >= total else ""
-        click.echo(f"\r{phase:<10} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", err=True, nl=False)
-        if end:
-            click.echo("", err=True)
-
-    return show
 
 
 def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
@@ -94,17 +80,22 @@ def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
                    "versions they ended, into the cold tier). Commits already ingested are skipped.")
 @click.option("--verbose", "-v", is_flag=True,
               help="List every skipped file with its reason and every quarantined file with its violation.")
+@click.option("--progress/--quiet", "progress", default=None,
+              help="Progress on stderr for every long phase: by default a bar with counts and ETA on a terminal, "
+                   "a line every 10 s elsewhere, none with --json; --progress also with --json and a line per "
+                   "phase off a terminal; --quiet never.")
 @wait_option
 @json_option
 @boundary
 def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclude: tuple[str, ...],
-              history: int, verbose: bool, as_json: bool) -> None:
+              history: int, verbose: bool, progress: bool | None, as_json: bool) -> None:
     """Index the project at PATH (default: the current directory) into its on-disk graph.
 
     Lists files with git (or a .gitignore-aware walk), extracts Python symbols and document sections,
     cuts fragments with token counts, validates the batch against the SHACL shapes and writes it in one
     transaction; a file whose triples violate a shape is quarantined (left out, with a warning) and the
-    rest is written. Re-running on an unchanged project writes nothing. File names that are not valid
+    rest is written. The whole run (files, history, tiers, vectors) lands whole or not at all: a failure
+    or a kill in any phase leaves the previous index. Re-running on an unchanged project writes nothing. File names that are not valid
     UTF-8 or hold control characters are stored escaped (\\xHH, \\n, \\t, \\\\). A changed or deleted file's previous
     entities go to the cold tier as versions; the tier policy (`acms tiers`) is applied at the end.
     """
@@ -115,7 +106,7 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
     target = store_dir(root, settings, store)
     with Index(root, settings, target, mode=Mode.WRITE, wait=wait_seconds(settings), command=f"acms index {root}",
                create=True) as index:
-        report = index.index(history=history, progress=None if as_json else _progress())  # type: ignore[arg-type]
+        report = index.index(history=history, progress=reporter(progress, as_json))
     if as_json:
         data = dict(vars(report))
         data["skipped_counts"] = report.skipped_counts()

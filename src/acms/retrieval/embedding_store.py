@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ from acms.store.protocol import GraphStore
 from acms.vocab import DCT, GRAPH_META, RDF, UKO, XSD
 
 BATCH = 256
+Progress = Callable[[int, int], object]  # fragments embedded so far, of how many
 
 
 @dataclass(frozen=True)
@@ -95,26 +97,33 @@ def query_provider(store: GraphStore, settings: Settings, layout: IndexLayout) -
     return provider
 
 
-def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedNode) -> list[Quad]:
+def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedNode,
+                progress: Progress | None = None) -> list[Quad]:
     quads: list[Quad] = []
     for start in range(0, len(rows), BATCH):
+        if progress is not None:
+            progress(start, len(rows))
         chunk = rows[start : start + BATCH]
         vectors = provider.embed([r["text"].value for r in chunk])
         for row, vec in zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True):
             g = row["g"]
             quads.append(Quad(row["frag"], UKO.vector, encode(vec), g))
             quads.append(Quad(row["frag"], UKO.embeddingModel, model_iri, g))
+    if progress is not None:
+        progress(len(rows), len(rows))
     return quads
 
 
-def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings) -> EmbedReport | None:
-    """Embed the fragments that have no vector; fit the default LSA model on first use."""
+def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
+                  progress: Progress | None = None) -> EmbedReport | None:
+    """Embed the fragments that have no vector; fit the default LSA model on first use.
+    ``progress(done, total)`` hears about each batch of fragments."""
     import time
 
     t0 = time.perf_counter()
     model = active_model(store)
     if model is None:
-        return migrate(store, layout, settings, settings.embedding_provider)
+        return migrate(store, layout, settings, settings.embedding_provider, progress)
     rows = store.select(catalog.text("embeddings/unembedded"))
     if not rows:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
@@ -124,12 +133,13 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings) ->
             f"the configured provider makes {provider.model_id!r} vectors but the index holds "
             f"{model.model_id!r}; run `acms reindex --embeddings` to migrate"
         )
-    quads = _embed_rows(provider, rows, model.iri)
+    quads = _embed_rows(provider, rows, model.iri, progress)
     store.load(quads)
     return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
 
 
-def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str) -> EmbedReport:
+def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
+            progress: Progress | None = None) -> EmbedReport:
     """Recompute every vector with ``provider_name`` and swap them in atomically."""
     import time
 
@@ -149,7 +159,7 @@ def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider
         provider = make_provider(provider_name, settings, layout)
     try:
         iri, model_quads = model_node(provider)
-        quads = _embed_rows(provider, rows, iri) + model_quads
+        quads = _embed_rows(provider, rows, iri, progress) + model_quads
         store.replace([(catalog.text("embeddings/drop-vectors.ru"), None)], quads)
     except BaseException:
         if staged_lsa is not None:

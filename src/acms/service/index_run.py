@@ -1,17 +1,381 @@
-"""The index run orchestration (see ``run_index``)."""
+"""The index run: list → read → diff → parse → tokenize → emit → rules → versions → validate → store,
+then history, tiers, the secrets policy, embeddings and caches; one object (``IndexRun``) carries the
+settings, the IRI minter, the timings, the progress reporter and the transaction plan.
+
+A run lands whole or not at all. The files' batch (the replaced files' old triples out, the new ones
+in, the directory tree, the IndexRun record) is one store transaction, written only after the batch
+passed validation; history, tiers, the secrets policy and the vectors follow as their own writes. All
+of it runs inside ``store.atomic()``: the embedded store takes a checkpoint of the index first and a
+pending-run marker that readers honour (they read the checkpoint while it exists), and the next
+writer puts the checkpoint back (see :mod:`acms.store.run_marker`). So a crash or an error in any
+phase, ``kill -9`` included, leaves the previous complete index, for readers at once and for the
+store itself at the next write.
+
+Incremental and idempotent: a file whose content hash is already stored is not touched; an unchanged
+project writes no file triples. One odd file never blocks a project: a file that vanishes or keeps
+changing while it is read is skipped with its reason, and a file whose triples violate the shapes is
+quarantined (``IndexReport.quarantined``): left out, with the rest of the batch written.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
+from pyoxigraph import NamedNode, Quad
+
+from acms import __version__
 from acms.config import Settings
-from acms.ingest.pipeline import IndexReport, Progress, index_project
+from acms.decisions.ingest import adr_batch
+from acms.errors import ProviderError
+from acms.ingest import emit
+from acms.ingest.fragments import FragmentSpec
+from acms.ingest.model import Extraction, SourceFile
+from acms.ingest.pipeline import extract_all, git_head, read_sources, symbol_table, vanished
+from acms.ingest.python_extractor import resolve_edges
+from acms.ingest.walker import WalkSettings, escape_path, list_files
+from acms.ontology import extensions as ontology_extensions
+from acms.ontology import rules as ontology_rules
+from acms.ontology.versioning import Migration, uko_version
+from acms.ontology.versioning import plan as plan_migration
+from acms.privacy.at_rest import apply_policy
+from acms.retrieval.caches import DerivedCaches
+from acms.retrieval.embedding_store import active_model, embed_missing
+from acms.service.progress import NullProgress, Progress
+from acms.sparql import catalog
 from acms.store.layout import IndexLayout
-from acms.store.protocol import GraphStore
+from acms.store.oxigraph import ontology_quads
+from acms.store.protocol import Bindings, GraphStore
+from acms.temporal import git_history, tiers, versions
+from acms.tokens import count_many
+from acms.validation.batch import check_batch, describe, rejection, split_by_file
+from acms.vocab import GRAPH_META, GRAPH_ONTOLOGY, PROV, TIER_WARM, UKO, IriMinter
 
-__all__ = ["IndexReport", "Progress", "run_index"]
+__all__ = ["IndexReport", "IndexRun", "index_project"]
+
+TOKENIZE_CHUNK = 2000  # fragments counted between two progress updates
 
 
-def run_index(root: Path, store: GraphStore, settings: Settings, layout: IndexLayout, *, history: int = 0,
-              progress: Progress | None = None) -> IndexReport:
-    return index_project(root, store, settings, progress=progress, layout=layout, history=history)  # type: ignore[arg-type]
+@dataclass
+class IndexReport:
+    root: str
+    files_listed: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    entities: int = 0
+    fragments: int = 0
+    triples_written: int = 0
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+    parse_errors: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    used_git: bool = False
+    up_to_date: bool = False
+    embedded: int = 0
+    embedding_model: str = ""
+    warnings: list[str] = field(default_factory=list)
+    versions_archived: int = 0
+    hot_entities: int = 0
+    history: git_history.HistoryReport | None = None
+    ontology: list[str] = field(default_factory=list)  # ontology migrations and extension changes
+    derived: int = 0  # triples added by extension rules
+    secrets_removed: dict[str, dict[str, int]] = field(default_factory=dict)  # path -> kind -> count (read now)
+    texts_rescrubbed: int = 0  # stored texts (history too) rewritten because the secrets policy changed
+    first_run: bool = False  # nothing was stored before this run
+    # Files that failed the shapes: not written (an older stored version is removed); path -> the
+    # first violation's focus node, shape and message.
+    quarantined: dict[str, str] = field(default_factory=dict)
+
+    def skipped_counts(self) -> dict[str, int]:
+        return {reason: len(paths) for reason, paths in sorted(self.skipped.items())}
+
+
+@dataclass
+class Plan:
+    """The files' transaction: what the run deletes (update text and bindings) and what it inserts."""
+
+    deletes: list[tuple[str, Bindings | None]]
+    quads: list[Quad]
+    new_iris: dict[str, NamedNode]
+    replaced_files: list[NamedNode]
+    archived: versions.Archive
+    derived: list[Quad]  # what the extension rules added (part of ``quads``)
+
+
+class IndexRun:
+    """One run of ``acms index`` over one store (held for writing by the caller)."""
+
+    def __init__(self, root: Path, store: GraphStore, settings: Settings, layout: IndexLayout | None = None, *,
+                 history: int = 0, progress: Progress | None = None) -> None:
+        self.root = root.resolve()
+        self.store, self.settings, self.layout, self.history = store, settings, layout, history
+        self.progress: Progress = progress or NullProgress()
+        self.started = datetime.now(UTC)
+        self.generated_at = self.started.isoformat().replace("+00:00", "Z")
+        self.stamp = self.started.strftime("%Y%m%dT%H%M%S%fZ")  # the suffix of this run's IRIs
+        self.report = IndexReport(root=str(self.root))
+        self.minter = IriMinter(settings.project_name or self.root.name)
+        self.extensions = ontology_extensions.configured(settings.extensions, self.root)
+        self.full_ontology = ontology_quads(ontology_extensions.ontology_quads(self.extensions))
+        self._t0 = time.perf_counter()
+
+    @contextmanager
+    def phase(self, name: str, total: int | None = None) -> Iterator[None]:
+        self.progress.start(name, total)
+        start = time.perf_counter()
+        yield
+        timings = self.report.timings
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+        self.progress.finish(name)
+
+    # -- the run ----------------------------------------------------------------------------------
+    def run(self) -> IndexReport:
+        with self.store.atomic():
+            self._files()
+            self._after_files()
+        self.report.seconds = time.perf_counter() - self._t0
+        return self.report
+
+    def _files(self) -> None:
+        """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
+        report, store, settings = self.report, self.store, self.settings
+        migration = plan_migration(store, self.full_ontology)
+        if not migration:  # a new index, or nothing changed: (re)loading here mixes nothing
+            store.ensure_ontology(ontology_extensions.ontology_quads(self.extensions))
+        report.ontology = list(migration.reasons)
+
+        with self.phase("listing"):
+            walk = WalkSettings(
+                max_file_bytes=settings.max_file_bytes,
+                max_total_bytes=settings.max_total_bytes or None,
+                exclude=tuple(settings.exclude) + (f"/{settings.store}/",),
+                include_hidden=settings.include_hidden,
+            )
+            listing = list_files(self.root, walk)
+            report.used_git = listing.used_git
+            report.skipped = {r.value: list(p) for r, p in listing.skipped.items() if p}
+        with self.phase("reading", len(listing.files)):
+            sources = read_sources(listing, report.skipped, report.secrets_removed, settings.max_file_bytes,
+                                   settings.store_secrets, self.progress.update)
+            report.files_listed = len(sources)
+
+        with self.phase("diff"):
+            stored = {
+                str(r["path"].value): (r["file"], str(r["hash"].value))
+                for r in store.select(catalog.text("ingest/stored-files"))
+            }
+            changed = [s for s in sources if stored.get(s.path, (None, ""))[1] != s.sha256]
+            report.first_run = not stored
+            if migration.reindex:  # the ontology changed: rebuild every file's triples under the new one
+                changed = list(sources)
+            current = {s.path for s in sources}
+            removed = sorted(p for p in stored if p not in current)
+            report.files_unchanged = len(sources) - len(changed)
+            report.files_removed = len(removed)
+        if not changed and not removed:
+            report.up_to_date = True
+            return
+
+        all_paths = {s.path for s in sources}
+        extractions: dict[str, Extraction] = {}
+        specs: dict[str, list[FragmentSpec]] = {}
+        with self.phase("parsing", len(changed)):
+            for i, (source, (ext, frags)) in enumerate(zip(changed, extract_all(changed, all_paths, settings.window_lines))):
+                if ext is not None:
+                    extractions[source.path] = ext
+                    if ext.parse_error:
+                        report.parse_errors[source.path] = ext.parse_error
+                specs[source.path] = frags
+                self.progress.update(i + 1)
+
+        flat = [spec.text for source in changed for spec in specs[source.path]]
+        with self.phase("tokenizing", len(flat)):
+            token_counts: list[int] = []
+            for start in range(0, len(flat), TOKENIZE_CHUNK):
+                token_counts += count_many(flat[start : start + TOKENIZE_CHUNK])
+                self.progress.update(len(token_counts))
+        counts = iter(token_counts)
+
+        with self.phase("emitting", len(changed)):
+            emitted: dict[str, emit.FileBatch] = {}
+            for i, source in enumerate(changed):
+                frags = specs[source.path]
+                emitted[source.path] = emit.emit_file(
+                    self.minter, source, extractions.get(source.path), frags, [next(counts) for _ in frags],
+                    TIER_WARM, self.generated_at, secrets=report.secrets_removed.get(source.path),
+                )
+                self.progress.update(i + 1)
+        checks = list(ontology_rules.all_checks(self.extensions)) if self.extensions else None
+
+        # Validate the whole batch; on failure blame the files the violations' focus nodes belong to,
+        # quarantine them (not written; a stored older version goes, as for a skipped file) and rebuild the
+        # cross-file parts (edges, tree, decisions, rules, versions) without them. Each round drops at least
+        # one file. Still all-or-nothing: a violation no changed file can be blamed for (the tree, an archived
+        # version), or one the extension rules' derived triples cause (a broken extension, not an odd file).
+        while True:
+            plan = self._plan(changed, removed, current, stored, emitted, extractions, all_paths, migration)
+            with self.phase("validation", len(plan.quads)):
+                violations = check_batch(store, plan.quads, checks)
+                if violations and plan.derived:
+                    derived = set(plan.derived)
+                    own = check_batch(store, [q for q in plan.quads if q not in derived], checks)
+                    if set(violations) - set(own):
+                        raise rejection(sorted(set(violations) - set(own), key=violations.index), plan.quads)
+                self.progress.update(len(plan.quads))
+            if not violations:
+                break
+            split = split_by_file(violations, plan.quads, {s.path for s in changed})
+            if split.unattributed or not split.by_file:
+                raise rejection(violations, plan.quads)
+            for path, found in sorted(split.by_file.items()):
+                report.quarantined[path] = describe(found)
+                report.parse_errors.pop(path, None)
+            changed = [s for s in changed if s.path not in split.by_file]
+            current -= split.by_file.keys()
+            removed = sorted(set(removed) | {p for p in split.by_file if p in stored})
+            names = sorted(split.by_file)
+            report.warnings.append(
+                f"{len(names)} file(s) quarantined (they fail the shapes and were not written): "
+                + ", ".join(names[:10]) + (f" and {len(names) - 10} more (--verbose lists them)" if len(names) > 10 else "")
+            )
+            if not changed and not removed:  # nothing left to write: the store stays as it is
+                report.files_indexed = report.entities = report.fragments = report.derived = 0
+                report.versions_archived = 0
+                report.up_to_date = True
+                return
+
+        report.triples_written = len(plan.quads)
+        run_quads = self._index_run_quads(git_head(self.root) if listing.used_git else None)
+        with self.phase("store", 1):
+            if not stored and not migration:
+                store.load(plan.quads + run_quads, bulk=True)
+            else:
+                reload = self.full_ontology if migration else []  # the new ontology goes in with the files
+                store.replace(plan.deletes, plan.quads + run_quads + reload)
+            store.flush()
+            self.progress.update(1)
+
+    def _after_files(self) -> None:
+        """After the files: commits (when asked), the tier policy, the secrets policy, vectors, caches."""
+        report, store, settings = self.report, self.store, self.settings
+        if self.history > 0:
+            with self.phase("history"):
+                report.history = git_history.ingest(store, self.root, self.minter, self.history,
+                                                    lambda _phase, done, total: self.progress.update(done, total),
+                                                    keep_secrets=settings.store_secrets)
+        with self.phase("tiers"):
+            report.hot_entities = tiers.rebalance(store, tiers.Policy.of(settings)).hot_entities
+        with self.phase("secrets"):
+            report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
+        if self.layout is None:
+            return
+        if settings.embed_on_index:
+            with self.phase("embeddings"):
+                self._embed(self.layout)
+        with self.phase("caches", 3):
+            self._warm_caches(self.layout)
+
+    def _plan(self, changed: list[SourceFile], removed: list[str], current: set[str],
+              stored: dict[str, tuple[NamedNode, str]], emitted: dict[str, emit.FileBatch],
+              extractions: dict[str, Extraction], all_paths: set[str], migration: Migration) -> Plan:
+        """The transaction for ``changed`` (already emitted one by one) plus the parts that span files."""
+        store, minter, report = self.store, self.minter, self.report
+        keep = {s.path for s in changed}
+        replaced_files = [stored[p][0] for p in [s.path for s in changed] + removed if p in stored]
+        kept_extractions = {p: e for p, e in extractions.items() if p in keep}
+        with self.phase("linking"):  # what spans files: edges, the directory tree, decisions
+            batches = [emitted[s.path] for s in changed]
+            quads: list[Quad] = [q for b in batches for q in b.quads]
+            new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
+            symbols = symbol_table(store, replaced_files)
+            symbols.update({s.qualname: (new_iris[s.qualname], s.kind.value)
+                            for e in kept_extractions.values() for s in e.symbols if s.qualname in new_iris})
+            code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
+            kinds = {qn: kind for qn, (_, kind) in symbols.items()}
+            quads += emit.emit_edges(resolve_edges(code, kinds), symbols, TIER_WARM)
+            quads += emit.emit_tree(minter, escape_path(self.root.name), escape_path(str(self.root)), sorted(current),
+                                    TIER_WARM)
+            adrs = adr_batch(store, minter, changed, all_paths, TIER_WARM, self.generated_at)
+            quads += adrs.quads
+            new_iris.update(adrs.entities)
+            report.files_indexed = len(changed)
+            report.entities = sum(len(b.entities) for b in batches) + sum(
+                len(e.sections) for e in kept_extractions.values()
+            )
+            report.fragments = sum(b.fragment_count for b in batches)
+        derived: list[Quad] = []
+        if self.extensions:  # extension rules over the batch: what they derive is validated and written with it
+            with self.phase("rules"):
+                derived = ontology_rules.derive_for_batch(self.full_ontology, quads, self.extensions)
+                report.derived = len(derived)
+                quads += derived
+
+        with self.phase("versions"):  # what this run supersedes goes to cold, validated with the batch
+            archived = versions.archive(store, replaced_files, quads, self.stamp, self.generated_at)
+            quads += archived.quads
+            report.versions_archived = len(archived.entities)
+
+        deletes: list[tuple[str, Bindings | None]] = list(archived.updates)
+        if replaced_files:
+            gone = vanished(store, replaced_files, set(new_iris.values()) | {minter.file(s.path) for s in changed})
+            deletes.append((catalog.text("ingest/delete-file-contents.ru"), {"file": replaced_files}))
+            deletes.append((catalog.text("ingest/delete-files.ru"), {"file": replaced_files}))
+            if gone:
+                deletes.append((catalog.text("ingest/delete-incoming.ru"), {"gone": gone}))
+        deletes.append((catalog.text("ingest/delete-tree.ru"), None))
+        if migration:
+            deletes.append((f"DROP SILENT GRAPH {GRAPH_ONTOLOGY}", None))
+        return Plan(deletes, quads, new_iris, replaced_files, archived, derived)
+
+    def _embed(self, layout: IndexLayout) -> None:
+        """Vectors for the new fragments; a provider failure is a warning (the graph stays as written)."""
+        try:
+            done = embed_missing(self.store, layout, self.settings, self.progress.update)
+        except ProviderError as exc:
+            self.report.warnings.append(f"vectors not computed: {exc.message}")
+            return
+        if done is not None:
+            self.report.embedded, self.report.embedding_model = done.embedded, done.model_id
+
+    def _warm_caches(self, layout: IndexLayout) -> None:
+        """Build the derived caches now, so the first search after an index run is not the slow one."""
+        caches = DerivedCaches(self.store, layout)
+        caches.keyword()
+        self.progress.update(1)
+        caches.ranking()
+        self.progress.update(2)
+        model = active_model(self.store)
+        if model is not None:
+            caches.vectors(model.model_id)
+        self.progress.update(3)
+
+    def _index_run_quads(self, head: str | None) -> list[Quad]:
+        r, run, g = self.report, self.minter.index_run(self.stamp), GRAPH_META
+        ended = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        q = [
+            Quad(run, emit.A, UKO.IndexRun, g),
+            Quad(run, PROV.startedAtTime, emit.time_lit(self.generated_at), g),
+            Quad(run, PROV.endedAtTime, emit.time_lit(ended), g),
+            Quad(run, UKO.acmsVersion, emit.lit(__version__), g),
+            Quad(run, UKO.ukoVersion, emit.lit(uko_version()), g),
+            Quad(run, UKO.filesIndexed, emit.int_lit(r.files_indexed), g),
+            Quad(run, UKO.filesUnchanged, emit.int_lit(r.files_unchanged), g),
+            Quad(run, UKO.filesRemoved, emit.int_lit(r.files_removed), g),
+            Quad(run, UKO.filesSkipped,
+                 emit.int_lit(sum(len(v) for v in r.skipped.values()) + len(r.quarantined)), g),
+            Quad(run, UKO.triplesWritten, emit.int_lit(r.triples_written), g),
+        ]
+        if head:
+            q.append(Quad(run, UKO.gitHead, emit.lit(head), g))
+        return q
+
+
+def index_project(root: Path, store: GraphStore, settings: Settings, progress: Progress | None = None,
+                  layout: IndexLayout | None = None, history: int = 0) -> IndexReport:
+    """Index ``root``; ``history`` > 0 also ingests that many recent commits (git checkouts only)."""
+    return IndexRun(root, store, settings, layout, history=history, progress=progress).run()

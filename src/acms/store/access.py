@@ -21,6 +21,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from acms.errors import StoreMissing
+from acms.store import run_marker
 from acms.store.lock import DEFAULT_WAIT, lock_for
 from acms.store.oxigraph import OxigraphStore, open_handle
 
@@ -47,7 +48,7 @@ class IndexAccess:
                 generation = self.lock.generation()
                 if self._store is None or generation != self._generation:
                     # No reader of this process is inside: a writer had the index in between.
-                    self._raw = open_handle(self.path, read_only=True)
+                    self._raw = open_handle(run_marker.readable(self.path), read_only=True)
                     self._store = OxigraphStore.attached(self._raw, self.path)
                     self._generation = generation
                 store = self._store

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -18,10 +18,10 @@ from pyoxigraph import NamedNode, Quad
 from acms import resources
 from acms.errors import QuerySyntaxError, StoreError, StoreLocked, StoreMissing
 from acms.sparql.bind import bind
-from acms.store import usage
+from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
 from acms.store.protocol import Bindings, CustomFunctions, Row
-from acms.vocab import GRAPH_ONTOLOGY, PREFIX_HEADER, PREFIXES
+from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
 
 Tracer = Callable[[str, float], None]
 
@@ -42,6 +42,7 @@ class OxigraphStore:
         self.path = path
         self.tracer = tracer
         self.read_only = read_only
+        self.command = command
         self._prefixes: dict[str, str] | None = None
         self._hold = ExitStack()
         if path is not None:
@@ -49,7 +50,12 @@ class OxigraphStore:
             wait = DEFAULT_WAIT if wait is None else wait
             self._hold.enter_context(lock.shared(wait) if read_only else lock.exclusive(wait, command))
         try:
-            self._store = open_handle(path, read_only=read_only)
+            if path is not None and read_only:
+                self._store = open_handle(run_marker.readable(path), read_only=True)
+            else:
+                if path is not None:
+                    run_marker.recover(path)  # an index run that did not land: the last complete index back
+                self._store = open_handle(path, read_only=read_only)
             if path is not None and not read_only:
                 usage.fold(self, path.parent)  # the uses readers logged since the last write
         except BaseException:
@@ -129,6 +135,32 @@ class OxigraphStore:
         return [Quad(t.subject, t.predicate, t.object) for t in result]
 
     # ------------------------------------------------------------------ writes
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """Everything written inside lands whole or not at all: a checkpoint and a pending-run marker
+        that readers honour (:mod:`acms.store.run_marker`); an exception rolls back at once."""
+        if self.path is None or self.read_only:
+            yield
+            return
+        run_marker.begin(self._store, self.path, self.command)
+        try:
+            yield
+        except BaseException:
+            self._roll_back()
+            raise
+        run_marker.commit(self._store, self.path)
+
+    def _roll_back(self) -> None:
+        """Close the handle, put the checkpoint back, reopen. If that fails the marker stays: readers
+        still read the checkpoint and the next writer restores it."""
+        assert self.path is not None
+        del self._store  # pyoxigraph closes the database when its last reference goes
+        self._prefixes = None
+        try:
+            run_marker.recover(self.path)
+        finally:
+            self._store = open_handle(self.path)
+
     def update(self, update: str, bindings: Bindings | None = None) -> None:
         text = bind(update, bindings)
         prefixes = self.prefixes()
@@ -232,10 +264,10 @@ class OxigraphStore:
 
     def close(self) -> None:
         try:
-            if not self.read_only:
+            if not self.read_only and hasattr(self, "_store"):  # a failed roll-back leaves no handle
                 self._store.flush()
         finally:
-            del self._store
+            self.__dict__.pop("_store", None)
             self._hold.close()
 
 

@@ -9,6 +9,7 @@ the same protocol later.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad
@@ -35,6 +36,11 @@ class GraphStore(Protocol):
     def update(self, update: str, bindings: Bindings | None = None) -> None: ...
 
     def load(self, quads: Iterable[Quad], *, bulk: bool = False) -> int: ...
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """Everything written inside (several writes: an index run) lands whole or not at all, for
+        readers too; an exception inside rolls it back."""
+        ...
 
     def replace(self, deletes: Sequence[tuple[str, Bindings | None]], quads: Sequence[Quad]) -> None:
         """Run the deletes and insert ``quads`` as one all-or-nothing transaction."""
