@@ -9,7 +9,7 @@ At the deadline the request is answered 503 and its worker is killed: SIGTERM wi
 action, so the process dies inside the native call; the pool starts a fresh worker.
 
 The readers/writer rules of :mod:`acms.store.lock` hold in each worker: a worker is one more acms
-process with its own :class:`~acms.store.access.IndexAccess`, reading under the shared lock (the
+process with its own ``shared`` session (:mod:`acms.service.session`), reading under the shared lock (the
 read-only handle is only ever used with the lock held) and writing under the exclusive one. flock
 locks die with their process, so a killed worker never leaves the index locked. A write killed at the
 deadline is all-or-nothing (measured, DESIGN); the parent then takes the exclusive lock once so that
@@ -34,14 +34,14 @@ from acms.server.graph_store import Change, GraphRequest, read_graph, write_grap
 from acms.server.service import describe_service
 from acms.server.sparql_protocol import Answer, Limits, Operation, run_query, run_update
 from acms.sparql.dataset import DefaultGraph
-from acms.store.access import IndexAccess
-from acms.store.lock import lock_for
+from acms.service.session import Mode, Session, open_session
+from acms.store.layout import IndexLayout
 
 __all__ = ["Deadline", "Workers"]
 
 T = TypeVar("T")
 
-_access: IndexAccess | None = None  # the worker process's access to the index (set once, at its start)
+_session: Session | None = None  # the worker process's session on the index (set once, at its start)
 
 
 class Deadline(Exception):
@@ -49,15 +49,15 @@ class Deadline(Exception):
 
 
 # -- in the worker process --------------------------------------------------------------------------
-def _start(graph_dir: str, wait: float) -> None:
+def _start(index_dir: str, wait: float) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pebble's handler would wait for the native call to end
-    global _access
-    _access = IndexAccess(Path(graph_dir), wait=wait, command="acms serve (worker)")
+    global _session
+    _session = open_session(IndexLayout(Path(index_dir)), Mode.SHARED, wait=wait, command="acms serve (worker)")
 
 
-def _index() -> IndexAccess:
-    assert _access is not None, "worker started without its initializer"
-    return _access
+def _index() -> Session:
+    assert _session is not None, "worker started without its initializer"
+    return _session
 
 
 def _left(deadline: float) -> float:
@@ -69,27 +69,27 @@ def _ready() -> None:
 
 
 def query_job(op: Operation, accept: str, limits: Limits, deadline: float) -> Answer:
-    with _index().read(wait=_left(deadline)) as store:
+    with _index().reading(wait=_left(deadline)) as store:
         return run_query(store, op, accept, limits, deadline)
 
 
 def update_job(op: Operation, limits: Limits, deadline: float) -> None:
-    with _index().write(wait=_left(deadline)) as store:
+    with _index().writing(wait=_left(deadline)) as store:
         run_update(store, op, limits)
 
 
 def read_graph_job(request: GraphRequest, mode: DefaultGraph, accept: str, deadline: float) -> Answer:
-    with _index().read(wait=_left(deadline)) as store:
+    with _index().reading(wait=_left(deadline)) as store:
         return read_graph(store, request, mode, accept)
 
 
 def write_graph_job(request: GraphRequest, change: Change, body: bytes, content_type: str, deadline: float) -> int:
-    with _index().write(wait=_left(deadline)) as store:
+    with _index().writing(wait=_left(deadline)) as store:
         return write_graph(store, request, change, body, content_type)
 
 
 def service_job(endpoint: str, limits: Limits, accept: str, deadline: float) -> Answer:
-    with _index().read(wait=_left(deadline)) as store:
+    with _index().reading(wait=_left(deadline)) as store:
         return describe_service(store, endpoint, limits, accept)
 
 
@@ -97,9 +97,10 @@ def service_job(endpoint: str, limits: Limits, accept: str, deadline: float) -> 
 class Workers:
     """The pool: ``run`` a job with a deadline from the event loop; ``close`` ends every worker now."""
 
-    def __init__(self, graph_dir: Path, count: int, wait: float) -> None:
-        self.graph_dir = graph_dir
-        self._pool = ProcessPool(max_workers=count, initializer=_start, initargs=(str(graph_dir), wait),
+    def __init__(self, session: Session, count: int) -> None:
+        self.session = session
+        self._pool = ProcessPool(max_workers=count, initializer=_start,
+                                 initargs=(str(session.layout.root), session.wait),
                                  context=multiprocessing.get_context("spawn"))  # fork is unsafe in a threaded server
         self.running = 0  # jobs submitted and not yet finished or terminated
         self._pool.schedule(_ready)  # start the workers now, not at the first request
@@ -125,8 +126,7 @@ class Workers:
     def _settle_write(self) -> None:
         """A write killed at its deadline applied all of it or none; move the generation either way."""
         try:
-            with lock_for(self.graph_dir.parent).exclusive(wait=5.0, command="acms serve"):
-                pass
+            self.session.settle()
         except AcmsError:
             pass  # another writer holds it: its release moves the generation too
 

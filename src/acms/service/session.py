@@ -95,6 +95,14 @@ class Session:
         with self._count:
             self._writes += 1
 
+    def settle(self, wait: float = 5.0) -> None:
+        """After a write another process may have left half-announced (a worker killed at its deadline):
+        take the exclusive lock once, so the generation moves and every reader reopens its handle."""
+        if self._access is not None:
+            with self._access.lock.exclusive(wait=wait, command=self._access.command):
+                pass
+        self._bump()
+
     def generation(self) -> tuple[str | None, int]:
         """Changes after every write (this session's, or another process's for a shared session)."""
         return (self._access.generation() if self._access is not None else None), self._writes
