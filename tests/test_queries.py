@@ -13,7 +13,8 @@ from acms.sparql import catalog
 from acms.sparql.bind import bind
 from acms.sparql.functions import ScoreTables, functions
 from acms.sparql.guard import check_query
-from acms.store.oxigraph import PREFIX_HEADER, OxigraphStore
+from acms.store.oxigraph import OxigraphStore
+from acms.vocab import PREFIX_HEADER
 
 SPECS = sorted(catalog.all_queries().values(), key=lambda s: s.key)
 

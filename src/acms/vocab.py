@@ -40,6 +40,7 @@ PREFIXES = {
     "owl": "http://www.w3.org/2002/07/owl#",
     "sh": "http://www.w3.org/ns/shacl#",
 }
+PREFIX_HEADER = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())  # the standard prefixes as text
 
 
 def prefixes(extra: Mapping[str, str] | None = None) -> dict[str, str]:
