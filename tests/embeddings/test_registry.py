@@ -57,3 +57,20 @@ def test_a_settings_bag_with_every_providers_options() -> None:
 def test_local_path_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ProviderError, match="no local embedding model directory"):
         make_provider("local", {"path": str(tmp_path / "none")})
+
+
+def test_providers_register_like_strategies_and_a_clash_is_an_error() -> None:
+    from acms.embeddings.registry import BUILTIN_PROVIDERS, ProviderRegistry, ProviderSpec
+    from acms.errors import ConfigError
+
+    assert {s.name for s in BUILTIN_PROVIDERS} == set(PROVIDERS) and all(PROVIDERS[n].builtin for n in PROVIDERS)
+    registry = ProviderRegistry()
+    for spec in BUILTIN_PROVIDERS:
+        registry.register(spec)
+    mine = ProviderSpec("mine", "a test provider", (), {}, lambda options: PROVIDERS["lsa"].build(options))
+    registry.register(mine)
+    assert registry["mine"] is mine and len(registry) == len(PROVIDERS) + 1
+    with pytest.raises(ConfigError, match="'lsa' is already registered as a built-in provider"):
+        registry.register(ProviderSpec("lsa", "an impostor", (), {}, mine.build))
+    with pytest.raises(ConfigError, match="'mine' is already registered as another provider"):
+        registry.register(mine)

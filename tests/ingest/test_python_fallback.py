@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import Literal
 
-from acms.ingest import pipeline, python_fallback
+from acms.ingest import extractors, python_fallback
 from acms.ingest.fragments import FILE
 from acms.ingest.model import ImportRef, SourceFile, SymbolKind
 from acms.ingest.python_extractor import extract_python
@@ -206,7 +206,7 @@ def test_without_tree_sitter_the_file_stays_text(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(python_fallback, "_parser", lambda: None)
     assert extract_python_fallback("pkg/legacy.py", PY2, "pkg.legacy") is None
     source = SourceFile("pkg/legacy.py", PY2, len(PY2.encode()), "0" * 64, "python")
-    ext, specs = pipeline.extract(source, {"pkg/legacy.py"}, 60)
+    ext, specs = extractors.extract(source, {"pkg/legacy.py"}, 60)
     assert ext is not None and ext.parse_error and not ext.symbols
     assert [s.owner for s in specs] == [FILE, FILE]  # outline + one text window, as before
 
@@ -214,7 +214,7 @@ def test_without_tree_sitter_the_file_stays_text(monkeypatch: pytest.MonkeyPatch
 @needs_tree_sitter
 def test_pipeline_extract_uses_the_fallback() -> None:
     source = SourceFile("pkg/legacy.py", PY2, len(PY2.encode()), "0" * 64, "python")
-    ext, specs = pipeline.extract(source, {"pkg/__init__.py", "pkg/legacy.py"}, 60)
+    ext, specs = extractors.extract(source, {"pkg/__init__.py", "pkg/legacy.py"}, 60)
     assert ext is not None and ext.parse_error is None
     assert "pkg.legacy.Registry.lookup" in {s.qualname for s in ext.symbols}
     assert any(s.owner != FILE and s.start_line == 19 and s.end_line == 27 for s in specs)
@@ -261,3 +261,20 @@ def test_index_makes_python2_symbols_addressable(sample_project: Path) -> None:
         assert [r["text"].value.lstrip().splitlines()[0] for r in fragments] == ["@staticmethod"]
     finally:
         store.close()
+
+
+def test_extractors_register_by_language_and_a_clash_is_an_error() -> None:
+    from acms.errors import ConfigError
+    from acms.ingest.extractors import BUILTIN_EXTRACTORS, EXTRACTORS, ExtractorRegistry, ExtractorSpec
+
+    assert set(EXTRACTORS) == {"python", "markdown", "rst"} and all(s.builtin for s in EXTRACTORS.values())
+    registry = ExtractorRegistry()
+    for spec in BUILTIN_EXTRACTORS:
+        registry.register(spec)
+    shouting = ExtractorSpec("text", "upper-cases the file", lambda source, paths, window: (None, []))
+    registry.register(shouting)
+    source = SourceFile("notes.txt", "hello\n", 6, "0" * 64, "text")
+    assert extractors.extract(source, {"notes.txt"}, 60, registry) == (None, [])
+    assert extractors.extract(source, {"notes.txt"}, 60)[1]  # the default registry: text windows
+    with pytest.raises(ConfigError, match="'python' already has a built-in extractor"):
+        registry.register(ExtractorSpec("python", "an impostor", shouting.extract))

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acms.errors import ConfigError
 from acms.service.assembly import assemble
 from acms.assembly.protocol import parse_request
 from acms.cli.main import cli
@@ -156,6 +157,46 @@ def test_user_strategy_from_a_folder(session, tmp_path: Path) -> None:
     assert result.assembled.items and all(p.candidate.kind == "DocSection" for p in result.assembled.items)
     out = CliRunner().invoke(cli, ["strategies", "--strategies-dir", str(tmp_path / "mine")])
     assert "docs-only" in out.stdout
+
+
+def test_a_graph_phase_uses_its_own_strategys_queries(session, tmp_path: Path) -> None:
+    """A user graph strategy whose folder has its own neighbour queries walks its own edges (here: none,
+    so only the focus), and its phase.query describes the nodes; the navigator is not affected."""
+    folder = tmp_path / "mine" / "focus-only"
+    folder.mkdir(parents=True)
+    (folder / "strategy.toml").write_text(
+        'name = "focus-only"\nquality = 0.1\nsummary = "The focus entities and nothing around them."\n'
+        'requires = ["graph"]\n[[phase]]\nengine = "graph"\nshare = 1.0\nquery = "outlines.rq"\n')
+    nav = Path(__file__).resolve().parents[2] / "queries" / "strategies" / "breadth-depth-navigator"
+    for direction in ("neighbors-out.rq", "neighbors-in.rq"):
+        (folder / direction).write_text((nav / direction).read_text().replace("FILTER(?edge IN", "FILTER(false && ?edge IN"))
+    (folder / "outlines.rq").write_text((nav / "node-fragments.rq").read_text())
+    searcher, _ = session
+    reg = StrategyRegistry.default([tmp_path / "mine"])
+    focus = ["pkg.util.normalize"]
+    own = assemble(request("what uses normalize", strategy="focus-only", focus=focus), searcher, reg)
+    assert {p.candidate.name for p in own.assembled.items} == {"pkg.util.normalize"}
+    navigated = assemble(request("what uses normalize", strategy="breadth-depth-navigator", focus=focus), searcher, reg)
+    assert "pkg.mod.Parser.parse_header" in {p.candidate.name for p in navigated.assembled.items}
+    (folder / "outlines.rq").unlink()  # phase.query names a file the strategy must have
+    with pytest.raises(ConfigError, match="query file not found: outlines.rq"):
+        assemble(request("what uses normalize", strategy="focus-only", focus=focus), searcher, reg)
+
+
+def test_a_user_entry_named_like_a_builtin_is_an_error(tmp_path: Path) -> None:
+    folder = tmp_path / "mine" / "nav"
+    folder.mkdir(parents=True)
+    (folder / "strategy.toml").write_text('name = "breadth-depth-navigator"\nquality = 0.5\n[[phase]]\nengine = "graph"\n')
+    with pytest.raises(ConfigError, match="has the name of a built-in strategy"):
+        StrategyRegistry.default([tmp_path / "mine"])
+    out = CliRunner().invoke(cli, ["strategies", "--strategies-dir", str(tmp_path / "mine")])
+    assert out.exit_code == 6 and "breadth-depth-navigator" in out.stderr
+    (folder / "strategy.toml").write_text('name = "mine"\nquality = 0.5\n[[phase]]\nengine = "telepathy"\n')
+    with pytest.raises(ConfigError, match="unknown phase engine.*telepathy.*known: graph, keyword, query, rank, vector"):
+        StrategyRegistry.default([tmp_path / "mine"])
+    reg = StrategyRegistry.default()
+    with pytest.raises(ConfigError, match="already registered"):
+        reg.register_engine("graph", lambda desc, phase, ctx: [])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -288,7 +288,7 @@ class LsaModel:
             manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ProviderError(
-                f"no LSA model at {directory}: build the embeddings first"
+                f"no LSA model at {directory}: run `acms reindex --embeddings` to fit it"
             ) from None
         except (OSError, ValueError) as exc:
             raise ProviderError(f"the LSA model at {directory} is unreadable ({exc})") from exc

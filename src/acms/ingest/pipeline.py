@@ -16,11 +16,9 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
-from acms.ingest.doc_extractor import extract_markdown, extract_rst
-from acms.ingest.fragments import FragmentSpec, code_fragments, doc_fragments, window_fragments
+from acms.ingest.extractors import extract
+from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
-from acms.ingest.python_extractor import extract_python, module_name_for
-from acms.ingest.python_fallback import extract_python_fallback
 from acms.ingest.walker import Listing, SkipReason, language_for, read_source
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
@@ -61,22 +59,6 @@ def read_sources(listing: Listing, skipped: dict[str, list[str]], secrets_remove
     if progress is not None:
         progress(len(listing.files))
     return sources
-
-
-def extract(source: SourceFile, all_paths: set[str], window: int) -> tuple[Extraction | None, list[FragmentSpec]]:
-    if source.language == "python":
-        ext = extract_python(source.path, source.text, module_name_for(source.path, all_paths))
-        if ext.parse_error is None:
-            return ext, code_fragments(source, ext)
-        # ast rejects it (Python 2, a syntax error): tree-sitter's definitions, else text windows
-        recovered = extract_python_fallback(source.path, source.text, ext.module or "")
-        if recovered is not None:
-            return recovered, code_fragments(source, recovered)
-        return ext, window_fragments(source, window)
-    if source.language in ("markdown", "rst"):
-        ext = (extract_markdown if source.language == "markdown" else extract_rst)(source.path, source.text)
-        return ext, doc_fragments(source, ext, window)
-    return None, window_fragments(source, window)
 
 
 PARALLEL_MIN_FILES = 64

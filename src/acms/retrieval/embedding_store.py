@@ -68,19 +68,14 @@ def model_node(provider: EmbeddingProvider) -> tuple[NamedNode, list[Quad]]:
 
 
 def make_provider(name: str, settings: Settings, layout: IndexLayout) -> EmbeddingProvider:
-    """The configured provider; ``lsa`` loads the model fitted on this corpus (cache/lsa)."""
-    if name == "lsa":
-        model_dir = layout.cache_dir("lsa")
-        if not (model_dir / "manifest.json").exists():
-            raise ProviderError(
-                f"the LSA model is missing from {model_dir}: run `acms reindex --embeddings` to refit it"
-            )
-        return LsaProvider(LsaModel.load(model_dir))
-    from acms.embeddings.registry import make_provider as make_external
+    """The configured provider, from the provider registry; ``lsa`` loads the model fitted on this
+    corpus (cache/lsa)."""
+    from acms.embeddings.registry import make_provider as make_registered
 
-    options = {"base_url": settings.embedding_base_url, "model": settings.embedding_model,
-               "api_key_env": settings.embedding_api_key_env, "path": settings.embedding_model}
-    return make_external(name, options)
+    options = {"model_dir": str(layout.cache_dir("lsa")), "base_url": settings.embedding_base_url,
+               "model": settings.embedding_model, "api_key_env": settings.embedding_api_key_env,
+               "path": settings.embedding_model}
+    return make_registered(name, options)
 
 
 def query_provider(store: GraphStore, settings: Settings, layout: IndexLayout) -> EmbeddingProvider | None:

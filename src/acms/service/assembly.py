@@ -57,7 +57,8 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     start = time.perf_counter()
     deadline = start + request.time_ms / 1000.0
     choice = registry.choose(request.strategy, request_traits(request), capabilities(searcher))
-    ctx = RunContext(searcher=searcher, registry_folder=registry.get, request=request, deadline=deadline)
+    ctx = RunContext(searcher=searcher, registry_folder=registry.get, engines=registry.engines, request=request,
+                     deadline=deadline)
     cands = run_strategy(choice.strategy, ctx)
     cands = trim(apply_lod(apply_filters(cands, request, searcher), request), request.tokens_max)
     if time.perf_counter() > deadline:

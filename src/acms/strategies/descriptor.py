@@ -1,7 +1,8 @@
 """A strategy is a folder: ``strategy.toml`` (this descriptor) plus the ``.rq`` files its phases run.
 
 Declarative on purpose, so a user adds a strategy by dropping a folder (``--strategies-dir``), with no
-code: a phase names one of the engines (``rank``, ``keyword``, ``vector``, ``graph``, ``query``), its share of the
+code: a phase names one of the registered engines (built in: ``rank``, ``keyword``, ``vector``, ``graph``,
+``query``; the registry checks the name), its share of the
 budget and, for ranked and query engines, the query that describes and scores the candidates. A
 ``query`` phase is pure SPARQL: it gets the request's focus entities and plan as VALUES and returns
 scored candidates; ``fallback`` names the query to run when it returns none.
@@ -22,7 +23,6 @@ from typing import Any
 
 from acms.errors import ConfigError
 
-ENGINES = ("rank", "keyword", "vector", "graph", "query")
 CAPABILITIES = ("keyword", "vectors", "graph")
 SPECIALIST_TRAITS = {"plan", "history", "decision"}
 TRAIT_REASONS = {
@@ -53,6 +53,9 @@ class StrategyDescriptor:
     min_similarity: float = 0.15
     folder: Traversable | None = None
     builtin: bool = True
+
+    def has_query(self, name: str) -> bool:
+        return self.folder is not None and (Path(str(self.folder)) / name).is_file()
 
     def query_text(self, phase: Phase, name: str | None = None) -> str:
         name = name or phase.query
@@ -101,9 +104,8 @@ def parse_descriptor(text: str, folder: Traversable | None, builtin: bool) -> St
         )
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"invalid strategy descriptor in {folder}: {exc}") from None
-    bad = [p.engine for p in desc.phases if p.engine not in ENGINES]
-    if bad or not desc.phases:
-        raise ConfigError(f"strategy {desc.name}: phases must use engines {', '.join(ENGINES)} (got {bad or 'none'})")
+    if not desc.phases:
+        raise ConfigError(f"strategy {desc.name}: a strategy needs at least one [[phase]]")
     if any(p.engine == "query" and not p.query for p in desc.phases):
         raise ConfigError(f"strategy {desc.name}: a query phase needs a query file")
     unknown_traits = sorted(set(desc.handles) - {"default", "focus"} - SPECIALIST_TRAITS)

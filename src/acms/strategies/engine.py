@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -45,10 +45,14 @@ DEFAULT_BREADTH = 2
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]")
 
 
+PhaseEngine = Callable[[StrategyDescriptor, Phase, "RunContext"], list[Candidate]]
+
+
 @dataclass
 class RunContext:
     searcher: Searcher
     registry_folder: Callable[[str], StrategyDescriptor]
+    engines: Mapping[str, PhaseEngine]
     request: RenderRequest
     deadline: float  # perf_counter() value
     warnings: list[str] = field(default_factory=list)
@@ -115,9 +119,11 @@ def rank_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[
     return [_candidate(r, desc.name, float(r["score"].value), "") for r in rows]
 
 
-def _query(name: str, ctx: RunContext) -> str:
-    nav = ctx.registry_folder(NAV)
-    return nav.query_text(Phase("graph", 1.0, name))
+def _query(name: str, ctx: RunContext, desc: StrategyDescriptor | None = None) -> str:
+    """A graph query by file name: the strategy's own when its folder has one (a user strategy may
+    replace any of them), else the built-in navigator's."""
+    owner = desc if desc is not None and desc.has_query(name) else ctx.registry_folder(NAV)
+    return owner.query_text(Phase("graph", 1.0, name))
 
 
 def _identifier_like(word: str) -> bool:
@@ -125,7 +131,7 @@ def _identifier_like(word: str) -> bool:
     return "_" in word or "." in word or any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
 
 
-def resolve_focus(ctx: RunContext, *, ranked: bool = True) -> list[str]:
+def resolve_focus(ctx: RunContext, *, ranked: bool = True, desc: StrategyDescriptor | None = None) -> list[str]:
     """Focus strings (IRIs, paths, ``path::Qualified.name``, names) to entity IRIs.
 
     Without given focus, the walk is seeded by the entities the task names in code form
@@ -150,7 +156,7 @@ def resolve_focus(ctx: RunContext, *, ranked: bool = True) -> list[str]:
     if not ctx.request.focus:
         keys = sorted({w for w in _IDENT.findall(ctx.request.intent) if _identifier_like(w) or not ranked})
     if keys:
-        rows = store.select(_query("resolve-focus.rq", ctx), {"key": [Literal(k) for k in keys]})
+        rows = store.select(_query("resolve-focus.rq", ctx, desc), {"key": [Literal(k) for k in keys]})
         out += [r["entity"].value for r in rows]
     for path, qual in scoped:
         found = store.select(catalog.text("index/entities-in-file"), {"path": Literal(path)})
@@ -161,14 +167,16 @@ def resolve_focus(ctx: RunContext, *, ranked: bool = True) -> list[str]:
         best = [r.fragment for r in _first_stage(ctx)[:LINKED_FOCUS]]
         if best:
             order = {f: i for i, f in enumerate(best)}
-            rows = store.select(_query("owners-of-fragments.rq", ctx), {"frag": [NamedNode(f) for f in best]})
+            rows = store.select(_query("owners-of-fragments.rq", ctx, desc), {"frag": [NamedNode(f) for f in best]})
             out += [r["entity"].value for r in sorted(rows, key=lambda r: order[r["frag"].value])]
     return list(dict.fromkeys(out))[:MAX_FOCUS]
 
 
 def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
+    """Breadth then depth with the strategy's own graph queries (``phase.query`` names the one that
+    describes the reached nodes, default ``node-fragments.rq``), the navigator's where it has none."""
     store = ctx.searcher.store
-    focus = ctx.focus_entities or resolve_focus(ctx)
+    focus = ctx.focus_entities or resolve_focus(ctx, desc=desc)
     ctx.focus_entities = focus
     if not focus:
         ctx.warnings.append(f"{desc.name}: no focus entity found for the task")
@@ -184,7 +192,7 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
         nodes = [NamedNode(n) for n in frontier]
         reached: dict[str, float] = {}
         for direction in ("neighbors-out.rq", "neighbors-in.rq"):
-            for r in store.select(_query(direction, ctx), {"node": nodes}):
+            for r in store.select(_query(direction, ctx, desc), {"node": nodes}):
                 target = r["entity"]
                 if not isinstance(target, NamedNode):
                     continue
@@ -202,7 +210,7 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
         if not frontier or len(score) >= MAX_NODES:
             break
     nodes = sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_NODES]
-    rows = store.select(_query("node-fragments.rq", ctx), {"entity": [NamedNode(n) for n, _ in nodes]})
+    rows = store.select(_query(phase.query or "node-fragments.rq", ctx, desc), {"entity": [NamedNode(n) for n, _ in nodes]})
     by_entity: dict[str, dict[str, dict[str, Term]]] = {}
     for r in rows:
         by_entity.setdefault(r["entity"].value, {}).setdefault(r["lod"].value, r)
@@ -279,13 +287,13 @@ def _short(iri: str) -> str:
     return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
 
-PHASES: dict[str, Callable[[StrategyDescriptor, Phase, RunContext], list[Candidate]]] = {
-    "rank": rank_phase,
-    "keyword": ranked_phase,
-    "vector": ranked_phase,
-    "graph": graph_phase,
-    "query": query_phase,
-}
+BUILTIN_ENGINES: tuple[tuple[str, PhaseEngine], ...] = (
+    ("rank", rank_phase),
+    ("keyword", ranked_phase),
+    ("vector", ranked_phase),
+    ("graph", graph_phase),
+    ("query", query_phase),
+)
 
 
 def run_strategy(desc: StrategyDescriptor, ctx: RunContext) -> list[Candidate]:
@@ -297,7 +305,7 @@ def run_strategy(desc: StrategyDescriptor, ctx: RunContext) -> list[Candidate]:
             ctx.cut.append(f"{desc.name}: phase {phase.engine} skipped (deadline)")
             continue
         t = time.perf_counter()
-        cands = PHASES[phase.engine](desc, phase, ctx)
+        cands = ctx.engines[phase.engine](desc, phase, ctx)
         ctx.timings_ms[f"{desc.name}.{phase.engine}{i if len(desc.phases) > 1 else ''}"] = round(
             1000 * (time.perf_counter() - t), 2)
         if len(desc.phases) == 1:

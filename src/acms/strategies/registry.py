@@ -1,14 +1,18 @@
-"""One registry for built-in and user strategies (the built-ins register through the same path)."""
+"""One registry for strategies and the phase engines they run (the built-ins register through the same
+path as a user's). A user entry named like a built-in one, or like another user entry, is a
+``ConfigError``: nothing is silently replaced."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from acms import resources
 from acms.errors import ConfigError, UsageError
 from acms.strategies.descriptor import StrategyDescriptor, parse_descriptor
+from acms.strategies.engine import BUILTIN_ENGINES, PhaseEngine
 
 
 @dataclass(frozen=True)
@@ -20,8 +24,27 @@ class Choice:
 class StrategyRegistry:
     def __init__(self) -> None:
         self._items: dict[str, StrategyDescriptor] = {}
+        self._engines: dict[str, PhaseEngine] = {}
+
+    def register_engine(self, name: str, engine: PhaseEngine) -> None:
+        if name in self._engines:
+            raise ConfigError(f"phase engine {name!r} is already registered")
+        self._engines[name] = engine
+
+    @property
+    def engines(self) -> Mapping[str, PhaseEngine]:
+        return MappingProxyType(self._engines)
 
     def register(self, desc: StrategyDescriptor) -> None:
+        """Add a strategy whose phases use registered engines; a name already taken is an error."""
+        taken = self._items.get(desc.name)
+        if taken is not None:
+            where = "a built-in strategy" if taken.builtin else f"the strategy in {taken.folder}"
+            raise ConfigError(f"strategy {desc.name!r} in {desc.folder} has the name of {where}; rename it")
+        bad = [p.engine for p in desc.phases if p.engine not in self._engines]
+        if bad:
+            raise ConfigError(f"strategy {desc.name}: unknown phase engine(s) {', '.join(bad)}; "
+                              f"known: {', '.join(sorted(self._engines))}")
         self._items[desc.name] = desc
 
     def load_folder(self, folder: object, builtin: bool) -> None:
@@ -34,6 +57,8 @@ class StrategyRegistry:
     @classmethod
     def default(cls, extra_dirs: Iterable[Path] = ()) -> StrategyRegistry:
         reg = cls()
+        for name, engine in BUILTIN_ENGINES:
+            reg.register_engine(name, engine)
         reg.load_folder(resources.asset("queries", "strategies"), builtin=True)
         for d in extra_dirs:
             if not d.is_dir():

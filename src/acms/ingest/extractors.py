@@ -1,0 +1,100 @@
+"""Language extractors by language name (``walker.language_for`` names a file's language).
+
+An extractor turns one source file into its symbols or sections (an ``Extraction``) and the fragments
+cut from them. The built-in ones register through ``ExtractorRegistry.register`` like any other; a
+language registered twice is a ``ConfigError``, never a silent replacement. A file whose language has
+no extractor is cut into text windows (``window_lines``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from acms.errors import ConfigError
+from acms.ingest.doc_extractor import extract_markdown, extract_rst
+from acms.ingest.fragments import FragmentSpec, code_fragments, doc_fragments, window_fragments
+from acms.ingest.model import Extraction, SourceFile
+from acms.ingest.python_extractor import extract_python, module_name_for
+from acms.ingest.python_fallback import extract_python_fallback
+
+__all__ = ["EXTRACTORS", "ExtractorRegistry", "ExtractorSpec", "extract"]
+
+Extracted = tuple[Extraction | None, list[FragmentSpec]]
+Extract = Callable[[SourceFile, set[str], int], Extracted]  # source, every listed path, window lines
+
+
+@dataclass(frozen=True)
+class ExtractorSpec:
+    language: str
+    summary: str
+    extract: Extract
+    builtin: bool = False
+
+
+class ExtractorRegistry(Mapping[str, ExtractorSpec]):
+    def __init__(self) -> None:
+        self._specs: dict[str, ExtractorSpec] = {}
+
+    def register(self, spec: ExtractorSpec) -> None:
+        taken = self._specs.get(spec.language)
+        if taken is not None:
+            what = "a built-in extractor" if taken.builtin else "another extractor"
+            raise ConfigError(f"language {spec.language!r} already has {what}")
+        self._specs[spec.language] = spec
+
+    def __getitem__(self, language: str) -> ExtractorSpec:
+        return self._specs[language]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+
+def _python(source: SourceFile, all_paths: set[str], window: int) -> Extracted:
+    ext = extract_python(source.path, source.text, module_name_for(source.path, all_paths))
+    if ext.parse_error is None:
+        return ext, code_fragments(source, ext)
+    # ast rejects it (Python 2, a syntax error): tree-sitter's definitions, else text windows
+    recovered = extract_python_fallback(source.path, source.text, ext.module or "")
+    if recovered is not None:
+        return recovered, code_fragments(source, recovered)
+    return ext, window_fragments(source, window)
+
+
+def _markdown(source: SourceFile, all_paths: set[str], window: int) -> Extracted:
+    ext = extract_markdown(source.path, source.text)
+    return ext, doc_fragments(source, ext, window)
+
+
+def _rst(source: SourceFile, all_paths: set[str], window: int) -> Extracted:
+    ext = extract_rst(source.path, source.text)
+    return ext, doc_fragments(source, ext, window)
+
+
+BUILTIN_EXTRACTORS = (
+    ExtractorSpec("python", "ast symbols (tree-sitter when ast rejects the file), calls, imports", _python, True),
+    ExtractorSpec("markdown", "sections by heading", _markdown, True),
+    ExtractorSpec("rst", "sections by title", _rst, True),
+)
+
+
+def _registry(specs: tuple[ExtractorSpec, ...]) -> ExtractorRegistry:
+    registry = ExtractorRegistry()
+    for spec in specs:
+        registry.register(spec)
+    return registry
+
+
+EXTRACTORS = _registry(BUILTIN_EXTRACTORS)
+
+
+def extract(source: SourceFile, all_paths: set[str], window: int,
+            registry: Mapping[str, ExtractorSpec] = EXTRACTORS) -> Extracted:
+    """The file's extraction and fragments by its language's extractor; text windows without one."""
+    spec = registry.get(source.language)
+    if spec is None:
+        return None, window_fragments(source, window)
+    return spec.extract(source, all_paths, window)
