@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +10,6 @@ import pytest
 
 import acms
 from acms.errors import QueryRejected, StoreMissing, UsageError
-
-SRC = Path(acms.__file__).parent
 
 
 def test_index_query_goes_through_the_guard(indexed_sample: Path) -> None:
@@ -46,10 +43,3 @@ def test_a_shared_index_lets_a_writer_in_and_sees_its_work(indexed_sample: Path)
         assert hits and hits[0].name.endswith("zanzibar_quux")
         result = idx.assemble("where is zanzibar_quux defined", budget=600)
         assert "zanzibar_quux" in result.assembled.rendered
-
-
-def test_no_module_above_the_store_reaches_through_to_pyoxigraph() -> None:
-    """``grep -rn "\\.raw" src/acms`` finds it only under store/: everything above uses GraphStore."""
-    found = [f"{p.relative_to(SRC)}:{n}" for p in SRC.rglob("*.py") if p.parent.name != "store" or p.parent.parent != SRC
-             for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\.raw\b", line)]
-    assert not found, found

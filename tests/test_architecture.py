@@ -1,0 +1,164 @@
+"""The import contract: packages sit in layers, imports only go down, no package cycles, and the
+interfaces reach the store only through acms.Index / the service layer.
+
+An AST walk over src/acms (lazy imports inside functions count: they are dependencies too). A new
+package must be given a layer here; docs/ARCHITECTURE.md draws the same layers.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import acms
+
+SRC = Path(acms.__file__).parent
+
+# Bottom to top. A package imports only from lower layers, except inside the foundation (modules with
+# no acms dependency beyond each other, kept acyclic by the cycle check). Packages in one layer are
+# independent of each other.
+LAYERS: list[set[str]] = [
+    {"errors", "vocab", "terms", "text_checks", "paths", "resources", "tokens", "config"},  # foundation
+    {"sparql"},                               # query catalog, binding, guard, custom functions
+    {"store"},                                # GraphStore and its embedded implementation, lock, run marker
+    {"index"},                                # keyword postings, vector matrix (derived caches)
+    {"embeddings", "ranking"},                # providers; the first stage's ranking index
+    {"validation", "privacy"},                # SHACL; secret detection and the at-rest policy
+    {"ontology"},                             # UKO, extensions, rules, versioning
+    {"ingest"},                               # walker, extractors, fragments, emit
+    {"temporal", "decisions"},                # history, tiers, versions; plans, decisions, ADRs
+    {"retrieval"},                            # Searcher, derived caches, embedding store
+    {"assembly"},                             # budget, render, privacy modes, protocol, filters
+    {"strategies"},                           # descriptors, registry, phase engines
+    {"export"},                               # RDF and viewer formats
+    {"service"},                              # sessions, the index run, the assembly
+    {"api"},                                  # acms.Index
+    {"evaluation", "server"},                 # interfaces over acms.Index
+    {"cli"},
+    {"__init__", "__main__"},
+]
+INTERFACES = {"cli", "server", "evaluation"}
+# What an interface may import from the store package: types, not access.
+STORE_TYPES = {"acms.store.protocol", "acms.store.layout"}
+
+
+def _package_of(path: Path) -> str:
+    rel = path.relative_to(SRC).parts
+    return rel[0][:-3] if len(rel) == 1 else rel[0]
+
+
+def _imports(path: Path) -> list[str]:
+    """Every acms module a file imports, as dotted names (``from acms import x`` gives ``acms.x``)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "acms" and not node.level:
+            if node.module == "acms":
+                out += [f"acms.{a.name}" for a in node.names if (SRC / a.name).is_dir() or (SRC / f"{a.name}.py").is_file()]
+            else:
+                out.append(node.module)
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names if a.name.startswith("acms.")]
+    return out
+
+
+def edges() -> dict[tuple[str, str], list[str]]:
+    """(from package, to package) -> the files making that import."""
+    found: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for path in sorted(SRC.rglob("*.py")):
+        source = _package_of(path)
+        for module in _imports(path):
+            target = module.split(".")[1]
+            if target != source:
+                found[(source, target)].append(str(path.relative_to(SRC)))
+    return found
+
+
+def layer_violations(found: dict[tuple[str, str], list[str]], layers: list[set[str]]) -> list[str]:
+    level = {pkg: i for i, group in enumerate(layers) for pkg in group}
+    bad = []
+    for (source, target), files in sorted(found.items()):
+        if level[target] > level[source] or (level[target] == level[source] and level[source] != 0):
+            bad.append(f"{source} -> {target} ({', '.join(sorted(set(files)))})")
+    return bad
+
+
+def cycles(found: dict[tuple[str, str], list[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one package (Tarjan)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for source, target in found:
+        graph[source].add(target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(set(graph) | {t for targets in graph.values() for t in targets}):
+        if node not in index:
+            visit(node)
+    return out
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {_package_of(p) for p in SRC.rglob("*.py")}
+    placed = set().union(*LAYERS)
+    assert packages - placed == set(), "give the new package a layer in LAYERS (and docs/ARCHITECTURE.md)"
+    assert placed - packages == set(), "LAYERS names a package that no longer exists"
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    assert layer_violations(edges(), LAYERS) == []
+
+
+def test_no_package_cycles() -> None:
+    assert cycles(edges()) == []
+
+
+def test_interfaces_reach_the_store_only_through_the_service_layer() -> None:
+    bad = []
+    for path in SRC.rglob("*.py"):
+        if _package_of(path) in INTERFACES:
+            bad += [f"{path.relative_to(SRC)}: {m}" for m in _imports(path)
+                    if m.startswith("acms.store") and m not in STORE_TYPES]
+    assert bad == []
+
+
+def test_the_checks_catch_an_upward_import_and_a_cycle() -> None:
+    """The contract can fail: a planted upward import and a planted cycle are reported."""
+    found = dict(edges())
+    found[("store", "service")] = ["store/oxigraph.py"]
+    assert layer_violations(found, LAYERS) == ["store -> service (store/oxigraph.py)"]
+    assert any({"service", "store"} <= set(component) for component in cycles(found))
+    found = dict(edges())
+    found[("temporal", "decisions")] = ["temporal/tiers.py"]  # siblings in one layer are independent
+    assert layer_violations(found, LAYERS) == ["temporal -> decisions (temporal/tiers.py)"]
+
+
+def test_no_module_above_the_store_reaches_through_to_pyoxigraph() -> None:
+    """``grep -rn "\\.raw" src/acms`` finds it only under store/: everything above uses GraphStore."""
+    found = [f"{p.relative_to(SRC)}:{n}" for p in SRC.rglob("*.py") if p.parent.name != "store" or p.parent.parent != SRC
+             for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\.raw\b", line)]
+    assert not found, found
