@@ -55,7 +55,7 @@ class Index:
         self.registry = registry or StrategyRegistry.default()
         self.session: Session = open_session(
             self.layout, mode, wait=settings.lock_wait if wait is None else wait,
-            command=command or f"acms ({mode!s})", create=create and Mode(mode) is Mode.WRITE,
+            command=command or f"acms ({Mode(mode).value})", create=create and Mode(mode) is Mode.WRITE,
         )
         self.assembler = Assembler(self.session, settings, self.registry)
 

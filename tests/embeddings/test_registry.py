@@ -60,17 +60,15 @@ def test_local_path_must_exist(tmp_path: Path) -> None:
 
 
 def test_providers_register_like_strategies_and_a_clash_is_an_error() -> None:
-    from acms.embeddings.registry import BUILTIN_PROVIDERS, ProviderRegistry, ProviderSpec
+    from acms.embeddings.registry import BUILTIN_PROVIDERS, ProviderSpec, builtin_providers
     from acms.errors import ConfigError
 
-    assert {s.name for s in BUILTIN_PROVIDERS} == set(PROVIDERS) and all(PROVIDERS[n].builtin for n in PROVIDERS)
-    registry = ProviderRegistry()
-    for spec in BUILTIN_PROVIDERS:
-        registry.register(spec)
-    mine = ProviderSpec("mine", "a test provider", (), {}, lambda options: PROVIDERS["lsa"].build(options))
-    registry.register(mine)
-    assert registry["mine"] is mine and len(registry) == len(PROVIDERS) + 1
-    with pytest.raises(ConfigError, match="'lsa' is already registered as a built-in provider"):
-        registry.register(ProviderSpec("lsa", "an impostor", (), {}, mine.build))
-    with pytest.raises(ConfigError, match="'mine' is already registered as another provider"):
-        registry.register(mine)
+    assert [s.name for s in BUILTIN_PROVIDERS] == list(PROVIDERS) and all(PROVIDERS.is_builtin(n) for n in PROVIDERS)
+    registry = builtin_providers()
+    mine = ProviderSpec("mine", "a test provider", (), {}, PROVIDERS["lsa"].build)
+    registry.register("mine", mine)
+    assert registry["mine"] is mine and len(registry) == len(PROVIDERS) + 1 and "mine" not in PROVIDERS
+    with pytest.raises(ConfigError, match="embedding provider 'lsa' is already registered by a built-in one"):
+        registry.register("lsa", ProviderSpec("lsa", "an impostor", (), {}, mine.build))
+    with pytest.raises(ConfigError, match="'mine' is already registered by another one"):
+        registry.register("mine", mine)

@@ -265,16 +265,14 @@ def test_index_makes_python2_symbols_addressable(sample_project: Path) -> None:
 
 def test_extractors_register_by_language_and_a_clash_is_an_error() -> None:
     from acms.errors import ConfigError
-    from acms.ingest.extractors import BUILTIN_EXTRACTORS, EXTRACTORS, ExtractorRegistry, ExtractorSpec
+    from acms.ingest.extractors import EXTRACTORS, ExtractorSpec, builtin_extractors
 
-    assert set(EXTRACTORS) == {"python", "markdown", "rst"} and all(s.builtin for s in EXTRACTORS.values())
-    registry = ExtractorRegistry()
-    for spec in BUILTIN_EXTRACTORS:
-        registry.register(spec)
-    shouting = ExtractorSpec("text", "upper-cases the file", lambda source, paths, window: (None, []))
-    registry.register(shouting)
+    assert set(EXTRACTORS) == {"python", "markdown", "rst"} and all(EXTRACTORS.is_builtin(n) for n in EXTRACTORS)
+    registry = builtin_extractors()
+    nothing = ExtractorSpec("text", "extracts nothing", lambda source, paths, window: (None, []))
+    registry.register("text", nothing)
     source = SourceFile("notes.txt", "hello\n", 6, "0" * 64, "text")
     assert extractors.extract(source, {"notes.txt"}, 60, registry) == (None, [])
     assert extractors.extract(source, {"notes.txt"}, 60)[1]  # the default registry: text windows
-    with pytest.raises(ConfigError, match="'python' already has a built-in extractor"):
-        registry.register(ExtractorSpec("python", "an impostor", shouting.extract))
+    with pytest.raises(ConfigError, match="extractor for language 'python' is already registered by a built-in one"):
+        registry.register("python", ExtractorSpec("python", "an impostor", nothing.extract))

@@ -195,7 +195,7 @@ def test_a_user_entry_named_like_a_builtin_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown phase engine.*telepathy.*known: graph, keyword, query, rank, vector"):
         StrategyRegistry.default([tmp_path / "mine"])
     reg = StrategyRegistry.default()
-    with pytest.raises(ConfigError, match="already registered"):
+    with pytest.raises(ConfigError, match="phase engine 'graph' is already registered by a built-in one"):
         reg.register_engine("graph", lambda desc, phase, ctx: [])
 
 

@@ -1,8 +1,7 @@
 """Provider names → factories. ``make_provider("openai", {"base_url": …, "model": …})``.
 
-``PROVIDERS`` is a registry like the strategies': the built-in providers register through
-``ProviderRegistry.register`` as a third party's would, and a name already taken is a ``ConfigError``
-(nothing is silently replaced).
+``PROVIDERS`` is a registry (:class:`acms.registry.Registry`): the built-in providers register through
+``register`` as a third party's would, and a name already taken is a ``ConfigError``.
 
 Options arrive as strings (from ``acms.toml``, the environment or the CLI); each provider states
 which it requires and accepts and how to convert them; a mistake is a ``UsageError`` that names
@@ -11,14 +10,15 @@ the valid choices. Optional providers import their module only when chosen.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from acms.embeddings.base import EmbeddingProvider
-from acms.errors import ConfigError, UsageError
+from acms.errors import UsageError
+from acms.registry import Registry
 
-__all__ = ["PROVIDERS", "ProviderRegistry", "ProviderSpec", "make_provider"]
+__all__ = ["PROVIDERS", "ProviderSpec", "builtin_providers", "make_provider"]
 
 
 @dataclass(frozen=True)
@@ -28,30 +28,6 @@ class ProviderSpec:
     required: tuple[str, ...]
     optional: Mapping[str, Callable[[str], object]]  # option → converter from its string form
     build: Callable[[Mapping[str, object]], EmbeddingProvider]
-    builtin: bool = False
-
-
-class ProviderRegistry(Mapping[str, ProviderSpec]):
-    """Embedding providers by name (read like a mapping)."""
-
-    def __init__(self) -> None:
-        self._specs: dict[str, ProviderSpec] = {}
-
-    def register(self, spec: ProviderSpec) -> None:
-        taken = self._specs.get(spec.name)
-        if taken is not None:
-            what = "a built-in provider" if taken.builtin else "another provider"
-            raise ConfigError(f"embedding provider {spec.name!r} is already registered as {what}")
-        self._specs[spec.name] = spec
-
-    def __getitem__(self, name: str) -> ProviderSpec:
-        return self._specs[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs)
 
 
 def _lsa(options: Mapping[str, object]) -> EmbeddingProvider:
@@ -94,7 +70,7 @@ def _positive_float(text: str) -> float:
 
 
 BUILTIN_PROVIDERS = (
-    ProviderSpec("lsa", "offline LSA model fitted on the project", ("model_dir",), {}, _lsa, builtin=True),
+    ProviderSpec("lsa", "offline LSA model fitted on the project", ("model_dir",), {}, _lsa),
     ProviderSpec(
         "openai",
         "an OpenAI-compatible /embeddings endpoint (OpenAI, Ollama, vLLM, LM Studio)",
@@ -108,7 +84,6 @@ BUILTIN_PROVIDERS = (
             "backoff_s": float,
         },
         _openai,
-        builtin=True,
     ),
     ProviderSpec(
         "local",
@@ -116,19 +91,15 @@ BUILTIN_PROVIDERS = (
         ("path",),
         {"batch_size": _positive_int},
         _local,
-        builtin=True,
     ),
 )
 
 
-def _registry(specs: tuple[ProviderSpec, ...]) -> ProviderRegistry:
-    registry = ProviderRegistry()
-    for spec in specs:
-        registry.register(spec)
-    return registry
+def builtin_providers() -> Registry[ProviderSpec]:
+    return Registry.of_builtins("embedding provider", {spec.name: spec for spec in BUILTIN_PROVIDERS})
 
 
-PROVIDERS = _registry(BUILTIN_PROVIDERS)
+PROVIDERS = builtin_providers()
 
 
 def make_provider(name: str, options: Mapping[str, str]) -> EmbeddingProvider:

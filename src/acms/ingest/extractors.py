@@ -1,24 +1,24 @@
 """Language extractors by language name (``walker.language_for`` names a file's language).
 
 An extractor turns one source file into its symbols or sections (an ``Extraction``) and the fragments
-cut from them. The built-in ones register through ``ExtractorRegistry.register`` like any other; a
-language registered twice is a ``ConfigError``, never a silent replacement. A file whose language has
+cut from them. The built-in ones register through ``Registry.register`` (:mod:`acms.registry`) like any
+other; a language registered twice is a ``ConfigError``, never a silent replacement. A file whose language has
 no extractor is cut into text windows (``window_lines``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from acms.errors import ConfigError
 from acms.ingest.doc_extractor import extract_markdown, extract_rst
 from acms.ingest.fragments import FragmentSpec, code_fragments, doc_fragments, window_fragments
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.python_extractor import extract_python, module_name_for
 from acms.ingest.python_fallback import extract_python_fallback
+from acms.registry import Registry
 
-__all__ = ["EXTRACTORS", "ExtractorRegistry", "ExtractorSpec", "extract"]
+__all__ = ["EXTRACTORS", "ExtractorSpec", "builtin_extractors", "extract"]
 
 Extracted = tuple[Extraction | None, list[FragmentSpec]]
 Extract = Callable[[SourceFile, set[str], int], Extracted]  # source, every listed path, window lines
@@ -29,28 +29,6 @@ class ExtractorSpec:
     language: str
     summary: str
     extract: Extract
-    builtin: bool = False
-
-
-class ExtractorRegistry(Mapping[str, ExtractorSpec]):
-    def __init__(self) -> None:
-        self._specs: dict[str, ExtractorSpec] = {}
-
-    def register(self, spec: ExtractorSpec) -> None:
-        taken = self._specs.get(spec.language)
-        if taken is not None:
-            what = "a built-in extractor" if taken.builtin else "another extractor"
-            raise ConfigError(f"language {spec.language!r} already has {what}")
-        self._specs[spec.language] = spec
-
-    def __getitem__(self, language: str) -> ExtractorSpec:
-        return self._specs[language]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs)
 
 
 def _python(source: SourceFile, all_paths: set[str], window: int) -> Extracted:
@@ -75,20 +53,17 @@ def _rst(source: SourceFile, all_paths: set[str], window: int) -> Extracted:
 
 
 BUILTIN_EXTRACTORS = (
-    ExtractorSpec("python", "ast symbols (tree-sitter when ast rejects the file), calls, imports", _python, True),
-    ExtractorSpec("markdown", "sections by heading", _markdown, True),
-    ExtractorSpec("rst", "sections by title", _rst, True),
+    ExtractorSpec("python", "ast symbols (tree-sitter when ast rejects the file), calls, imports", _python),
+    ExtractorSpec("markdown", "sections by heading", _markdown),
+    ExtractorSpec("rst", "sections by title", _rst),
 )
 
 
-def _registry(specs: tuple[ExtractorSpec, ...]) -> ExtractorRegistry:
-    registry = ExtractorRegistry()
-    for spec in specs:
-        registry.register(spec)
-    return registry
+def builtin_extractors() -> Registry[ExtractorSpec]:
+    return Registry.of_builtins("extractor for language", {spec.language: spec for spec in BUILTIN_EXTRACTORS})
 
 
-EXTRACTORS = _registry(BUILTIN_EXTRACTORS)
+EXTRACTORS = builtin_extractors()
 
 
 def extract(source: SourceFile, all_paths: set[str], window: int,

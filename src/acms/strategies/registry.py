@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 
 from acms import resources
 from acms.errors import ConfigError, UsageError
+from acms.registry import Registry
 from acms.strategies.descriptor import StrategyDescriptor, parse_descriptor
 from acms.strategies.engine import BUILTIN_ENGINES, PhaseEngine
 
@@ -24,16 +24,14 @@ class Choice:
 class StrategyRegistry:
     def __init__(self) -> None:
         self._items: dict[str, StrategyDescriptor] = {}
-        self._engines: dict[str, PhaseEngine] = {}
+        self._engines: Registry[PhaseEngine] = Registry("phase engine")
 
-    def register_engine(self, name: str, engine: PhaseEngine) -> None:
-        if name in self._engines:
-            raise ConfigError(f"phase engine {name!r} is already registered")
-        self._engines[name] = engine
+    def register_engine(self, name: str, engine: PhaseEngine, *, builtin: bool = False) -> None:
+        self._engines.register(name, engine, builtin=builtin)
 
     @property
     def engines(self) -> Mapping[str, PhaseEngine]:
-        return MappingProxyType(self._engines)
+        return self._engines
 
     def register(self, desc: StrategyDescriptor) -> None:
         """Add a strategy whose phases use registered engines; a name already taken is an error."""
@@ -58,7 +56,7 @@ class StrategyRegistry:
     def default(cls, extra_dirs: Iterable[Path] = ()) -> StrategyRegistry:
         reg = cls()
         for name, engine in BUILTIN_ENGINES:
-            reg.register_engine(name, engine)
+            reg.register_engine(name, engine, builtin=True)
         reg.load_folder(resources.asset("queries", "strategies"), builtin=True)
         for d in extra_dirs:
             if not d.is_dir():
