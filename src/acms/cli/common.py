@@ -103,17 +103,17 @@ def settings_for(root: Path, **overrides: Any) -> Settings:
     return load_settings(root).merged(overrides).merged(flag_settings(), "--set")
 
 
-def open_index(project: Path, store: Path | None, *, write: bool = False, create: bool = False,
-               shared: bool = False, strategies_dirs: Iterable[Path] = (), **overrides: Any) -> Index:
-    """The index of a project, held for the duration of one command: read-only beside any number of
-    other readers, or (``write``) as the one writer, waiting for the others to finish; ``shared`` for a
-    server (the lock per request). Only ``acms index`` may ``create`` one; anything else on a missing
-    index is StoreMissing (exit 4)."""
+def open_index(project: Path, store: Path | None, *, write: bool = False, shared: bool = False,
+               strategies_dirs: Iterable[Path] = (), **overrides: Any) -> Index:
+    """The existing index of a project, held for the duration of one command: read-only beside any
+    number of other readers, or (``write``) as the one writer, waiting for the others to finish;
+    ``shared`` for a server (the lock per request). A missing index is StoreMissing (exit 4); only
+    ``acms index`` creates one."""
     root = resolve_project(project)
     settings = settings_for(root, **overrides)
     mode = Mode.SHARED if shared else Mode.WRITE if write else Mode.READ
     return Index(root, settings, store_dir(root, settings, store), mode=mode,
-                 wait=wait_seconds(settings), command=" ".join(sys.argv[:3]), create=create,
+                 wait=wait_seconds(settings), command=" ".join(sys.argv[:3]), create=False,
                  registry=StrategyRegistry.default(strategies_dirs))
 
 
