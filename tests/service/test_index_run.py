@@ -149,3 +149,14 @@ def test_a_run_that_landed_but_died_before_cleaning_up(before: tuple[Path, set[s
     with Index.open(root):
         pass
     assert not stale.exists() and _snapshot(root) == after
+
+
+def test_two_runs_in_one_session_and_a_leftover_checkpoint(before: tuple[Path, set[str]], tmp_path: Path) -> None:
+    """A writer that keeps the index open runs again after a run whose checkpoint could not be deleted."""
+    root = _copy(before[0], tmp_path)
+    with Index.open(root) as idx:
+        idx.index(history=10)
+        shutil.copytree(root / ".acms" / "graph", root / ".acms" / "graph.before-run")  # left behind
+        (root / "pkg" / "later.py").write_text("def later():\n    return 2\n")
+        report = idx.index(history=10)
+    assert report.files_indexed == 1 and not (root / ".acms" / "graph.before-run").exists()

@@ -85,7 +85,10 @@ def begin(handle: ox.Store, graph: Path, command: str = "") -> None:
     """Checkpoint the store, then mark the run pending (call with the exclusive lock held)."""
     checkpoint = checkpoint_of(graph)
     staging = checkpoint.with_name(checkpoint.name + ".tmp")
+    if pending(graph):  # a failed roll-back in this process: only a reopen (``recover``) may go on
+        raise StoreError(f"an unfinished index run in {graph.parent} was not rolled back; run the command again")
     try:
+        shutil.rmtree(checkpoint, ignore_errors=True)  # a landed run's, if deleting it failed
         shutil.rmtree(staging, ignore_errors=True)
         handle.flush()
         handle.backup(str(staging))
