@@ -156,7 +156,9 @@ def test_two_runs_in_one_session_and_a_leftover_checkpoint(before: tuple[Path, s
     root = _copy(before[0], tmp_path)
     with Index.open(root) as idx:
         idx.index(history=10)
-        shutil.copytree(root / ".acms" / "graph", root / ".acms" / "graph.before-run")  # left behind
+        leftover = root / ".acms" / "graph.before-run"  # a landed run's checkpoint that could not be deleted
+        leftover.mkdir()
+        (leftover / "CURRENT").write_text("MANIFEST-000001\n")
         (root / "pkg" / "later.py").write_text("def later():\n    return 2\n")
         report = idx.index(history=10)
     assert report.files_indexed == 1 and not (root / ".acms" / "graph.before-run").exists()
