@@ -87,16 +87,17 @@
   function link(pairs, s, r, d) { if (s !== d) { const key = s + ',' + r + ',' + d; pairs.set(key, (pairs.get(key) || 0) + 1); } }
   function usable(r) { return !STRUCTURAL.has(r) && !state.hiddenRels.has(r); }
 
-  function structure() {
+  function structure() {  // history (commits, versions, decisions) has its own view
     const rep = representatives(), ok = matches(), shown = new Uint8Array(N), nodes = [];
     for (let i = 0; i < N; i++) {
-      if (rep[i] !== i || !ok[i] || !shownKind(i) || (parent[i] >= 0 && !shown[parent[i]])) continue;
+      if (rep[i] !== i || !ok[i] || !shownKind(i) || HISTORY_KINDS.has(D.nodes[i][KIND]) ||
+          (parent[i] >= 0 && !shown[parent[i]])) continue;
       shown[i] = 1;
       nodes.push(nodeElement(i, parent[i] >= 0 ? 'n' + parent[i] : null));
     }
     const pairs = new Map();
     for (let k = 0; k < M; k++) {
-      const r = E[3 * k + 1]; if (!usable(r)) continue;
+      const r = E[3 * k + 1]; if (!usable(r) || HISTORY_RELS.has(r)) continue;
       const s = rep[E[3 * k]], d = rep[E[3 * k + 2]];
       if (s === d || !shown[s] || !shown[d] || isAncestor(s, d) || isAncestor(d, s)) continue;
       link(pairs, s, r, d);
@@ -155,29 +156,41 @@
     return nodes.concat(edgeElements(pairs));
   }
 
-  function tiers() {
-    const members = new Set(), pairs = new Map(), nodes = [], ok = matches();
+  function tiers() {  // files by tier; commits, decisions and plans with what they touched or are about
+    const VERSION = D.kinds.indexOf('Version'), members = new Set(), pairs = new Map(), nodes = [], ok = matches();
+    const versions = new Map();  // file-level node -> stored old versions of it or its members
+    const at = i => (HISTORY_KINDS.has(D.nodes[i][KIND]) && D.nodes[i][KIND] !== VERSION) ? i : fileOf(i);
     for (let k = 0; k < M; k++) {
       const r = E[3 * k + 1]; if (!HISTORY_RELS.has(r) || state.hiddenRels.has(r)) continue;
       const s = E[3 * k], d = E[3 * k + 2];
-      const a = HISTORY_KINDS.has(D.nodes[s][KIND]) ? s : fileOf(s), b = HISTORY_KINDS.has(D.nodes[d][KIND]) ? d : fileOf(d);
-      if (a === b || !ok[a] || !ok[b] || !shownKind(a) || !shownKind(b)) continue;
+      if (D.nodes[s][KIND] === VERSION) {  // a version is counted on its file, not drawn
+        if (D.rels[r] === 'version of') versions.set(fileOf(d), (versions.get(fileOf(d)) || 0) + 1);
+        continue;
+      }
+      const a = at(s), b = at(d);
+      if (a === b || D.nodes[b][KIND] === VERSION || !ok[a] || !ok[b] || !shownKind(a) || !shownKind(b)) continue;
       members.add(a); members.add(b); link(pairs, a, r, b);
     }
+    versions.forEach((_, i) => { if (ok[i] && shownKind(i)) members.add(i); });
     const files = [];
     for (let i = 0; i < N; i++) if (FILE_KINDS.has(D.nodes[i][KIND]) && ok[i] && shownKind(i) && !members.has(i)) files.push(i);
-    const quiet = files.length > 300;  // many files without history: a count per tier, not a node each
+    const quiet = files.length > 150;  // many files without history: a count per tier, not a node each
     if (!quiet) files.forEach(i => members.add(i));
-    for (let i = 0; i < N; i++) if (HISTORY_KINDS.has(D.nodes[i][KIND]) && ok[i] && shownKind(i)) members.add(i);
-    const per = new Map();
-    members.forEach(i => { const t = D.nodes[i][TIER]; per.set(t, (per.get(t) || 0) + 1); nodes.push(nodeElement(i, 't' + t)); });
-    if (quiet) files.forEach(i => { const t = D.nodes[i][TIER]; per.set(t, per.get(t) || 0); });
-    per.forEach((_, t) => nodes.push({group: 'nodes', data: {id: 't' + t, label: 'tier: ' + (D.tiers[t] || '?'), colour: '#888', d: 20}}));
-    if (quiet) {
-      const counts = new Map(); files.forEach(i => counts.set(D.nodes[i][TIER], (counts.get(D.nodes[i][TIER]) || 0) + 1));
-      counts.forEach((c, t) => nodes.push({group: 'nodes', data: {id: 'q' + t, parent: 't' + t, label: c + ' files without history',
-        colour: D.colours[D.kinds.indexOf('Module')] || '#ccc', d: 24}}));
+    for (let i = 0; i < N; i++) {
+      const kind = D.nodes[i][KIND];
+      if (HISTORY_KINDS.has(kind) && kind !== VERSION && ok[i] && shownKind(i)) members.add(i);
     }
+    const per = new Set();
+    members.forEach(i => {
+      const t = D.nodes[i][TIER], element = nodeElement(i, 't' + t);
+      if (versions.has(i)) element.data.label += ' · ' + versions.get(i) + ' old version' + (versions.get(i) > 1 ? 's' : '');
+      per.add(t); nodes.push(element);
+    });
+    const counts = new Map();
+    if (quiet) files.forEach(i => { const t = D.nodes[i][TIER]; per.add(t); counts.set(t, (counts.get(t) || 0) + 1); });
+    per.forEach(t => nodes.push({group: 'nodes', data: {id: 't' + t, label: 'tier: ' + (D.tiers[t] || '?'), colour: '#888', d: 20}}));
+    counts.forEach((c, t) => nodes.push({group: 'nodes', data: {id: 'q' + t, parent: 't' + t, label: c + ' files without history',
+      colour: D.colours[D.kinds.indexOf('Module')] || '#ccc', d: 24}}));
     return nodes.concat(edgeElements(pairs));
   }
 
@@ -201,7 +214,7 @@
     cy.batch(() => { cy.elements().remove(); cy.add(elements); });
     const layout = cy.layout({name: elements.length > 1 ? 'fcose' : 'grid', animate: false, randomize: true,
       quality: cy.nodes().length > 600 ? 'draft' : 'default', nodeDimensionsIncludeLabels: true, packComponents: true,
-      nodeRepulsion: 6000, idealEdgeLength: 70, fit: true, padding: 20});
+      nodeRepulsion: 12000, idealEdgeLength: 80, nodeSeparation: 90, fit: true, padding: 20});
     layout.run();
     if (state.selected >= 0) cy.$id('n' + state.selected).select();
     const shown = cy.nodes().filter(n => n.data('i') !== undefined).length;
@@ -288,7 +301,7 @@
 
   // the summary level: the top-level packages and modules (a lone root folder is opened)
   let top = [];
-  for (let i = 0; i < N; i++) if (parent[i] < 0) top.push(i);
+  for (let i = 0; i < N; i++) if (parent[i] < 0 && !HISTORY_KINDS.has(D.nodes[i][KIND])) top.push(i);
   while (top.length === 1 && children[top[0]].length) { state.expanded.add(top[0]); top = children[top[0]]; }
   render();
   window.acmsView = {cy: cy, state: state, render: render, select: select, switchView: switchView};
