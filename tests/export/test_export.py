@@ -167,3 +167,22 @@ def test_progress_lines_count_quads(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert "50,000 quads read" in lines[0] and "100,000" in lines[1] and lines[-1].endswith(": 7 nodes")
     quiet = Counted(iter([object()] * 60_000), progress=False)  # type: ignore[list-item]
     assert sum(1 for _ in quiet) == 60_000 and not capsys.readouterr().err
+
+
+def test_history_nodes_have_their_edges(tmp_path: Path) -> None:
+    """Commits touch what they changed, versions are versions of their entity, commits follow each other:
+    no history node is left without an edge (the tiers view draws them)."""
+    from ..temporal.gitrepo import build
+
+    root = tmp_path / "repo"
+    build(root)
+    assert CliRunner().invoke(cli, ["index", str(root), "--history", "10"]).exit_code == 0
+    code, out, _ = export(root, "--format", "cytoscape")
+    elements = json.loads(out)["elements"]
+    kinds = {e["data"]["id"]: e["data"]["kind"] for e in elements if "source" not in e["data"]}
+    linked = {e["data"][end] for e in elements if "source" in e["data"] for end in ("source", "target")}
+    history = [i for i, k in kinds.items() if k in ("Change", "Version")]
+    assert len([i for i in history if kinds[i] == "Change"]) == 5 and any(kinds[i] == "Version" for i in history)
+    assert all(i in linked for i in history)
+    relations = {e["data"]["relation"] for e in elements if "source" in e["data"]}
+    assert {"touches", "ended by", "follows"} <= relations

@@ -31,7 +31,7 @@ _UNKNOWN = "#cccccc"
 EDGE_COLOURS: dict[str, str] = {
     "imports": "#4e79a7", "calls": "#59a14f", "inherits": "#f28e2b", "references": "#9c9c9c",
     "documents": "#ff9da7", "mentions": "#f4bfc7", "touches": "#e15759", "version of": "#b07aa1",
-    "superseded by": "#b07aa1", "follows": "#e15759", "about": "#edc948", "plan": "#d37295",
+    "superseded by": "#b07aa1", "ended by": "#e15759", "revision of": "#b07aa1", "follows": "#e15759", "about": "#edc948", "plan": "#d37295",
     "contains": "#bab0ac", "defines": "#bab0ac",
 }
 

@@ -5,7 +5,8 @@ bookkeeping, not structure). Each node knows its containment parent (``contains`
 viewers can nest packages, modules and their members; a Python file and the module it defines are
 one node (the module, with the file's path). Edges are the relations between nodes: code structure
 (imports, calls, inherits, references), documentation (documents, mentions), history (a commit
-``touches`` what it changed, a version is a ``version of`` its entity) and decisions (``about``), plus
+``touches`` what it changed, a version is a ``version of`` its entity, ``ended by`` the commit that
+replaced it) and decisions (``about``), plus
 the object properties of loaded ontology extensions. A node cap keeps huge graphs openable in viewers
 that need one (the dropped count is reported).
 """
@@ -28,6 +29,7 @@ EDGE_PREDICATES: dict[str, str] = {
     UKO.imports.value: "imports", UKO.calls.value: "calls", UKO.inherits.value: "inherits",
     UKO.references.value: "references", UKO.documents.value: "documents", UKO.mentions.value: "mentions",
     UKO.touches.value: "touches", PROV.specializationOf.value: "version of", UKO.supersededBy.value: "superseded by",
+    PROV.wasInvalidatedBy.value: "ended by", PROV.wasRevisionOf.value: "revision of",
     PROV.wasInformedBy.value: "follows", UKO.about.value: "about", UKO.plan.value: "plan",
     UKO.parentPlan.value: "plan",
 }

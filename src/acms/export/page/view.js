@@ -15,7 +15,8 @@
   const STRUCTURAL = new Set([rel('contains'), rel('defines')]);
   const FILE_KINDS = new Set(['Module', 'File'].map(k => D.kinds.indexOf(k)));
   const HISTORY_KINDS = new Set(['Change', 'Version', 'Decision', 'Plan'].map(k => D.kinds.indexOf(k)));
-  const HISTORY_RELS = new Set(['touches', 'version of', 'superseded by', 'follows', 'about', 'plan'].map(rel));
+  const HISTORY_RELS = new Set(['touches', 'version of', 'superseded by', 'ended by', 'revision of', 'follows', 'about',
+                                'plan'].map(rel));
   const state = {view: 'structure', focus: -1, selected: -1, expanded: new Set(), hiddenKinds: new Set(),
                  hiddenRels: new Set(), path: ''};
   const $ = id => document.getElementById(id);
