@@ -36,14 +36,16 @@ def dump_baseline(graph_dir: Path, out: Path) -> float:
     return time.perf_counter() - start
 
 
-def export(corpus: Path, fmt: str, out: Path) -> tuple[float, float]:
+def export(corpus: Path, store: Path, fmt: str, out: Path) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one ``acms export`` process."""
     code = ("import resource, sys, time; from acms.cli.main import main; t = time.perf_counter(); "
             "sys.argv = ['acms'] + sys.argv[1:]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
             "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
-    done = subprocess.run([sys.executable, "-c", code, "export", "-C", str(corpus), "--format", fmt, "-o", str(out),
-                           "--max-nodes", "1000000000", "--quiet"], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", code, "export", "-C", str(corpus), "--store", str(store), "--format",
+                           fmt, "-o", str(out), "--max-nodes", "1000000000", "--quiet"], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"acms export --format {fmt} failed: {done.stderr.strip()}")
     seconds, rss = done.stdout.split()[-2:]
     return float(seconds), float(rss)
 
@@ -65,7 +67,7 @@ def main() -> None:
         print(f"{'pyoxigraph Store.dump (N-Quads)':<28} | {base:8.1f} | {'':>8} | {size:9.1f} | baseline")
         for fmt in FORMATS:
             target = out / f"export.{fmt}"
-            seconds, rss = export(corpus, fmt, target)
+            seconds, rss = export(corpus, layout.root, fmt, target)
             print(f"{'acms export --format ' + fmt:<28} | {seconds:8.1f} | {rss:8.0f} | "
                   f"{target.stat().st_size / 1e6:9.1f} | {seconds / base:.2f}x")
 

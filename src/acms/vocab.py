@@ -87,6 +87,12 @@ def slug(text: str) -> str:
     return s or "x"
 
 
+def fragment_owner(entity: str) -> str:
+    """The key of an entity inside its fragments' IRIs (``…/frag/<owner>/<lod>/<start>-<hash>``): lets a
+    whole-store pass pair fragments with their entity without reading ``hasFragment``."""
+    return hashlib.sha1(entity.encode()).hexdigest()[:12]
+
+
 class IriMinter:
     """Mints the IRIs of one project; paths are POSIX, relative to the project root."""
 
@@ -110,8 +116,7 @@ class IriMinter:
         return NamedNode(f"{self.base}doc/{quote(path, safe='/')}#{quote(anchor, safe='-/')}")
 
     def fragment(self, entity: NamedNode, lod: str, content_hash: str, start_line: int) -> NamedNode:
-        owner = hashlib.sha1(entity.value.encode()).hexdigest()[:12]
-        return NamedNode(f"{self.base}frag/{owner}/{lod}/{start_line}-{content_hash[:16]}")
+        return NamedNode(f"{self.base}frag/{fragment_owner(entity.value)}/{lod}/{start_line}-{content_hash[:16]}")
 
     def plan(self, name: str) -> NamedNode:
         return NamedNode(f"{self.base}plan/{quote(name, safe='')}")

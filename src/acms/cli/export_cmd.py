@@ -67,7 +67,7 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
     try:
         predicates = None if fmt in rdf.FORMATS else view.PREDICATES
         if tier:
-            quads: Iterator[Quad] = scope.tier(tier).stream(graph, predicates)
+            quads: Iterator[Quad] = scope.tier(tier).stream(graph, predicates, view.SKIP_KINDS)
         elif modules:
             quads = iter(scope.require(scope.modules(graph)))
         elif entity:
@@ -75,7 +75,7 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
         elif construct_file:
             quads = iter(scope.require(scope.construct(graph, construct_file.read_text(encoding="utf-8"))))
         else:
-            quads = scope.whole().stream(graph, predicates)
+            quads = scope.whole().stream(graph, predicates, view.SKIP_KINDS)
         from acms.ontology.service import extension_namespaces
 
         counted = Counted(quads, progress)

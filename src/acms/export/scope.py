@@ -9,7 +9,7 @@ are computed by queries and are small.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad
@@ -20,7 +20,7 @@ from acms.sparql.guard import check_query
 from acms.store.protocol import GraphStore
 from acms.strategies.descriptor import Phase
 from acms.strategies.registry import StrategyRegistry
-from acms.vocab import GRAPH_META, TIERS
+from acms.vocab import GRAPH_META, RDF, TIERS
 
 NAV = "breadth-depth-navigator"
 
@@ -36,12 +36,21 @@ class Graphs:
 
     graphs: tuple[NamedNode, ...]
 
-    def stream(self, store: GraphStore, predicates: Sequence[NamedNode] | None = None) -> Iterator[Quad]:
+    def stream(self, store: GraphStore, predicates: Sequence[NamedNode] | None = None,
+               skip_kinds: Collection[str] = ()) -> Iterator[Quad]:
+        """All quads, or those with ``predicates``; ``rdf:type`` quads are then read per class, leaving out
+        the classes named in ``skip_kinds`` (fragments: half the type quads of an index)."""
+        kinds = [r["k"] for r in store.select(catalog.text("export/kinds"), {"g": list(self.graphs)})
+                 if r["k"].value.rsplit("#", 1)[-1] not in skip_kinds] if predicates else []
         for graph in self.graphs:
             if predicates is None:
                 yield from store.quads(graph)
-            else:
-                for predicate in predicates:
+                continue
+            for predicate in predicates:
+                if predicate == RDF.type:
+                    for kind in kinds:
+                        yield from store.quads(graph, predicate, kind)
+                else:
                     yield from store.quads(graph, predicate)
 
 

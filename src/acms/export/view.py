@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from acms.vocab import PROV, RDF, RDFS, UKO, UKO_NS
+from acms.vocab import PROV, RDF, RDFS, UKO, UKO_NS, fragment_owner
 
-__all__ = ["DIRECTED", "EDGE_PREDICATES", "GraphView", "Node", "PREDICATES", "build"]
+__all__ = ["DIRECTED", "EDGE_PREDICATES", "GraphView", "Node", "PREDICATES", "SKIP_KINDS", "build"]
 
 # relation name by predicate; structural ones also give the child's parent
 _STRUCTURE = {UKO.contains.value: "contains", UKO.defines.value: "defines"}
@@ -35,17 +35,16 @@ EDGE_PREDICATES: dict[str, str] = {
 }
 DIRECTED = frozenset(EDGE_PREDICATES.values())  # every relation acms draws reads from subject to object
 _LITERALS = {p: p[len(UKO_NS):] for p in (UKO.qualifiedName.value, UKO.name.value, UKO.path.value,
-                                         UKO.sourceRef.value, UKO.docstring.value, UKO.startLine.value,
-                                         UKO.endLine.value, UKO.lineCount.value, UKO.message.value,
-                                         UKO.title.value, UKO.commitHash.value, UKO.text.value, UKO.lod.value,
-                                         UKO.signature.value)}
+                                         UKO.sourceRef.value, UKO.docstring.value, UKO.lineCount.value,
+                                         UKO.message.value, UKO.title.value, UKO.text.value)}
 _LITERALS[RDFS.label.value] = "label"
-# every predicate the view reads: a whole-store export pulls only these (not vectors or hashes)
-PREDICATES: tuple[NamedNode, ...] = tuple(NamedNode(p) for p in (RDF.type.value, UKO.hasFragment.value,
-                                                                  *EDGE_PREDICATES, *_LITERALS))
-_SKIP_KINDS = {"Fragment", "IndexRun", "EmbeddingModel"}
-_PREVIEW_LINES, _PREVIEW_CHARS = 14, 900
+# every predicate the view reads: a whole-store export pulls only these (not vectors, hashes, line numbers
+# that sourceRef already holds, or the hasFragment links that fragment IRIs already hold)
+PREDICATES: tuple[NamedNode, ...] = tuple(NamedNode(p) for p in (RDF.type.value, *EDGE_PREDICATES, *_LITERALS))
+SKIP_KINDS = frozenset({"Fragment", "IndexRun", "EmbeddingModel"})  # text and bookkeeping, not structure
+_PREVIEW_LINES, _PREVIEW_CHARS = 12, 600
 _LOD_RANK = {"micro": 0, "atomic": 1, "macro": 2}
+_FRAGMENT = "/frag/"
 
 
 @dataclass
@@ -76,6 +75,12 @@ def _in(iri: str, namespaces: Mapping[str, str]) -> str | None:
     return None
 
 
+def _lines(source_ref: str) -> int:
+    """The line count of ``path:start-end`` (0 when it does not say)."""
+    start, _, end = source_ref.rpartition(":")[2].partition("-")
+    return int(end) - int(start) + 1 if start.isdigit() and end.isdigit() else 0
+
+
 def _preview(text: str) -> str:
     lines = text.split("\n", _PREVIEW_LINES)[:_PREVIEW_LINES]
     out = "\n".join(lines)
@@ -88,7 +93,7 @@ class _Builder:
         self.kinds: dict[str, tuple[str, str]] = {}  # id -> (kind, tier)
         self.ext_kinds: dict[str, tuple[str, str]] = {}
         self.props: dict[str, dict[str, str]] = {}
-        self.fragments: dict[str, list[str]] = {}  # entity -> fragment ids
+        self.previews: dict[str, tuple[int, str]] = {}  # fragment owner key -> (lod rank, preview)
         self.edges: set[tuple[str, str, str]] = set()
 
     def add(self, q: Quad) -> None:
@@ -99,16 +104,18 @@ class _Builder:
                 ext = _in(o.value, self.namespaces)
                 if ext:
                     self.ext_kinds.setdefault(s, (ext, tier))
-                elif o.value.startswith(UKO_NS) and o.value[len(UKO_NS):] not in _SKIP_KINDS:
+                elif o.value.startswith(UKO_NS) and o.value[len(UKO_NS):] not in SKIP_KINDS:
                     self.kinds.setdefault(s, (o.value[len(UKO_NS):], tier))
         elif isinstance(o, Literal):
             key = _LITERALS.get(p)
-            if key == "text":
-                self.props.setdefault(s, {})["text"] = _preview(o.value)
+            if _FRAGMENT in s:  # a fragment: only its text, as its entity's preview (the best level of detail)
+                if key == "text":
+                    parts = s.rsplit("/", 3)  # …/frag/<owner>/<lod>/<start>-<hash>
+                    rank = _LOD_RANK.get(parts[-2], 3)
+                    if rank < self.previews.get(parts[-3], (9, ""))[0]:
+                        self.previews[parts[-3]] = (rank, _preview(o.value))
             elif key:
                 self.props.setdefault(s, {})[key] = o.value
-        elif p == UKO.hasFragment.value:
-            self.fragments.setdefault(s, []).append(o.value)
         else:
             relation = EDGE_PREDICATES.get(p) or _in(p, self.namespaces)
             if relation:
@@ -121,13 +128,9 @@ class _Builder:
                       or (p.get("message", "").split("\n", 1)[0][:80] if kind == "Change" else "")
                       or p.get("label") or iri.rsplit("/", 1)[-1])
         node.where = p.get("sourceRef") or p.get("path", "")
-        node.doc = (p.get("docstring") or p.get("signature") or "").strip().split("\n", 1)[0]
-        if "startLine" in p and "endLine" in p:
-            node.size = int(p["endLine"]) - int(p["startLine"]) + 1
-        elif "lineCount" in p:
-            node.size = int(p["lineCount"])
-        frags = sorted(self.fragments.get(iri, ()), key=lambda f: _LOD_RANK.get(self.props.get(f, {}).get("lod", ""), 3))
-        node.preview = next((self.props[f]["text"] for f in frags if "text" in self.props.get(f, {})), "")
+        node.doc = (p.get("docstring") or "").strip().split("\n", 1)[0]
+        node.size = _lines(p.get("sourceRef", "")) or int(p.get("lineCount", 1) or 1)
+        node.preview = self.previews.get(fragment_owner(iri), (0, ""))[1]
         return node
 
     def finish(self, max_nodes: int) -> GraphView:

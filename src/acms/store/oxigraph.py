@@ -20,6 +20,7 @@ from acms.errors import QuerySyntaxError, StoreError, StoreLocked, StoreMissing
 from acms.sparql.bind import bind
 from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
+from acms.terms import Term
 from acms.store.protocol import Bindings, CustomFunctions, Row
 from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
 
@@ -233,10 +234,10 @@ class OxigraphStore:
         self.update(f"DROP SILENT GRAPH {GRAPH_ONTOLOGY} ;\n" + insert_data(desired))
         return True
 
-    def quads(self, graph: NamedNode | ox.DefaultGraph | None = None,
-              predicate: NamedNode | None = None) -> Iterator[Quad]:
+    def quads(self, graph: NamedNode | ox.DefaultGraph | None = None, predicate: NamedNode | None = None,
+              obj: Term | None = None) -> Iterator[Quad]:
         try:
-            yield from self._store.quads_for_pattern(None, predicate, None, graph)
+            yield from self._store.quads_for_pattern(None, predicate, obj, graph)  # type: ignore[arg-type]
         except (OSError, RuntimeError) as exc:
             raise StoreError(f"read failed: {exc}") from None
 

@@ -51,10 +51,10 @@ class GraphStore(Protocol):
         for the SPARQL endpoint and ``acms sparql``, which serialize results in the client's format."""
         ...
 
-    def quads(self, graph: NamedNode | DefaultGraph | None = None,
-              predicate: NamedNode | None = None) -> Iterator[Quad]:
-        """Every quad (of ``graph``, with ``predicate``, when given), for whole-store passes: validation,
-        staging, export, the Graph Store Protocol."""
+    def quads(self, graph: NamedNode | DefaultGraph | None = None, predicate: NamedNode | None = None,
+              obj: Term | None = None) -> Iterator[Quad]:
+        """Every quad (of ``graph``, with ``predicate``, with object ``obj``, when given), for whole-store
+        passes: validation, staging, export, the Graph Store Protocol."""
         ...
 
     def named_graphs(self) -> Iterator[NamedNode]: ...
