@@ -61,14 +61,14 @@ def main() -> None:
         base = dump_baseline(layout.graph, out / "dump.nq")
         print(f"acms export benchmark: the standard library ({quads:,} quads in the store), "
               f"{os.cpu_count()} cores")
-        print(f"{'export':<28} | {'seconds':>8} | {'peak MB':>8} | {'output MB':>9} | vs dump")
-        print("-" * 29 + "|" + "-" * 10 + "|" + "-" * 10 + "|" + "-" * 11 + "|" + "-" * 9)
+        print(f"{'export':<32} | {'seconds':>8} | {'peak MB':>8} | {'output MB':>9} | vs dump")
+        print("-" * 33 + "|" + "-" * 10 + "|" + "-" * 10 + "|" + "-" * 11 + "|" + "-" * 9)
         size = (out / "dump.nq").stat().st_size / 1e6
-        print(f"{'pyoxigraph Store.dump (N-Quads)':<28} | {base:8.1f} | {'':>8} | {size:9.1f} | baseline")
+        print(f"{'pyoxigraph Store.dump (N-Quads)':<32} | {base:8.1f} | {'':>8} | {size:9.1f} | baseline")
         for fmt in FORMATS:
             target = out / f"export.{fmt}"
             seconds, rss = export(corpus, layout.root, fmt, target)
-            print(f"{'acms export --format ' + fmt:<28} | {seconds:8.1f} | {rss:8.0f} | "
+            print(f"{'acms export --format ' + fmt:<32} | {seconds:8.1f} | {rss:8.0f} | "
                   f"{target.stat().st_size / 1e6:9.1f} | {seconds / base:.2f}x")
 
 

@@ -20,8 +20,8 @@ from acms.errors import QuerySyntaxError, StoreError, StoreLocked, StoreMissing
 from acms.sparql.bind import bind
 from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
-from acms.terms import Term
 from acms.store.protocol import Bindings, CustomFunctions, Row
+from acms.terms import Term
 from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
 
 Tracer = Callable[[str, float], None]
