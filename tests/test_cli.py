@@ -66,6 +66,25 @@ def test_sparql_saved_and_formats(indexed_sample: Path) -> None:
     assert "callers" in out and "module-dependencies" in out
 
 
+def test_a_300_token_json_request_returns_context(indexed_sample: Path) -> None:
+    """In JSON the budget covers the fragments' text (sum of cost_tokens), not the envelope around it."""
+    from acms.assembly.protocol import envelope_bound
+    from acms.tokens import count
+
+    code, out, err = run("assemble", "how are header lines parsed", "-C", str(indexed_sample),
+                         "--budget", "300", "--format", "json")
+    assert code == 0, err
+    reply = json.loads(out)
+    texts = [count(f["text"]) for f in reply["fragments"]]
+    assert texts and any("def parse_header" in f["text"] for f in reply["fragments"])
+    assert all(f["source_ref"].startswith(("pkg/", "docs/")) for f in reply["fragments"])
+    assert texts == [f["cost_tokens"] for f in reply["fragments"]]
+    assert sum(texts) == reply["metrics"]["used_tokens"] <= 300
+    assert reply["metrics"]["reply_tokens"] == count(out.strip())
+    assert count(out.strip()) - sum(texts) <= envelope_bound(reply)
+    assert "https://" not in out  # no IRIs in the envelope
+
+
 @pytest.mark.parametrize(
     ("args", "exit_code", "needle"),
     [

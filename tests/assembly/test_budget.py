@@ -127,14 +127,18 @@ def test_rank_order_packs_a_high_scored_large_candidate_before_small_ones(extra:
 
 
 def test_rank_order_in_json_output_keeps_the_budget() -> None:
-    """The JSON packer shares the order: the big best candidate first, and the serialization within budget."""
+    """The JSON packer shares the order: the big best candidate first, and the fragments' text within budget
+    (what the budget covers in JSON); ``reply_tokens`` counts the whole serialization."""
     big, small, _ = _rank_order_case()
 
     def build(a: Assembled) -> dict[str, object]:
-        return {"items": [{"ref": i.source_ref, "text": i.text} for i in a.items], "used_tokens": a.used_tokens}
+        return {"items": [{"ref": i.source_ref, "text": i.text} for i in a.items], "used_tokens": a.used_tokens,
+                "reply_tokens": a.reply_tokens}
 
-    budget = count(dumps(build(Assembled([], "", 0, 0, 0, [])))) + count(big.text) + 150
+    budget = count(big.text) + 150
     result = pack_json([*small, big], budget, build)
     assert result.items[0].candidate.fragment == "urn:f:0" and not result.items[0].truncated
-    assert count(result.rendered) == result.used_tokens <= budget
+    assert sum(count(i.text) for i in result.items) == result.used_tokens <= budget
+    assert budget - result.used_tokens < 24  # filled: the next fragment's shortest useful cut did not fit
     assert result.reply is not None and result.reply["used_tokens"] == result.used_tokens
+    assert result.reply["reply_tokens"] == count(result.rendered) == count(dumps(result.reply))

@@ -1,4 +1,6 @@
-"""The budget invariant, by property: ``count(output) <= budget`` or BudgetTooSmall, every time."""
+"""The budget invariant, by property, or BudgetTooSmall, every time: ``count(output) <= budget`` for a
+document; for a JSON reply ``sum(count(text)) == used_tokens <= budget`` (what the budget covers there)
+with the envelope around the text within its documented bound."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from acms.assembly.budget import dumps, pack
 
 from acms.errors import BudgetTooSmall
 from acms.assembly.model import Assembled, Candidate
-from acms.assembly.protocol import RenderRequest, ReplyMetrics, reply_for
+from acms.assembly.protocol import RenderRequest, ReplyMetrics, envelope_bound, reply_for
 from acms.assembly.privacy import PrivacyMode
 from acms.tokens import count
 
@@ -34,8 +36,8 @@ def candidates(draw: st.DrawFn) -> Candidate:
     return Candidate(
         fragment=draw(st.sampled_from([f"urn:f:{i}" for i in range(10)])),
         entity=draw(st.sampled_from([f"urn:e:{i}" for i in range(8)])),
-        name=draw(st.text(max_size=30)),
-        kind=draw(st.sampled_from(["Function", "Method", "Class", "DocSection", "File"])),
+        name=draw(st.one_of(st.text(max_size=30), st.text(min_size=100, max_size=400))),
+        kind=draw(st.sampled_from(["Function", "Method", "Class", "DocSection", "File", "🙂" * 30])),
         lod=draw(st.sampled_from(["macro", "micro", "atomic"])),
         text=draw(texts),
         path=draw(st.sampled_from(["pkg/a.py", "docs/guide.md", "b.txt", "Makefile", "ü/x.yaml"])),
@@ -43,7 +45,7 @@ def candidates(draw: st.DrawFn) -> Candidate:
         end_line=start + draw(st.integers(0, 60)),
         score=draw(st.floats(0, 1, allow_nan=False)),
         strategy=draw(st.sampled_from(["arce", "keyword-first", "breadth-depth-navigator"])),
-        reason=draw(st.text(max_size=20)),
+        reason=draw(st.one_of(st.text(max_size=20), st.text(min_size=100, max_size=400))),
         tier=draw(st.sampled_from(["hot", "warm", "cold"])),
     )
 
@@ -51,7 +53,9 @@ def candidates(draw: st.DrawFn) -> Candidate:
 budgets = st.one_of(st.integers(1, 60), st.integers(61, 600), st.integers(601, 4000))
 # a budget as a fraction of what everything would take: the tight cases where truncation happens
 fractions = st.floats(0.3, 1.0)
-METRICS = ReplyMetrics(planner_ms=3, strategy="arce", strategy_reason="property test")
+METRICS = ReplyMetrics(planner_ms=3, strategy="arce", strategy_reason="property test " * 30,
+                       warnings=tuple(f"warning {i}: " + "ü漢🙂" * 40 for i in range(12)),
+                       timings_ms={f"phase {i} " * 10: 1.5 for i in range(12)})
 
 
 def _run(cands: list[Candidate], budget: int, mode: str, privacy: PrivacyMode) -> Assembled:
@@ -77,11 +81,17 @@ def test_output_never_exceeds_the_budget(
     except BudgetTooSmall as err:
         assert err.minimum > budget
         return
-    assert count(result.rendered) == result.used_tokens <= budget
     if mode == "json":
-        assert result.reply is not None
-        assert result.rendered == dumps(result.reply) and json.loads(result.rendered) == result.reply
-        assert result.reply["metrics"]["used_tokens"] == count(dumps(result.reply)) <= budget
+        reply = result.reply
+        assert reply is not None
+        assert result.rendered == dumps(reply) and json.loads(result.rendered) == reply
+        texts = [count(f["text"]) for f in reply["fragments"]]
+        assert texts == [f["cost_tokens"] for f in reply["fragments"]]
+        assert sum(texts) == reply["metrics"]["used_tokens"] == result.used_tokens <= budget
+        assert reply["metrics"]["reply_tokens"] == count(result.rendered)
+        assert count(result.rendered) - result.used_tokens <= envelope_bound(reply)
+    else:
+        assert count(result.rendered) == result.used_tokens <= budget
     by_id = {c.fragment: c for c in cands}
     for item in result.items:
         if item.truncated:

@@ -15,7 +15,8 @@ from acms.assembly.budget import dumps
 from acms.assembly.model import Candidate
 from acms.assembly.privacy import PrivacyMode
 from acms.assembly.protocol import (
-    ReplyMetrics, envelope_for, error_envelope, parse_request, reply_for, request_schema,
+    ReplyMetrics, envelope_bound, envelope_for, error_envelope, fragment_key, parse_request, reply_for,
+    request_schema,
 )
 from acms.assembly.render import Format
 from acms.errors import CODES, BudgetTooSmall, ErrorCode, InvalidRequest, StoreLocked, UsageError
@@ -25,7 +26,7 @@ REQUEST: dict[str, Any] = {
     "version": "v0",
     "id": "6f3b6f21-7a5f-4e3f-9af0-1b2c3d4e5f60",
     "intent": "fix header parsing of chunked responses",
-    "budgets": {"tokens_max": 650, "time_ms": 800},
+    "budgets": {"tokens_max": 250, "time_ms": 800},
     "risk_profile": {"level": "medium"},
     "privacy_mode": "redact",
     "request_id": "req-golden-001",
@@ -99,9 +100,21 @@ def test_golden_reply(golden: Callable[[str, Any], None]) -> None:
     reply = result.reply
     assert reply is not None
     Draft202012Validator(REPLY_SCHEMA).validate(reply)
-    assert reply["metrics"]["used_tokens"] == count(dumps(reply)) <= REQUEST["budgets"]["tokens_max"]
-    assert "ghp_" not in result.rendered
+    used = sum(count(f["text"]) for f in reply["fragments"])
+    assert reply["metrics"]["used_tokens"] == used <= REQUEST["budgets"]["tokens_max"]
+    assert reply["metrics"]["reply_tokens"] == count(dumps(reply)) <= used + envelope_bound(reply)
+    assert "ghp_" not in result.rendered and "urn:acms" not in result.rendered  # no IRIs in the envelope
     golden("reply_basic.json", reply)
+
+
+def test_a_small_json_budget_buys_context_not_identifiers() -> None:
+    """300 tokens of budget are 300 tokens of fragment text: the envelope does not eat into it."""
+    request = parse_request({**REQUEST, "budgets": {"tokens_max": 300, "time_ms": 800}})
+    reply = reply_for(request, CANDIDATES, METRICS).reply
+    assert reply is not None and reply["fragments"]
+    assert 250 <= reply["metrics"]["used_tokens"] <= 300 < reply["metrics"]["reply_tokens"]
+    ids = [f["id"] for f in reply["fragments"]]
+    assert all(len(i) == 12 for i in ids) and len(set(ids)) == len(ids)
 
 
 def test_golden_reply_exercises_the_kv_policy() -> None:
@@ -111,15 +124,15 @@ def test_golden_reply_exercises_the_kv_policy() -> None:
     ids = [f["id"] for f in reply["fragments"]]
     assert set(kv["pin"]) | set(kv["compress"]) <= set(ids)
     assert not set(kv["pin"]) & set(kv["compress"]) and not set(kv["evict"]) & set(ids)
-    assert "urn:acms:f:1" in kv["pin"]                 # best score, and micro of a focus entity
-    assert "urn:acms:f:2" in kv["compress"]            # macro outline
+    assert fragment_key("urn:acms:f:1") in kv["pin"]       # best score, and micro of a focus entity
+    assert fragment_key("urn:acms:f:2") in kv["compress"]  # macro outline
     assert any(f["truncated"] for f in reply["fragments"])
-    assert kv["evict"] == ["urn:acms:f:5"]              # dropped for budget
+    assert kv["evict"] == [fragment_key("urn:acms:f:5")]    # dropped for budget
     assert reply["metrics"]["dropped"] == 1
 
 
 def test_reply_for_raises_budget_too_small_with_a_working_minimum() -> None:
-    request = parse_request({**REQUEST, "budgets": {"tokens_max": 40, "time_ms": 800}})
+    request = parse_request({**REQUEST, "budgets": {"tokens_max": 10, "time_ms": 800}})
     with pytest.raises(BudgetTooSmall) as info:
         reply_for(request, CANDIDATES, METRICS)
     ok = parse_request({**REQUEST, "budgets": {"tokens_max": info.value.minimum, "time_ms": 800}})
@@ -143,7 +156,7 @@ def test_parse_request_defaults_and_extensions() -> None:
                           "filters": {"paths": ["src/**/*.py"], "languages": ["python"],
                                       "classes": ["Function"], "tiers": ["hot", "warm"],
                                       "min_score": 0.2, "k": 20}})
-    assert full.tokens_max == 650 and full.breadth == 2 and full.lod == ("micro", "macro")
+    assert full.tokens_max == 250 and full.breadth == 2 and full.lod == ("micro", "macro")
     assert full.filters.tiers == ("hot", "warm") and full.filters.k == 20 and full.format is Format.TEXT
 
 
@@ -258,5 +271,5 @@ def test_kv_policy_pins_hot_and_never_pins_cold() -> None:
     reply = reply_for(request, [hot, cold, CANDIDATES[2]], METRICS).reply
     assert reply is not None
     kv = reply["kv_policy"]
-    assert hot.fragment in kv["pin"]
-    assert cold.fragment not in kv["pin"] and cold.fragment in kv["compress"]
+    assert fragment_key(hot.fragment) in kv["pin"]
+    assert fragment_key(cold.fragment) not in kv["pin"] and fragment_key(cold.fragment) in kv["compress"]

@@ -5,10 +5,13 @@ Two outputs share one packer:
 - :func:`pack`: a markdown or text document (:mod:`acms.assembly.render`); a block costs the
   tokens of its rendered header + body.
 - :func:`pack_json`: a JSON reply built by a callback (``Assembled -> dict``, see
-  :func:`acms.assembly.protocol.reply_builder`); the budget covers
-  ``json.dumps(reply, ensure_ascii=False, separators=(",", ":"))`` and ``used_tokens`` is that very
-  count (found as a fixed point, since the count is inside the reply). A fragment's
-  ``cost_tokens`` is the count of its text.
+  :func:`acms.assembly.protocol.reply_builder`). The budget covers what a client puts into its
+  prompt, the fragments' text: a fragment's ``cost_tokens`` is the count of its text and
+  ``used_tokens = sum(cost_tokens) <= budget`` (the seed contract's rule). The envelope around the
+  text (ids, provenance, kv_policy, metrics) is kept compact and bounded by the reply builder, and
+  ``reply_tokens`` is the count of the whole serialization
+  ``json.dumps(reply, ensure_ascii=False, separators=(",", ":"))`` (a fixed point, since that
+  count is inside the reply).
 
 Algorithm (deterministic; candidates are deduplicated first):
 
@@ -52,6 +55,7 @@ def dumps(reply: dict[str, Any]) -> str:
 class _Layout(Protocol):
     def cost(self, cand: Candidate, text: str, end_line: int, truncated: bool) -> int: ...
     def piece_cost(self, item: Packed) -> int: ...
+    def used(self, skeleton: Assembled) -> int: ...
     def finish(self, skeleton: Assembled) -> Assembled: ...
 
 
@@ -66,6 +70,9 @@ class _DocumentLayout:
     def piece_cost(self, item: Packed) -> int:
         return item.cost_tokens
 
+    def used(self, skeleton: Assembled) -> int:
+        return self.finish(skeleton).used_tokens
+
     def finish(self, skeleton: Assembled) -> Assembled:
         rendered = render((render_packed(i, self.fmt) for i in skeleton.items), self.fmt, self.task)
         skeleton.rendered = rendered
@@ -75,36 +82,34 @@ class _DocumentLayout:
 
 @dataclass
 class _JsonLayout:
+    """The budget covers the fragments' text, which adds up exactly: no re-count of the whole reply."""
+
     build: ReplyBuilder
     max_rounds: int = 16
 
     def cost(self, cand: Candidate, text: str, end_line: int, truncated: bool) -> int:
         return count(text)
 
-    _empty: int | None = None
-
-    def _size(self, items: list[Packed]) -> int:
-        return count(dumps(self.build(Assembled(items, "", 0, 0, 0, []))))
-
     def piece_cost(self, item: Packed) -> int:
-        """What one fragment adds to an otherwise empty reply (an estimate: joins and lists vary)."""
-        if self._empty is None:
-            self._empty = self._size([])
-        return max(1, self._size([item]) - self._empty)
+        return item.cost_tokens
+
+    def used(self, skeleton: Assembled) -> int:
+        return sum(i.cost_tokens for i in skeleton.items)
 
     def finish(self, skeleton: Assembled) -> Assembled:
-        """Serialize with ``used_tokens`` equal to the count of the serialization itself."""
-        used = 0
+        """Serialize with ``reply_tokens`` equal to the count of the serialization itself."""
+        skeleton.used_tokens = self.used(skeleton)
+        size = 0
         for _ in range(self.max_rounds):
-            skeleton.used_tokens = used
+            skeleton.reply_tokens = size
             reply = self.build(skeleton)
             rendered = dumps(reply)
             n = count(rendered)
-            if n == used:
+            if n == size:
                 skeleton.rendered, skeleton.reply = rendered, reply
                 return skeleton
-            used = n
-        raise RuntimeError("used_tokens did not reach a fixed point")  # pragma: no cover
+            size = n
+        raise RuntimeError("reply_tokens did not reach a fixed point")  # pragma: no cover
 
 
 class _Packer:
@@ -176,7 +181,7 @@ class _Packer:
     def measure(self, items: list[Packed]) -> int:
         key = tuple(sorted((i.candidate.fragment, len(i.text)) for i in items))
         if key not in self._measured:
-            self._measured[key] = self.finish(items).used_tokens
+            self._measured[key] = self.layout.used(Assembled(self.ordered(items), "", 0, self.budget, 0, []))
         return self._measured[key]
 
     # -- steps ---------------------------------------------------------------------------------

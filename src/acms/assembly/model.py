@@ -53,7 +53,8 @@ class Packed:
 
 @dataclass
 class Assembled:
-    """The packer's result: ``tokens.count(rendered) == used_tokens <= budget``.
+    """The packer's result: ``used_tokens <= budget``, where ``used_tokens`` is ``tokens.count(rendered)``
+    for a document and the sum of the fragments' ``cost_tokens`` for a JSON reply.
 
     ``dropped_candidates`` are the (deduplicated) candidates left out for lack of budget, best
     first; the reply's ``kv_policy.evict`` and ``coverage_entities`` come from them.
@@ -67,3 +68,4 @@ class Assembled:
     warnings: list[str]
     dropped_candidates: list[Candidate] = field(default_factory=list)
     reply: dict[str, Any] | None = None
+    reply_tokens: int = 0  # JSON output: the count of the whole serialized reply (0 for documents)

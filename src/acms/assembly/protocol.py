@@ -5,10 +5,18 @@ invalid one raises :class:`InvalidRequest` naming the field, e.g.
 ``budgets.tokens_max: -5 is less than the minimum of 1``.
 
 Reply fragments carry the contract's ``id, lod, text, entities, cost_tokens`` plus acms provenance:
-``source_ref`` (``path:start-end``), ``entity`` (IRI), ``kind``, ``score``, ``strategy``, ``tier``,
-``reason``, ``truncated``. ``cost_tokens`` counts the fragment's text; ``metrics.used_tokens``
-counts the whole serialized reply (compact JSON, see :func:`acms.assembly.budget.dumps`) and is
-``<= budgets.tokens_max``.
+``source_ref`` (``path:start-end``), ``kind``, ``score``, ``strategy``, ``tier``, ``reason``,
+``truncated``.
+
+What the budget covers: the fragments' text, what a client puts into its prompt. ``cost_tokens``
+counts one fragment's text and ``metrics.used_tokens = sum(cost_tokens) <= budgets.tokens_max``
+(0 % overshoot). The envelope around the text is compact and bounded, so a small budget buys
+context, not identifiers: a fragment ``id`` is a 12-hex digest of its IRI (stable while its content
+is unchanged), names are the qualified names (no IRIs), ``reason``, names and warnings are cut
+at ``FIELD_MAX_TOKENS``, ``evict`` lists at most ``EVICT_MAX`` ids, ``warnings`` at most
+``WARNINGS_MAX`` lines. ``metrics.reply_tokens`` is the count of the whole serialized reply (compact
+JSON, :func:`acms.assembly.budget.dumps`), for a client that pastes the JSON itself; the envelope,
+``reply_tokens - used_tokens``, stays within :func:`envelope_bound`.
 
 kv_policy (disjoint lists of fragment ids; pin wins over compress):
 
@@ -27,6 +35,7 @@ the CLI's exit codes and the server's HTTP statuses share.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -46,10 +55,17 @@ from acms.assembly.privacy import PrivacyMode, protect
 from acms.assembly.render import Format
 from acms.errors import CODES, AcmsError, BudgetTooSmall, ErrorCode, InvalidRequest, UsageError
 from acms.text_checks import bad_iri, text_problem, walk_strings
+from acms.tokens import count
 
 SCHEMA_NAME = "render_request.v0.json"
-EVICT_MAX = 32
+EVICT_MAX = 16
+WARNINGS_MAX = 8
+FIELD_MAX_TOKENS = 40  # names, reasons and warning lines in a reply
+LABEL_MAX_TOKENS = 12  # kinds, strategy names, timing keys
 MESSAGE_MAX_CHARS = 300
+ID_HEX = 12
+# envelope_bound: the reply around the text, with every capped field at its cap (see the tests)
+ENVELOPE_BASE, ENVELOPE_PER_FRAGMENT, ENVELOPE_PER_EVICTED = 600, 200, 12
 
 
 def request_schema() -> dict[str, Any]:
@@ -183,14 +199,48 @@ def _score(value: float) -> float | None:
     return round(value, 3) if math.isfinite(value) else None
 
 
+def fragment_key(fragment: str) -> str:
+    """The reply's id of a fragment: a short digest of its IRI (which holds its content hash)."""
+    return hashlib.sha256(fragment.encode("utf-8")).hexdigest()[:ID_HEX]
+
+
+def _cut(text: str, limit: int = FIELD_MAX_TOKENS) -> str:
+    """``text`` in at most ``limit`` tokens: the longest prefix that fits, marked with an ellipsis."""
+    if count(text) <= limit:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(text[:mid] + "…") <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + "…"
+
+
+def envelope_bound(reply: Mapping[str, Any]) -> int:
+    """Most tokens a reply may spend around its fragments' text: a base, a share per fragment and
+    per evicted id, plus the two fields that are never cut, the request_id and each path."""
+    uncut = count(reply["request_id"]) + sum(count(f["source_ref"]) for f in reply["fragments"])
+    return (ENVELOPE_BASE + ENVELOPE_PER_FRAGMENT * len(reply["fragments"]) + uncut
+            + ENVELOPE_PER_EVICTED * len(reply["kv_policy"]["evict"]))
+
+
 def _fragment(item: Packed) -> dict[str, Any]:
     c = item.candidate
     return {
-        "id": c.fragment, "lod": c.lod, "text": item.text, "entities": [c.name],
-        "cost_tokens": item.cost_tokens, "source_ref": item.source_ref, "entity": c.entity,
-        "kind": c.kind, "score": _score(c.score), "strategy": c.strategy, "tier": c.tier,
-        "reason": c.reason, "truncated": item.truncated,
+        "id": fragment_key(c.fragment), "lod": c.lod, "text": item.text, "entities": [_cut(c.name)],
+        "cost_tokens": item.cost_tokens, "source_ref": item.source_ref, "kind": _cut(c.kind, LABEL_MAX_TOKENS),
+        "score": _score(c.score), "strategy": _cut(c.strategy, LABEL_MAX_TOKENS), "tier": c.tier,
+        "reason": _cut(c.reason), "truncated": item.truncated,
     }
+
+
+def _warnings(lines: Sequence[str]) -> list[str]:
+    shown = [_cut(w) for w in lines[:WARNINGS_MAX]]
+    if len(lines) > WARNINGS_MAX:
+        shown[-1] = f"… and {len(lines) - WARNINGS_MAX + 1} more warnings"
+    return shown
 
 
 def kv_policy(request: RenderRequest, assembled: Assembled) -> dict[str, list[str]]:
@@ -216,7 +266,8 @@ def kv_policy(request: RenderRequest, assembled: Assembled) -> dict[str, list[st
         and (i.candidate.lod == "macro" or i.truncated or i.candidate.tier == "cold")
     ]
     evict = [c.fragment for c in assembled.dropped_candidates[:EVICT_MAX]]
-    return {"pin": [f for f in ids if f in pinned], "compress": compress, "evict": evict}
+    return {"pin": [fragment_key(f) for f in ids if f in pinned], "compress": [fragment_key(f) for f in compress],
+            "evict": [fragment_key(f) for f in evict]}
 
 
 def _coverage(assembled: Assembled, wanted: Sequence[str] | None) -> float:
@@ -237,12 +288,13 @@ def build_reply(request: RenderRequest, assembled: Assembled, metrics: ReplyMetr
         "kv_policy": kv_policy(request, assembled),
         "metrics": {
             "used_tokens": assembled.used_tokens,
+            "reply_tokens": assembled.reply_tokens,
             "planner_ms": metrics.planner_ms,
             "coverage_entities": _coverage(assembled, metrics.entities_wanted),
-            "strategy": metrics.strategy,
-            "strategy_reason": metrics.strategy_reason,
-            "timings_ms": dict(metrics.timings_ms),
-            "warnings": [*metrics.warnings, *assembled.warnings],
+            "strategy": _cut(metrics.strategy, LABEL_MAX_TOKENS),
+            "strategy_reason": _cut(metrics.strategy_reason),
+            "timings_ms": {_cut(k, LABEL_MAX_TOKENS): v for k, v in list(metrics.timings_ms.items())[:WARNINGS_MAX]},
+            "warnings": _warnings([*metrics.warnings, *assembled.warnings]),
             "dropped": assembled.dropped,
         },
     }
