@@ -140,7 +140,7 @@ def test_assembly_focused_on_endpoints_returns_handlers(webapi_project: Path) ->
                              "--focus-class", "api:Endpoint", "--budget", "3000", "--format", "json")
     assert code == 0, err
     fragments = json.loads(out)["fragments"]
-    names = {f["entity"].rsplit("#", 1)[-1] for f in fragments}
+    names = {f["entities"][0] for f in fragments}
     assert names and names <= set(ENDPOINTS)
     assert {"fastapi_app.create_item", "flask_app.create_user", "fastapi_app.read_item"} <= names
     code, _, err = cli_run("assemble", "x", "-C", str(webapi_project), "--focus-class", "nope:Thing")

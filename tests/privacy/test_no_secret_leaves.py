@@ -92,7 +92,7 @@ def test_line_numbers_survive_scrubbing(project: Path) -> None:
     assert acms("index", str(project)).returncode == 0
     out = acms("assemble", "connect_cache open the cache connection", "-C", str(project), "--format", "json",
                "--budget", "2000")
-    refs = [f["source_ref"] for f in json.loads(out.stdout)["fragments"] if f["entity"].endswith("connect_cache")]
+    refs = [f["source_ref"] for f in json.loads(out.stdout)["fragments"] if f["entities"][0].endswith("connect_cache")]
     assert refs and refs[0].startswith("app/settings.py:7-")
 
 
