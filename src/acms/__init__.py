@@ -23,6 +23,9 @@ _WHERE = {
     "ValidationFailed": "acms.errors",
     "IndexReport": "acms.service.index_run",
     "SearchResult": "acms.retrieval.search",
+    "QueryResult": "acms.sparql.results",
+    "Description": "acms.describe",
+    "EntityHistory": "acms.temporal.history",
 }
 
 __all__ = sorted(_WHERE) + ["__version__"]
@@ -33,6 +36,9 @@ if TYPE_CHECKING:
     from acms.errors import AcmsError, ConfigError, QueryError, StoreError, StoreLocked, UsageError, ValidationFailed
     from acms.service.index_run import IndexReport
     from acms.retrieval.search import SearchResult
+    from acms.sparql.results import QueryResult
+    from acms.describe import Description
+    from acms.temporal.history import EntityHistory
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""The public façade: open a project's index, ingest, search, assemble, query.
+"""The public façade: open a project's index, ingest, search, assemble, query, describe.
 
     from acms import Index
     with Index.open("path/to/project") as idx:
@@ -13,7 +13,7 @@ all go through it. ``mode`` says how it holds the store (see :mod:`acms.service.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -29,7 +29,15 @@ from acms.service.assembly import Assembler
 from acms.service.index_run import IndexReport, IndexRun
 from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
+from acms.describe import Description, describe
+from acms.errors import UsageError
+from acms.sparql import catalog
+from acms.sparql.bind import term_from_text
+from acms.sparql.catalog import QuerySpec
 from acms.sparql.guard import check_query
+from acms.sparql.results import DEFAULT_MAX_ROWS, QueryResult, collect
+from acms.temporal.history import EntityHistory, entity_history, resolve
+from acms.terms import Term
 from acms.store.layout import IndexLayout
 from acms.store.protocol import Bindings, GraphStore, Row
 from acms.strategies.registry import StrategyRegistry
@@ -100,11 +108,15 @@ class Index:
         return self.assembler.search(text, SearchMode(mode), k)
 
     def assemble(self, task: str, budget: int = 4000, **request: Any) -> AssemblyResult:
-        """``request`` takes any render_request.v0 field (strategy, focus, privacy_mode, filters, …)."""
+        """``request`` takes any render_request.v0 field (strategy, focus, privacy_mode, filters, …);
+        ``format="json"`` gives the render_context_reply.v0 in ``.assembled.rendered``."""
+        output = "json" if request.get("format") == "json" else None
+        if output:
+            request["format"] = "markdown"
         data = {"version": "v0", "id": "00000000-0000-4000-8000-000000000000", "intent": task,
-                "request_id": "api", "budgets": {"tokens_max": budget, "time_ms": request.pop("time_ms", 5000)},
-                **request}
-        return self.render(parse_request(data))
+                "request_id": request.pop("request_id", "api"),
+                "budgets": {"tokens_max": budget, "time_ms": request.pop("time_ms", 5000)}, **request}
+        return self.render(parse_request(data), output)
 
     def render(self, request: RenderRequest, output: str | None = None) -> AssemblyResult:
         return self.assembler.render(request, output)
@@ -115,6 +127,53 @@ class Index:
         check_query(sparql)
         with self.session.reading() as store:
             return store.select(sparql, bindings)
+
+    def sparql(self, text: str, bindings: Bindings | None = None, *, max_rows: int = DEFAULT_MAX_ROWS,
+               allow_service: bool = False) -> QueryResult:
+        """Any read query (SELECT, ASK, CONSTRUCT, DESCRIBE) through the same guard, at most ``max_rows``
+        rows or triples (``truncated`` says when there were more)."""
+        check_query(text, allow_service=allow_service)
+        return self._collect(text, bindings, max_rows)
+
+    def saved_queries(self) -> list[QuerySpec]:
+        """The saved exploration queries (``queries/explore/``), by name."""
+        return sorted((s for s in catalog.all_queries().values() if s.folder == "explore"), key=lambda s: s.name)
+
+    def run_saved(self, name: str, bindings: Mapping[str, str | Term] | None = None, *,
+                  max_rows: int = DEFAULT_MAX_ROWS) -> QueryResult:
+        """A saved exploration query; text values are typed like ``--bind`` (``<iri>``, integer, string)."""
+        spec = catalog.saved(name)
+        given = dict(bindings or {})
+        declared = [p for p, _ in spec.params]
+        missing = [p for p in declared if p not in given]
+        unknown = sorted(set(given) - set(declared))
+        if missing or unknown:
+            problem = f"missing: {', '.join(missing)}" if missing else f"unknown: {', '.join(unknown)}"
+            raise UsageError(f"saved query {name!r} takes {', '.join(declared) or 'no parameters'}; {problem}")
+        terms = {k: term_from_text(k, v) if isinstance(v, str) else v for k, v in given.items()}
+        return self._collect(spec.text, terms, max_rows)
+
+    def _collect(self, text: str, bindings: Bindings | None, max_rows: int) -> QueryResult:
+        with self.session.reading() as store:
+            return collect(store.query_raw(text, bindings or None), max_rows)
+
+    def describe(self, entity: str) -> Description:
+        """Kind, location, signature, docstring, callers, callees, members and a history summary of one
+        entity (a qualified name, a path, ``path::Qualified.name``, a unique short name or an IRI)."""
+        with self.session.reading() as store:
+            return describe(store, entity)
+
+    def history(self, entity: str) -> list[EntityHistory]:
+        """Every stored version of the entities ``entity`` names and the commits that touched them."""
+        with self.session.reading() as store:
+            return [entity_history(store, e) for e in resolve(store, entity)]
+
+    def warm(self) -> None:
+        """Open the store and load the search caches now, so that the first request is fast too."""
+        with self.session.reading() as store:
+            caches = self.assembler.searcher(store).caches
+            caches.keyword()
+            caches.ranking()
 
     def close(self) -> None:
         self.session.close()

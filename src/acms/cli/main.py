@@ -10,6 +10,7 @@ from acms.cli.config_cmd import config_cmd
 from acms.cli.assemble_cmd import assemble_cmd, render_cmd, strategies_cmd
 from acms.cli.eval_cmd import eval_cmd
 from acms.cli.export_cmd import export_cmd
+from acms.cli.mcp_cmd import mcp_cmd
 from acms.cli.index_cmd import index_cmd, stats_cmd, validate_cmd
 from acms.cli.plan_cmd import decision_group, plan_group
 from acms.cli.ontology_cmd import ontology_group
@@ -45,6 +46,7 @@ cli.add_command(strategies_cmd)
 cli.add_command(eval_cmd)
 cli.add_command(export_cmd)
 cli.add_command(serve_cmd)
+cli.add_command(mcp_cmd)
 cli.add_command(tiers_group)
 cli.add_command(history_cmd)
 cli.add_command(plan_group)

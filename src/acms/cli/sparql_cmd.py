@@ -16,8 +16,8 @@ from acms.cli.common import boundary, open_index, project_options
 from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.sparql.dataset import DefaultGraph, dataset_arguments
+from acms.sparql.bind import term_from_text
 from acms.sparql.guard import check_query
-from acms.vocab import XSD
 
 FORMATS = {"json": ox.QueryResultsFormat.JSON, "csv": ox.QueryResultsFormat.CSV,
            "tsv": ox.QueryResultsFormat.TSV, "xml": ox.QueryResultsFormat.XML}
@@ -29,14 +29,7 @@ def parse_binding(text: str) -> tuple[str, Term]:
     name, sep, value = text.partition("=")
     if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise UsageError(f"--bind expects name=value, got {text!r}")
-    if value.startswith("<") and value.endswith(">"):
-        try:
-            return name, NamedNode(value[1:-1])
-        except ValueError:
-            raise UsageError(f"--bind {name}: invalid IRI {value}") from None
-    if re.fullmatch(r"-?\d+", value):
-        return name, Literal(value, datatype=XSD.integer)
-    return name, Literal(value)
+    return name, term_from_text(name, value)
 
 
 def _query_text(query: str | None, file: str | None, saved: str | None, bindings: dict[str, Term]) -> tuple[str, bool]:

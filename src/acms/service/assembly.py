@@ -1,8 +1,8 @@
 """The assembly orchestration: request → strategy → filters → levels of detail → privacy → pack,
 then usage recorded for the hot tier.
 
-The budget covers the whole rendered output (or the serialized reply, for JSON); the packer proves
-``count(rendered) <= budget``. ``budgets.time_ms`` is a deadline: phases that would start after it are
+The budget covers the whole rendered document (markdown, text) or the fragments' text (a JSON reply,
+``sum(cost_tokens)``, see :mod:`acms.assembly.protocol`); the packer proves it. ``budgets.time_ms`` is a deadline: phases that would start after it are
 cut, what is ready is packed, and the cut is reported in the warnings.
 
 Keeps one ``Searcher`` (and its derived caches) per session generation, so repeated requests reuse

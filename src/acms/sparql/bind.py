@@ -16,6 +16,7 @@ from acms.terms import Term
 
 from acms.errors import QuerySyntaxError, UsageError
 from acms.sparql.guard import scan
+from acms.vocab import XSD
 
 _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
@@ -49,3 +50,16 @@ def bind(query: str, bindings: Mapping[str, Sequence[Term] | Term] | None) -> st
     if pos <= 0:
         raise QuerySyntaxError("cannot bind parameters: the query has no WHERE group")
     return f"{query[:pos]} {values_block(bindings)} {query[pos:]}"
+
+
+def term_from_text(name: str, value: str) -> Term:
+    """A parameter value typed as text: ``<iri>`` is an IRI, an integer is xsd:integer, anything else a
+    string (``--bind name=value`` and the MCP ``explore`` tool)."""
+    if value.startswith("<") and value.endswith(">"):
+        try:
+            return NamedNode(value[1:-1])
+        except ValueError:
+            raise UsageError(f"parameter {name}: invalid IRI {value}") from None
+    if re.fullmatch(r"-?\d+", value):
+        return Literal(value, datatype=XSD.integer)
+    return Literal(value)

@@ -1,0 +1,1 @@
+"""acms over the Model Context Protocol (``acms mcp``)."""

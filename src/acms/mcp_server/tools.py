@@ -1,0 +1,153 @@
+"""The MCP tools of ``acms mcp``: thin functions over one shared ``acms.Index``, text in, text out.
+
+Each tool answers with text a model reads: assembled context as markdown (or the JSON reply), the
+other tools as compact JSON. An acms error (a bad budget, an unknown entity, a refused query, a
+locked or missing index) becomes an MCP tool error (``is_error``; the SDK prefixes
+``Error executing tool NAME:`` to our ``CODE: message``), never a crashed server; the SDK turns
+anything unexpected into a tool error too, without its text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from acms.api import Index
+from acms.errors import AcmsError, ErrorCode
+
+F = TypeVar("F", bound=Callable[..., str])
+
+MAX_ROWS_CAP = 5000
+SEARCH_PREVIEW_CHARS = 160
+
+
+def tool_errors(func: F) -> F:
+    """acms errors → MCP tool errors carrying the error code and the one-line message."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        try:
+            return func(*args, **kwargs)
+        except AcmsError as exc:
+            raise ToolError(f"{ErrorCode(exc.code).value}: {exc.message}") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def as_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+Task = Annotated[str, Field(min_length=1, description=(
+    "The task or question in plain words, e.g. 'how are HTTP headers parsed' or 'add a retry to the "
+    "upload client'. Name symbols in code form (parse_header, pkg.mod.Client) when you know them."))]
+Budget = Annotated[int, Field(ge=1, description=(
+    "Token budget (tiktoken cl100k). markdown/text: the whole reply fits in it; json: the fragments' "
+    "text does (the small envelope around it is extra). 2000-8000 answers most questions; 500-1000 "
+    "for a quick look."))]
+Strategy = Annotated[str, Field(description=(
+    "auto (default) picks the best: arce (ranked code search, general tasks), breadth-depth-navigator "
+    "(around focus entities: callers, callees, definitions), temporal-archaeology (why/when did X "
+    "change), plan-decision-context (recorded decisions), simple-keyword, semantic-embedding."))]
+Focus = Annotated[list[str] | None, Field(description=(
+    "Entities to centre on: qualified names (pkg.mod.func), paths (pkg/mod.py) or "
+    "path::Class.method. Useful with breadth-depth-navigator."))]
+Paths = Annotated[list[str] | None, Field(description="Only fragments whose path matches one of these globs, e.g. 'src/**/*.py'.")]
+Privacy = Annotated[Literal["allow", "redact", "block"], Field(description=(
+    "allow: clear secrets are redacted (default); redact: every secret-looking value; block: no raw "
+    "text, only ids, paths and names."))]
+Lod = Annotated[list[Literal["macro", "micro", "atomic"]] | None, Field(description=(
+    "Levels of detail to keep: macro (outlines: signatures, first doc line), micro (whole symbols and "
+    "sections), atomic (a few lines around the best match). Empty: all."))]
+Format = Annotated[Literal["markdown", "text", "json"], Field(description=(
+    "markdown (default): a document with a 'path:start-end' header per fragment; text: the same "
+    "without markdown; json: a render_context_reply.v0 (fragment ids, scores, kv_policy, metrics)."))]
+Entity = Annotated[str, Field(min_length=1, description=(
+    "A qualified name (pkg.mod.Class.method), a path (pkg/mod.py), path::Qualified.name, a unique "
+    "short name, or an IRI."))]
+MaxRows = Annotated[int, Field(ge=1, le=MAX_ROWS_CAP, description="Most rows (or triples) returned; 'truncated' says when there were more.")]
+
+
+class AcmsTools:
+    """The tool functions, bound to one Index (shared: each call takes the index's shared lock)."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    @tool_errors
+    def assemble(self, task: Task, budget: Budget = 4000, strategy: Strategy = "auto",
+                 focus: Focus = None, paths: Paths = None, privacy: Privacy = "allow",
+                 lod: Lod = None, format: Format = "markdown") -> str:
+        request: dict[str, Any] = {"strategy": strategy, "privacy_mode": privacy, "format": format,
+                                   "request_id": "mcp"}
+        if focus:
+            request["focus"] = list(focus)
+        if lod:
+            request["lod"] = list(lod)
+        if paths:
+            request["filters"] = {"paths": list(paths)}
+        result = self.index.assemble(task, budget, **request)
+        return result.assembled.rendered
+
+    @tool_errors
+    def search(self, query: Annotated[str, Field(min_length=1, description="Words or identifiers to look for.")],
+               mode: Annotated[Literal["keyword", "vector", "hybrid"], Field(description=(
+                   "keyword (BM25 over text and split identifiers), vector (embedding similarity) or "
+                   "hybrid (both, default)."))] = "hybrid",
+               k: Annotated[int, Field(ge=1, le=100, description="Number of hits.")] = 10) -> str:
+        result = self.index.search(query, mode, k)
+        hits = [{"ref": h.source_ref, "name": h.name, "kind": h.kind, "score": round(h.score, 3), "why": h.why,
+                 "preview": _preview(h.text)} for h in result.hits]
+        return as_json({"hits": hits, "warnings": result.warnings})
+
+    @tool_errors
+    def sparql(self, query: Annotated[str, Field(min_length=1, description=(
+                   "A SELECT, ASK, CONSTRUCT or DESCRIBE query. Data sits in named graphs: write "
+                   "GRAPH ?g { ... } around patterns. Prefixes uko:, prov:, rdf:, rdfs:, xsd:, owl:, "
+                   "dcterms: are predeclared."))],
+               max_rows: MaxRows = 200) -> str:
+        return as_json(self.index.sparql(query, max_rows=max_rows).as_dict())
+
+    @tool_errors
+    def describe(self, entity: Entity) -> str:
+        return as_json(self.index.describe(entity).as_dict())
+
+    @tool_errors
+    def history(self, entity: Entity,
+                include_text: Annotated[bool, Field(description="Include each earlier version's full text.")] = False) -> str:
+        found = [h.as_dict() for h in self.index.history(entity)]
+        if not include_text:
+            for h in found:
+                for event in h["events"]:  # type: ignore[union-attr]
+                    event.pop("text", None)
+        return as_json(found)
+
+    @tool_errors
+    def explore(self, name: Annotated[str | None, Field(description=(
+                    "A saved query to run; leave empty to list them with their parameters."))] = None,
+                params: Annotated[dict[str, str] | None, Field(description=(
+                    "The saved query's parameters, e.g. {\"name\": \"parse_header\"}."))] = None,
+                max_rows: MaxRows = 200) -> str:
+        if not name:
+            return as_json([{"name": s.name, "summary": s.summary,
+                             "params": {p: help_ for p, help_ in s.params}} for s in self.index.saved_queries()])
+        return as_json(self.index.run_saved(name, params or {}, max_rows=max_rows).as_dict())
+
+    @tool_errors
+    def refresh_index(self) -> str:
+        report = self.index.index()
+        return as_json({"files_listed": report.files_listed, "files_indexed": report.files_indexed,
+                        "files_unchanged": report.files_unchanged, "files_removed": report.files_removed,
+                        "up_to_date": report.up_to_date, "skipped": report.skipped_counts(),
+                        "quarantined": sorted(report.quarantined)[:20], "warnings": report.warnings[:20],
+                        "seconds": round(report.seconds, 2)})
+
+
+def _preview(text: str) -> str:
+    line = next((x.strip() for x in text.splitlines() if x.strip()), "")
+    return line if len(line) <= SEARCH_PREVIEW_CHARS else line[: SEARCH_PREVIEW_CHARS - 1] + "…"
