@@ -34,6 +34,7 @@ from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
+from acms.sparql.dataset import DefaultGraph, dataset_arguments
 from acms.sparql.guard import check_query
 from acms.sparql.results import DEFAULT_MAX_ROWS, QueryResult, collect
 from acms.temporal.history import EntityHistory, entity_history, resolve
@@ -129,11 +130,12 @@ class Index:
             return store.select(sparql, bindings)
 
     def sparql(self, text: str, bindings: Bindings | None = None, *, max_rows: int = DEFAULT_MAX_ROWS,
-               allow_service: bool = False) -> QueryResult:
-        """Any read query (SELECT, ASK, CONSTRUCT, DESCRIBE) through the same guard, at most ``max_rows``
-        rows or triples (``truncated`` says when there were more)."""
+               allow_service: bool = False, default_graph: DefaultGraph | str = DefaultGraph.CURRENT) -> QueryResult:
+        """Any read query (SELECT, ASK, CONSTRUCT, DESCRIBE) through the same guard and with the same
+        default graph as ``acms sparql`` (the current tiers unless the query has FROM), at most
+        ``max_rows`` rows or triples (``truncated`` says when there were more)."""
         check_query(text, allow_service=allow_service)
-        return self._collect(text, bindings, max_rows)
+        return self._collect(text, bindings, max_rows, **dataset_arguments(text, DefaultGraph(default_graph)))
 
     def saved_queries(self) -> list[QuerySpec]:
         """The saved exploration queries (``queries/explore/``), by name."""
@@ -153,9 +155,9 @@ class Index:
         terms = {k: term_from_text(k, v) if isinstance(v, str) else v for k, v in given.items()}
         return self._collect(spec.text, terms, max_rows)
 
-    def _collect(self, text: str, bindings: Bindings | None, max_rows: int) -> QueryResult:
+    def _collect(self, text: str, bindings: Bindings | None, max_rows: int, **dataset: Any) -> QueryResult:
         with self.session.reading() as store:
-            return collect(store.query_raw(text, bindings or None), max_rows)
+            return collect(store.query_raw(text, bindings or None, **dataset), max_rows)
 
     def describe(self, entity: str) -> Description:
         """Kind, location, signature, docstring, callers, callees, members and a history summary of one

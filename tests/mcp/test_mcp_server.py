@@ -112,6 +112,8 @@ def test_every_tool_answers(project: Path) -> None:
                                        max_rows=3))
         assert len(capped["rows"]) == 3 and capped["truncated"]
         assert json.loads(await call(client, "sparql", query="ASK { GRAPH ?g { ?c a uko:Class } }"))["boolean"]
+        plain = json.loads(await call(client, "sparql", query="SELECT ?c WHERE { ?c a uko:Class } ORDER BY ?c"))
+        assert plain["rows"] == rows["rows"]  # the default graph is the current project, as in acms sparql
 
         about = json.loads(await call(client, "describe", entity="pkg.mod.Parser.parse_header"))
         assert about["kind"] == "Method" and REF.fullmatch(about["location"])
@@ -210,3 +212,10 @@ def test_streamable_http(project: Path) -> None:
         proc.terminate()
         proc.wait(timeout=30)
         proc.stderr.close()  # type: ignore[union-attr]
+
+
+def test_no_index_is_a_one_line_error(tmp_path: Path) -> None:
+    out = subprocess.run([str(BIN / "acms"), "mcp", "-C", str(tmp_path)], capture_output=True, text=True,
+                         timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode == 4 and out.stderr.startswith("acms: error: no index at ") and "acms index" in out.stderr
+    assert "Traceback" not in out.stderr and not out.stdout

@@ -8,7 +8,6 @@ import click
 
 from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
 from acms.errors import TiersInconsistent
-from acms.temporal import history as history_mod
 from acms.temporal import tiers as tiers_mod
 
 
@@ -99,9 +98,8 @@ def history_cmd(entity: str, project: Path, store: Path | None, show_text: bool,
     version acms kept in the cold tier, with where it was and what ended it.
     """
     idx = open_index(project, store)
-    graph = idx.store
     try:
-        found = [history_mod.entity_history(graph, e) for e in history_mod.resolve(graph, entity)]
+        found = idx.history(entity)
     finally:
         idx.close()
     if as_json:

@@ -107,9 +107,9 @@ class AcmsTools:
 
     @tool_errors
     def sparql(self, query: Annotated[str, Field(min_length=1, description=(
-                   "A SELECT, ASK, CONSTRUCT or DESCRIBE query. Data sits in named graphs: write "
-                   "GRAPH ?g { ... } around patterns. Prefixes uko:, prov:, rdf:, rdfs:, xsd:, owl:, "
-                   "dcterms: are predeclared."))],
+                   "A SELECT, ASK, CONSTRUCT or DESCRIBE query. Its default graph is the project as it "
+                   "is now (the hot and warm tiers); GRAPH ?g { ... } also reaches history, meta and the "
+                   "ontology. Prefixes uko:, prov:, rdf:, rdfs:, xsd:, owl:, dcterms: are predeclared."))],
                max_rows: MaxRows = 200) -> str:
         return as_json(self.index.sparql(query, max_rows=max_rows).as_dict())
 
