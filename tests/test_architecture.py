@@ -35,11 +35,11 @@ LAYERS: list[set[str]] = [
     {"export"},                               # RDF and viewer formats
     {"service"},                              # sessions, the index run, the assembly
     {"api"},                                  # acms.Index
-    {"evaluation", "server"},                 # interfaces over acms.Index
+    {"evaluation", "server", "mcp_server"},   # interfaces over acms.Index
     {"cli"},
     {"__init__", "__main__"},
 ]
-INTERFACES = {"cli", "server", "evaluation"}
+INTERFACES = {"cli", "server", "evaluation", "mcp_server"}
 # What an interface may import from the store package: types, not access.
 STORE_TYPES = {"acms.store.protocol", "acms.store.layout"}
 

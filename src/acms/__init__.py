@@ -24,7 +24,7 @@ _WHERE = {
     "IndexReport": "acms.service.index_run",
     "SearchResult": "acms.retrieval.search",
     "QueryResult": "acms.sparql.results",
-    "Description": "acms.describe",
+    "Description": "acms.service.describe",
     "EntityHistory": "acms.temporal.history",
 }
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from acms.service.index_run import IndexReport
     from acms.retrieval.search import SearchResult
     from acms.sparql.results import QueryResult
-    from acms.describe import Description
+    from acms.service.describe import Description
     from acms.temporal.history import EntityHistory
 
 

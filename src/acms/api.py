@@ -29,7 +29,7 @@ from acms.service.assembly import Assembler
 from acms.service.index_run import IndexReport, IndexRun
 from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
-from acms.describe import Description, describe
+from acms.service.describe import Description, describe
 from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
