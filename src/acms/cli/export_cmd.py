@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,9 +13,12 @@ import click
 from pyoxigraph import Quad
 
 from acms.cli.common import boundary, open_index, project_options
+from acms.cli.progress import reporter
 from acms.errors import UsageError
 from acms.export import graph as graph_formats
 from acms.export import rdf, scope, view
+from acms.service.progress import Progress
+from acms.vocab import GRAPH_ONTOLOGY
 
 FORMATS = [*rdf.FORMATS, *graph_formats.WRITERS]
 
@@ -36,7 +38,8 @@ FORMATS = [*rdf.FORMATS, *graph_formats.WRITERS]
               help="Node cap for graphml/dot/cytoscape (the largest nodes are kept; a warning says how many "
                    "went). The html view has no cap: it opens on a summary and expands on click.")
 @click.option("--progress/--quiet", default=None,
-              help="Print how many quads were read every few seconds on stderr (default: when stderr is a terminal).")
+              help="Progress on stderr: quads read, with a bar and ETA on a terminal; --quiet for none "
+                   "(default: a bar on a terminal, a line every 10 s elsewhere).")
 @project_options
 @boundary
 def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, entity: str | None, depth: int,
@@ -55,8 +58,6 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
     entity, a file's neighbourhood, and tiers with history. Colours are one per kind, the same in
     graphml, dot, cytoscape and html. A file given with -o appears whole or not at all.
     """
-    if progress is None:
-        progress = sys.stderr.isatty()
     if fmt == "html":
         max_nodes = 10**9  # the view summarises; nothing is left out
     chosen = [x for x in (tier, modules or None, entity, construct_file) if x]
@@ -66,65 +67,55 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
     graph = idx.store
     try:
         predicates = None if fmt in rdf.FORMATS else view.PREDICATES
-        if tier:
-            quads: Iterator[Quad] = scope.tier(tier).stream(graph, predicates, view.SKIP_KINDS)
+        graphs = scope.tier(tier) if tier else None if modules or entity or construct_file else scope.whole()
+        # the bar's total when it is cheap to know: every quad of the store but the ontology's (a count
+        # of one tier would cost a fifth of reading it; the viewer formats read only some predicates)
+        total = graph.count() - graph.count(GRAPH_ONTOLOGY) if graphs and not tier and predicates is None else None
+        if graphs:
+            quads: Iterator[Quad] = graphs.stream(graph, predicates, view.SKIP_KINDS)
         elif modules:
             quads = iter(scope.require(scope.modules(graph)))
         elif entity:
             quads = iter(scope.require(scope.neighbourhood(graph, entity, depth)))
-        elif construct_file:
-            quads = iter(scope.require(scope.construct(graph, construct_file.read_text(encoding="utf-8"))))
         else:
-            quads = scope.whole().stream(graph, predicates, view.SKIP_KINDS)
+            quads = iter(scope.require(scope.construct(graph, construct_file.read_text(encoding="utf-8"))))  # type: ignore[union-attr]
         from acms.ontology.service import extension_namespaces
 
-        counted = Counted(quads, progress)
+        counted = Counted(quads, reporter(progress, machine_output=False), total)
         with _destination(output, binary=fmt in rdf.FORMATS) as out:
             if fmt in rdf.FORMATS:
                 rdf.write(counted, fmt, out)
             else:
                 built = view.build(counted, max_nodes, extension_namespaces(graph))
-                counted.done(f"{len(built.nodes):,} nodes, {len(built.edges):,} edges")
                 if built.dropped:
                     click.echo(f"warning: {built.dropped} nodes over --max-nodes {max_nodes} left out (the smallest)",
                                err=True)
                 graph_formats.WRITERS[fmt](built, out)
             if not counted.quads:  # raised before the file is put in place
                 raise UsageError("the export scope is empty (nothing indexed, or nothing matches)")
-        counted.done("")
     finally:
         idx.close()
 
 
 class Counted:
-    """The quads as they stream, counted; a line on stderr every few seconds when ``progress`` is on."""
+    """The quads as they stream, counted, and reported as the ``export`` phase (``acms.cli.progress``:
+    a bar with counts and ETA on a terminal when the total is known, a line now and then elsewhere)."""
 
-    EVERY_S = 2.0
+    EVERY = 20_000  # quads between two progress updates
 
-    def __init__(self, quads: Iterator[Quad], progress: bool) -> None:
-        self._quads = quads
-        self.progress = progress
+    def __init__(self, quads: Iterator[Quad], progress: Progress, total: int | None = None) -> None:
+        self._quads, self.progress, self.total = quads, progress, total
         self.quads = 0
-        self.start = self._last = time.monotonic()
-        self._said_done = False
 
     def __iter__(self) -> Iterator[Quad]:
+        self.progress.start("export", self.total)
         for quad in self._quads:
             self.quads += 1
-            if self.progress and not self.quads % 50_000:
-                now = time.monotonic()
-                if now - self._last >= self.EVERY_S:
-                    self._last = now
-                    click.echo(f"export: {self.quads:,} quads read ({now - self.start:.0f} s)", err=True)
+            if not self.quads % self.EVERY:
+                self.progress.update(self.quads, self.total)
             yield quad
-
-    def done(self, what: str) -> None:
-        """Say once, when the export took long enough to have said anything, what was read."""
-        if self._said_done or not self.progress or time.monotonic() - self.start < self.EVERY_S:
-            return
-        self._said_done = True
-        extra = f": {what}" if what else ""
-        click.echo(f"export: {self.quads:,} quads read in {time.monotonic() - self.start:.1f} s{extra}", err=True)
+        self.progress.update(self.quads, self.total)
+        self.progress.finish("export")
 
 
 @contextmanager

@@ -15,11 +15,12 @@ LINE_EVERY = 10.0  # seconds between two one-line reports off a terminal
 
 
 class BarProgress:
-    """One ``click.progressbar`` per phase, opened once the amount of work is known."""
+    """One ``click.progressbar`` per phase, opened once the amount of work is known; until then (or for
+    a phase whose total is never known, such as an export's stream) a running count on one line."""
 
     def __init__(self) -> None:
         self._bar: Any = None
-        self._phase, self._done = "", 0
+        self._phase, self._done, self._counting = "", 0, False
 
     def start(self, phase: str, total: int | None = None) -> None:
         self._close()
@@ -33,6 +34,9 @@ class BarProgress:
         if self._bar is not None and done > self._done:
             self._bar.update(done - self._done)
             self._done = done
+        elif self._bar is None and done:
+            click.echo(f"\r{self._phase:<11} {done:,}", err=True, nl=False)
+            self._counting = True
 
     def finish(self, phase: str) -> None:
         self._close()
@@ -44,6 +48,9 @@ class BarProgress:
         self._done = 0
 
     def _close(self) -> None:
+        if self._counting:
+            click.echo("", err=True)
+            self._counting = False
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
             self._bar = None
