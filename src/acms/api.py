@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acms.service.assembly import AssemblyResult
 from acms.assembly.protocol import RenderRequest, parse_request
@@ -26,7 +26,6 @@ from acms.paths import project_root
 from acms.retrieval.search import Mode as SearchMode
 from acms.retrieval.search import SearchResult, Searcher
 from acms.service.assembly import Assembler
-from acms.service.index_run import IndexReport, IndexRun
 from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
 from acms.service.describe import Description, describe
@@ -42,6 +41,9 @@ from acms.terms import Term
 from acms.store.layout import IndexLayout
 from acms.store.protocol import Bindings, GraphStore, Row
 from acms.strategies.registry import StrategyRegistry
+
+if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``), not by every reader
+    from acms.service.index_run import IndexReport
 
 
 def store_dir(root: Path, settings: Settings, store: str | Path | None = None) -> Path:
@@ -102,6 +104,8 @@ class Index:
     # -- the two orchestrations ------------------------------------------------------------------
     def index(self, *, history: int = 0, progress: Progress | None = None) -> IndexReport:
         """One index run: lands whole or not at all (see :mod:`acms.service.index_run`)."""
+        from acms.service.index_run import IndexRun
+
         with self.session.writing() as store:
             return IndexRun(self.root, store, self.settings, self.layout, history=history, progress=progress).run()
 

@@ -219,3 +219,23 @@ def test_unique_dedupes_tokens_not_spellings() -> None:
     expected = _lucene_bm25(docs, list(dict.fromkeys(code_tokens(query))))
     np.testing.assert_allclose(index.scores(query, unique=True), expected, rtol=1e-5, atol=1e-6)
     assert not index.scores("zebra zebra", unique=True).any()
+
+
+def test_loaded_postings_score_as_bm25s_load_bit_for_bit(tmp_path: Path) -> None:
+    """The read path scores without importing bm25s (issue 14); bm25s' own loader is the reference."""
+    texts = list(CODE.values()) * 3 + PROSE
+    index = KeywordIndex.build([str(i) for i in range(len(texts))], texts)
+    index.save(tmp_path / "kw", key="k")
+    loaded = KeywordIndex.load(tmp_path / "kw")
+    assert isinstance(loaded._retriever, keyword.Postings)
+    reference = bm25s.BM25.load(tmp_path / "kw" / "bm25", mmap=True, show_progress=False)
+    assert loaded._retriever.vocab_dict == reference.vocab_dict
+    vocab = reference.vocab_dict
+    for query in ("parse http header", "self poll poll", "json the of", "header header parse_http_header"):
+        ids = [vocab[t] for t in code_tokens(query) if t in vocab]
+        if not ids:
+            continue
+        np.testing.assert_array_equal(loaded._retriever.get_scores_from_ids(ids), reference.get_scores_from_ids(ids))
+    loaded.save(tmp_path / "again", key="k2")  # a loaded index saves again, unchanged
+    again = KeywordIndex.load(tmp_path / "again")
+    np.testing.assert_array_equal(again.scores("parse http header"), index.scores("parse http header"))

@@ -7,16 +7,17 @@ import json
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from acms.api import Index, Mode, store_dir
 from acms.config import Settings, load_settings
 from acms.errors import AcmsError, UsageError
 from acms.paths import project_root
-from acms.strategies.registry import StrategyRegistry
 from acms.text_checks import text_problem, walk_strings
+
+if TYPE_CHECKING:  # the façade pulls in the engine: imported when a command opens an index, not before
+    from acms.api import Index
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -109,6 +110,9 @@ def open_index(project: Path, store: Path | None, *, write: bool = False, shared
     number of other readers, or (``write``) as the one writer, waiting for the others to finish;
     ``shared`` for a server (the lock per request). A missing index is StoreMissing (exit 4); only
     ``acms index`` creates one."""
+    from acms.api import Index, Mode, store_dir
+    from acms.strategies.registry import StrategyRegistry
+
     root = resolve_project(project)
     settings = settings_for(root, **overrides)
     mode = Mode.SHARED if shared else Mode.WRITE if write else Mode.READ

@@ -72,16 +72,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from itertools import count
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse as sp
 
 from acms.embeddings.base import normalize_rows
 
 from acms.errors import ProviderError
 from acms.index.keyword import atomic_directory
 from acms.index.tokenize import TOKENIZER_VERSION, code_tokens
+
+if TYPE_CHECKING:  # scipy (~0.1 s to import) is for fitting only; a query is folded in with numpy
+    import scipy.sparse as sp
 
 __all__ = ["LsaModel", "LsaProvider"]
 
@@ -91,6 +93,7 @@ _OVERSAMPLES = 10
 _POWER_ITERATIONS = 4
 _MIN_DF2_DOCUMENTS = 100
 _EXACT_BELOW = 1024  # min(documents, terms) up to which the SVD is computed exactly
+_FOLD_CHUNK = 16_384  # non-zeros folded at once by ``transform``
 _RANK_TOLERANCE = 1e-5  # singular values below this fraction of the largest count as zero
 
 
@@ -116,6 +119,8 @@ def _tfidf(
     n_docs: int, doc: np.ndarray, col: np.ndarray, tf: np.ndarray, idf: np.ndarray
 ) -> sp.csr_matrix:
     """Rows of sublinear tf × idf, L2-normalised, in the dtype of ``idf``."""
+    import scipy.sparse as sp
+
     values = (1.0 + np.log(tf)) * idf[col]
     matrix = sp.csr_matrix((values, (doc, col)), shape=(n_docs, len(idf)), dtype=idf.dtype)
     norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
@@ -124,6 +129,8 @@ def _tfidf(
 
 
 def _lu_normalize(y: np.ndarray) -> np.ndarray:
+    import scipy.linalg
+
     return scipy.linalg.lu(y, permute_l=True, check_finite=False)[0]
 
 
@@ -133,6 +140,8 @@ def _orthonormalize(y: np.ndarray) -> np.ndarray:
     Two GEMMs and a triangular solve: ≈8x faster than LAPACK's QR on 35k x 266 here. Falls back
     to QR when ``y`` is too ill-conditioned for Cholesky (a corpus with duplicate documents).
     """
+    import scipy.linalg
+
     for _ in range(2):
         try:
             r = np.linalg.cholesky(y.T @ y).T
@@ -261,8 +270,26 @@ class LsaModel:
         keys = np.asarray(rows, np.int64) * len(index) + np.asarray(cols, np.int64)
         pairs, tf = np.unique(keys, return_counts=True)
         doc, col = np.divmod(pairs, len(index))
-        x = _tfidf(len(texts), doc, col, tf, self._idf)  # float32, as the components: no copy
-        return normalize_rows(x @ self._components)
+        return normalize_rows(self._fold(len(texts), doc, col, tf))
+
+    def _fold(self, n: int, doc: np.ndarray, col: np.ndarray, tf: np.ndarray) -> np.ndarray:
+        """Sum of ``(1 + ln tf) · idf · component`` per text, in numpy (no scipy on the query path).
+
+        The TF-IDF row's L2 normalisation is left out: it scales the row, and ``transform``
+        normalises the result anyway. ``doc`` is sorted (``np.unique``), so each slice of the
+        non-zeros is summed per text with ``reduceat``; slices bound the memory to
+        ``_FOLD_CHUNK`` × dimensions floats.
+        """
+        out = np.zeros((n, self.dimensions), dtype=np.float32)
+        if not doc.size:
+            return out
+        values = ((1.0 + np.log(tf)) * self._idf[col]).astype(np.float32)
+        for start in range(0, doc.size, _FOLD_CHUNK):
+            d = doc[start : start + _FOLD_CHUNK]
+            products = self._components[col[start : start + _FOLD_CHUNK]] * values[start : start + _FOLD_CHUNK, None]
+            firsts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]])
+            out[d[firsts]] += np.add.reduceat(products, firsts, axis=0)
+        return out
 
     # -- persistence ----------------------------------------------------------------------
 

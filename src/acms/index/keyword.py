@@ -47,12 +47,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import bm25s
 import numpy as np
 
 from acms.errors import StoreError, StoreMissing
 from acms.index.tokenize import TOKENIZER_VERSION, code_tokens
+
+if TYPE_CHECKING:  # bm25s imports scipy.sparse (~0.15 s): only the writer (``build``/``save``) needs it
+    import bm25s
 
 __all__ = ["KeywordIndex", "atomic_directory"]
 
@@ -130,10 +133,49 @@ def _load_postings(
     retriever.nonoccurrence_array = None
 
 
+class Postings:
+    """A saved bm25s index read back without bm25s: the CSC score arrays (memory-mapped) and the vocabulary.
+
+    Why: importing bm25s pulls in scipy.sparse (~0.15 s of every read command, issue 14), and scoring
+    a loaded index is only a sum of CSC columns. ``get_scores_from_ids`` does what bm25s' numpy backend
+    does (``np.add.at`` per query token, in order, in float32), so scores are the same bit for bit;
+    ``tests/index`` compares the two on every query.
+    """
+
+    def __init__(self, scores: dict[str, Any], vocab: dict[str, int], params: dict[str, Any]) -> None:
+        self.scores = scores
+        self.vocab_dict = vocab
+        self.params = params  # bm25s' params.index.json, as saved
+        self.dtype, self.int_dtype = params.get("dtype", "float32"), params.get("int_dtype", "int32")
+
+    @classmethod
+    def load(cls, directory: Path, *, mmap: bool = True) -> Postings:
+        params = json.loads((directory / "params.index.json").read_text(encoding="utf-8"))
+        if params.get("method") != "lucene" or (directory / "nonoccurrence_array.index.npy").exists():
+            raise ValueError(f"unexpected bm25s index at {directory} ({params.get('method')})")
+        vocab = json.loads((directory / "vocab.index.json").read_text(encoding="utf-8"))
+        mode = "r" if mmap else None
+        scores = {name: np.load(directory / f"{name}.csc.index.npy", mmap_mode=mode, allow_pickle=False)
+                  for name in ("data", "indices", "indptr")}
+        scores["num_docs"] = int(params["num_docs"])
+        return cls(scores, vocab, params)
+
+    def get_scores_from_ids(self, query_tokens_ids: Sequence[int]) -> np.ndarray:
+        data, indices, indptr = self.scores["data"], self.scores["indices"], self.scores["indptr"]
+        ids = np.asarray(query_tokens_ids, dtype=np.dtype(self.int_dtype))
+        if int(ids.max(initial=0)) >= len(indptr) - 1:
+            raise ValueError("a query token id is outside the index's vocabulary")
+        scores = np.zeros(self.scores["num_docs"], dtype=np.dtype(self.dtype))
+        starts, ends = indptr[ids], indptr[ids + 1]
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            np.add.at(scores, indices[start:end], data[start:end])
+        return scores
+
+
 class KeywordIndex:
     """BM25 scores for a fixed list of ids. Build with ``build`` or ``load``; immutable."""
 
-    def __init__(self, ids: Sequence[str], retriever: bm25s.BM25 | None, key: str = "") -> None:
+    def __init__(self, ids: Sequence[str], retriever: bm25s.BM25 | Postings | None, key: str = "") -> None:
         self._ids = tuple(ids)
         self._retriever = retriever  # None when the corpus has no tokens at all
         self._key = key
@@ -158,6 +200,8 @@ class KeywordIndex:
             lengths.append(len(flat) - start)
         if not vocab:
             return cls(ids, None)
+        import bm25s
+
         retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
         terms, doc_lengths = np.frombuffer(flat, np.int64), np.frombuffer(lengths, np.int64)
         _load_postings(retriever, terms, doc_lengths, dict(vocab))
@@ -211,8 +255,12 @@ class KeywordIndex:
 
     def save(self, directory: Path, *, key: str = "") -> None:
         """Write the index to ``directory`` atomically; ``key`` comes back as ``load(...).key``."""
+        import bm25s
+
         with atomic_directory(Path(directory)) as tmp:
-            if self._retriever is not None:
+            if isinstance(self._retriever, Postings):  # a loaded index: copy its files as they are
+                _save_postings(self._retriever, tmp / _BM25_DIR)
+            elif self._retriever is not None:
                 self._retriever.save(tmp / _BM25_DIR, show_progress=False)
             (tmp / _IDS).write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
             manifest = {
@@ -247,7 +295,7 @@ class KeywordIndex:
             ids = json.loads((directory / _IDS).read_text(encoding="utf-8"))
             retriever = None
             if not manifest["empty"]:
-                retriever = bm25s.BM25.load(directory / _BM25_DIR, mmap=mmap, show_progress=False)
+                retriever = Postings.load(directory / _BM25_DIR, mmap=mmap)
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -259,3 +307,12 @@ class KeywordIndex:
         ):
             raise StoreError(f"the keyword index at {directory} is inconsistent; rebuild it")
         return cls(ids, retriever, key=str(manifest.get("key", "")))
+
+
+def _save_postings(postings: Postings, directory: Path) -> None:
+    """bm25s' file layout for a loaded index (saving one again, e.g. under another key)."""
+    directory.mkdir(parents=True)
+    for name in ("data", "indices", "indptr"):
+        np.save(directory / f"{name}.csc.index.npy", np.asarray(postings.scores[name]))
+    (directory / "vocab.index.json").write_text(json.dumps(postings.vocab_dict, ensure_ascii=False), encoding="utf-8")
+    (directory / "params.index.json").write_text(json.dumps(postings.params, indent=4), encoding="utf-8")

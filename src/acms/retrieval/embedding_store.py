@@ -21,7 +21,6 @@ from pyoxigraph import Literal, NamedNode, Quad
 from acms.config import Settings
 from acms.embeddings.base import EmbeddingProvider
 from acms.errors import ModelMismatch, ProviderError
-from acms.embeddings.lsa import LsaModel, LsaProvider
 from acms.index.vectors import encode
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -142,6 +141,8 @@ def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider
     rows = store.select(catalog.text("search/corpus"))
     staged_lsa: Path | None = None
     if provider_name == "lsa":
+        from acms.embeddings.lsa import LsaModel, LsaProvider  # scipy: fitting only, not the query path
+
         texts = [r["text"].value for r in rows]
         fitted = LsaModel.fit(texts, dimensions=settings.embedding_dims) if texts else None
         if fitted is None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
-import rdflib
 from pyoxigraph import NamedNode, Quad
 
 from acms.errors import ValidationFailed
@@ -26,6 +26,9 @@ from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 from acms.validation.shapes import CompiledCheck, Violation, validate_store
 from acms.vocab import GRAPH_ONTOLOGY, RDF, UKO
+
+if TYPE_CHECKING:  # rdflib is for the pyshacl reference (``validate_whole_store``), not for every batch
+    import rdflib
 
 BATCH = NamedNode("urn:acms:validation:batch")
 CONTEXT = NamedNode("urn:acms:validation:context")
@@ -145,6 +148,8 @@ def validate_whole_store(store: GraphStore, extra_shapes: Sequence[str] = ()) ->
 
     ``extra_shapes``: Turtle shapes of the configured extensions, checked with the shipped ones.
     """
+    import rdflib
+
     from acms.validation.reference import pyshacl_validate, shapes_graph
 
     data = rdflib.Graph()
@@ -161,6 +166,8 @@ def validate_whole_store(store: GraphStore, extra_shapes: Sequence[str] = ()) ->
 
 
 def _to_rdflib(term: object) -> rdflib.term.Node:
+    import rdflib
+
     if isinstance(term, ox.NamedNode):
         return rdflib.URIRef(term.value)
     if isinstance(term, ox.BlankNode):

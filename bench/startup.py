@@ -1,0 +1,81 @@
+"""Start-up cost of the commands users run most: whole processes, median of several runs.
+
+Indexes a small project (click's source, copied from the installed ``click`` package, which acms
+depends on) once, then runs ``acms --help``, ``acms search`` and ``acms assemble`` on it as separate
+processes, ``--runs`` times each, and prints the median and best wall time next to the target of
+issue 14 and to the floor measured in the same run: ``python -c "import click"`` (an interpreter
+start plus the CLI library, which no command can avoid).
+
+    python bench/startup.py [--runs 5] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+ACMS = [sys.executable, "-m", "acms"]
+TARGETS = {"--help": 0.3, "search": 0.8, "assemble": 0.8}
+
+
+def timed(argv: list[str], runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        out.append(time.perf_counter() - start)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-500:]}")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="keep the project and its index here")
+    args = parser.parse_args()
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="acms-startup-"))
+    project = work / "click"
+    if not (project / ".acms").is_dir():
+        shutil.rmtree(project, ignore_errors=True)
+        shutil.copytree(Path(click.__file__).parent, project, ignore=shutil.ignore_patterns("__pycache__"))
+        subprocess.run([*ACMS, "index", str(project), "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    files = sum(1 for p in project.rglob("*.py"))
+
+    rows = [
+        ("python -c 'import click' (floor)", [sys.executable, "-c", "import click"], None),
+        ("acms --help", [*ACMS, "--help"], TARGETS["--help"]),
+        ("acms search", [*ACMS, "search", "-C", str(project), "parse command line options", "-k", "5"],
+         TARGETS["search"]),
+        ("acms assemble", [*ACMS, "assemble", "-C", str(project), "how are command line options parsed",
+                           "--budget", "2000"], TARGETS["assemble"]),
+    ]
+    print(f"start-up: click's source ({files} .py files), {args.runs} runs each, "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print()
+    print("| command | median s | best s | target s | median / floor |")
+    print("| --- | --- | --- | --- | --- |")
+    floor = 0.0
+    for name, argv, target in rows:
+        times = timed(argv, args.runs)
+        median = statistics.median(times)
+        floor = floor or median
+        mark = "" if target is None else f"{target:.1f} {'met' if median < target else 'MISSED'}"
+        print(f"| {name} | {median:.3f} | {min(times):.3f} | {mark} | {median / floor:.1f}x |")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
