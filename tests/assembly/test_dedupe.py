@@ -90,3 +90,11 @@ def test_fragment_duplicates_with_different_text_are_resolved_deterministically(
     a = cand("f1", "e1", 0.5)
     b = replace(a, text="other text")
     assert dedupe([a, b]) == dedupe([b, a])
+
+
+def test_an_outline_and_the_bodies_it_lists_are_both_kept() -> None:
+    """A class's outline names its methods without their bodies: no code is shown twice."""
+    outline = cand("outline", "Parser", 0.9, lod="macro", start=1, end=50)
+    method = cand("method", "Parser.parse", 0.8, start=10, end=20)
+    assert ids(dedupe([method, outline])) == ["outline", "method"]
+    assert ids(dedupe([replace(outline, score=0.7), method])) == ["method", "outline"]

@@ -14,7 +14,7 @@ import pytest
 from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import KeywordIndex
 from acms.ranking.index import FORMAT, FragmentRow, RankingIndex
-from acms.ranking.rank import MIN_RELATIVE, PATH_WEIGHT, Ranked, file_scores, rank
+from acms.ranking.rank import CLASS_OUTLINE_FACTOR, LENGTH_PRIOR, MIN_RELATIVE, PATH_WEIGHT, Ranked, file_scores, rank
 from acms.ranking.roles import AUX_FACTOR, NAMED_FACTOR, Role
 
 SRC_SPLIT = '''def split_parts(body: bytes, boundary: bytes) -> list[bytes]:
@@ -312,6 +312,41 @@ def test_a_class_body_gives_way_to_the_matching_method_inside_it() -> None:
     raw = dict(zip(frags.ids, frags.scores("split boundary", unique=True).tolist()))
     assert raw["f:class"] > 0 and raw["f:method"] > 0  # both match on their own
     assert [(r.fragment, r.score) for r in rank("split boundary", frags, index)] == [("f:method", 1.0)]
+
+
+def test_a_class_that_gave_way_is_shown_as_its_outline_after_its_method() -> None:
+    """The class's outline (a few tokens: the map around the method, and the class for a task about it)
+    comes beside the method it gave way to, at half the class body's score, never above the method."""
+    klass = f'class MultipartReader:\n    """Reads bodies."""\n{METHOD}'
+    rows = [FragmentRow("f:class", "pkg/reader.py", 1, 4, klass, container=True, outline="f:class-outline"),
+            FragmentRow("f:method", "pkg/reader.py", 3, 4, METHOD)]
+    frags, index = build(rows)
+    assert index.outline_of("f:class") == "f:class-outline" and index.outline_of("f:method") == ""
+    raw = dict(zip(frags.ids, frags.scores("split boundary", unique=True).tolist()))
+    ranked = rank("split boundary", frags, index)
+    assert [r.fragment for r in ranked] == ["f:method", "f:class-outline"]
+    expected = min(1.0, CLASS_OUTLINE_FACTOR * raw["f:class"] * 4 ** LENGTH_PRIOR / (raw["f:method"] * 2 ** LENGTH_PRIOR))
+    assert ranked[1].score == pytest.approx(expected)
+    assert "outline of the class" in ranked[1].reason
+
+
+def test_a_class_outline_needs_a_method_shown_from_it() -> None:
+    """A class that gave way only to methods cut from the result adds no outline."""
+    klass = f'class MultipartReader:\n    """Reads bodies."""\n{METHOD}'
+    rows = [FragmentRow("f:class", "pkg/reader.py", 1, 4, klass, container=True, outline="f:class-outline"),
+            FragmentRow("f:method", "pkg/reader.py", 3, 4, METHOD),
+            FragmentRow("f:top", "pkg/reader.py", 6, 7, "def split_boundary_parts(boundary):\n    return split(boundary, boundary)")]
+    frags, index = build(rows)
+    assert [r.fragment for r in rank("split boundary", frags, index, per_file=1)] == ["f:top"]
+
+
+def test_outlines_survive_a_save_and_load(tmp_path: Path) -> None:
+    rows = [FragmentRow("f:class", "pkg/reader.py", 1, 4, "class A:\n    pass", container=True, outline="f:o"),
+            FragmentRow("f:other", "pkg/reader.py", 6, 7, "def b():\n    pass")]
+    _, index = build(rows)
+    index.save(tmp_path / "r", key="k")
+    loaded = RankingIndex.load(tmp_path / "r")
+    assert loaded.outline_of("f:class") == "f:o" and loaded.outline_of("f:other") == "" and loaded.outline_of("f:zzz") == ""
 
 
 def test_a_nested_function_gives_way_to_the_function_around_it_and_lends_it_its_score() -> None:

@@ -7,7 +7,9 @@ body contains its methods), and every duplicate wastes budget. Three rules, appl
 1. same fragment id: keep the best-ranked one;
 2. same entity: keep the best-ranked fragment of it;
 3. same file, overlapping line ranges: drop a candidate whose overlap with an already kept one is
-   more than half of the smaller of the two ranges (a method inside a kept class body);
+   more than half of the smaller of the two ranges (a method inside a kept class body); an outline
+   (``macro``: signatures, not bodies) repeats no code, so it neither drops nor is dropped by rule 3
+   (a class's outline beside the methods shown from it);
 4. history (tier ``cold``) is another time, so rule 3 never compares it with the present or with
    another version; instead a cold candidate whose text a kept candidate already shows is dropped
    (the same old body archived by a re-index and by a commit).
@@ -43,7 +45,7 @@ def _span(c: Candidate) -> int:
 
 def _overlaps(a: Candidate, b: Candidate) -> bool:
     """More than half of the smaller range is shared (same file only)."""
-    if not a.path or a.path != b.path or "cold" in (a.tier, b.tier):
+    if not a.path or a.path != b.path or "cold" in (a.tier, b.tier) or "macro" in (a.lod, b.lod):
         return False
     shared = min(a.end_line, b.end_line) - max(a.start_line, b.start_line) + 1
     return shared > 0 and 2 * shared > min(_span(a), _span(b))

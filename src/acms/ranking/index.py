@@ -10,7 +10,9 @@ changes the graph. Three parts:
   functions, classes, methods; not the module or the file itself, which the path already gives);
 - ``frag_ids`` / ``locations``: fragment IRIs (sorted) → (file number, start line, end line, 1 for
   a class body, 2 for a module header, else 0), as arrays, to map
-  fragment scores to files.
+  fragment scores to files;
+- ``outlines``: per fragment id, the outline (macro fragment) of a class body, else "": what the
+  first stage shows for a class whose body gives way to its matching methods.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ __all__ = ["CONTAINER", "FragmentRow", "RankingIndex"]
 
 CONTAINER = {"Class": 1, "Module": 2}
 
-FORMAT = "acms.ranking-index/5"
+FORMAT = "acms.ranking-index/6"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class FragmentRow:
     text: str
     container: int = 0  # CONTAINER: 1 a class (its body encloses its methods), 2 a module header
     name: str = ""  # the symbol's name when the fragment is a code symbol's body, else ""
+    outline: str = ""  # a class body's outline fragment (macro), else ""
 
 
 class RankingIndex:
@@ -50,9 +53,11 @@ class RankingIndex:
 
     def __init__(self, files: list[str], window_file: np.ndarray, window_lines: np.ndarray,
                  windows_index: KeywordIndex, paths_index: KeywordIndex, names_index: KeywordIndex,
-                 frag_ids: np.ndarray, locations: np.ndarray, key: str = "") -> None:
+                 frag_ids: np.ndarray, locations: np.ndarray, outlines: np.ndarray | None = None,
+                 key: str = "") -> None:
         """``frag_ids`` sorted (a numpy string array), ``locations`` the (file, start, end, container)
-        row of each: arrays, so a command loads them in milliseconds rather than parsing a dict."""
+        row of each, ``outlines`` the outline fragment of each ("" for none): arrays, so a command
+        loads them in milliseconds rather than parsing a dict."""
         self.files = files
         self.roles = [role_of(p) for p in files]
         self.window_file = window_file  # window number → file number
@@ -62,6 +67,7 @@ class RankingIndex:
         self.names = names_index
         self.frag_ids = frag_ids
         self.locations = locations
+        self.outlines = outlines if outlines is not None else np.full(len(frag_ids), "", dtype="<U1")
         self.key = key
         self._aligned: tuple[KeywordIndex, np.ndarray] | None = None
 
@@ -92,11 +98,18 @@ class RankingIndex:
                 defined.setdefault(r.path, []).append(r.name)
         names_index = KeywordIndex.build(files, [" ".join(defined.get(p, ())) for p in files])
         where = {r.frag: (number[r.path], r.start, r.end, int(r.container)) for r in rows}
+        outline = {r.frag: r.outline for r in rows}
         ids = sorted(where)
         frag_ids = np.asarray(ids, dtype=str) if ids else np.zeros(0, dtype="<U1")
         locations = np.asarray([where[f] for f in ids], dtype=np.int64).reshape(-1, 4)
+        outlines = np.asarray([outline[f] for f in ids], dtype=str) if ids else np.zeros(0, dtype="<U1")
         return cls(files, np.asarray(wfile, dtype=np.int64), np.asarray(wlines, dtype=np.int64).reshape(-1, 2),
-                   windows_index, paths_index, names_index, frag_ids, locations)
+                   windows_index, paths_index, names_index, frag_ids, locations, outlines)
+
+    def outline_of(self, frag: str) -> str:
+        """The outline fragment of a class body ``frag`` ("" for anything else)."""
+        i = int(np.searchsorted(self.frag_ids, frag))
+        return str(self.outlines[i]) if i < self.frag_ids.size and self.frag_ids[i] == frag else ""
 
     def aligned(self, fragments: KeywordIndex) -> np.ndarray:
         """``(file number, start, end, container)`` per id of ``fragments`` (file -1 when not in ``where``), memoised."""
@@ -124,6 +137,7 @@ class RankingIndex:
             np.save(tmp / "window_lines.npy", self.window_lines)
             np.save(tmp / "frag_ids.npy", self.frag_ids)
             np.save(tmp / "locations.npy", self.locations)
+            np.save(tmp / "outlines.npy", self.outlines)
             meta = {"format": FORMAT, "key": key, "files": self.files}
             (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
         self.key = key
@@ -143,7 +157,8 @@ class RankingIndex:
                        KeywordIndex.load(directory / "windows"), KeywordIndex.load(directory / "paths"),
                        KeywordIndex.load(directory / "names"),
                        np.load(directory / "frag_ids.npy", mmap_mode="r"),
-                       np.load(directory / "locations.npy", mmap_mode="r"), key=str(meta.get("key", "")))
+                       np.load(directory / "locations.npy", mmap_mode="r"),
+                       np.load(directory / "outlines.npy", mmap_mode="r"), key=str(meta.get("key", "")))
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:

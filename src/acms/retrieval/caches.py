@@ -93,10 +93,11 @@ class DerivedCaches:
         paths = {r["file"].value: r["path"].value for r in self.store.select(catalog.text("search/file-paths"))}
         kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1]
                  for r in self.store.select(catalog.text("search/class-fragments"))}
+        outlines = {r["frag"].value: r["outline"].value for r in self.store.select(catalog.text("search/class-outlines"))}
         index = RankingIndex.build(
             FragmentRow(r["frag"].value, paths[r["file"].value], int(r["start"].value), int(r["end"].value),
                         r["text"].value, CONTAINER.get(kinds.get(r["frag"].value, ""), 0),
-                        _v(r.get("name")) if "qn" in r else "")
+                        _v(r.get("name")) if "qn" in r else "", outlines.get(r["frag"].value, ""))
             for r in self.corpus if "file" in r and r["file"].value in paths
         )
         index.save(directory, key=self.state_key)
