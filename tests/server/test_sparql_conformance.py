@@ -204,3 +204,37 @@ def test_real_serve_clients_timeout_and_allow_service(searcher: Searcher) -> Non
             t = time.monotonic()
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(10) == 0 and time.monotonic() - t < 5  # prompt shutdown
+
+
+def test_stopping_with_a_query_in_flight_answers_it_and_exits_promptly(searcher: Searcher) -> None:  # noqa: F811
+    """SIGTERM while a long query runs: the client gets a 503 naming the shutdown (not a 500 and a
+    traceback on stderr), the server exits within seconds and its worker processes with it."""
+    import threading
+
+    root = searcher.layout.root.parent
+    heavy = f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {ONTOLOGY} {{ ?a ?b ?c . ?d ?e ?f . ?h ?i ?j }} }}"
+    with subprocess.Popen([sys.executable, "-m", "acms", "serve", "-C", str(root), "--port", "0",
+                           "--query-timeout", "120"], stderr=subprocess.PIPE, text=True) as proc:
+        base = proc.stderr.readline().split()[2]  # type: ignore[union-attr]
+        deadline = time.monotonic() + 20
+        while not alive(base) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        answer: list[tuple[int, str, str]] = []
+        client = threading.Thread(target=lambda: answer.append(call(q(base, heavy))))
+        client.start()
+        time.sleep(1.5)  # the query is running in a worker
+        workers = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        t = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0 and time.monotonic() - t < 5
+        client.join(10)
+        stderr = proc.stderr.read()  # type: ignore[union-attr]
+    assert answer and answer[0][0] == 503 and "shutting down" in answer[0][2]
+    assert "Traceback" not in stderr, stderr
+    left = workers
+    deadline = time.monotonic() + 5
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = [pid for pid in left if Path(f"/proc/{pid}").exists()
+                and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert not left, [Path(f"/proc/{pid}/cmdline").read_text() for pid in left]

@@ -3,6 +3,7 @@ processes (:mod:`acms.server.workers`) cut at the deadline."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -99,6 +100,8 @@ class SparqlEndpoint:
             return PlainTextResponse(exc.message + "\n", status_code=exc.status)
         except AcmsError as exc:  # a query error 400, a locked index 503: the status of its code
             return PlainTextResponse(for_client(exc.message) + "\n", status_code=CODES[exc.code].http_status)
+        except asyncio.CancelledError:  # the server stops: uvicorn cancels what still runs after its grace
+            return PlainTextResponse("the server is shutting down; the request was not answered\n", status_code=503)
 
     async def handle(self, request: Request) -> Response:
         return await self._guarded(request, self._sparql)
