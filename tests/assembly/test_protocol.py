@@ -65,7 +65,7 @@ CANDIDATES = [
 METRICS = ReplyMetrics(planner_ms=12, strategy="arce", strategy_reason="explicit in request",
                        timings_ms={"candidates": 9, "dedupe": 0})
 
-# the reply and envelope shapes of seeds/003, as checks for the tests
+# the reply and envelope shapes of the render_context_reply.v0 contract, as checks for the tests
 FRAGMENT = {"type": "object", "required": ["id", "lod", "text", "entities", "cost_tokens"],
             "properties": {"lod": {"enum": ["macro", "micro", "atomic"]},
                            "entities": {"type": "array", "items": {"type": "string"}},
