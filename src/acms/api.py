@@ -38,7 +38,9 @@ from acms.sparql.guard import check_query
 from acms.sparql.results import DEFAULT_MAX_ROWS, QueryResult, collect
 from acms.temporal.history import EntityHistory, entity_history, resolve
 from acms.terms import Term
+from acms.store.http_client import Endpoints, is_remote
 from acms.store.layout import IndexLayout
+from acms.store.remote import RemoteTarget
 from acms.store.protocol import Bindings, GraphStore, Row
 from acms.strategies.registry import StrategyRegistry
 
@@ -46,27 +48,48 @@ if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``)
     from acms.service.index_run import IndexReport
 
 
-def store_dir(root: Path, settings: Settings, store: str | Path | None = None) -> Path:
-    """The index directory: ``store`` when given, else the ``store`` setting (relative to the root)."""
+def store_dir(root: Path, settings: Settings, store: str | Path | None = None) -> Path | str:
+    """The index directory: ``store`` when given, else the ``store`` setting (relative to the root); an
+    ``http(s)://`` URL (a SPARQL 1.1 engine) is returned as it is."""
     if store is not None:
-        return Path(store).resolve()
+        return str(store) if is_remote(str(store)) else Path(store).resolve()
+    return _configured_location(root, settings)
+
+
+def _configured_location(root: Path, settings: Settings) -> Path | str:
+    if is_remote(settings.store):
+        return settings.store
     path = Path(settings.store)
     return path if path.is_absolute() else root / path
+
+
+def remote_target(url: str, root: Path, settings: Settings) -> RemoteTarget:
+    """The project in the SPARQL engine at ``url``, with the ``store_*`` settings."""
+    endpoints = Endpoints(url, settings.store_query_url, settings.store_update_url, settings.store_data_url,
+                          settings.store_auth_env, settings.store_timeout, settings.store_retries)
+    return RemoteTarget(endpoints, settings.project_name or root.name)
 
 
 class Index:
     """One project's index, held as ``mode`` says (default: the one writer, for its lifetime)."""
 
-    def __init__(self, root: Path, settings: Settings, store_dir: Path | None = None, *,
+    def __init__(self, root: Path, settings: Settings, store_dir: Path | str | None = None, *,
                  mode: Mode | str = Mode.WRITE, wait: float | None = None, command: str = "",
                  create: bool = True, registry: StrategyRegistry | None = None) -> None:
         self.root = root
         self.settings = settings
-        self.layout = IndexLayout(store_dir or root / settings.store)
+        location = store_dir if store_dir is not None else _configured_location(root, settings)
+        self.remote = remote_target(location, root, settings) if isinstance(location, str) and is_remote(location) else None
+        if self.remote is not None:  # the index is in the engine; derived caches stay on this machine
+            cache = Path(settings.store_cache)
+            self.layout = IndexLayout(self.remote.cache_root(cache if cache.is_absolute() else root / cache))
+        else:
+            self.layout = IndexLayout(Path(location))
         self.registry = registry or StrategyRegistry.default()
         self.session: Session = open_session(
             self.layout, mode, wait=settings.lock_wait if wait is None else wait,
             command=command or f"acms ({Mode(mode).value})", create=create and Mode(mode) is Mode.WRITE,
+            remote=self.remote,
         )
         self.assembler = Assembler(self.session, settings, self.registry)
 
@@ -157,6 +180,8 @@ class Index:
             problem = f"missing: {', '.join(missing)}" if missing else f"unknown: {', '.join(unknown)}"
             raise UsageError(f"saved query {name!r} takes {', '.join(declared) or 'no parameters'}; {problem}")
         terms = {k: term_from_text(k, v) if isinstance(v, str) else v for k, v in given.items()}
+        if spec.scope == "store":  # across projects, on purpose: a shared store answers for all of them
+            return self._collect(spec.text, terms, max_rows, whole_store=True)
         return self._collect(spec.text, terms, max_rows)
 
     def _collect(self, text: str, bindings: Bindings | None, max_rows: int, **dataset: Any) -> QueryResult:

@@ -37,7 +37,14 @@ def _setting(default: Any, help: str, minimum: float | None = None) -> Any:  # n
 
 @dataclass(frozen=True)
 class Settings:
-    store: str = _setting(".acms", "Where the on-disk index lives, relative to the project root.")
+    store: str = _setting(".acms", "Where the index lives: a directory (relative to the project root) for the embedded store, or the http(s):// URL of a SPARQL 1.1 engine (README: remote stores).")
+    store_query_url: str = _setting("", "Remote store: the SPARQL query endpoint (default: <store>/query, the Oxigraph server's).")
+    store_update_url: str = _setting("", "Remote store: the SPARQL update endpoint (default: <store>/update).")
+    store_data_url: str = _setting("", "Remote store: the Graph Store Protocol endpoint (default: <store>/store).")
+    store_auth_env: str = _setting("ACMS_STORE_AUTH", "Remote store: the environment variable holding user:password (HTTP Basic) or a full Authorization value (Bearer ...).")
+    store_timeout: float = _setting(60.0, "Remote store: seconds to wait for one HTTP request.", 0.1)
+    store_retries: int = _setting(3, "Remote store: retries of a request that failed to connect or got 429/502/503/504 (updates only when they cannot have been applied).", 0)
+    store_cache: str = _setting(".acms/remote", "Remote store: the local directory (relative to the project root) for derived caches, one folder per store and project.")
     max_file_bytes: int = _setting(256 * 1024, "Files larger than this are skipped (too-large).", 1)
     max_total_bytes: int = _setting(0, "Stop indexing files after this many bytes in all (0 = no cap).", 0)
     exclude: tuple[str, ...] = _setting((), "Extra gitignore-style patterns to skip.")

@@ -42,15 +42,31 @@ def wait_seconds(settings: Settings) -> float:
     return _wait.get("seconds", settings.lock_wait)
 
 
+class StoreLocation(click.ParamType):
+    """``--store``: an index directory (a path) or the ``http(s)://`` URL of a SPARQL 1.1 engine (kept as text)."""
+
+    name = "DIR|URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
+        text = str(value)
+        if text.lower().startswith(("http://", "https://")):
+            return text
+        return click.Path(path_type=Path, file_okay=False).convert(value, param, ctx)
+
+
+STORE = StoreLocation()
+
+
 def project_options(func: F) -> F:
     """``--project``, ``--store`` and ``--wait``: where the project and its index are, how long to wait for it."""
     func = wait_option(func)
     func = click.option(
         "--store",
         "store",
-        type=click.Path(path_type=Path, file_okay=False),
+        type=STORE,
         default=None,
-        help="Index directory (default: .acms/ at the project root, or the `store` setting).",
+        help="Index directory, or the http(s):// URL of a SPARQL 1.1 engine (default: .acms/ at the project "
+             "root, or the `store` setting).",
     )(func)
     func = click.option(
         "--project",

@@ -9,6 +9,7 @@ import click
 
 from acms.api import Index, Mode, store_dir
 from acms.cli.common import (
+    STORE,
     boundary,
     echo_json,
     json_option,
@@ -26,7 +27,7 @@ from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
 
-def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
+def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
     if report.up_to_date:
         click.echo(f"index is up to date: {report.files_unchanged} files unchanged ({report.seconds:.2f}s)")
     else:
@@ -71,8 +72,9 @@ def _summary(report: IndexReport, store: Path, verbose: bool) -> None:
 
 @click.command("index")
 @click.argument("path", type=click.Path(path_type=Path), default=".")
-@click.option("--store", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Index directory (default: PATH/.acms).")
+@click.option("--store", type=STORE, default=None,
+              help="Index directory, or the http(s):// URL of a SPARQL 1.1 engine (default: PATH/.acms, or the "
+                   "`store` setting).")
 @click.option("--max-file-bytes", type=int, default=None, help="Skip files larger than this (default 262144).")
 @click.option("--exclude", multiple=True, help="Extra gitignore-style pattern to skip (repeatable).")
 @click.option("--history", type=click.IntRange(min=0), default=0, metavar="N",

@@ -118,7 +118,9 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
     idx = open_index(project, store)
     graph = idx.store
     try:
-        result = graph.query_raw(text, bindings or None, **dataset_arguments(text, DefaultGraph(default_graph)))
+        across = saved is not None and catalog.saved(saved).scope == "store"  # every project of a shared store
+        dataset = {"whole_store": True} if across else dataset_arguments(text, DefaultGraph(default_graph))
+        result = graph.query_raw(text, bindings or None, **dataset)
         if isinstance(result, ox.QuerySolutions):
             if fmt == "table":
                 _table(result)

@@ -19,7 +19,7 @@ from acms.errors import ProviderError, UsageError
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.embedding_store import query_provider
 from acms.sparql import catalog
-from acms.sparql.functions import ScoreTables, functions
+from acms.sparql.functions import ScoreTables, score_literal
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore
 from acms.vocab import XSD
@@ -132,9 +132,9 @@ class Searcher:
         t = time.perf_counter()
         rows = self.store.select(
             catalog.text("search/fragments"),
-            {"frag": [NamedNode(c) for c in candidates],
+            {"frag kw vec": [(NamedNode(c), score_literal(tables.keyword.get(c, 0.0)),
+                              score_literal(tables.vector.get(c, 0.0))) for c in candidates],
              "wk": Literal(str(wk), datatype=XSD.double), "wv": Literal(str(wv), datatype=XSD.double)},
-            functions(tables),
         )
         result.timings_ms["sparql"] = 1000 * (time.perf_counter() - t)
         seen: set[str] = set()

@@ -34,7 +34,7 @@ from acms.server.graph_store import Change, GraphRequest, read_graph, write_grap
 from acms.server.service import describe_service
 from acms.server.sparql_protocol import Answer, Limits, Operation, run_query, run_update
 from acms.sparql.dataset import DefaultGraph
-from acms.service.session import Mode, Session, open_session
+from acms.service.session import Mode, RemoteTarget, Session, open_session
 from acms.store.layout import IndexLayout
 
 __all__ = ["Deadline", "Workers"]
@@ -49,10 +49,11 @@ class Deadline(Exception):
 
 
 # -- in the worker process --------------------------------------------------------------------------
-def _start(index_dir: str, wait: float) -> None:
+def _start(index_dir: str, wait: float, remote: RemoteTarget | None = None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pebble's handler would wait for the native call to end
     global _session
-    _session = open_session(IndexLayout(Path(index_dir)), Mode.SHARED, wait=wait, command="acms serve (worker)")
+    _session = open_session(IndexLayout(Path(index_dir)), Mode.SHARED, wait=wait, command="acms serve (worker)",
+                            remote=remote)
 
 
 def _index() -> Session:
@@ -100,7 +101,7 @@ class Workers:
     def __init__(self, session: Session, count: int) -> None:
         self.session = session
         self._pool = ProcessPool(max_workers=count, initializer=_start,
-                                 initargs=(str(session.layout.root), session.wait),
+                                 initargs=(str(session.layout.root), session.wait, session.remote),
                                  context=multiprocessing.get_context("spawn"))  # fork is unsafe in a threaded server
         self.running = 0  # jobs submitted and not yet finished or terminated
         self._pool.schedule(_ready)  # start the workers now, not at the first request

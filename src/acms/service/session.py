@@ -14,6 +14,10 @@ Three modes (``Mode``):
 ``generation()`` changes whenever the index may have changed, so derived state (a Searcher and its
 caches) can be kept between units and rebuilt after a write. An interrupted index run is rolled back
 where the store is opened (:mod:`acms.store.run_marker`), so a session never sees half a run.
+
+A remote store (``remote``: a project in a SPARQL 1.1 engine, :mod:`acms.store.remote`) has no lock to
+take: one ``RemoteStore`` serves every mode; a shared session reads the project's generation at the
+start of each unit of work (one small query), and an index run lands as one request.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from acms.store.layout import IndexLayout
 from acms.store.lock import DEFAULT_WAIT
 from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
+from acms.store.remote import RemoteStore, RemoteTarget
+from acms.store import usage
 
-__all__ = ["Mode", "Session", "open_session"]
+__all__ = ["Mode", "RemoteTarget", "Session", "open_session"]
 
 
 class Mode(str, Enum):
@@ -43,13 +49,18 @@ class Session:
     """One index's store for one client, in one ``Mode``."""
 
     def __init__(self, layout: IndexLayout, mode: Mode, *, wait: float = DEFAULT_WAIT, command: str = "",
-                 create: bool = False) -> None:
-        self.layout, self.mode, self.wait = layout, mode, wait
+                 create: bool = False, remote: RemoteTarget | None = None) -> None:
+        self.layout, self.mode, self.wait, self.remote = layout, mode, wait, remote
         self._writes = 0
         self._count = threading.Lock()
         self._access: IndexAccess | None = None
-        self._store: OxigraphStore | None = None
-        if mode is Mode.SHARED:
+        self._store: OxigraphStore | RemoteStore | None = None
+        if remote is not None:
+            self._store = RemoteStore.open(remote, read_only=mode is Mode.READ, command=command,
+                                           create=create and mode is Mode.WRITE)
+            if mode is not Mode.READ:
+                usage.fold(self._store, layout.root)  # the uses this machine's readers logged
+        elif mode is Mode.SHARED:
             self._access = IndexAccess(layout.graph, wait=wait, command=command or "acms serve")
         elif mode is Mode.WRITE and create:
             self._store = OxigraphStore(layout.graph, wait=wait, command=command)
@@ -64,7 +75,7 @@ class Session:
 
     @property
     def store(self) -> GraphStore:
-        """The store held for the session's lifetime (``read`` / ``write`` sessions only)."""
+        """The store held for the session's lifetime (``read`` / ``write`` sessions, and any remote one)."""
         if self._store is None:
             raise UsageError("a shared session holds no store between units of work: use reading()")
         return self._store
@@ -75,6 +86,8 @@ class Session:
             with self._access.read(wait) as store:
                 yield store
         else:
+            if self.remote is not None and self.mode is Mode.SHARED:
+                self._remote().refresh()  # another process may have written since the last unit of work
             yield self.store
 
     @contextmanager
@@ -105,7 +118,13 @@ class Session:
 
     def generation(self) -> tuple[str | None, int]:
         """Changes after every write (this session's, or another process's for a shared session)."""
+        if self.remote is not None:
+            return self._remote().generation, self._writes
         return (self._access.generation() if self._access is not None else None), self._writes
+
+    def _remote(self) -> RemoteStore:
+        assert isinstance(self._store, RemoteStore)
+        return self._store
 
     def close(self) -> None:
         if self._store is not None:
@@ -114,7 +133,8 @@ class Session:
 
 
 def open_session(layout: IndexLayout, mode: Mode | str = Mode.READ, *, wait: float = DEFAULT_WAIT,
-                 command: str = "", create: bool = False) -> Session:
+                 command: str = "", create: bool = False, remote: RemoteTarget | None = None) -> Session:
     """``create``: a ``write`` session may start a new index (``acms index``); otherwise a missing
-    index is ``StoreMissing``."""
-    return Session(layout, Mode(mode), wait=wait, command=command, create=create)
+    index is ``StoreMissing``. ``remote``: the project in a SPARQL engine (``layout`` then holds only
+    the local caches)."""
+    return Session(layout, Mode(mode), wait=wait, command=command, create=create, remote=remote)

@@ -22,15 +22,27 @@ _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
 
 
-def values_block(bindings: Mapping[str, Sequence[Term] | Term]) -> str:
+def values_block(bindings: Mapping[str, Sequence[Term] | Sequence[tuple[Term, ...]] | Term]) -> str:
     """One VALUES block per parameter: a parameter with several values joins as their union, and
-    several parameters combine as the cross product of their values."""
+    several parameters combine as the cross product of their values.
+
+    A key naming several variables (``"frag kw vec"``) binds rows: ``VALUES (?frag ?kw ?vec) { … }``
+    with one tuple of terms per row, so per-row values (a candidate and its scores) travel together.
+    """
     blocks = []
     for name, value in bindings.items():
-        if not _VAR.match(name):
+        names = name.split()
+        if not names or not all(_VAR.match(n) for n in names):
             raise UsageError(f"invalid parameter name {name!r}")
-        terms = [value] if isinstance(value, (NamedNode, Literal, BlankNode)) else list(value)
-        blocks.append(f"VALUES ?{name} {{ {' '.join(_term(t) for t in terms)} }}")
+        if len(names) > 1:
+            rows = list(value)  # type: ignore[arg-type]
+            if any(not isinstance(r, tuple) or len(r) != len(names) for r in rows):
+                raise UsageError(f"parameter {name!r} takes rows of {len(names)} terms")
+            body = " ".join("(" + " ".join(_term(t) for t in r) + ")" for r in rows)  # type: ignore[union-attr]
+            blocks.append(f"VALUES ({' '.join('?' + n for n in names)}) {{ {body} }}")
+            continue
+        terms = [value] if isinstance(value, (NamedNode, Literal, BlankNode)) else list(value)  # type: ignore[arg-type]
+        blocks.append(f"VALUES ?{name} {{ {' '.join(_term(t) for t in terms)} }}")  # type: ignore[arg-type]
     return " ".join(blocks)
 
 
@@ -40,7 +52,7 @@ def _term(term: Term) -> str:
     return str(term)
 
 
-def bind(query: str, bindings: Mapping[str, Sequence[Term] | Term] | None) -> str:
+def bind(query: str, bindings: Mapping[str, Sequence[Term] | Sequence[tuple[Term, ...]] | Term] | None) -> str:
     """Insert the VALUES block just inside the first WHERE group (or the first group if no WHERE)."""
     if not bindings:
         return query

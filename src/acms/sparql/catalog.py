@@ -19,7 +19,7 @@ from functools import cache
 from acms import resources
 from acms.errors import UsageError
 
-_HEADER = re.compile(r"^#\s*(name|summary|param|returns):\s*(.*)$")
+_HEADER = re.compile(r"^#\s*(name|summary|param|returns|scope):\s*(.*)$")
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class QuerySpec:
     params: tuple[tuple[str, str], ...]  # (name, help)
     returns: str
     text: str
+    scope: str = "project"  # "store": runs over every project of a shared store, on purpose
+
 
     @property
     def folder(self) -> str:
@@ -62,6 +64,7 @@ def parse_spec(key: str, text: str) -> QuerySpec:
         params=tuple(params),
         returns=meta.get("returns", ""),
         text=text,
+        scope=meta.get("scope", "project"),
     )
 
 

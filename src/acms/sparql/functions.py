@@ -48,6 +48,13 @@ def _double(value: float) -> Literal:
     return Literal(repr(float(value)), datatype=XSD.double)
 
 
+def score_literal(value: float) -> Literal:
+    """A score as the xsd:double the queries compare: the built-in queries get scores as ``VALUES``
+    columns beside ``?frag`` (any SPARQL engine runs them); the functions below remain for user
+    strategies written against them, on the embedded store."""
+    return _double(value)
+
+
 def functions(tables: ScoreTables) -> Mapping[NamedNode, Callable[..., Literal | None]]:
     """The function table for one request."""
 

@@ -120,7 +120,9 @@ class OxigraphStore:
         return rows
 
     def query_raw(self, query: str, bindings: Bindings | None = None, **kwargs: object) -> object:
-        """Any query form; the caller handles QuerySolutions / QueryBoolean / QueryTriples."""
+        """Any query form; the caller handles QuerySolutions / QueryBoolean / QueryTriples.
+        ``whole_store`` (a cross-project query) changes nothing here: an embedded store holds one project."""
+        kwargs.pop("whole_store", None)
         return self._run(query, bindings, **kwargs)
 
     def ask(self, query: str, bindings: Bindings | None = None) -> bool:

@@ -16,7 +16,7 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad
 
 from acms.terms import Term
 
-Bindings = Mapping[str, Sequence[Term] | Term]
+Bindings = Mapping[str, Sequence[Term] | Sequence[tuple[Term, ...]] | Term]  # "a b": rows of (a, b)
 CustomFunctions = Mapping[NamedNode, Callable[..., Term | None]]
 Row = dict[str, Term]
 

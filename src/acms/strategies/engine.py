@@ -27,7 +27,7 @@ from acms.assembly.protocol import RenderRequest
 from acms.retrieval.search import Mode, SearchResult, Searcher
 from acms.sparql import catalog
 from acms.sparql.catalog import parse_spec
-from acms.sparql.functions import ScoreTables, functions
+from acms.sparql.functions import ScoreTables, functions, score_literal
 from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.terms import Term
 from acms.vocab import XSD
@@ -87,7 +87,7 @@ def ranked_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> lis
         if mode is Mode.KEYWORD:
             ctx.warnings.append(f"{desc.name}: no keyword match for the task")
         return []
-    bindings: dict[str, object] = {"frag": [NamedNode(f) for f in sorted(scores)]}
+    bindings: dict[str, object] = {"frag fragScore": [(NamedNode(f), score_literal(scores[f])) for f in sorted(scores)]}
     if mode is Mode.VECTOR:
         bindings["threshold"] = Literal(str(desc.min_similarity), datatype=XSD.double)
     rows = ctx.searcher.store.select(desc.query_text(phase), bindings, functions(tables))  # type: ignore[arg-type]
@@ -114,8 +114,10 @@ def rank_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[
         return []
     tables = ScoreTables(rank={r.fragment: r.score for r in ranked},
                          rank_reason={r.fragment: r.reason for r in ranked})
-    rows = ctx.searcher.store.select(desc.query_text(phase), {"frag": [NamedNode(r.fragment) for r in ranked]},
-                                     functions(tables))
+    rows = ctx.searcher.store.select(
+        desc.query_text(phase),
+        {"frag fragScore fragReason": [(NamedNode(r.fragment), score_literal(r.score), Literal(r.reason)) for r in ranked]},
+        functions(tables))
     return [_candidate(r, desc.name, float(r["score"].value), "") for r in rows]
 
 
