@@ -60,9 +60,10 @@ def _command_exists(words: list[str]) -> None:
         if word.startswith("--"):
             names = {o for p in command.params for o in getattr(p, "opts", [])}
             assert word in names, f"acms {' '.join(words)}: {word} is no option of {command.name}"
-        else:
-            assert isinstance(command, click.Group) and word in command.commands, f"acms {' '.join(words)}: no {word}"
-            command = command.commands[word]
+        else:  # get_command: the CLI's group loads its commands on first use (commands is empty until then)
+            found = command.get_command(click.Context(command), word) if isinstance(command, click.Group) else None
+            assert found is not None, f"acms {' '.join(words)}: no {word}"
+            command = found
 
 
 def _field_exists(path: str) -> None:
