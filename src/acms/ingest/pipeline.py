@@ -11,8 +11,9 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from types import TracebackType
 
 from pyoxigraph import NamedNode
 
@@ -81,6 +82,65 @@ def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> 
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         for results in pool.map(extract_chunk, chunks, [all_paths] * len(chunks), [window] * len(chunks)):
             yield from results
+
+
+_WORKER: dict[str, object] = {}  # a pool worker's run settings (every listed path, window lines), set once
+
+
+def _init_worker(all_paths: set[str], window: int) -> None:
+    _WORKER["paths"], _WORKER["window"] = all_paths, window
+
+
+def _extract_in_worker(chunk: list[SourceFile]) -> list[tuple[Extraction | None, list[FragmentSpec]]]:
+    return extract_chunk(chunk, _WORKER["paths"], _WORKER["window"])  # type: ignore[arg-type]
+
+
+class ExtractorPool:
+    """Extraction on every core for a whole run: one process pool, the listed paths sent once per worker.
+
+    ``submit(sources)`` returns a future of the sources' ``(Extraction, fragments)`` in order, so the
+    caller can hand in the next group of files while it emits and writes the previous one (the
+    streaming first index). Few files, or one core, extract in this process instead.
+    """
+
+    def __init__(self, all_paths: set[str], window: int, workers: int | None = None) -> None:
+        self.all_paths, self.window = all_paths, window
+        self.workers = min(os.cpu_count() or 1, 4) if workers is None else workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> ExtractorPool:
+        if self.workers >= 2 and len(self.all_paths) >= PARALLEL_MIN_FILES:
+            ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_init_worker,
+                                             initargs=(self.all_paths, self.window))
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def submit(self, sources: list[SourceFile]) -> Extracting:
+        """Start extracting ``sources``; ``.result()`` waits for them (in order)."""
+        if self._pool is None or len(sources) < 2:
+            return Extracting([], extract_chunk(sources, self.all_paths, self.window))
+        size = max(1, -(-len(sources) // (self.workers * 2)))
+        return Extracting([self._pool.submit(_extract_in_worker, sources[i : i + size])
+                           for i in range(0, len(sources), size)])
+
+
+class Extracting:
+    """The extraction of one group of files, running in the pool (or done already)."""
+
+    def __init__(self, parts: list[Future[list[tuple[Extraction | None, list[FragmentSpec]]]]],
+                 done: list[tuple[Extraction | None, list[FragmentSpec]]] | None = None) -> None:
+        self._parts, self._done = parts, done
+
+    def result(self) -> list[tuple[Extraction | None, list[FragmentSpec]]]:
+        if self._done is None:
+            self._done = [r for part in self._parts for r in part.result()]
+            self._parts = []
+        return self._done
 
 
 def git_head(root: Path) -> str | None:

@@ -36,7 +36,7 @@ from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import extract_all, git_head, read_sources, symbol_table, vanished
-from acms.ingest.python_extractor import resolve_edges
+from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import WalkSettings, escape_path, list_files
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology import rules as ontology_rules
@@ -123,15 +123,24 @@ class IndexRun:
         self.extensions = ontology_extensions.configured(settings.extensions, self.root)
         self.full_ontology = ontology_quads(ontology_extensions.ontology_quads(self.extensions))
         self._t0 = time.perf_counter()
+        self._head: str | None = None  # the git HEAD the run indexed, recorded on its IndexRun
 
     @contextmanager
     def phase(self, name: str, total: int | None = None) -> Iterator[None]:
         self.progress.start(name, total)
-        start = time.perf_counter()
-        yield
-        timings = self.report.timings
-        timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+        with self.timed(name):
+            yield
         self.progress.finish(name)
+
+    @contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        """Add the time spent inside to the phase ``name`` (a streamed run enters each phase per group)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            timings = self.report.timings
+            timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
 
     # -- the run ----------------------------------------------------------------------------------
     def run(self) -> IndexReport:
@@ -159,6 +168,12 @@ class IndexRun:
             listing = list_files(self.root, walk)
             report.used_git = listing.used_git
             report.skipped = {r.value: list(p) for r, p in listing.skipped.items() if p}
+        self._head = git_head(self.root) if listing.used_git else None
+        if self._streams(migration):
+            from acms.service.index_stream import stream_first_index
+
+            stream_first_index(self, listing)
+            return
         with self.phase("reading", len(listing.files)):
             sources = read_sources(listing, report.skipped, report.secrets_removed, settings.max_file_bytes,
                                    settings.store_secrets, self.progress.update)
@@ -250,7 +265,7 @@ class IndexRun:
                 return
 
         report.triples_written = len(plan.quads)
-        run_quads = self._index_run_quads(git_head(self.root) if listing.used_git else None)
+        run_quads = self.index_run_quads()
         with self.phase("store", 1):
             if not stored and not migration:
                 store.load(plan.quads + run_quads, bulk=True)
@@ -297,7 +312,7 @@ class IndexRun:
                             for e in kept_extractions.values() for s in e.symbols if s.qualname in new_iris})
             code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
             kinds = {qn: kind for qn, (_, kind) in symbols.items()}
-            quads += emit.emit_edges(resolve_edges(code, kinds), symbols, TIER_WARM)
+            quads += emit.emit_edges(resolve_edges(code, kinds, all_paths), symbols, TIER_WARM)
             quads += emit.emit_tree(minter, escape_path(self.root.name), escape_path(str(self.root)), sorted(current),
                                     TIER_WARM)
             adrs = adr_batch(store, minter, changed, all_paths, TIER_WARM, self.generated_at)
@@ -354,7 +369,16 @@ class IndexRun:
             caches.vectors(model.model_id)
         self.progress.update(3)
 
-    def _index_run_quads(self, head: str | None) -> list[Quad]:
+    def _streams(self, migration: Migration) -> bool:
+        """Stream this run (:mod:`acms.service.index_stream`): a first index, when no extension has rules
+        (rules see the whole batch); every other run is one batch (an incremental run is small)."""
+        if migration or any(ext.rules for ext in self.extensions):
+            return False
+        return not self.store.ask(catalog.text("ingest/any-file"))
+
+    def index_run_quads(self) -> list[Quad]:
+        """The IndexRun record of this run (meta graph)."""
+        head = self._head
         r, run, g = self.report, self.minter.index_run(self.stamp), GRAPH_META
         ended = datetime.now(UTC).isoformat().replace("+00:00", "Z")
         q = [

@@ -1,0 +1,207 @@
+"""A first index, streamed: files are read, extracted, emitted, validated and written group by group,
+so peak memory is flat in the size of the project (issue 14: a whole-batch first index of the standard
+library peaked at 4.5 GB, and 4x the standard library would have needed ~18 GB).
+
+Why it is still all or nothing: the run is inside ``store.atomic()`` (:mod:`acms.store.run_marker`):
+the index is checkpointed before the first group is written and a pending-run marker makes readers
+read the checkpoint until the run's last write has landed; a crash or an error at any group rolls
+the whole run back. A first index has no checkpoint to speak of (an empty store), so the readers of a
+failed first index see an empty index, as before.
+
+What is validated where (each group as the whole batch was, against the same compiled shapes):
+
+- a group of files: its files' triples, with the classes of what they link to from the store and the
+  project node *promised* (it is written with the directory tree, at the end); a file that violates
+  the shapes is quarantined (left out, the rest of the group re-checked and written), as before;
+- the cross-file edges (calls, imports, inherits, references), resolved once every file is
+  extracted: their subjects' stored classes make them focus nodes, and the constraints on those
+  predicates are checked (``check_links``), in groups of ``EDGE_GROUP``;
+- the directory tree (the project, its directories, what they contain) as one batch.
+
+ADR files are put in the last group, all together, so their ``supersedes`` links see each other.
+Extension rules see "the files of this batch" (:mod:`acms.ontology.rules`): with rules configured a
+first index is not streamed (one batch, as before), so rules that link two files still see both.
+Only what cross-file resolution needs is kept between groups: each Python file's symbols without
+docstrings, signatures or decorators, and its imports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from pyoxigraph import NamedNode, Quad
+
+from acms.decisions.adr import is_adr_path
+from acms.decisions.ingest import adr_batch
+from acms.ingest import emit
+from acms.ingest.model import CodeSymbol, Extraction, SourceFile
+from acms.ingest.pipeline import ExtractorPool, Extracting, read_sources
+from acms.ingest.resolve import resolve_edges
+from acms.ingest.walker import ListedFile, Listing, escape_path
+from acms.tokens import count_many
+from acms.validation.batch import check_batch, check_links, describe, rejection, split_by_file
+from acms.vocab import TIER_WARM, UKO
+
+if TYPE_CHECKING:
+    from acms.service.index_run import IndexRun
+
+__all__ = ["GROUP_BYTES", "GROUP_FILES", "stream_first_index"]
+
+GROUP_FILES = 192  # files per group at most
+GROUP_BYTES = 3 << 20  # bytes of source per group at most (the group's quads stay ~100k)
+EDGE_GROUP = 200_000  # edges validated and written at once
+
+
+def groups(files: list[ListedFile]) -> Iterator[list[ListedFile]]:
+    """The listed files in groups of at most ``GROUP_FILES`` files and ``GROUP_BYTES`` bytes; every ADR
+    file in the last group."""
+    adrs = [f for f in files if is_adr_path(f.path)]
+    rest = [f for f in files if not is_adr_path(f.path)]
+    group: list[ListedFile] = []
+    size = 0
+    for f in rest:
+        if group and (len(group) >= GROUP_FILES or size + f.size > GROUP_BYTES):
+            yield group
+            group, size = [], 0
+        group.append(f)
+        size += f.size
+    if group:
+        yield group
+    if adrs:
+        yield adrs
+
+
+def _slim(ext: Extraction) -> Extraction:
+    """What edge resolution reads of an extraction (symbols' names, nesting, bases and calls; imports)."""
+    symbols = [CodeSymbol(s.kind, s.name, s.qualname, s.start_line, s.end_line, "", None, [], s.parent, s.bases,
+                          s.calls) for s in ext.symbols]
+    return dataclasses.replace(ext, symbols=symbols, sections=[])
+
+
+def stream_first_index(run: IndexRun, listing: Listing) -> None:
+    """Write every listed file into the (empty) store of ``run``, group by group; then edges and tree."""
+    report, store, settings, progress = run.report, run.store, run.settings, run.progress
+    all_paths = {f.path for f in listing.files}
+    checks = None  # the shipped shapes: a streamed run has no extensions with rules (see the module doc)
+    if run.extensions:
+        from acms.ontology import rules as ontology_rules
+
+        checks = list(ontology_rules.all_checks(run.extensions))
+    project = run.minter.project()
+    promised = [(project, UKO.Project)]
+    code: dict[str, Extraction] = {}  # path -> slim extraction (Python modules that parsed)
+    symbols: dict[str, tuple[NamedNode, str]] = {}  # qualified name -> (IRI, class local name)
+    written: list[str] = []  # paths whose triples are in the store
+    report.first_run = True
+    report.files_listed = 0
+    done = 0
+
+    progress.start("indexing", len(listing.files))
+    with ExtractorPool(all_paths, settings.window_lines) as pool:
+        pending: tuple[list[SourceFile], Extracting] | None = None
+        for group in [*groups(listing.files), None]:  # one group read ahead: workers extract it meanwhile
+            nxt = None
+            if group is not None:
+                with run.timed("reading"):
+                    sources = read_sources(dataclasses.replace(listing, files=group), report.skipped,
+                                           report.secrets_removed, settings.max_file_bytes, settings.store_secrets)
+                    report.files_listed += len(sources)
+                nxt = (sources, pool.submit(sources))
+            if pending is not None:
+                _write_group(run, pending[0], pending[1], all_paths, checks, promised, code, symbols, written)
+                done += len(pending[0])
+                progress.update(done)
+            pending = nxt
+    progress.finish("indexing")
+    for paths in report.skipped.values():
+        paths.sort()
+
+    report.files_indexed = len(written)
+    if not written:  # every file quarantined, or nothing to index: the store stays as it is
+        report.up_to_date = not listing.files
+        return
+    with run.timed("linking"):
+        kinds = {qn: kind for qn, (_, kind) in symbols.items()}
+        edges = emit.emit_edges(resolve_edges(code, kinds, all_paths), symbols, TIER_WARM)
+        code.clear()
+        tree = emit.emit_tree(run.minter, escape_path(run.root.name), escape_path(str(run.root)), sorted(written),
+                              TIER_WARM)
+    for start in range(0, len(edges), EDGE_GROUP):
+        part = edges[start : start + EDGE_GROUP]
+        with run.timed("validation"):
+            violations = check_links(store, part, checks)
+        if violations:
+            raise rejection(violations, part)
+        with run.timed("store"):
+            store.load(part, bulk=True)
+    with run.timed("validation"):
+        violations = check_batch(store, tree, checks)
+    if violations:
+        raise rejection(violations, tree)
+    report.triples_written += len(edges) + len(tree)
+    with run.timed("store"):
+        store.load(tree + run.index_run_quads(), bulk=True)
+        store.flush()
+
+
+def _write_group(run: IndexRun, sources: list[SourceFile], extracting: Extracting, all_paths: set[str],
+                 checks: list | None, promised: list[tuple[NamedNode, NamedNode]], code: dict[str, Extraction],
+                 symbols: dict[str, tuple[NamedNode, str]], written: list[str]) -> None:
+    """Tokenize, emit, validate (quarantining files that fail) and write one group of files."""
+    report, store = run.report, run.store
+    with run.timed("parsing"):
+        results = extracting.result()
+    with run.timed("tokenizing"):
+        counts = iter(count_many([spec.text for _, frags in results for spec in frags]))
+    batches: dict[str, emit.FileBatch] = {}
+    extractions: dict[str, Extraction] = {}
+    with run.timed("emitting"):
+        for source, (ext, frags) in zip(sources, results, strict=True):
+            if ext is not None:
+                extractions[source.path] = ext
+                if ext.parse_error:
+                    report.parse_errors[source.path] = ext.parse_error
+            batches[source.path] = emit.emit_file(
+                run.minter, source, ext, frags, [next(counts) for _ in frags], TIER_WARM, run.generated_at,
+                secrets=report.secrets_removed.get(source.path),
+            )
+        adrs = adr_batch(store, run.minter, sources, all_paths, TIER_WARM, run.generated_at)
+    keep = list(sources)
+    while True:
+        quads = [q for s in keep for q in batches[s.path].quads] + adrs.quads
+        with run.timed("validation"):
+            violations = check_batch(store, quads, checks, promised)
+        if not violations:
+            break
+        split = split_by_file(violations, quads, {s.path for s in keep})
+        if split.unattributed or not split.by_file:
+            raise rejection(violations, quads)
+        for path, found in sorted(split.by_file.items()):
+            report.quarantined[path] = describe(found)
+            report.parse_errors.pop(path, None)
+        names = sorted(split.by_file)
+        report.warnings.append(
+            f"{len(names)} file(s) quarantined (they fail the shapes and were not written): "
+            + ", ".join(names[:10]) + (f" and {len(names) - 10} more (--verbose lists them)" if len(names) > 10 else "")
+        )
+        keep = [s for s in keep if s.path not in split.by_file]
+        if any(is_adr_path(p) for p in names):  # an ADR's decision may link to the one left out
+            adrs = adr_batch(store, run.minter, keep, all_paths, TIER_WARM, run.generated_at)
+    if not quads:
+        return
+    with run.timed("store"):
+        store.load(quads, bulk=True)
+    report.triples_written += len(quads)
+    for s in keep:
+        batch, ext = batches[s.path], extractions.get(s.path)
+        written.append(s.path)
+        report.entities += len(batch.entities) + (len(ext.sections) if ext is not None else 0)
+        report.fragments += batch.fragment_count
+        if ext is not None:
+            for sym in ext.symbols:
+                if sym.qualname in batch.entities:
+                    symbols[sym.qualname] = (batch.entities[sym.qualname], sym.kind.value)
+            if ext.parse_error is None and ext.module:
+                code[s.path] = _slim(ext)
