@@ -1,4 +1,4 @@
-"""The one place that finds the shipped assets: ontology/, shapes/ and queries/.
+"""The one place that finds the shipped assets: ontology/, shapes/, queries/ and languages/.
 
 In a wheel they live in the package as ``acms/_assets/...`` (hatch force-include) and are read with
 importlib.resources. In an editable checkout the same folders sit at the repository's top level, where
@@ -12,7 +12,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-ASSET_DIRS = ("ontology", "shapes", "queries")
+ASSET_DIRS = ("ontology", "shapes", "queries", "languages")
 
 
 @cache
@@ -23,7 +23,7 @@ def assets_root() -> Traversable:
     checkout = Path(str(resources.files("acms"))).parents[1]
     if all((checkout / d).is_dir() for d in ASSET_DIRS):
         return checkout
-    raise RuntimeError("acms is installed without its ontology/shapes/queries assets")
+    raise RuntimeError("acms is installed without its ontology/shapes/queries/languages assets")
 
 
 def asset(*parts: str) -> Traversable:

@@ -11,7 +11,7 @@ from posixpath import basename, dirname
 from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.ingest.fragments import FILE, FragmentSpec, code_key, section_key
-from acms.ingest.model import Edge, Extraction, SourceFile
+from acms.ingest.model import CLASS_LIKE_NAMES, Edge, Extraction, SourceFile
 from acms.vocab import PROV, RDF, UKO, XSD, IriMinter
 
 A = RDF.type
@@ -140,7 +140,7 @@ def emit_file(
 # function where a class was expected (typing.TypedDict is a function), and such an edge is dropped.
 EDGE_KINDS: dict[str, tuple[set[str] | None, set[str] | None]] = {
     "imports": ({"Module"}, {"Module"}),
-    "inherits": ({"Class"}, {"Class"}),
+    "inherits": (set(CLASS_LIKE_NAMES), set(CLASS_LIKE_NAMES)),
     "calls": (None, None),
     "references": (None, None),
 }

@@ -16,6 +16,8 @@ from acms.ingest.fragments import FragmentSpec, code_fragments, doc_fragments, w
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.python_extractor import extract_python, module_name_for
 from acms.ingest.python_fallback import extract_python_fallback
+from acms.ingest.ts_extractor import extract_tree_sitter, module_name
+from acms.ingest.ts_languages import languages
 from acms.registry import Registry
 
 __all__ = ["EXTRACTORS", "ExtractorSpec", "builtin_extractors", "extract"]
@@ -52,10 +54,20 @@ def _rst(source: SourceFile, all_paths: set[str], window: int) -> Extracted:
     return ext, doc_fragments(source, ext, window)
 
 
+def _tree_sitter(source: SourceFile, all_paths: set[str], window: int) -> Extracted:
+    """Any language of languages/languages.toml; text windows when its grammar cannot load here."""
+    ext = extract_tree_sitter(source.path, source.text, source.language, module_name(source.path, all_paths))
+    if ext is None:
+        return None, window_fragments(source, window)
+    return ext, code_fragments(source, ext)
+
+
 BUILTIN_EXTRACTORS = (
     ExtractorSpec("python", "ast symbols (tree-sitter when ast rejects the file), calls, imports", _python),
     ExtractorSpec("markdown", "sections by heading", _markdown),
     ExtractorSpec("rst", "sections by title", _rst),
+    *(ExtractorSpec(name, f"tree-sitter ({spec.query_file}): types, functions, methods, calls, imports", _tree_sitter)
+      for name, spec in languages().items()),
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from acms.ingest.model import CodeSymbol, Extraction, SourceFile, SymbolKind
+from acms.ingest.model import CLASS_LIKE, CodeSymbol, Extraction, SourceFile, SymbolKind
 
 MACRO, MICRO, ATOMIC = "macro", "micro", "atomic"
 
@@ -65,7 +65,7 @@ def symbol_outline(sym: CodeSymbol, children: list[CodeSymbol]) -> str:
         sig = child.signature.splitlines()[0] if child.signature else child.name
         child_doc = first_line(child.docstring)
         parts.append(f"    {sig}" + (f"  # {child_doc}" if child_doc else ""))
-    if not children and sym.kind is not SymbolKind.CLASS:
+    if not children and sym.kind not in CLASS_LIKE:
         parts.append("    ...")
     return "\n".join(parts)
 

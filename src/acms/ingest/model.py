@@ -11,10 +11,21 @@ from enum import Enum
 
 
 class SymbolKind(str, Enum):
+    """The UKO class of a code element (its local name)."""
+
     MODULE = "Module"
     CLASS = "Class"
     FUNCTION = "Function"
     METHOD = "Method"
+    STRUCT = "Struct"  # the four below are subclasses of uko:Class: types with members
+    INTERFACE = "Interface"
+    TRAIT = "Trait"
+    ENUM = "Enum"
+
+
+# Kinds that hold members and take part in inheritance (uko:Class and its subclasses).
+CLASS_LIKE = frozenset({SymbolKind.CLASS, SymbolKind.STRUCT, SymbolKind.INTERFACE, SymbolKind.TRAIT, SymbolKind.ENUM})
+CLASS_LIKE_NAMES = frozenset(k.value for k in CLASS_LIKE)
 
 
 @dataclass(frozen=True)
@@ -45,9 +56,10 @@ class CodeSymbol:
 
 @dataclass
 class ImportRef:
-    """One imported module or name, already made absolute (relative imports resolved)."""
+    """One imported module or name. Python: already made absolute (relative imports resolved); a
+    tree-sitter language: the import string as written, ``::`` and ``\\`` read as ``/``."""
 
-    module: str  # absolute dotted module name
+    module: str  # Python: absolute dotted module name; otherwise the import string
     name: str | None  # the imported name for "from m import name", else None
     alias: str  # the local name it is bound to
     line: int

@@ -68,7 +68,7 @@ _LANGUAGES = {
     ".py": "python", ".pyi": "python", ".md": "markdown", ".markdown": "markdown", ".rst": "rst",
     ".toml": "toml", ".ttl": "turtle", ".trig": "trig", ".nt": "ntriples", ".rq": "sparql", ".ru": "sparql", ".yaml": "yaml", ".yml": "yaml", ".json": "json",
     ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".ts": "typescript", ".tsx": "tsx", ".mts": "typescript", ".cts": "typescript",
     ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".c": "c", ".h": "c",
     ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
     ".rs": "rust", ".go": "go", ".java": "java", ".html": "html", ".htm": "html", ".css": "css",
@@ -457,4 +457,10 @@ def language_for(path: str) -> str:
         return "makefile"
     if lower == "dockerfile" or lower.startswith("dockerfile."):
         return "dockerfile"
-    return _LANGUAGES.get(PurePosixPath(lower).suffix, "text")
+    suffix = PurePosixPath(lower).suffix
+    found = _LANGUAGES.get(suffix)
+    if found is None:  # a language added in languages/languages.toml (C#, Ruby, PHP...)
+        from acms.ingest.ts_languages import extension_map
+
+        found = extension_map().get(suffix, "text")
+    return found

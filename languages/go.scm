@@ -1,0 +1,27 @@
+; Go: functions, methods (qualified by their receiver type: Context.JSON), struct and interface types,
+; embedded types as bases, calls, imports. Capture names: languages/README.md.
+
+(function_declaration name: (identifier) @name body: (block)? @body) @definition.function
+
+(method_declaration
+  receiver: (parameter_list (parameter_declaration type: [
+    (type_identifier) @receiver
+    (pointer_type (type_identifier) @receiver)
+    (generic_type type: (type_identifier) @receiver)
+    (pointer_type (generic_type type: (type_identifier) @receiver))]))
+  name: (field_identifier) @name) @definition.method
+
+(type_spec name: (type_identifier) @name type: (struct_type (field_declaration_list) @body)) @definition.struct
+(type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
+
+; embedded fields and embedded interfaces
+(type_spec type: (struct_type (field_declaration_list (field_declaration !name type: [
+  (type_identifier) @base
+  (qualified_type) @base
+  (pointer_type (type_identifier) @base)
+  (pointer_type (qualified_type) @base)])))) @definition.struct
+(type_spec type: (interface_type (type_elem [(type_identifier) (qualified_type)] @base))) @definition.interface
+
+(call_expression function: [(identifier) (selector_expression)] @call)
+
+(import_spec name: (package_identifier)? @import.alias path: (interpreted_string_literal) @import)

@@ -1,0 +1,22 @@
+; Rust: functions, structs, enums, unions, traits (with their method signatures), impl blocks (their
+; functions are methods of the type; "impl Trait for Type" makes Trait a base of Type), modules as
+; scopes, calls, use declarations. Capture names: languages/README.md.
+
+(function_item name: (identifier) @name) @definition.function
+(function_signature_item name: (identifier) @name) @definition.method
+(struct_item name: (type_identifier) @name) @definition.struct
+(union_item name: (type_identifier) @name) @definition.struct
+(enum_item name: (type_identifier) @name) @definition.enum
+(trait_item name: (type_identifier) @name) @definition.trait
+(trait_item bounds: (trait_bounds [(type_identifier) (scoped_type_identifier)] @base)) @definition.trait
+
+(impl_item type: [(type_identifier) (scoped_type_identifier) (generic_type type: (_))] @name) @scope.type
+(impl_item trait: [(type_identifier) (scoped_type_identifier) (generic_type type: (_) @base)] @base) @scope.type
+(mod_item name: (identifier) @name body: (declaration_list)) @scope
+
+(call_expression function: [(identifier) (scoped_identifier) (field_expression)] @call)
+
+(use_declaration argument: [(identifier) (scoped_identifier)] @import)
+(use_declaration argument: (use_as_clause path: (_) @import alias: (identifier) @import.alias))
+(scoped_use_list path: (_) @import list: (use_list (identifier) @import.name))
+(scoped_use_list path: (_) @import list: (use_list (use_as_clause path: (identifier) @import.name alias: (identifier) @import.alias)))

@@ -1,0 +1,22 @@
+"""Every language's edges in one call: Python's resolver and the tree-sitter languages' resolver, each
+over the extractions of its own languages, against one symbol table."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from acms.ingest.model import Edge, Extraction
+from acms.ingest.python_resolver import resolve_edges as python_edges
+from acms.ingest.ts_resolver import resolve_tree_sitter_edges
+
+__all__ = ["resolve_edges"]
+
+
+def resolve_edges(extractions: Mapping[str, Extraction], known: Mapping[str, str],
+                  all_paths: Collection[str] = ()) -> list[Edge]:
+    """Imports, references, calls and inherits edges of ``extractions`` (path -> extraction) whose
+    targets are in ``known`` (qualified name -> class local name); ``all_paths`` lists the project's
+    files (module names and package folders of the non-Python languages depend on them)."""
+    edges = set(python_edges(extractions, known))
+    edges |= set(resolve_tree_sitter_edges(extractions, known, all_paths))
+    return sorted(edges, key=lambda e: (e.source, e.kind, e.target))
