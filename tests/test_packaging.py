@@ -1,4 +1,4 @@
-"""The wheel ships ontology/, shapes/, queries/, the HTML view's assets and the licence; the assets resolve;
+"""The wheel ships ontology/, shapes/, queries/, languages/, the HTML view's assets and the licence; the assets resolve;
 the public surface is honest."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def test_wheel_contains_every_asset(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {
         f"acms/_assets/{p.relative_to(ROOT).as_posix()}"
-        for folder in ("ontology", "shapes", "queries")
+        for folder in ("ontology", "shapes", "queries", "languages")
         for p in (ROOT / folder).rglob("*")
         if p.is_file()
     }

@@ -267,7 +267,11 @@ def test_extractors_register_by_language_and_a_clash_is_an_error() -> None:
     from acms.errors import ConfigError
     from acms.ingest.extractors import EXTRACTORS, ExtractorSpec, builtin_extractors
 
-    assert set(EXTRACTORS) == {"python", "markdown", "rst"} and all(EXTRACTORS.is_builtin(n) for n in EXTRACTORS)
+    from acms.ingest.ts_languages import languages
+
+    assert set(EXTRACTORS) == {"python", "markdown", "rst", *languages()}  # languages.toml's: built-in too
+    assert {"go", "javascript", "typescript", "tsx", "rust", "java", "c", "cpp", "csharp", "ruby", "php"} <= set(EXTRACTORS)
+    assert all(EXTRACTORS.is_builtin(n) for n in EXTRACTORS)
     registry = builtin_extractors()
     nothing = ExtractorSpec("text", "extracts nothing", lambda source, paths, window: (None, []))
     registry.register("text", nothing)

@@ -333,7 +333,7 @@ def test_output_is_sorted_and_posix(tmp_path: Path, mode: Callable[[Path], bool]
     ("path", "language"),
     [("a/b.py", "python"), ("x.pyi", "python"), ("README.md", "markdown"), ("doc.rst", "rst"),
      ("pyproject.toml", "toml"), ("ci.yml", "yaml"), ("x.yaml", "yaml"), ("p.json", "json"),
-     ("app.js", "javascript"), ("app.tsx", "typescript"), ("run.sh", "shell"), ("m.c", "c"),
+     ("app.js", "javascript"), ("app.tsx", "tsx"), ("Main.cs", "csharp"), ("app.rb", "ruby"), ("index.php", "php"), ("run.sh", "shell"), ("m.c", "c"),
      ("m.hpp", "cpp"), ("lib.rs", "rust"), ("main.go", "go"), ("A.java", "java"),
      ("i.html", "html"), ("s.css", "css"), ("q.sql", "sql"), ("Makefile", "makefile"),
      ("sub/Dockerfile", "dockerfile"), ("LICENSE", "text"), ("notes.txt", "text"),

@@ -135,6 +135,17 @@ def _class_name(iri: str, extensions: dict[str, str]) -> str:
     return _short(iri)
 
 
+def _languages(store: GraphStore) -> dict[str, dict[str, object]]:
+    """Files, lines and code elements by class (``symbols``) per language."""
+    out: dict[str, dict[str, object]] = {r["language"]: {"files": int(r["files"]), "lines": int(r["total_lines"]),
+                                                         "symbols": {}} for r in _rows(store, "stats/languages")}
+    for r in _rows(store, "stats/symbols-by-language"):
+        entry = out.get(r["language"])
+        if entry is not None:
+            entry["symbols"][_short(r["kind"])] = int(r["n"])  # type: ignore[index]
+    return out
+
+
 @click.command("stats")
 @project_options
 @json_option
@@ -151,8 +162,7 @@ def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
             "quads": graph.count(),
             "classes": {_class_name(r["class"], extensions): int(r["n"]) for r in _rows(graph, "stats/classes")},
             "graphs": {r["graph"]: int(r["n"]) for r in _rows(graph, "stats/tiers")},
-            "languages": {r["language"]: {"files": int(r["files"]), "lines": int(r["total_lines"])}
-                          for r in _rows(graph, "stats/languages")},
+            "languages": _languages(graph),
             "last_run": next(iter(_rows(graph, "stats/last-run")), None),
         }
     finally:
@@ -169,7 +179,8 @@ def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
         click.echo(f"  {name:<44} {n:>9,}")
     click.echo("languages:")
     for name, v in data["languages"].items():
-        click.echo(f"  {name:<16} {v['files']:>6,} files {v['lines']:>9,} lines")
+        kinds = ", ".join(f"{n:,} {k}" for k, n in v["symbols"].items())
+        click.echo(f"  {name:<16} {v['files']:>6,} files {v['lines']:>9,} lines" + (f"  symbols: {kinds}" if kinds else ""))
     run = data["last_run"]
     if run:
         click.echo(

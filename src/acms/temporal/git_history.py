@@ -21,7 +21,8 @@ from pyoxigraph import NamedNode, Quad
 
 from acms.errors import GitError
 from acms.ingest.emit import int_lit, lit, sha256, time_lit
-from acms.ingest.python_extractor import Span, module_name_for, symbol_spans
+from acms.ingest.spans import Span, has_spans, spans_for
+from acms.ingest.walker import language_for
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 from acms.temporal.versions import Update
@@ -208,8 +209,9 @@ def read_blobs(root: Path, names: list[str]) -> dict[str, str | None]:
 
 
 def _symbols(path: str, text: str, known_paths: set[str]) -> list[Span]:
-    """Classes, functions and methods (not the module: it spans the file, and git keeps files)."""
-    return symbol_spans(path, text, module_name_for(path, known_paths | {path}))
+    """Classes, functions and methods (not the module: it spans the file, and git keeps files), in
+    any language acms extracts symbols from."""
+    return spans_for(path, text, known_paths)
 
 
 def _hit(symbols: list[Span], ranges: list[tuple[int, int]], text: list[str]) -> tuple[set[Span], set[Span]]:
@@ -267,13 +269,13 @@ def ingest(store: GraphStore, root: Path, minter: IriMinter, n: int,
 
 
 def blob_names(commits: list[Commit], prefix: str = "") -> list[str]:
-    """``rev:path`` of every Python file version the commits' hunks are mapped onto (after, and before)."""
+    """``rev:path`` of every code file version the commits' hunks are mapped onto (after, and before)."""
     names: list[str] = []
     for c in commits:
         for f in c.files:
-            if f.new_path and f.new_path.endswith(".py"):
+            if f.new_path and has_spans(f.new_path):
                 names.append(f"{c.hash}:{prefix}{f.new_path}")
-            if f.old_path and f.old_path.endswith(".py") and c.parents:
+            if f.old_path and has_spans(f.old_path) and c.parents:
                 names.append(f"{c.parents[0]}:{prefix}{f.old_path}")
     return list(dict.fromkeys(names))
 
@@ -314,7 +316,7 @@ def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, st
         for f in c.files:
             for p in {f.old_path, f.new_path} - {None}:
                 touched.add(minter.file(p))  # type: ignore[arg-type]
-            if not f.path.endswith(".py"):
+            if not has_spans(f.path):
                 continue
             new_syms, new_text = symbols(c.hash, f.new_path) if f.new_path else ([], [])
             old_syms, old_text = symbols(c.parents[0], f.old_path) if f.old_path and c.parents else ([], [])
@@ -365,7 +367,7 @@ def _version(entity: NamedNode, sym: Span, path: str, lines: list[str], c: Commi
         Quad(fr, RDF.type, UKO.Fragment, g), Quad(fr, UKO.text, lit(body), g),
         Quad(fr, UKO.startLine, int_lit(sym.start), g), Quad(fr, UKO.endLine, int_lit(max(sym.start, sym.end)), g),
         Quad(fr, UKO.contentHash, lit(digest), g), Quad(fr, UKO.lod, lit("micro"), g),
-        Quad(fr, UKO.sourceRef, lit(ref), g), Quad(fr, UKO.language, lit("python"), g),
+        Quad(fr, UKO.sourceRef, lit(ref), g), Quad(fr, UKO.language, lit(language_for(path)), g),
     ]
     frag_texts.append((fr, body))
     previous = last.get(entity)
