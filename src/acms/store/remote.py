@@ -127,7 +127,7 @@ class RemoteStore:
         if not found or int(found[0]["n"].value) == 0:
             return
         pairs = [(g, self.scope.physical(g)) for g in LOGICAL_GRAPHS]
-        move = bind(catalog.text("store/adopt-unscoped"), {"from to": pairs})
+        move = bind(catalog.text("store/adopt-unscoped.ru"), {"from to": pairs})
         self._send_update([move], scoped=False)
 
     # ------------------------------------------------------------------ staging (an index run)
