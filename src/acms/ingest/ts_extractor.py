@@ -148,12 +148,13 @@ class _Builder:
                     target.bases = list(dict.fromkeys(target.bases + self._base_names(d.bases)))
         self.imports.sort(key=lambda item: item[0])
         imports: dict[tuple[str, str | None, str], ImportRef] = {}
-        for _, ref in self.imports:  # patterns overlap ("import x from 'm'" is also "import ... 'm'")
-            if ref.alias or not any(k[0] == ref.module and k[1] == ref.name for k in imports):
-                imports.setdefault((ref.module, ref.name, ref.alias), ref)
-        bare = {(m, n) for m, n, a in imports if a}
+        for _, ref in self.imports:
+            imports.setdefault((ref.module, ref.name, ref.alias), ref)
+        # patterns overlap ("import {a} from 'm'" is also "import ... from 'm'"): a bare import of a
+        # module that is also imported with a name or an alias says nothing more
+        named = {ref.module for ref in imports.values() if ref.name is not None or ref.alias}
         return Extraction(language=self.language, module=self.module, symbols=list(symbols.values()),
-                          imports=[r for k, r in imports.items() if k[2] or (k[0], k[1]) not in bare])
+                          imports=[r for r in imports.values() if r.name is not None or r.alias or r.module not in named])
 
     def _match(self, pattern: int, caps: dict[str, list[Node]]) -> None:
         for key, nodes in caps.items():

@@ -32,6 +32,11 @@ class LanguageSpec:
     extensions: tuple[str, ...]
     imports: str = "path"  # how an import string names a project file (IMPORT_STYLES)
     queries: str = ""  # the .scm file's stem (default: the language's own name)
+    family: str = ""  # languages whose files import and call each other (default: the language itself)
+
+    @property
+    def kin(self) -> str:
+        return self.family or self.name
 
     @property
     def query_file(self) -> str:
@@ -50,7 +55,7 @@ def languages() -> dict[str, LanguageSpec]:
         if imports not in IMPORT_STYLES:
             raise RuntimeError(f"languages.toml: {name}: imports must be one of {', '.join(IMPORT_STYLES)}")
         out[name] = LanguageSpec(name, entry["grammar"], tuple(e.lower() for e in entry.get("extensions", ())),
-                                 imports, entry.get("queries", ""))
+                                 imports, entry.get("queries", ""), entry.get("family", ""))
     return out
 
 

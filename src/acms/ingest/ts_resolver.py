@@ -47,24 +47,29 @@ class _Resolver:
         self.exts = exts
         self.known = known
         paths = set(all_paths) | set(exts)
-        endings = extension_map()
+        endings, specs = extension_map(), languages()
         self.module_of: dict[str, str] = {}  # path -> module qualified name (tree-sitter files)
+        self.family_of: dict[str, str] = {}  # module -> its language's family
         for path in paths:
-            if splitext(path)[1].lower() in endings:
-                self.module_of[path] = module_name(path, paths)
-        self.folder: dict[str, list[str]] = {}  # folder -> its files' modules
-        self.by_stem: dict[str, list[str]] = {}  # "a/b/c" and "a/b/c.ext" and every shorter tail -> paths
+            language = endings.get(splitext(path)[1].lower())
+            if language is not None:
+                module = self.module_of[path] = module_name(path, paths)
+                self.family_of[module] = specs[language].kin
+        # Everything below is per family: a Go file never resolves into a Java file of the same folder.
+        self.folder: dict[tuple[str, str], list[str]] = {}  # (folder, family) -> its files' modules
+        self.by_stem: dict[tuple[str, str], list[str]] = {}  # ("a/b/c", "a/b/c.ext" or any tail, family) -> paths
         for path, module in sorted(self.module_of.items()):
-            self.folder.setdefault(dirname(path), []).append(module)
+            family = self.family_of[module]
+            self.folder.setdefault((dirname(path), family), []).append(module)
             for key in (splitext(path)[0], path):
                 parts = key.split("/")
                 for i in range(len(parts)):
-                    self.by_stem.setdefault("/".join(parts[i:]), []).append(path)
-        self.folders: dict[str, list[str]] = {}  # every tail of a folder -> folders
-        for folder in self.folder:
+                    self.by_stem.setdefault(("/".join(parts[i:]), family), []).append(path)
+        self.folders: dict[tuple[str, str], list[str]] = {}  # (any tail of a folder, family) -> folders
+        for folder, family in self.folder:
             parts = folder.split("/") if folder else []
             for i in range(len(parts)):
-                self.folders.setdefault("/".join(parts[i:]), []).append(folder)
+                self.folders.setdefault(("/".join(parts[i:]), family), []).append(folder)
         self.methods: dict[str, list[str]] = {}  # a method's name -> its qualified names
         for qn, kind in known.items():
             if kind == _METHOD:
@@ -81,7 +86,7 @@ class _Resolver:
             style = languages()[ext.language].imports
             bindings: dict[str, list[str]] = {}
             for ref in ext.imports:
-                for target, name in self._import_targets(path, ref, style):
+                for target, name in self._import_targets(path, ref, style, self.family_of.get(module, "")):
                     if target in self.known:
                         out.add(Edge(module, "imports", target))
                     if name is not None:
@@ -92,7 +97,7 @@ class _Resolver:
                     else:
                         alias = ref.alias or splitext(basename(ref.module.rstrip("/")))[0]
                         bindings.setdefault(alias, []).append(target)
-            scope = _Scope(path, module, dirname(path), bindings)
+            scope = self._scope(path, module, bindings)
             for sym in ext.symbols:
                 for raw in sym.calls:
                     target = self._call(raw, sym, scope)
@@ -104,8 +109,8 @@ class _Resolver:
         return sorted(out, key=lambda e: (e.source, e.kind, e.target))
 
     # -- imports ----------------------------------------------------------------------------------
-    def _import_targets(self, path: str, ref: ImportRef, style: str) -> list[tuple[str, str | None]]:
-        """(module, name or None) for each project module the import names."""
+    def _import_targets(self, path: str, ref: ImportRef, style: str, family: str) -> list[tuple[str, str | None]]:
+        """(module, name or None) for each project module of ``family`` the import names."""
         spec = ref.module
         for prefix, repl in (("crate/", ""), ("self/", "./"), ("super/", "../")):
             if spec.startswith(prefix):
@@ -115,42 +120,43 @@ class _Resolver:
         here = dirname(path)
         relative = spec.startswith(("./", "../"))
         if relative or style == "path":
-            found = self._modules_at(normpath(f"{here}/{spec}") if here else normpath(spec), exact=True)
+            found = self._modules_at(normpath(f"{here}/{spec}") if here else normpath(spec), family, exact=True)
             if found:
                 return [(m, ref.name) for m in found]
         if relative or style != "path":
             return []
-        candidates = [spec] + ([spec.replace(".", "/")] if "/" not in spec and "." in spec else [])
-        for candidate in candidates:
-            parts = [p for p in candidate.split("/") if p]
-            for i in range(len(parts)):  # the longest tail that names project files wins
-                found = self._modules_at("/".join(parts[i:]), exact=False)
+        is_file = splitext(spec)[1].lower() in extension_map()  # "point.h": a file name, never a.b.c
+        dotted = "/" not in spec and "." in spec and not is_file
+        parts = [p for p in (spec.replace(".", "/") if dotted else spec).split("/") if p]
+        for i in range(len(parts)):  # the longest tail that names project files wins
+            found = self._modules_at("/".join(parts[i:]), family, exact=False)
+            if found:
+                return [(m, ref.name) for m in found]
+        if ref.name is None and len(parts) > 1 and not is_file:  # a.b.Name: the file a/b, the name Name in it
+            for i in range(len(parts) - 1):
+                found = self._modules_at("/".join(parts[i:-1]), family, exact=False)
                 if found:
-                    return [(m, ref.name) for m in found]
-            if ref.name is None and len(parts) > 1:  # a.b.Name: the file a/b, the name Name in it
-                for i in range(len(parts) - 1):
-                    found = self._modules_at("/".join(parts[i:-1]), exact=False)
-                    if found:
-                        return [(m, parts[-1]) for m in found]
+                    return [(m, parts[-1]) for m in found]
         return []
 
-    def _modules_at(self, key: str, exact: bool) -> list[str]:
+    def _modules_at(self, key: str, family: str, exact: bool) -> list[str]:
         """Modules of the file ``key`` names (with or without its extension, or its folder's
         ``index`` file), else of the folder it names; ``exact``: the whole path, else a tail of it."""
         if not key or key in (".", ".."):
             return []
         if exact:
-            files = [p for p in self.by_stem.get(key, []) if p == key or splitext(p)[0] == key]
-            files = files or [p for p in self.by_stem.get(f"{key}/index", []) if splitext(p)[0] == f"{key}/index"]
+            files = [p for p in self.by_stem.get((key, family), []) if p == key or splitext(p)[0] == key]
+            index = f"{key}/index"
+            files = files or [p for p in self.by_stem.get((index, family), []) if splitext(p)[0] == index]
             if files:
                 return sorted({self.module_of[p] for p in files})
-            return list(self.folder.get(key, []))
-        files = self.by_stem.get(key, [])
+            return list(self.folder.get((key, family), []))
+        files = self.by_stem.get((key, family), [])
         if files:
             return sorted({self.module_of[p] for p in files})
-        folders = self.folders.get(key, [])
+        folders = self.folders.get((key, family), [])
         if len(folders) == 1:
-            return list(self.folder[folders[0]])
+            return list(self.folder[(folders[0], family)])
         return []
 
     # -- names ------------------------------------------------------------------------------------
@@ -160,8 +166,8 @@ class _Resolver:
             owner = self._enclosing_type(sym)
             return self._member(owner, parts[1:]) if owner is not None and len(parts) > 1 else None
         if len(parts) == 1:
-            return self._name(parts[0], sym, scope)
-        head = self._head(parts[0], sym, scope)
+            return self._name(parts[0], sym.qualname, scope)
+        head = self._head(parts[0], sym.qualname, scope)
         for target in head:
             found = self._member(target, parts[1:])
             if found is not None:
@@ -170,9 +176,10 @@ class _Resolver:
             return None
         return self._method_by_name(parts[-1], scope)
 
-    def _name(self, name: str, sym: CodeSymbol | None, scope: _Scope) -> str | None:
-        """A bare name: enclosing definitions, the file, the imports, the folder; None when ambiguous."""
-        for level in self._levels(name, sym, scope):
+    def _name(self, name: str, where: str, scope: _Scope) -> str | None:
+        """A bare name written inside ``where`` (a qualified name): the enclosing definitions, types
+        and namespaces, the file, the imports, the folder; None when ambiguous."""
+        for level in self._levels(name, where, scope):
             hits = sorted({q for q in level if q in self.known})
             if len(hits) == 1:
                 return hits[0]
@@ -180,22 +187,21 @@ class _Resolver:
                 return None
         return None
 
-    def _levels(self, name: str, sym: CodeSymbol | None, scope: _Scope) -> Iterator[list[str]]:
-        while sym is not None and sym.kind is not SymbolKind.MODULE:
-            yield [f"{sym.qualname}.{name}"]
-            if sym.kind is SymbolKind.METHOD:  # a method written outside its type (Go): the type's members
-                yield [f"{sym.qualname.rsplit('.', 1)[0]}.{name}"]
-            sym = self.symbols.get(sym.parent) if sym.parent else None
+    def _levels(self, name: str, where: str, scope: _Scope) -> Iterator[list[str]]:
+        prefix = where
+        while len(prefix) > len(scope.module) and prefix.startswith(f"{scope.module}."):
+            yield [f"{prefix}.{name}"]  # nested definitions, then the type (a method's), namespaces
+            prefix = prefix.rsplit(".", 1)[0]
         yield [f"{scope.module}.{name}"]
         yield list(scope.bindings.get(name, []))
-        yield [f"{m}.{name}" for m in self.folder.get(scope.folder, []) if m != scope.module]
+        yield [f"{m}.{name}" for m in self.folder.get((scope.folder, scope.family), []) if m != scope.module]
 
-    def _head(self, head: str, sym: CodeSymbol, scope: _Scope) -> list[str]:
+    def _head(self, head: str, where: str, scope: _Scope) -> list[str]:
         """What the first part of ``a.b`` names: imported modules or names, else one type in scope."""
         bound = scope.bindings.get(head)
         if bound:
             return bound
-        found = self._name(head, sym, scope)
+        found = self._name(head, where, scope)
         return [found] if found is not None and self.known.get(found) in CLASS_LIKE_NAMES else []
 
     def _member(self, owner: str, rest: list[str], depth: int = 0) -> str | None:
@@ -206,7 +212,8 @@ class _Resolver:
         folder = self.folder_of.get(owner)
         if folder is not None:  # a package (Go): any file of the folder holds its top-level names
             tail = ".".join(rest)
-            hits = sorted({q for m in self.folder.get(folder, []) if (q := f"{m}.{tail}") in self.known})
+            kin = self.folder.get((folder, self.family_of.get(owner, "")), [])
+            hits = sorted({q for m in kin if (q := f"{m}.{tail}") in self.known})
             return hits[0] if len(hits) == 1 else None
         sym = self.symbols.get(owner)
         if sym is None or depth >= _MAX_BASE_DEPTH:
@@ -228,7 +235,7 @@ class _Resolver:
         mine = [q for q in candidates if q.startswith(f"{scope.module}.") and self._module_of_qn(q) == scope.module]
         if mine:
             return mine[0] if len(mine) == 1 else None
-        folder = set(self.folder.get(scope.folder, []))
+        folder = set(self.folder.get((scope.folder, scope.family), []))
         near = [q for q in candidates if self._module_of_qn(q) in folder]
         return near[0] if len(near) == 1 else None
 
@@ -260,27 +267,31 @@ class _Resolver:
 
     def _type(self, raw: str, sym: CodeSymbol, scope: _Scope) -> str | None:
         """A base as written, looked up from the scope around the type (a class is no scope of its own bases)."""
-        outer = self.symbols.get(sym.parent) if sym.parent else None
+        outer = sym.qualname.rsplit(".", 1)[0]  # a type is no scope of its own bases
         parts = raw.split(".")
         if len(parts) == 1:
             found = self._name(parts[0], outer, scope)
         else:
-            found = next((m for t in self._head(parts[0], sym, scope) if (m := self._member(t, parts[1:]))), None)
+            found = next((m for t in self._head(parts[0], outer, scope) if (m := self._member(t, parts[1:]))), None)
         return found if found is not None and self.known.get(found) in CLASS_LIKE_NAMES else None
 
     def _scope_of(self, sym: CodeSymbol) -> _Scope:
         path = self.file_of.get(sym.qualname, "")
         ext = self.exts.get(path)
-        return _Scope(path, ext.module or "" if ext is not None else "", dirname(path), {})
+        return self._scope(path, ext.module or "" if ext is not None else "", {})
+
+    def _scope(self, path: str, module: str, bindings: dict[str, list[str]]) -> _Scope:
+        return _Scope(path, module, dirname(path), self.family_of.get(module, ""), bindings)
 
 
 class _Scope:
     """Where a name is written: the file, its module, its folder and the names its imports bind."""
 
-    __slots__ = ("path", "module", "folder", "bindings")
+    __slots__ = ("path", "module", "folder", "family", "bindings")
 
-    def __init__(self, path: str, module: str, folder: str, bindings: dict[str, list[str]]) -> None:
+    def __init__(self, path: str, module: str, folder: str, family: str, bindings: dict[str, list[str]]) -> None:
         self.path = path
         self.module = module
         self.folder = folder
+        self.family = family
         self.bindings = bindings

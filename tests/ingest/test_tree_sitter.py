@@ -1,0 +1,290 @@
+"""tree-sitter languages: symbols per language on small fixtures with known names, kinds, lines and
+bases; edges across files (a Go call within a package, TypeScript and JavaScript imports, Java and
+C# inheritance...); the indexed graph (shapes, ``path::Qualified.name``, stats) and history."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from acms.cli.main import cli
+from acms.config import load_settings
+from acms.decisions.records import resolve_entity
+from acms.ingest.extractors import extract
+from acms.ingest.model import Edge, Extraction, SourceFile
+from acms.ingest.resolve import resolve_edges
+from acms.ingest.spans import has_spans, spans_for
+from acms.ingest.ts_extractor import extract_tree_sitter, module_name
+from acms.ingest.ts_languages import languages, loaded, problem
+from acms.ingest.walker import language_for
+from acms.service.index_run import index_project
+from acms.store.oxigraph import OxigraphStore
+
+from ..temporal.gitrepo import commit, git
+
+PROJECT = Path(__file__).parents[1] / "fixtures" / "polyglot_project"
+PATHS = sorted(p.relative_to(PROJECT).as_posix() for p in PROJECT.rglob("*") if p.is_file())
+
+
+def extraction(path: str) -> Extraction:
+    text = (PROJECT / path).read_text()
+    ext, fragments = extract(SourceFile(path, text, len(text), "0" * 64, language_for(path)), set(PATHS), 40)
+    assert ext is not None and fragments
+    return ext
+
+
+@pytest.fixture(scope="module")
+def project() -> dict[str, Extraction]:
+    return {p: extraction(p) for p in PATHS}
+
+
+def test_every_configured_language_loads_its_grammar_and_captures() -> None:
+    assert {"go", "javascript", "typescript", "tsx", "rust", "java", "c", "cpp", "csharp", "ruby", "php"} <= set(languages())
+    for name in languages():
+        assert loaded(name) is not None, f"{name}: {problem(name)}"
+    assert loaded("cobol") is None  # not configured: the file stays text
+
+
+# (path, qualified name, kind, start, end, bases) of definitions each fixture must yield
+SYMBOLS = {
+    "go": ("shapes/shape.go", [
+        ("shapes.shape.Shape", "Interface", 9, 11, []),
+        ("shapes.shape.Circle", "Struct", 14, 17, ["Base"]),
+        ("shapes.shape.Circle.Area", "Method", 20, 22, []),
+        ("shapes.shape.NewCircle", "Function", 25, 29, []),
+    ]),
+    "typescript": ("web/app.ts", [
+        ("web.app.Widget", "Interface", 3, 5, []),
+        ("web.app.Widget.render", "Method", 4, 4, []),
+        ("web.app.Mode", "Enum", 7, 7, []),
+        ("web.app.Button", "Class", 10, 16, ["BaseWidget", "Widget"]),
+        ("web.app.Button.render", "Method", 12, 14, []),
+        ("web.app.makeButton", "Function", 20, 22, []),
+    ]),
+    "rust": ("rs/lib.rs", [
+        ("rs.lib.Point", "Struct", 4, 7, ["Norm"]),  # "impl Norm for Point"
+        ("rs.lib.Norm", "Trait", 9, 11, []),
+        ("rs.lib.Axis", "Enum", 13, 13, []),
+        ("rs.lib.Point.new", "Method", 16, 18, []),
+        ("rs.lib.Point.norm", "Method", 22, 24, []),
+        ("rs.lib.hypot", "Function", 27, 29, []),
+    ]),
+    "java": ("src/main/java/com/ex/Square.java", [
+        ("src.main.java.com.ex.Square.Square", "Class", 5, 14, ["Shape"]),
+        ("src.main.java.com.ex.Square.Square.area", "Method", 10, 11, []),  # its annotation included
+        ("src.main.java.com.ex.Square.Square.Corner", "Enum", 13, 13, []),
+    ]),
+    "javascript": ("js/Client.js", [
+        ("js.Client.Client", "Function", 6, 8, []),
+        ("js.Client.Client.request", "Method", 10, 13, []),  # Client.prototype.request = function request
+        ("js.Client.Client.send", "Method", 15, 17, []),
+        ("js.Client.create", "Function", 19, 21, []),  # module.exports = function create
+    ]),
+    "c": ("c/point.c", [("c.point_c.point_norm", "Function", 5, 7, []), ("c.point_c.square", "Function", 9, 9, [])]),
+    "cpp": ("cpp/shape.cpp", [
+        ("cpp.shape.geo.Shape", "Class", 5, 8, []),
+        ("cpp.shape.geo.Rect", "Class", 10, 14, ["Shape"]),
+        ("cpp.shape.geo.Rect.area", "Method", 18, 18, []),  # the definition, not the declaration in the class
+    ]),
+    "csharp": ("cs/Geo.cs", [
+        ("cs.Geo.Geo.IShape", "Interface", 4, 4, []),
+        ("cs.Geo.Geo.Circle", "Class", 6, 10, ["IShape"]),
+        ("cs.Geo.Geo.Circle.Area", "Method", 8, 8, []),
+        ("cs.Geo.Geo.Point", "Struct", 12, 12, []),
+    ]),
+    "ruby": ("rb/shape.rb", [
+        ("rb.shape.Geo", "Class", 4, 14, []),
+        ("rb.shape.Geo.Circle", "Class", 5, 13, ["Shape"]),
+        ("rb.shape.Geo.Circle.area", "Method", 10, 12, []),
+    ]),
+    "php": ("php/User.php", [
+        ("php.User.Named", "Interface", 4, 4, []),
+        ("php.User.Greets", "Trait", 6, 6, []),
+        ("php.User.User", "Class", 8, 11, ["Named", "Greets"]),
+        ("php.User.User.name", "Method", 10, 10, []),
+        ("php.User.clean", "Function", 13, 13, []),
+    ]),
+}
+
+
+@pytest.mark.parametrize("language", sorted(SYMBOLS))
+def test_symbols_by_name_kind_lines_and_bases(language: str, project: dict[str, Extraction]) -> None:
+    path, expected = SYMBOLS[language]
+    ext = project[path]
+    assert ext.language == language_for(path) and ext.parse_error is None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.bases) for s in ext.symbols}
+    for qualname, kind, start, end, bases in expected:
+        assert got.get(qualname) == (kind, start, end, bases), qualname
+    module = next(s for s in ext.symbols if s.kind.value == "Module")
+    assert module.qualname == ext.module and all(s.parent in got for s in ext.symbols if s is not module)
+
+
+def test_signatures_and_doc_comments(project: dict[str, Extraction]) -> None:
+    sym = {s.qualname: s for e in project.values() for s in e.symbols}
+    assert sym["shapes.shape.Circle.Area"].signature == "func (c *Circle) Area() float64"
+    assert sym["shapes.shape.Circle.Area"].docstring == "Area of the circle."
+    assert sym["shapes.shape.Circle"].docstring == "Circle is a round Shape."
+    assert sym["web.app.Button"].docstring == "A button that renders itself."
+    assert sym["js.Client.Client"].docstring == "Create a client."
+    assert sym["rs.lib.Point"].docstring == "A point on the plane."
+    assert sym["c.point_c.point_norm"].docstring == "Length of the vector."
+    assert sym["rs.lib.Norm.norm"].signature == "fn norm(&self) -> f64"
+
+
+def test_calls_and_imports_as_written(project: dict[str, Extraction]) -> None:
+    sym = {s.qualname: s for e in project.values() for s in e.symbols}
+    assert sym["shapes.shape.NewCircle"].calls == ["fmt.Println", "c.Describe"]
+    assert sym["web.app.Button.render"].calls == ["this.label", "clamp"]
+    assert sym["src.main.java.com.ex.Square.Square.area"].calls == ["Geometry.times"]
+    assert sym["php.User.Greets.greet"].calls == ["this.name"]
+    assert [(i.module, i.name, i.alias) for i in project["web/app.ts"].imports] == [("./util", "clamp", "clamp")]
+    assert [(i.module, i.alias) for i in project["js/Client.js"].imports] == [("./utils", "utils")]
+    assert [i.module for i in project["shapes/shape.go"].imports] == ["fmt", "math"]
+
+
+def test_module_names_follow_paths_and_keep_the_extension_on_a_clash() -> None:
+    assert module_name("binding/json.go", {"binding/json.go"}) == "binding.json"
+    assert module_name("c/point.c", set(PATHS)) == "c.point_c" and module_name("c/point.h", set(PATHS)) == "c.point_h"
+
+
+EXPECTED_EDGES = {
+    # a Go call across two files of one package, a method call on a value of unknown type, embedding
+    Edge("shapes.shape.Circle.Area", "calls", "shapes.util.square"),
+    Edge("shapes.shape.NewCircle", "calls", "shapes.util.Base.Describe"),
+    Edge("shapes.shape.Circle", "inherits", "shapes.util.Base"),
+    # imports: TypeScript named import, JavaScript require, Ruby require_relative, C #include
+    Edge("web.app", "imports", "web.util"),
+    Edge("web.app.Button.render", "calls", "web.util.clamp"),
+    Edge("web.app.Button.render", "calls", "web.app.Button.label"),
+    Edge("web.app.Button", "inherits", "web.app.Widget"),
+    Edge("js.Client", "imports", "js.utils"),
+    Edge("js.Client.Client.request", "calls", "js.utils.forEach"),
+    Edge("js.Client.Client.request", "calls", "js.Client.Client.send"),
+    Edge("rb.shape", "imports", "rb.helpers"),
+    Edge("rb.shape.Geo.Circle.area", "calls", "rb.helpers.Helpers.square"),
+    Edge("c.point_c", "imports", "c.point_h"),
+    # the same package without an import (Java), a type's static member, namespaces
+    Edge("src.main.java.com.ex.Square.Square", "inherits", "src.main.java.com.ex.Shape.Shape"),
+    Edge("src.main.java.com.ex.Square.Square.area", "calls", "src.main.java.com.ex.Geometry.Geometry.times"),
+    Edge("cpp.shape.geo.Rect", "inherits", "cpp.shape.geo.Shape"),
+    Edge("cs.Geo.Geo.Circle", "inherits", "cs.Geo.Geo.IShape"),
+    Edge("rs.lib.Point", "inherits", "rs.lib.Norm"),
+    Edge("rs.lib.Point.norm", "calls", "rs.lib.hypot"),
+    Edge("php.User.User", "inherits", "php.User.Greets"),
+}
+
+
+def test_edges_resolve_across_files_and_never_across_languages(project: dict[str, Extraction]) -> None:
+    known = {s.qualname: s.kind.value for e in project.values() for s in e.symbols}
+    edges = set(resolve_edges(project, known, PATHS))
+    assert EXPECTED_EDGES <= edges, sorted(EXPECTED_EDGES - edges)
+    module_of = {s.qualname: e.module for e in project.values() for s in e.symbols}
+    family = {e.module: languages()[e.language].kin for e in project.values()}
+    assert all(family[module_of[e.source]] == family[module_of[e.target]] for e in edges)
+    # "fmt.Println", "Math.min", "strtoupper": nothing of the project, so no edge
+    assert not any(e.target.endswith((".Println", ".min", ".strtoupper")) for e in edges)
+
+
+def test_an_ambiguous_name_is_dropped_not_guessed(project: dict[str, Extraction]) -> None:
+    moved = lambda name: name.replace("shapes.util", "shapes.twin")  # noqa: E731
+    twin = Extraction("go", "shapes.twin", symbols=[
+        dataclasses.replace(s, qualname=moved(s.qualname), parent=s.parent and moved(s.parent))
+        for s in project["shapes/util.go"].symbols])
+    exts = {**project, "shapes/twin.go": twin}
+    known = {s.qualname: s.kind.value for e in exts.values() for s in e.symbols}
+    edges = set(resolve_edges(exts, known, [*PATHS, "shapes/twin.go"]))
+    assert not any(e.source == "shapes.shape.Circle.Area" and e.kind == "calls" for e in edges)  # square twice
+
+
+def test_a_file_tree_sitter_cannot_read_still_gets_a_module() -> None:
+    ext = extract_tree_sitter("x.go", "package x\nfunc (", "go", "x")
+    assert ext is not None and [s.qualname for s in ext.symbols] == ["x"]
+
+
+def test_spans_for_history_match_the_extraction() -> None:
+    text = (PROJECT / "shapes/shape.go").read_text()
+    spans = {s.qualname: (s.kind, s.start, s.end) for s in spans_for("shapes/shape.go", text, PATHS)}
+    assert spans["shapes.shape.Circle.Area"] == ("Method", 20, 22) and "shapes.shape" not in spans
+    assert has_spans("a.go") and has_spans("a.py") and not has_spans("README.md")
+
+
+# ---------------------------------------------------------------------------------------- indexed
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("poly") / "polyglot"
+    shutil.copytree(PROJECT, root)
+    store = OxigraphStore(root / ".acms" / "graph")
+    try:
+        index_project(root, store, load_settings(root))  # validated against the shapes on the way in
+    finally:
+        store.close()
+    return root
+
+
+@pytest.fixture
+def store(indexed: Path) -> Iterator[OxigraphStore]:
+    opened = OxigraphStore.open_existing(indexed / ".acms" / "graph")
+    yield opened
+    opened.close()
+
+
+def pairs(store: OxigraphStore, predicate: str) -> set[tuple[str, str]]:
+    rows = store.select(f"""SELECT ?a ?b WHERE {{ GRAPH ?g {{ ?s uko:{predicate} ?o . ?s uko:qualifiedName ?a }}
+                            GRAPH ?g2 {{ ?o uko:qualifiedName ?b }} }}""")
+    return {(r["a"].value, r["b"].value) for r in rows}
+
+
+def test_indexed_entities_have_the_new_classes_and_edges(store: OxigraphStore) -> None:
+    assert ("shapes.shape.Circle.Area", "shapes.util.square") in pairs(store, "calls")
+    assert ("rs.lib.Point", "rs.lib.Norm") in pairs(store, "inherits")
+    assert ("web.app", "web.util") in pairs(store, "imports")
+    rows = store.select("SELECT DISTINCT ?k WHERE { GRAPH ?g { ?s uko:qualifiedName ?q ; a ?k } }")
+    kinds = {r["k"].value.rsplit("#", 1)[1] for r in rows}
+    assert {"Struct", "Interface", "Trait", "Enum", "Class", "Function", "Method", "Module"} <= kinds
+
+
+@pytest.mark.parametrize("key, qualname", [
+    ("shapes/shape.go::Circle.Area", "shapes.shape.Circle.Area"),  # Go: Receiver.Method
+    ("js/Client.js::Client.request", "js.Client.Client.request"),  # JS: X.prototype.m
+    ("web/app.ts::Button.render", "web.app.Button.render"),  # TS: Class.method
+    ("rs/lib.rs::Point.norm", "rs.lib.Point.norm"),
+])
+def test_path_qualified_name_addressing(store: OxigraphStore, key: str, qualname: str) -> None:
+    assert resolve_entity(store, key)[1] == qualname
+
+
+def test_stats_show_symbols_per_language(indexed: Path) -> None:
+    result = CliRunner().invoke(cli, ["stats", "-C", str(indexed), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)["languages"]
+    assert data["go"]["symbols"] == {"Function": 2, "Interface": 1, "Method": 2, "Struct": 2}
+    assert data["rust"]["symbols"] == {"Enum": 1, "Function": 1, "Method": 3, "Struct": 1, "Trait": 1}
+    assert "symbols: 2 Function, 1 Interface, 2 Method, 2 Struct" in CliRunner().invoke(cli, ["stats", "-C", str(indexed)]).stdout
+
+
+def test_history_maps_go_hunks_to_go_methods(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "geo").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    source = (PROJECT / "shapes/shape.go").read_text()
+    (root / "geo/shape.go").write_text(source)
+    commit(root, "Add shapes", "Ada", "2025-01-01T10:00:00+00:00")
+    (root / "geo/shape.go").write_text(source.replace("math.Pi * square(c.R)", "math.Pi * c.R * c.R"))
+    changed = commit(root, "Inline square in Circle.Area", "Ada", "2025-01-02T10:00:00+00:00")
+    store = OxigraphStore(root / ".acms" / "graph")
+    try:
+        index_project(root, store, load_settings(root), history=5)
+        touched = store.select(f"""SELECT ?q WHERE {{ GRAPH ?g {{ ?c uko:commitHash "{changed}" ; uko:touches ?e }}
+                                   GRAPH ?g2 {{ ?e uko:qualifiedName ?q }} }}""")
+        assert {r["q"].value for r in touched} == {"geo.shape.Circle.Area"}
+        old = store.select("""SELECT ?q ?lang WHERE { GRAPH ?g { ?v a uko:Version ; uko:qualifiedName ?q ;
+                              uko:hasFragment ?f . ?f uko:language ?lang } }""")
+        assert {(r["q"].value, r["lang"].value) for r in old} == {("geo.shape.Circle.Area", "go")}
+    finally:
+        store.close()
