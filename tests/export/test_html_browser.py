@@ -4,9 +4,13 @@ screenshot (kept in the test's folder and in bench/out/)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -22,8 +26,20 @@ pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
 ARTIFACTS = Path(__file__).resolve().parents[2] / "bench" / "out"
 
 
-def test_html_view_in_headless_chromium(tmp_path: Path) -> None:
+def _chromium(tmp_path: Path) -> Any:
+    """A headless Chromium driven by selenium (Debian's chromedriver), its profile in ``tmp_path``."""
     webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1300,850",
+                 f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=webdriver.ChromeService(executable_path=DRIVER), options=options)
+
+
+def test_html_view_in_headless_chromium(tmp_path: Path) -> None:
+    pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
@@ -38,13 +54,7 @@ def test_html_view_in_headless_chromium(tmp_path: Path) -> None:
     assert not re.search(r"<(script|link|img|iframe)\b[^>]*\b(src|href)=", html)  # nothing fetched
     assert "cytoscapeFcose" in html  # the vendored layout is inlined
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1300,850",
-                 f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=DRIVER), options=options)
+    driver = _chromium(tmp_path)
     js = driver.execute_script
     body = lambda attr: driver.find_element(By.TAG_NAME, "body").get_attribute(attr)  # noqa: E731
     try:
@@ -99,5 +109,45 @@ def test_html_view_in_headless_chromium(tmp_path: Path) -> None:
         driver.save_screenshot(str(shot))
         shutil.copy(shot, ARTIFACTS / "html-view.png")
         assert shot.stat().st_size > 5000
+    finally:
+        driver.quit()
+
+
+def test_html_view_of_this_repository_packages_first_then_expand(tmp_path: Path) -> None:
+    """This repository, indexed and exported by the real commands: the page opens on its top-level
+    folders (thousands of nodes folded into a few dozen), a click on ``src`` opens the ``acms`` package.
+    The screenshot is kept in the test's folder and as bench/out/html-view-acms.png."""
+    pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    repo = Path(__file__).resolve().parents[2]
+    store, page = tmp_path / "store", tmp_path / "acms.html"
+    env = {**os.environ, "ACMS_EMBED_ON_INDEX": "off"}  # the view draws no vectors
+    for args in (["index", str(repo), "--store", str(store), "--quiet"],
+                 ["export", "-C", str(repo), "--store", str(store), "--format", "html", "-o", str(page), "--quiet"]):
+        done = subprocess.run([sys.executable, "-m", "acms", *args], capture_output=True, text=True, env=env,
+                              timeout=240)
+        assert done.returncode == 0, done.stderr
+    driver = _chromium(tmp_path)
+    js = driver.execute_script
+    body = lambda attr: driver.find_element(By.TAG_NAME, "body").get_attribute(attr)  # noqa: E731
+    try:
+        driver.get(page.as_uri())
+        WebDriverWait(driver, 60).until(lambda d: body("data-ready"))
+        total, summary = int(body("data-ready")), int(body("data-visible"))
+        labels = js("return acmsView.cy.nodes().map(n => n.data('label'))")
+        assert total > 1000 and summary < 60, (total, summary)
+        assert {"src", "tests", "queries"} <= {label.split(" (")[0] for label in labels}, labels
+        js("acmsView.cy.nodes().filter(n => n.data('label').startsWith('src (')).emit('tap')")  # click src
+        WebDriverWait(driver, 10).until(lambda d: int(body("data-visible")) > summary)
+        labels = js("return acmsView.cy.nodes().map(n => n.data('label'))")
+        assert any(label.startswith("acms (") for label in labels), labels
+        shot = tmp_path / "html-view-acms.png"
+        driver.save_screenshot(str(shot))
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, ARTIFACTS / "html-view-acms.png")
+        assert shot.stat().st_size > 5000
+        print(f"screenshot: {shot} ({total} nodes, {summary} shown first)")
     finally:
         driver.quit()
