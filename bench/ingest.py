@@ -1,93 +1,147 @@
-"""Index the running interpreter's standard library (Lib/) and print what it cost.
+"""Index the interpreter's standard library with the CLI, as a user would, and print what it cost.
 
-Prints one table: files/s, fragments/s, triples/s, peak RSS, the share of time per phase, and the
-unchanged re-index time; next to a baseline measured in the same run (read every file and
-``ast.parse`` the Python ones: the floor any indexer pays).
+Runs ``acms index`` (every phase: embeddings and caches included) as its own process on copies of the
+standard library (``Lib/``, without site-packages), and prints, next to floors measured in the same
+run on the same files:
 
-    python bench/ingest.py [--limit N] [--keep DIR]
+- per size (``--scale 1,2,4``: the library copied 1, 2, 4 times under different roots): wall seconds,
+  the ratio to the 1x time, peak RSS of the indexing process, and the floor (read every file and
+  ``ast.parse`` the Python ones, the least any indexer pays) with the wall / floor ratio;
+- per phase of the 1x run: seconds (phases of a streamed run add up the groups'), with the floors
+  that bound them: read, ``ast.parse``, and tiktoken over every file's text once;
+- the unchanged re-index of the 1x copy.
+
+    python bench/ingest.py [--scale 1,2,4] [--keep DIR] [--lib PATH]
+
+Peak RSS is the indexing process's (``getrusage`` of a wrapper's children: the largest one, which is
+``acms`` itself; its extraction workers are smaller processes). The machine is shared: the load
+average is printed before and after, and ratios within one run are what to compare.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import resource
+import json
+import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
-from acms.config import Settings
-from acms.service.index_run import index_project
 from acms.ingest.walker import WalkSettings, list_files
-from acms.store.oxigraph import OxigraphStore
+
+WRAPPER = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+wall = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"code": done.returncode, "wall": wall, "peak_kb": peak, "out": done.stdout, "err": done.stderr[-3000:]}))
+"""
 
 
-def baseline(root: Path) -> tuple[int, float]:
-    start = time.perf_counter()
+def floors(root: Path) -> dict[str, float]:
+    """Seconds to read every listed file, to ``ast.parse`` the Python ones, and to count tokens once."""
+    from acms.tokens import count_many
+
     listing = list_files(root, WalkSettings())
+    texts: list[tuple[str, str]] = []
+    start = time.perf_counter()
     for f in listing.files:
         try:
-            text = f.abs_path.read_text(encoding="utf-8")
+            texts.append((f.path, f.abs_path.read_text(encoding="utf-8")))
         except (UnicodeDecodeError, OSError):
             continue
-        if f.path.endswith(".py"):
+    read = time.perf_counter() - start
+    start = time.perf_counter()
+    for path, text in texts:
+        if path.endswith(".py"):
             try:
                 ast.parse(text)
             except (SyntaxError, ValueError):
                 pass
-    return len(listing.files), time.perf_counter() - start
+    parse = time.perf_counter() - start
+    start = time.perf_counter()
+    for i in range(0, len(texts), 256):
+        count_many([t for _, t in texts[i : i + 256]])
+    tokens = time.perf_counter() - start
+    return {"files": len(listing.files), "read": read, "parse": parse, "tokenize": tokens}
+
+
+def index(root: Path) -> dict:
+    """``acms index root --json`` in a fresh process: wall seconds, peak RSS, the report."""
+    out = subprocess.run([sys.executable, "-c", WRAPPER, sys.executable, "-m", "acms", "index", str(root), "--json"],
+                         capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    if got["code"] != 0:
+        raise SystemExit(f"acms index {root} failed ({got['code']}): {got['err']}")
+    got["report"] = json.loads(got.pop("out"))
+    return got
+
+
+def copies(lib: Path, work: Path, n: int) -> Path:
+    """``n`` copies of the library under ``work/x<n>/copy<i>/Lib`` (different roots, so different paths)."""
+    root = work / f"x{n}"
+    for i in range(n):
+        dest = root / f"copy{i}" / "Lib"
+        if not dest.exists():
+            shutil.copytree(lib, dest, ignore=shutil.ignore_patterns("site-packages", "__pycache__"), symlinks=True)
+    shutil.rmtree(root / ".acms", ignore_errors=True)
+    return root
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lib", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
-    parser.add_argument("--keep", type=Path, help="keep the store here instead of a temp dir")
+    parser.add_argument("--scale", default="1", help="comma-separated copies of the library, e.g. 1,2,4")
+    parser.add_argument("--keep", type=Path, help="keep the copies and indexes here instead of a temp dir")
     args = parser.parse_args()
+    sizes = sorted({int(s) for s in args.scale.split(",")})
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="acms-bench-"))
-    # Copy so that the walk (not git) lists it and the store does not land inside the interpreter.
-    corpus = work / "Lib"
-    if not corpus.exists():
-        shutil.copytree(args.lib, corpus, ignore=shutil.ignore_patterns("site-packages", "__pycache__"),
-                        symlinks=True)
-    store_dir = work / "store"
-    shutil.rmtree(store_dir, ignore_errors=True)
-
-    n_base, t_base = baseline(corpus)
-    store = OxigraphStore(store_dir)
-    report = index_project(corpus, store, Settings())
-    store.close()
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    store = OxigraphStore(store_dir)
-    again = index_project(corpus, store, Settings())
-    store.close()
-
-    total = report.seconds
-    rows = [
-        ("files indexed", f"{report.files_indexed:,}"),
-        ("entities", f"{report.entities:,}"),
-        ("fragments", f"{report.fragments:,}"),
-        ("triples", f"{report.triples_written:,}"),
-        ("first index (s)", f"{total:.1f}"),
-        ("files/s", f"{report.files_indexed / total:,.0f}"),
-        ("fragments/s", f"{report.fragments / total:,.0f}"),
-        ("triples/s", f"{report.triples_written / total:,.0f}"),
-        ("peak RSS (MB)", f"{rss_mb:,.0f}"),
-        ("unchanged re-index (s)", f"{again.seconds:.2f}"),
-        (f"baseline: read + ast.parse {n_base:,} files (s)", f"{t_base:.1f}"),
-        ("first index / baseline", f"{total / t_base:.1f}x"),
-    ]
-    rows += [(f"phase {name} (share)", f"{secs:.1f}s ({100 * secs / total:.0f}%)")
-             for name, secs in report.timings.items()]
-    width = max(len(r[0]) for r in rows)
-    print(f"acms ingest benchmark — {args.lib} — Python {sys.version.split()[0]}")
-    print(f"{'metric'.ljust(width)} | value")
-    print(f"{'-' * width}-|-{'-' * 16}")
-    for name, value in rows:
-        print(f"{name.ljust(width)} | {value}")
+    load_before = os.getloadavg()[0]
+    rows = []
+    first: dict | None = None
+    for n in sizes:
+        root = copies(args.lib, work, n)
+        floor = floors(root)
+        got = index(root)
+        rows.append((n, floor, got))
+        if first is None:
+            first = got
+            again = index(root)
+            first["again"] = again
+    print(f"acms index of the standard library ({args.lib}), {os.cpu_count()} cores, "
+          f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
+    print()
+    print("| size | files | triples | wall s | vs 1x | peak RSS MB | floor s (read + ast.parse) | wall / floor |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    base = rows[0][2]["wall"]
+    for n, floor, got in rows:
+        f = floor["read"] + floor["parse"]
+        print(f"| {n}x | {got['report']['files_indexed']:,} | {got['report']['triples_written']:,} | {got['wall']:.1f} "
+              f"| {got['wall'] / base:.2f}x | {got['peak_kb'] / 1024:,.0f} | {f:.1f} | {got['wall'] / f:.1f}x |")
+    assert first is not None
+    n, floor, got = rows[0]
+    print()
+    print(f"phases of the {n}x run (seconds; floors measured on the same files in this run):")
+    print()
+    print("| phase | s | share |")
+    print("| --- | --- | --- |")
+    timings = got["report"]["timings"]
+    for phase, seconds in sorted(timings.items(), key=lambda kv: -kv[1]):
+        print(f"| {phase} | {seconds:.1f} | {seconds / got['wall']:.0%} |")
+    print(f"| *floor: read* | {floor['read']:.1f} | |")
+    print(f"| *floor: ast.parse* | {floor['parse']:.1f} | |")
+    print(f"| *floor: tiktoken, each file once* | {floor['tokenize']:.1f} | |")
+    again = first["again"]
+    print()
+    print(f"unchanged re-index of the {n}x copy: {again['wall']:.2f} s wall, peak RSS {again['peak_kb'] / 1024:,.0f} MB "
+          f"(up to date: {again['report']['up_to_date']})")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -66,3 +66,37 @@ class VectorMatrix:
         except (OSError, ValueError):
             return None
         return cls(manifest["ids"], matrix, manifest["key"], manifest["model_id"])
+
+
+class MatrixWriter:
+    """Writes the matrix cache row block by row block (a streamed first embedding), without holding it.
+
+    ``close(key)`` writes the manifest and swaps the directory in, as ``VectorMatrix.save`` does; rows
+    must be L2-normalised already (providers return unit vectors).
+    """
+
+    def __init__(self, directory: Path, rows: int, dims: int, model_id: str) -> None:
+        self.directory, self.rows, self.model_id = directory, rows, model_id
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=".vectors-"))
+        self._matrix = np.lib.format.open_memmap(self._tmp / "matrix.npy", mode="w+", dtype=np.float32,
+                                                 shape=(rows, dims))
+        self._ids: list[str] = []
+
+    def add(self, ids: list[str], vectors: np.ndarray) -> None:
+        start = len(self._ids)
+        self._matrix[start : start + len(ids)] = vectors
+        self._ids += ids
+
+    def close(self, key: str) -> None:
+        if len(self._ids) != self.rows:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise ValueError(f"{len(self._ids)} vectors written for {self.rows} rows")
+        self._matrix.flush()
+        del self._matrix
+        (self._tmp / "manifest.json").write_text(json.dumps({"ids": self._ids, "key": key, "model_id": self.model_id}))
+        old = self.directory.with_name(self.directory.name + ".old")
+        if self.directory.exists():
+            os.replace(self.directory, old)
+        os.replace(self._tmp, self.directory)
+        shutil.rmtree(old, ignore_errors=True)

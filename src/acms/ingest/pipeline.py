@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from types import TracebackType
@@ -30,13 +30,16 @@ SCRUBBED = b"\0acms-secrets-scrubbed/2"  # in the content hash: turning scrubbin
 
 def read_sources(listing: Listing, skipped: dict[str, list[str]], secrets_removed: dict[str, dict[str, int]],
                  max_file_bytes: int | None = None, keep_secrets: bool = False,
-                 progress: Callable[[int], object] | None = None) -> list[SourceFile]:
+                 progress: Callable[[int], object] | None = None,
+                 unchanged: Mapping[str, str] | None = None) -> list[SourceFile]:
     """Read every listed file once; one that vanished, changed while read, or is no text is skipped
     (its path added to ``skipped`` under the reason).
 
     Secrets are replaced by ``[REDACTED:kind]`` here, before anything is extracted, so no fragment,
     ADR, export, search hit or SPARQL answer can hold one (``store_secrets`` turns this off); what was
-    removed is counted in ``secrets_removed``."""
+    removed is counted in ``secrets_removed``. ``unchanged`` (path -> stored content hash): a file whose
+    hash is the stored one comes back with an empty text, neither scrubbed nor kept (the run does not
+    re-extract it)."""
     from acms.privacy.secrets import scrub  # the detector stack is only imported by the writer
 
     sources = []
@@ -49,6 +52,9 @@ def read_sources(listing: Listing, skipped: dict[str, list[str]], secrets_remove
             continue
         text = got.text
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass") + (b"" if keep_secrets else SCRUBBED)).hexdigest()
+        if unchanged is not None and unchanged.get(listed.path) == digest:
+            sources.append(SourceFile(listed.path, "", got.size, digest, language_for(listed.path)))
+            continue
         if not keep_secrets:
             scrubbed = scrub(text, listed.path)
             if scrubbed.findings:
@@ -91,14 +97,27 @@ def _init_worker(all_paths: set[str], window: int) -> None:
     _WORKER["paths"], _WORKER["window"] = all_paths, window
 
 
-def _extract_in_worker(chunk: list[SourceFile]) -> list[tuple[Extraction | None, list[FragmentSpec]]]:
-    return extract_chunk(chunk, _WORKER["paths"], _WORKER["window"])  # type: ignore[arg-type]
+Counted = tuple[Extraction | None, list[FragmentSpec], list[int]]  # a file's extraction, fragments, their tokens
+
+
+def extract_and_count(chunk: list[SourceFile], all_paths: set[str], window: int) -> list[Counted]:
+    """Extract the files and count their fragments' tokens (tiktoken), in one go: in a pool worker
+    both run beside the writer, which is the busy process of a streamed index."""
+    from acms.tokens import count_many
+
+    extracted = extract_chunk(chunk, all_paths, window)
+    counts = iter(count_many([spec.text for _, frags in extracted for spec in frags]))
+    return [(ext, frags, [next(counts) for _ in frags]) for ext, frags in extracted]
+
+
+def _extract_in_worker(chunk: list[SourceFile]) -> list[Counted]:
+    return extract_and_count(chunk, _WORKER["paths"], _WORKER["window"])  # type: ignore[arg-type]
 
 
 class ExtractorPool:
     """Extraction on every core for a whole run: one process pool, the listed paths sent once per worker.
 
-    ``submit(sources)`` returns a future of the sources' ``(Extraction, fragments)`` in order, so the
+    ``submit(sources)`` starts the sources' ``(Extraction, fragments, token counts)``, in order, so the
     caller can hand in the next group of files while it emits and writes the previous one (the
     streaming first index). Few files, or one core, extract in this process instead.
     """
@@ -123,7 +142,7 @@ class ExtractorPool:
     def submit(self, sources: list[SourceFile]) -> Extracting:
         """Start extracting ``sources``; ``.result()`` waits for them (in order)."""
         if self._pool is None or len(sources) < 2:
-            return Extracting([], extract_chunk(sources, self.all_paths, self.window))
+            return Extracting([], extract_and_count(sources, self.all_paths, self.window))
         size = max(1, -(-len(sources) // (self.workers * 2)))
         return Extracting([self._pool.submit(_extract_in_worker, sources[i : i + size])
                            for i in range(0, len(sources), size)])
@@ -132,11 +151,10 @@ class ExtractorPool:
 class Extracting:
     """The extraction of one group of files, running in the pool (or done already)."""
 
-    def __init__(self, parts: list[Future[list[tuple[Extraction | None, list[FragmentSpec]]]]],
-                 done: list[tuple[Extraction | None, list[FragmentSpec]]] | None = None) -> None:
+    def __init__(self, parts: list[Future[list[Counted]]], done: list[Counted] | None = None) -> None:
         self._parts, self._done = parts, done
 
-    def result(self) -> list[tuple[Extraction | None, list[FragmentSpec]]]:
+    def result(self) -> list[Counted]:
         if self._done is None:
             self._done = [r for part in self._parts for r in part.result()]
             self._parts = []

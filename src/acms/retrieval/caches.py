@@ -49,7 +49,8 @@ class DerivedCaches:
 
     @cached_property
     def corpus(self) -> list[dict[str, Term]]:
-        return self.store.select(catalog.text("search/corpus"))
+        """The searchable fragments without their vectors (``_load_vectors`` reads those itself)."""
+        return self.store.select(catalog.text("search/corpus-texts"))
 
     def keyword(self) -> KeywordIndex:
         if self._keyword is None:
@@ -115,7 +116,7 @@ class DerivedCaches:
         if cached is not None and cached.key == self.state_key and cached.model_id == model_id:
             return cached
         ids, rows = [], []
-        for row in self.corpus:
+        for row in self.store.select(catalog.text("search/corpus")):
             vec = row.get("vector")
             if vec is not None:
                 ids.append(row["frag"].value)

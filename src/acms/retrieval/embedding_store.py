@@ -4,13 +4,20 @@ The active ``EmbeddingModel`` node (meta graph) names the model id and dimension
 embedded at the end of ``acms index`` with that model; a query embedded by any other model is refused
 (``ModelMismatch``) until ``acms reindex --embeddings`` migrates. A migration computes every vector
 first and then swaps old for new in ONE update, so an interrupted migration leaves the old vectors.
+
+An index without any vector (a first index) is embedded as a stream instead (issue 14: the one
+update of a whole standard library's vectors took ~50 s and held them all in memory): the LSA model
+is fitted on at most ``FIT_SAMPLE`` fragments (every k-th in IRI order beyond that), then the
+fragments are folded in ``STREAM_BATCH`` at a time, each batch bulk-loaded, the model node last (so
+an interrupted stream leaves no active model, and the next run starts over); the vector cache is
+written from the same vectors rather than decoded back from the graph.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +35,8 @@ from acms.store.protocol import GraphStore
 from acms.vocab import DCT, GRAPH_META, RDF, UKO, XSD
 
 BATCH = 256
+FIT_SAMPLE = 20_000  # fragments an LSA model is fitted on at most (time and memory flat beyond)
+STREAM_BATCH = 4096  # fragments folded and written at once by a streamed first embedding
 Progress = Callable[[int, int], object]  # fragments embedded so far, of how many
 
 
@@ -138,6 +147,8 @@ def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider
     import time
 
     t0 = time.perf_counter()
+    if not store.ask(catalog.text("embeddings/any-vector")):
+        return _stream_first(store, layout, settings, provider_name, progress, t0)
     rows = store.select(catalog.text("search/corpus"))
     staged_lsa: Path | None = None
     if provider_name == "lsa":
@@ -166,6 +177,72 @@ def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider
         shutil.rmtree(target, ignore_errors=True)
         staged_lsa.rename(target)
     return EmbedReport(provider.model_id, len(rows), time.perf_counter() - t0)
+
+
+def _texts(store: GraphStore) -> Iterator[tuple[NamedNode, str, NamedNode]]:
+    """(fragment, text, graph) of every searchable fragment, in the corpus' order, read as a stream."""
+    result = store.query_raw(catalog.text("embeddings/texts"))
+    for row in result:  # type: ignore[attr-defined]
+        yield row["frag"], row["text"].value, row["g"]
+
+
+def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
+                  progress: Progress | None, t0: float) -> EmbedReport:
+    """Embed an index that has no vector yet: fit on a sample, fold and write batch by batch."""
+    import time
+
+    from acms.index.vectors import MatrixWriter
+
+    total = sum(1 for _ in store.query_raw(catalog.text("embeddings/texts")))  # type: ignore[attr-defined]
+    if not total:
+        raise ProviderError("nothing to embed: the index has no fragments")
+    staged_lsa: Path | None = None
+    if provider_name == "lsa":
+        from acms.embeddings.lsa import LsaModel, LsaProvider  # scipy: fitting only, not the query path
+
+        step = -(-total // FIT_SAMPLE)
+        sample = [text for i, (_, text, _) in enumerate(_texts(store)) if i % step == 0]
+        fitted = LsaModel.fit(sample, dimensions=settings.embedding_dims)
+        del sample
+        staged_lsa = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))
+        shutil.rmtree(staged_lsa)
+        fitted.save(staged_lsa)
+        provider: EmbeddingProvider = LsaProvider(fitted)
+    else:
+        provider = make_provider(provider_name, settings, layout)
+    try:
+        iri, model_quads = model_node(provider)
+        writer = MatrixWriter(layout.cache_dir("vectors"), total, provider.dimensions, provider.model_id)
+        done = 0
+        batch: list[tuple[NamedNode, str, NamedNode]] = []
+        for row in [*_texts(store), None]:
+            if row is not None:
+                batch.append(row)
+            if batch and (row is None or len(batch) >= STREAM_BATCH):
+                vectors = np.asarray(provider.embed([text for _, text, _ in batch]), dtype=np.float32)
+                quads = []
+                for (frag, _, g), vec in zip(batch, vectors, strict=True):
+                    quads.append(Quad(frag, UKO.vector, encode(vec), g))
+                    quads.append(Quad(frag, UKO.embeddingModel, iri, g))
+                store.load(quads, bulk=True)
+                writer.add([frag.value for frag, _, _ in batch], vectors)
+                done += len(batch)
+                batch = []
+                if progress is not None:
+                    progress(done, total)
+        store.load(model_quads)
+        from acms.retrieval.caches import DerivedCaches
+
+        writer.close(DerivedCaches(store, layout).state_key)
+    except BaseException:
+        if staged_lsa is not None:
+            shutil.rmtree(staged_lsa, ignore_errors=True)
+        raise
+    if staged_lsa is not None:
+        target = layout.cache_dir("lsa")
+        shutil.rmtree(target, ignore_errors=True)
+        staged_lsa.rename(target)
+    return EmbedReport(provider.model_id, done, time.perf_counter() - t0)
 
 
 def _ensure(path: Path) -> Path:

@@ -1,4 +1,5 @@
-"""A first index, streamed: files are read, extracted, emitted, validated and written group by group,
+"""A first index, streamed: files are read, extracted and token-counted (in a process pool), emitted,
+validated and written group by group,
 so peak memory is flat in the size of the project (issue 14: a whole-batch first index of the standard
 library peaked at 4.5 GB, and 4x the standard library would have needed ~18 GB).
 
@@ -36,11 +37,10 @@ from pyoxigraph import NamedNode, Quad
 from acms.decisions.adr import is_adr_path
 from acms.decisions.ingest import adr_batch
 from acms.ingest import emit
-from acms.ingest.model import CodeSymbol, Extraction, SourceFile
+from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import ExtractorPool, Extracting, read_sources
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import ListedFile, Listing, escape_path
-from acms.tokens import count_many
 from acms.validation.batch import check_batch, check_links, describe, rejection, split_by_file
 from acms.vocab import TIER_WARM, UKO
 
@@ -75,8 +75,7 @@ def groups(files: list[ListedFile]) -> Iterator[list[ListedFile]]:
 
 def _slim(ext: Extraction) -> Extraction:
     """What edge resolution reads of an extraction (symbols' names, nesting, bases and calls; imports)."""
-    symbols = [CodeSymbol(s.kind, s.name, s.qualname, s.start_line, s.end_line, "", None, [], s.parent, s.bases,
-                          s.calls) for s in ext.symbols]
+    symbols = [dataclasses.replace(s, signature="", docstring=None, decorators=[]) for s in ext.symbols]
     return dataclasses.replace(ext, symbols=symbols, sections=[])
 
 
@@ -151,20 +150,18 @@ def _write_group(run: IndexRun, sources: list[SourceFile], extracting: Extractin
                  symbols: dict[str, tuple[NamedNode, str]], written: list[str]) -> None:
     """Tokenize, emit, validate (quarantining files that fail) and write one group of files."""
     report, store = run.report, run.store
-    with run.timed("parsing"):
+    with run.timed("parsing"):  # and tokenizing: both in the pool's workers (waited for here)
         results = extracting.result()
-    with run.timed("tokenizing"):
-        counts = iter(count_many([spec.text for _, frags in results for spec in frags]))
     batches: dict[str, emit.FileBatch] = {}
     extractions: dict[str, Extraction] = {}
     with run.timed("emitting"):
-        for source, (ext, frags) in zip(sources, results, strict=True):
+        for source, (ext, frags, counts) in zip(sources, results, strict=True):
             if ext is not None:
                 extractions[source.path] = ext
                 if ext.parse_error:
                     report.parse_errors[source.path] = ext.parse_error
             batches[source.path] = emit.emit_file(
-                run.minter, source, ext, frags, [next(counts) for _ in frags], TIER_WARM, run.generated_at,
+                run.minter, source, ext, frags, counts, TIER_WARM, run.generated_at,
                 secrets=report.secrets_removed.get(source.path),
             )
         adrs = adr_batch(store, run.minter, sources, all_paths, TIER_WARM, run.generated_at)

@@ -35,11 +35,20 @@ CONTEXT = NamedNode("urn:acms:validation:context")
 
 
 def stage(store: GraphStore, quads: Sequence[Quad], promised: Iterable[tuple[NamedNode, NamedNode]] = ()
-          ) -> ox.Store:
-    """The batch in memory (graph ``BATCH``) plus the classes of what it links to (graph ``CONTEXT``):
-    from the store, and ``promised`` (node, class) pairs of nodes a streamed run writes later."""
+          ) -> tuple[ox.Store, NamedNode]:
+    """The batch in memory plus the classes of what it links to (graph ``CONTEXT``): from the store, and
+    ``promised`` (node, class) pairs of nodes a streamed run writes later; and the batch's graph.
+
+    A batch whose quads share one named graph is staged as it is and that graph is the data graph
+    (re-creating every quad into ``BATCH`` cost more than loading it: 0.45 s against 0.25 s for 58k);
+    a mixed one is staged into ``BATCH``."""
     mem = ox.Store()
-    mem.extend([Quad(q.subject, q.predicate, q.object, BATCH) for q in quads])
+    graph = quads[0].graph_name if quads else BATCH
+    if isinstance(graph, NamedNode) and graph != CONTEXT and all(q.graph_name == graph for q in quads):
+        mem.extend(quads)
+    else:
+        graph = BATCH
+        mem.extend([Quad(q.subject, q.predicate, q.object, BATCH) for q in quads])
     described = {q.subject for q in quads}
     linked = sorted(
         {q.object for q in quads if isinstance(q.object, NamedNode) and q.predicate != RDF.type} - described,
@@ -49,14 +58,15 @@ def stage(store: GraphStore, quads: Sequence[Quad], promised: Iterable[tuple[Nam
         rows = store.select(catalog.text("validation/types-of"), {"node": linked})
         mem.extend([Quad(r["node"], RDF.type, r["type"], CONTEXT) for r in rows])  # type: ignore[arg-type]
     mem.extend([Quad(node, RDF.type, cls, CONTEXT) for node, cls in promised])
-    return mem
+    return mem, graph
 
 
 def check_batch(store: GraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None,
                 promised: Iterable[tuple[NamedNode, NamedNode]] = ()) -> list[Violation]:
     """The batch's violations (empty: it conforms); ``checks`` as for ``validate_batch``; ``promised``
     as for ``stage``."""
-    return validate_store(stage(store, quads, promised), BATCH, checks)
+    mem, graph = stage(store, quads, promised)
+    return validate_store(mem, graph, checks)
 
 
 def check_links(store: GraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None
@@ -73,11 +83,11 @@ def check_links(store: GraphStore, quads: Sequence[Quad], checks: Iterable[Compi
     subjects = sorted({q.subject for q in quads if isinstance(q.subject, NamedNode)}, key=lambda n: n.value)
     if not subjects:
         return []
-    mem = stage(store, quads)
+    mem, graph = stage(store, quads)
     rows = store.select(catalog.text("validation/types-of"), {"node": subjects})
-    mem.extend([Quad(r["node"], RDF.type, r["type"], BATCH) for r in rows])  # type: ignore[arg-type]
+    mem.extend([Quad(r["node"], RDF.type, r["type"], graph) for r in rows])  # type: ignore[arg-type]
     selected = [c for c in (shipped_checks() if checks is None else checks) if c.path in predicates]
-    return validate_store(mem, BATCH, selected) if selected else []
+    return validate_store(mem, graph, selected) if selected else []
 
 
 def validate_batch(store: GraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None) -> None:
