@@ -157,7 +157,7 @@ def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     try:
         extensions = extension_namespaces(graph)
         data = {
-            "store": str(idx.layout.root),
+            "store": idx.remote.endpoints.display if idx.remote else str(idx.layout.root),
             "store_bytes": graph.size_bytes(),
             "quads": graph.count(),
             "classes": {_class_name(r["class"], extensions): int(r["n"]) for r in _rows(graph, "stats/classes")},
