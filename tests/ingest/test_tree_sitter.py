@@ -51,24 +51,25 @@ def test_every_configured_language_loads_its_grammar_and_captures() -> None:
     assert loaded("cobol") is None  # not configured: the file stays text
 
 
-# (path, qualified name, kind, start, end, bases) of definitions each fixture must yield
+# (path, qualified name, kind, start, end, bases) of definitions each fixture must yield; a definition
+# starts at the comment block right above it (its doc comment), as a Python one at its decorators
 SYMBOLS = {
     "go": ("shapes/shape.go", [
-        ("shapes.shape.Shape", "Interface", 9, 11, []),
-        ("shapes.shape.Circle", "Struct", 14, 17, ["Base"]),
-        ("shapes.shape.Circle.Area", "Method", 20, 22, []),
-        ("shapes.shape.NewCircle", "Function", 25, 29, []),
+        ("shapes.shape.Shape", "Interface", 8, 11, []),
+        ("shapes.shape.Circle", "Struct", 13, 17, ["Base"]),
+        ("shapes.shape.Circle.Area", "Method", 19, 22, []),
+        ("shapes.shape.NewCircle", "Function", 24, 29, []),
     ]),
     "typescript": ("web/app.ts", [
         ("web.app.Widget", "Interface", 3, 5, []),
         ("web.app.Widget.render", "Method", 4, 4, []),
         ("web.app.Mode", "Enum", 7, 7, []),
-        ("web.app.Button", "Class", 10, 16, ["BaseWidget", "Widget"]),
+        ("web.app.Button", "Class", 9, 16, ["BaseWidget", "Widget"]),
         ("web.app.Button.render", "Method", 12, 14, []),
         ("web.app.makeButton", "Function", 20, 22, []),
     ]),
     "rust": ("rs/lib.rs", [
-        ("rs.lib.Point", "Struct", 4, 7, ["Norm"]),  # "impl Norm for Point"
+        ("rs.lib.Point", "Struct", 3, 7, ["Norm"]),  # doc comment included; "impl Norm for Point"
         ("rs.lib.Norm", "Trait", 9, 11, []),
         ("rs.lib.Axis", "Enum", 13, 13, []),
         ("rs.lib.Point.new", "Method", 16, 18, []),
@@ -81,12 +82,12 @@ SYMBOLS = {
         ("src.main.java.com.ex.Square.Square.Corner", "Enum", 13, 13, []),
     ]),
     "javascript": ("js/Client.js", [
-        ("js.Client.Client", "Function", 6, 8, []),
+        ("js.Client.Client", "Function", 5, 8, []),
         ("js.Client.Client.request", "Method", 10, 13, []),  # Client.prototype.request = function request
         ("js.Client.Client.send", "Method", 15, 17, []),
         ("js.Client.create", "Function", 19, 21, []),  # module.exports = function create
     ]),
-    "c": ("c/point.c", [("c.point_c.point_norm", "Function", 5, 7, []), ("c.point_c.square", "Function", 9, 9, [])]),
+    "c": ("c/point.c", [("c.point_c.point_norm", "Function", 4, 7, []), ("c.point_c.square", "Function", 9, 9, [])]),
     "cpp": ("cpp/shape.cpp", [
         ("cpp.shape.geo.Shape", "Class", 5, 8, []),
         ("cpp.shape.geo.Rect", "Class", 10, 14, ["Shape"]),
@@ -99,7 +100,7 @@ SYMBOLS = {
         ("cs.Geo.Geo.Point", "Struct", 12, 12, []),
     ]),
     "ruby": ("rb/shape.rb", [
-        ("rb.shape.Geo", "Class", 4, 14, []),
+        ("rb.shape.Geo", "Class", 3, 14, []),
         ("rb.shape.Geo.Circle", "Class", 5, 13, ["Shape"]),
         ("rb.shape.Geo.Circle.area", "Method", 10, 12, []),
     ]),
@@ -210,7 +211,7 @@ def test_a_file_tree_sitter_cannot_read_still_gets_a_module() -> None:
 def test_spans_for_history_match_the_extraction() -> None:
     text = (PROJECT / "shapes/shape.go").read_text()
     spans = {s.qualname: (s.kind, s.start, s.end) for s in spans_for("shapes/shape.go", text, PATHS)}
-    assert spans["shapes.shape.Circle.Area"] == ("Method", 20, 22) and "shapes.shape" not in spans
+    assert spans["shapes.shape.Circle.Area"] == ("Method", 19, 22) and "shapes.shape" not in spans
     assert has_spans("a.go") and has_spans("a.py") and not has_spans("README.md")
 
 

@@ -59,7 +59,7 @@ def _tree_sitter(source: SourceFile, all_paths: set[str], window: int) -> Extrac
     ext = extract_tree_sitter(source.path, source.text, source.language, module_name(source.path, all_paths))
     if ext is None:
         return None, window_fragments(source, window)
-    return ext, code_fragments(source, ext)
+    return ext, code_fragments(source, ext, gaps=window)  # top-level code outside definitions too
 
 
 BUILTIN_EXTRACTORS = (

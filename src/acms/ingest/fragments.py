@@ -70,7 +70,10 @@ def symbol_outline(sym: CodeSymbol, children: list[CodeSymbol]) -> str:
     return "\n".join(parts)
 
 
-def code_fragments(source: SourceFile, ext: Extraction) -> list[FragmentSpec]:
+def code_fragments(source: SourceFile, ext: Extraction, gaps: int = 0) -> list[FragmentSpec]:
+    """Fragments of the symbols; ``gaps`` > 0 also gives the module the lines no symbol covers after
+    its header (top-level statements, constants, type aliases), as micro fragments of at most
+    ``gaps`` lines, so that every line of code reaches the first stage (tree-sitter languages)."""
     lines = source.text.splitlines() or [""]
     children: dict[str | None, list[CodeSymbol]] = {}
     for sym in ext.symbols:
@@ -91,6 +94,36 @@ def code_fragments(source: SourceFile, ext: Extraction) -> list[FragmentSpec]:
         out.append(FragmentSpec(key, MACRO, outline, sym.start_line, sym.end_line))
     if not any(spec.owner == FILE for spec in out):  # no module symbol: the file still gets its outline
         out.insert(0, window_fragments(source, len(lines) or 1)[0])
+    module = next((sym for sym in ext.symbols if sym.kind is SymbolKind.MODULE), None)
+    if gaps > 0 and module is not None:
+        out.extend(_gap_fragments(lines, ext, code_key(module.qualname), gaps))
+    return out
+
+
+def _gap_fragments(lines: list[str], ext: Extraction, owner: str, size: int) -> list[FragmentSpec]:
+    """Runs of non-blank lines after the module header that no symbol covers, cut at ``size`` lines."""
+    covered = bytearray(len(lines) + 2)
+    first = min((s.start_line for s in ext.symbols if s.kind is not SymbolKind.MODULE), default=len(lines) + 1)
+    for sym in ext.symbols:
+        if sym.kind is not SymbolKind.MODULE:
+            covered[sym.start_line : sym.end_line + 1] = b"\x01" * (sym.end_line + 1 - sym.start_line)
+    out: list[FragmentSpec] = []
+    run: list[int] = []
+
+    def flush() -> None:
+        while run and not lines[run[-1] - 1].strip():
+            run.pop()
+        for i in range(0, len(run), size):
+            part = run[i : i + size]
+            out.append(FragmentSpec(owner, MICRO, _lines(lines, part[0], part[-1]), part[0], part[-1]))
+        run.clear()
+
+    for n in range(first, len(lines) + 1):
+        if covered[n] or (not run and not lines[n - 1].strip()):
+            flush()
+            continue
+        run.append(n)
+    flush()
     return out
 
 

@@ -228,9 +228,11 @@ class _Builder:
         elif kind is SymbolKind.METHOD and not in_type:
             kind = SymbolKind.FUNCTION
         node = d.node
-        symbol = CodeSymbol(
-            kind=kind, name=parts[-1], qualname=d.qualname, start_line=self._line(node.start_byte),
-            end_line=self._end_line(node), signature=self._signature(d), docstring=self._doc(node),
+        doc, doc_row = self._doc(node)
+        start = self._line(node.start_byte)
+        symbol = CodeSymbol(  # its lines begin with the comment block above it, as Python's with decorators
+            kind=kind, name=parts[-1], qualname=d.qualname, start_line=min(start, doc_row + 1),
+            end_line=self._end_line(node), signature=self._signature(d), docstring=doc,
             parent=owner.qualname, bases=self._base_names(d.bases))
         bodied = d.body is not None or node.child_by_field_name("body") is not None
         old = symbols.get(d.qualname)
@@ -297,27 +299,30 @@ class _Builder:
             header = lines[0] if lines else ""
         return header.rstrip().rstrip("{;").rstrip()
 
-    def _doc(self, node: Node) -> str | None:
-        """The comment block right above a definition (or above the declaration that starts with it)."""
+    def _doc(self, node: Node) -> tuple[str | None, int]:
+        """The comment block right above a definition (or above the declaration that starts with it),
+        cleaned, and the 0-based row where that block (or the attributes under it) begins."""
         n = node  # climb to the outermost node starting on its line ("var f = function", "export class")
-        while n.parent is not None and n.parent.parent is not None and not _is_block(n.parent.type) and (
-                n.prev_named_sibling is None or n.parent.start_point.row == node.start_point.row):
+        while (n.parent is not None and n.parent.parent is not None and not _is_block(n.parent.type)
+               and n.parent.start_point.row == node.start_point.row):
             n = n.parent
-        row = n.start_point.row
+        row, first = n.start_point.row, node.start_point.row
         found: list[str] = []
         prev = n.prev_named_sibling
-        while prev is not None:
+        while prev is not None and prev.end_point.row >= row - 1:
+            before = prev.prev_sibling
+            if before is not None and before.end_point.row == prev.start_point.row:
+                break  # it shares its line with the code before it: a trailing comment of that code
             if "attribute" in prev.type or "annotation" in prev.type or prev.type == "decorator":
-                row = prev.start_point.row
-                prev = prev.prev_named_sibling
-                continue
-            if "comment" not in prev.type or prev.end_point.row < row - 1:
+                row = first = prev.start_point.row
+            elif "comment" in prev.type:
+                found.append(self._text(prev))
+                row = first = prev.start_point.row
+            else:
                 break
-            found.append(self._text(prev))
-            row = prev.start_point.row
             prev = prev.prev_named_sibling
         if not found:
-            return None
+            return None, first
         lines = []
         for block in reversed(found):
             for line in block.splitlines():
@@ -325,7 +330,7 @@ class _Builder:
                 cleaned = cleaned.removesuffix("*/").rstrip()
                 lines.append(cleaned)
         doc = "\n".join(lines).strip()
-        return doc[:_MAX_DOC] or None
+        return doc[:_MAX_DOC] or None, first
 
     def _import(self, caps: dict[str, list[Node]]) -> None:
         target = self._text(caps["import"][0]).strip().strip("\"'`<>").strip()
