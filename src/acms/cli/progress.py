@@ -63,20 +63,28 @@ class LineProgress:
     def __init__(self, every: float = LINE_EVERY, per_phase: bool = False) -> None:
         self.every, self.per_phase = every, per_phase
         self._phase, self._total, self._done, self._started, self._last = "", None, 0, 0.0, time.monotonic()
+        self._base: tuple[float, int] | None = None  # (time, done) of the phase's first report
 
     def start(self, phase: str, total: int | None = None) -> None:
         self._phase, self._total, self._done, self._started = phase, total, 0, time.monotonic()
+        self._base = None
 
     def update(self, done: int, total: int | None = None) -> None:
         self._total, self._done = total or self._total, done
         now = time.monotonic()
+        if self._base is None:
+            # The rate is measured from the first report: work before it (the LSA fit before the first
+            # batch of vectors) is no part of what is left, so it must not stretch the ETA.
+            self._base = (now, done)
         if now - self._last < self.every:
             return
         self._last = now
         line = f"acms: {self._phase} {done}" + (f"/{self._total}" if self._total else "")
         if self._total and done:
-            eta = (now - self._started) * (self._total - done) / done
-            line += f" ({100 * done // self._total}%), eta {eta:.0f}s"
+            line += f" ({100 * done // self._total}%)"
+            since, first = self._base
+            if done > first and now > since:
+                line += f", eta {(now - since) * (self._total - done) / (done - first):.0f}s"
         click.echo(line, err=True)
 
     def finish(self, phase: str) -> None:
