@@ -69,32 +69,43 @@ class VectorMatrix:
 
 
 class MatrixWriter:
-    """Writes the matrix cache row block by row block (a streamed first embedding), without holding it.
+    """Writes the matrix cache block by block (a streamed first embedding), without holding it.
 
-    ``close(key)`` writes the manifest and swaps the directory in, as ``VectorMatrix.save`` does; rows
-    must be L2-normalised already (providers return unit vectors).
+    Rows arrive in any order; ``close(key)`` puts them in the order of their ids (the order the cache
+    built from ``search/corpus.rq`` has), writes the manifest and swaps the directory in, as
+    ``VectorMatrix.save`` does. Rows must be L2-normalised already (providers return unit vectors).
     """
 
-    def __init__(self, directory: Path, rows: int, dims: int, model_id: str) -> None:
-        self.directory, self.rows, self.model_id = directory, rows, model_id
+    _COPY = 16_384  # rows moved at once when sorting
+
+    def __init__(self, directory: Path, dims: int, model_id: str) -> None:
+        self.directory, self.dims, self.model_id = directory, dims, model_id
         directory.parent.mkdir(parents=True, exist_ok=True)
         self._tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=".vectors-"))
-        self._matrix = np.lib.format.open_memmap(self._tmp / "matrix.npy", mode="w+", dtype=np.float32,
-                                                 shape=(rows, dims))
+        self._raw = (self._tmp / "rows.f32").open("wb")
         self._ids: list[str] = []
 
     def add(self, ids: list[str], vectors: np.ndarray) -> None:
-        start = len(self._ids)
-        self._matrix[start : start + len(ids)] = vectors
+        self._raw.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
         self._ids += ids
 
     def close(self, key: str) -> None:
-        if len(self._ids) != self.rows:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            raise ValueError(f"{len(self._ids)} vectors written for {self.rows} rows")
-        self._matrix.flush()
-        del self._matrix
-        (self._tmp / "manifest.json").write_text(json.dumps({"ids": self._ids, "key": key, "model_id": self.model_id}))
+        self._raw.close()
+        n = len(self._ids)
+        raw = self._tmp / "rows.f32"
+        order = sorted(range(n), key=self._ids.__getitem__)
+        final = np.lib.format.open_memmap(self._tmp / "matrix.npy", mode="w+", dtype=np.float32,
+                                          shape=(n, self.dims))
+        if n:
+            rows = np.memmap(raw, dtype="<f4", mode="r", shape=(n, self.dims))
+            for start in range(0, n, self._COPY):
+                final[start : start + self._COPY] = rows[order[start : start + self._COPY]]
+            del rows
+        final.flush()
+        del final
+        raw.unlink()
+        ids = [self._ids[i] for i in order]
+        (self._tmp / "manifest.json").write_text(json.dumps({"ids": ids, "key": key, "model_id": self.model_id}))
         old = self.directory.with_name(self.directory.name + ".old")
         if self.directory.exists():
             os.replace(self.directory, old)
