@@ -14,7 +14,9 @@ run on the same files:
     python bench/ingest.py [--scale 1,2,4] [--keep DIR] [--lib PATH]
 
 Peak RSS is the indexing process's (``getrusage`` of a wrapper's children: the largest one, which is
-``acms`` itself; its extraction workers are smaller processes). The machine is shared: the load
+``acms`` itself; its extraction workers are smaller processes); per phase, the highest ``VmRSS``
+sampled every 0.1 s between the end of the previous phase and the end of this one (``--progress``
+lines). The machine is shared: the load
 average is printed before and after, and ratios within one run are what to compare.
 """
 
@@ -35,12 +37,33 @@ from pathlib import Path
 from acms.ingest.walker import WalkSettings, list_files
 
 WRAPPER = """
-import json, resource, subprocess, sys, time
+import json, resource, subprocess, sys, threading, time
 start = time.perf_counter()
-done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+phases, state = {}, {"peak": 0}
+def rss():
+    try:
+        with open(f"/proc/{proc.pid}/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return 0
+def watch():  # a phase's peak RSS: the highest sample since the previous phase ended
+    err = []
+    for line in proc.stderr:
+        err.append(line)
+        if line.startswith("acms: ") and " done (" in line:
+            phases[line.split()[1]] = max(state["peak"], rss())
+            state["peak"] = 0
+    state["err"] = "".join(err)[-3000:]
+t = threading.Thread(target=watch); t.start()
+while proc.poll() is None:
+    state["peak"] = max(state["peak"], rss())
+    time.sleep(0.1)
+out = proc.stdout.read(); t.join()
 wall = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"code": done.returncode, "wall": wall, "peak_kb": peak, "out": done.stdout, "err": done.stderr[-3000:]}))
+print(json.dumps({"code": proc.returncode, "wall": wall, "peak_kb": peak, "phase_kb": phases, "out": out,
+                  "err": state.get("err", "")}))
 """
 
 
@@ -74,7 +97,8 @@ def floors(root: Path) -> dict[str, float]:
 
 def index(root: Path) -> dict:
     """``acms index root --json`` in a fresh process: wall seconds, peak RSS, the report."""
-    out = subprocess.run([sys.executable, "-c", WRAPPER, sys.executable, "-m", "acms", "index", str(root), "--json"],
+    out = subprocess.run([sys.executable, "-c", WRAPPER, sys.executable, "-m", "acms", "index", str(root), "--json",
+                          "--progress"],
                          capture_output=True, text=True, check=True)
     got = json.loads(out.stdout)
     if got["code"] != 0:
@@ -138,9 +162,17 @@ def main() -> None:
     print(f"| *floor: read* | {floor['read']:.1f} | |")
     print(f"| *floor: ast.parse* | {floor['parse']:.1f} | |")
     print(f"| *floor: tiktoken, each file once* | {floor['tokenize']:.1f} | |")
+    print()
+    print("peak RSS (MB) while each reported phase ran, per size (a streamed run reports 'indexing' for its files):")
+    print()
+    names = list(dict.fromkeys(p for _, _, g in rows for p in g["phase_kb"]))
+    print("| size | " + " | ".join(names) + " |")
+    print("| --- | " + " | ".join("---" for _ in names) + " |")
+    for size, _, g in rows:
+        print(f"| {size}x | " + " | ".join(f"{g['phase_kb'].get(p, 0) / 1024:,.0f}" for p in names) + " |")
     again = first["again"]
     print()
-    print(f"unchanged re-index of the {n}x copy: {again['wall']:.2f} s wall, peak RSS {again['peak_kb'] / 1024:,.0f} MB "
+    print(f"unchanged re-index of the {rows[0][0]}x copy: {again['wall']:.2f} s wall, peak RSS {again['peak_kb'] / 1024:,.0f} MB "
           f"(up to date: {again['report']['up_to_date']})")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
