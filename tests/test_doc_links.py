@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SKIP = {".git", ".venv", ".acms", "node_modules", ".pytest_cache", ".hypothesis", "__pycache__", "out", "vendor"}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-OUTSIDE = re.compile(r"\.\./shared|(?<![\w/])seeds/\d")
+OUTSIDE = re.compile(r"\.\./shared|(?<![\w/])seeds/\d|\bROOT\.parent\b")  # ROOT: the checkout
 
 
 def _files(*suffixes: str) -> list[Path]:
