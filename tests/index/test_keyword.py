@@ -239,3 +239,16 @@ def test_loaded_postings_score_as_bm25s_load_bit_for_bit(tmp_path: Path) -> None
     loaded.save(tmp_path / "again", key="k2")  # a loaded index saves again, unchanged
     again = KeywordIndex.load(tmp_path / "again")
     np.testing.assert_array_equal(again.scores("parse http header"), index.scores("parse http header"))
+
+
+def test_term_doc_counts_by_slices_equal_one_unique(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The postings are counted a few documents at a time (bounded memory, issue 14): same arrays."""
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(0, 50, size=3000).astype(np.int64)
+    terms = rng.integers(0, 2000, size=int(lengths.sum())).astype(np.int32)
+    monkeypatch.setattr(keyword, "_UNIQUE_CHUNK", 997)
+    got = keyword._term_doc_counts(terms, lengths)
+    docs = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    want = np.unique(terms.astype(np.int64) * len(lengths) + docs, return_counts=True)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])

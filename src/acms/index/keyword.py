@@ -112,8 +112,7 @@ def _load_postings(
     """
     n_docs, n_terms = len(lengths), len(vocab)
     k1, b = retriever.k1, retriever.b
-    docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    pairs, tf = np.unique(terms * n_docs + docs, return_counts=True)  # by term, then document
+    pairs, tf = _term_doc_counts(terms, lengths)  # by term, then document
     term = pairs // n_docs
     doc = pairs - term * n_docs
     df = np.bincount(term, minlength=n_terms)
@@ -131,6 +130,38 @@ def _load_postings(
     retriever.vocab_dict = vocab
     retriever.unique_token_ids_set = set(vocab.values())
     retriever.nonoccurrence_array = None
+
+
+_UNIQUE_CHUNK = 1 << 21  # tokens counted at once by ``_term_doc_counts``
+
+
+def _term_doc_counts(terms: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(term * n_docs + doc, return_counts=True)`` over every token, a few documents at a time.
+
+    Why: over a whole corpus at once the int64 keys, the document numbers and ``np.unique``'s sort
+    copies were ~5 arrays as long as the corpus has tokens (~0.5 GB for a standard library's
+    fragments). Per slice of whole documents the keys are unique across slices, so one sort of the
+    slices' distinct pairs gives the same arrays.
+    """
+    n_docs = len(lengths)
+    ends = np.cumsum(lengths)
+    keys: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    first_doc, first_token = 0, 0
+    while first_doc < n_docs:
+        last_doc = max(first_doc + 1, int(np.searchsorted(ends, first_token + _UNIQUE_CHUNK, side="right")))
+        last_token = int(ends[last_doc - 1])
+        docs = np.repeat(np.arange(first_doc, last_doc, dtype=np.int64), lengths[first_doc:last_doc])
+        k, c = np.unique(terms[first_token:last_token].astype(np.int64) * n_docs + docs, return_counts=True)
+        keys.append(k)
+        counts.append(c)
+        first_doc, first_token = last_doc, last_token
+    if not keys:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    key, count_ = np.concatenate(keys), np.concatenate(counts)
+    del keys, counts
+    order = np.argsort(key, kind="stable")
+    return key[order], count_[order]
 
 
 class Postings:
@@ -192,7 +223,7 @@ class KeywordIndex:
             raise ValueError("ids must be unique")
         vocab: defaultdict[str, int] = defaultdict(count().__next__)  # token -> id, first seen
         token_id = vocab.__getitem__
-        flat = array("q")  # every document's token ids, end to end
+        flat = array("i")  # every document's token ids, end to end (int32: a vocabulary is far below 2**31)
         lengths = array("q")
         for text in texts:
             start = len(flat)
@@ -203,7 +234,7 @@ class KeywordIndex:
         import bm25s
 
         retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
-        terms, doc_lengths = np.frombuffer(flat, np.int64), np.frombuffer(lengths, np.int64)
+        terms, doc_lengths = np.frombuffer(flat, np.int32), np.frombuffer(lengths, np.int64)
         _load_postings(retriever, terms, doc_lengths, dict(vocab))
         return cls(ids, retriever)
 
