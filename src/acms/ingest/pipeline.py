@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -20,7 +21,7 @@ from pyoxigraph import NamedNode
 from acms.ingest.extractors import extract
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
-from acms.ingest.walker import Listing, SkipReason, language_for, read_source
+from acms.ingest.walker import ListedFile, Listing, SkipReason, language_for, read_source
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
@@ -114,6 +115,38 @@ def _extract_in_worker(chunk: list[SourceFile]) -> list[Counted]:
     return extract_and_count(chunk, _WORKER["paths"], _WORKER["window"])  # type: ignore[arg-type]
 
 
+@dataclass
+class ReadGroup:
+    """A group of listed files read (secrets scrubbed), extracted and counted: what ``read_sources`` and
+    ``extract_and_count`` give, with the skipped paths and removed secrets they reported."""
+
+    sources: list[SourceFile] = field(default_factory=list)
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+    secrets_removed: dict[str, dict[str, int]] = field(default_factory=dict)
+    counted: list[Counted] = field(default_factory=list)
+
+    def merge(self, other: ReadGroup) -> None:
+        self.sources += other.sources
+        for reason, paths in other.skipped.items():
+            self.skipped.setdefault(reason, []).extend(paths)
+        self.secrets_removed.update(other.secrets_removed)
+        self.counted += other.counted
+
+
+def read_and_extract(files: list[ListedFile], all_paths: set[str], window: int, max_file_bytes: int | None,
+                     keep_secrets: bool) -> ReadGroup:
+    """Read, scrub, extract and count one group of files (in a pool worker, beside the writer)."""
+    got = ReadGroup()
+    listing = Listing(Path("."), files, {}, False)
+    got.sources = read_sources(listing, got.skipped, got.secrets_removed, max_file_bytes, keep_secrets)
+    got.counted = extract_and_count(got.sources, all_paths, window)
+    return got
+
+
+def _read_in_worker(files: list[ListedFile], max_file_bytes: int | None, keep_secrets: bool) -> ReadGroup:
+    return read_and_extract(files, _WORKER["paths"], _WORKER["window"], max_file_bytes, keep_secrets)  # type: ignore[arg-type]
+
+
 class ExtractorPool:
     """Extraction on every core for a whole run: one process pool, the listed paths sent once per worker.
 
@@ -146,6 +179,30 @@ class ExtractorPool:
         size = max(1, -(-len(sources) // (self.workers * 2)))
         return Extracting([self._pool.submit(_extract_in_worker, sources[i : i + size])
                            for i in range(0, len(sources), size)])
+
+
+    def submit_files(self, files: list[ListedFile], max_file_bytes: int | None, keep_secrets: bool) -> Reading:
+        """Start reading, scrubbing, extracting and counting ``files``; ``.result()`` waits for them."""
+        if self._pool is None or len(files) < 2:
+            return Reading([], read_and_extract(files, self.all_paths, self.window, max_file_bytes, keep_secrets))
+        size = max(1, -(-len(files) // (self.workers * 2)))
+        return Reading([self._pool.submit(_read_in_worker, files[i : i + size], max_file_bytes, keep_secrets)
+                        for i in range(0, len(files), size)])
+
+
+class Reading:
+    """One group of files being read and extracted in the pool (or done already)."""
+
+    def __init__(self, parts: list[Future[ReadGroup]], done: ReadGroup | None = None) -> None:
+        self._parts, self._done = parts, done
+
+    def result(self) -> ReadGroup:
+        if self._done is None:
+            self._done = ReadGroup()
+            for part in self._parts:
+                self._done.merge(part.result())
+            self._parts = []
+        return self._done
 
 
 class Extracting:

@@ -1,5 +1,5 @@
-"""A first index, streamed: files are read, extracted and token-counted (in a process pool), emitted,
-validated and written group by group,
+"""A first index, streamed: files are read, scrubbed, extracted and token-counted (in a process pool),
+emitted, validated and written group by group,
 so peak memory is flat in the size of the project (issue 14: a whole-batch first index of the standard
 library peaked at 4.5 GB, and 4x the standard library would have needed ~18 GB).
 
@@ -38,7 +38,7 @@ from acms.decisions.adr import is_adr_path
 from acms.decisions.ingest import adr_batch
 from acms.ingest import emit
 from acms.ingest.model import Extraction, SourceFile
-from acms.ingest.pipeline import ExtractorPool, Extracting, read_sources
+from acms.ingest.pipeline import Counted, ExtractorPool, Reading
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.validation.batch import check_batch, check_links, describe, rejection, split_by_file
@@ -99,18 +99,21 @@ def stream_first_index(run: IndexRun, listing: Listing) -> None:
 
     progress.start("indexing", len(listing.files))
     with ExtractorPool(all_paths, settings.window_lines) as pool:
-        pending: tuple[list[SourceFile], Extracting] | None = None
-        for group in [*groups(listing.files), None]:  # one group read ahead: workers extract it meanwhile
+        pending: Reading | None = None
+        for group in [*groups(listing.files), None]:  # one group ahead: the workers read and extract it meanwhile
             nxt = None
             if group is not None:
-                with run.timed("reading"):
-                    sources = read_sources(dataclasses.replace(listing, files=group), report.skipped,
-                                           report.secrets_removed, settings.max_file_bytes, settings.store_secrets)
-                    report.files_listed += len(sources)
-                nxt = (sources, pool.submit(sources))
+                with run.timed("reading"):  # at once in a worker; here when the project is too small for the pool
+                    nxt = pool.submit_files(group, settings.max_file_bytes, settings.store_secrets)
             if pending is not None:
-                _write_group(run, pending[0], pending[1], all_paths, checks, promised, code, symbols, written)
-                done += len(pending[0])
+                with run.timed("reading"):  # reading, scrubbing, parsing and tokenizing, in the workers: waited for here
+                    got = pending.result()
+                for reason, paths in got.skipped.items():
+                    report.skipped.setdefault(reason, []).extend(paths)
+                report.secrets_removed.update(got.secrets_removed)
+                report.files_listed += len(got.sources)
+                _write_group(run, got.sources, got.counted, all_paths, checks, promised, code, symbols, written)
+                done += len(got.sources) + sum(len(p) for p in got.skipped.values())
                 progress.update(done)
             pending = nxt
     progress.finish("indexing")
@@ -145,13 +148,11 @@ def stream_first_index(run: IndexRun, listing: Listing) -> None:
         store.flush()
 
 
-def _write_group(run: IndexRun, sources: list[SourceFile], extracting: Extracting, all_paths: set[str],
+def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted], all_paths: set[str],
                  checks: list | None, promised: list[tuple[NamedNode, NamedNode]], code: dict[str, Extraction],
                  symbols: dict[str, tuple[NamedNode, str]], written: list[str]) -> None:
-    """Tokenize, emit, validate (quarantining files that fail) and write one group of files."""
+    """Emit, validate (quarantining files that fail) and write one group of files (read and extracted)."""
     report, store = run.report, run.store
-    with run.timed("parsing"):  # and tokenizing: both in the pool's workers (waited for here)
-        results = extracting.result()
     batches: dict[str, emit.FileBatch] = {}
     extractions: dict[str, Extraction] = {}
     with run.timed("emitting"):
