@@ -417,3 +417,17 @@ def test_a_longer_symbol_wins_a_near_tie_with_a_short_one(monkeypatch: pytest.Mo
     assert [r.fragment for r in rank(task, frags, index)] == ["f:init", "f:close"]
     monkeypatch.setattr(first_stage, "LENGTH_PRIOR", 0.0)
     assert [r.fragment for r in rank(task, frags, index)] == ["f:close", "f:init"]
+
+
+def test_the_file_defining_a_named_symbol_wins_however_many_names_it_defines() -> None:
+    """A utilities module defining forty helpers and the named one outranks a small file whose few names
+    share words with it: the names field is barely damped by its length (``NAMES_B``)."""
+    helpers = [f"helper_number_{i}" for i in range(40)]
+    cookies = ["function standardBrowserEnv() { return 1; }", "function write() {}", "function read() {}"]
+    rows = [FragmentRow(f"f:u{i}", "lib/utils.js", 3 * i + 1, 3 * i + 1, f"function {n}() {{ return {i}; }}", name=n)
+            for i, n in enumerate([*helpers, "isStandardBrowserEnv"])]
+    rows += [FragmentRow(f"f:c{i}", "lib/helpers/cookies.js", 3 * i + 1, 3 * i + 1, line, name=n)
+             for i, (n, line) in enumerate(zip(["standardBrowserEnv", "write", "read"], cookies))]
+    _, index = build(rows)
+    scores = by_path("make isStandardBrowserEnv work in web workers", index)
+    assert scores["lib/utils.js"] > scores["lib/helpers/cookies.js"]
