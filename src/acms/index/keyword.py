@@ -43,7 +43,7 @@ import tempfile
 import uuid
 from array import array
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
@@ -215,9 +215,10 @@ class KeywordIndex:
 
     @classmethod
     def build(
-        cls, ids: Sequence[str], texts: Sequence[str], *, k1: float = 1.5, b: float = 0.75
+        cls, ids: Sequence[str], texts: Iterable[str], *, k1: float = 1.5, b: float = 0.75
     ) -> KeywordIndex:
-        if len(ids) != len(texts):
+        """``texts`` may be a generator (one text per id, in order): only its tokens are kept."""
+        if isinstance(texts, Sized) and len(ids) != len(texts):
             raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
         if len(set(ids)) != len(ids):
             raise ValueError("ids must be unique")
@@ -229,6 +230,8 @@ class KeywordIndex:
             start = len(flat)
             flat.extend(map(token_id, code_tokens(text)))
             lengths.append(len(flat) - start)
+        if len(lengths) != len(ids):
+            raise ValueError(f"{len(ids)} ids for {len(lengths)} texts")
         if not vocab:
             return cls(ids, None)
         import bm25s

@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -20,7 +20,18 @@ from acms.ranking.index import CONTAINER, FragmentRow, RankingIndex
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore
-from acms.terms import Term
+
+
+class CorpusRow(NamedTuple):
+    """One row of ``search/corpus.rq`` (bar the vector): None where the query leaves a variable unbound."""
+
+    frag: str
+    text: str
+    name: str | None
+    qn: str | None
+    start: int | None
+    end: int | None
+    file: str | None
 
 
 class _HasKey(Protocol):
@@ -48,40 +59,38 @@ class DerivedCaches:
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
     @cached_property
-    def corpus(self) -> list[dict[str, Term]]:
-        """The rows of ``search/corpus.rq`` without their vectors (``_load_vectors`` reads those itself).
+    def corpus(self) -> list[CorpusRow]:
+        """The rows of ``search/corpus.rq`` without their vectors (``_load_vectors`` reads those itself),
+        as plain strings and numbers, sorted by fragment as its ORDER BY sorts them.
 
         Read as three queries joined here (the required part, the owners' names, the fragments'
-        places: OPTIONAL semantics, graph by graph) and sorted by fragment as its ORDER BY does: on a
-        standard library's index that took ~8 s against ~13 s for the one query, whose OPTIONALs and
-        ORDER BY are slow in Oxigraph. ``tests/retrieval/test_corpus_rows.py`` checks the rows are the same.
+        places: OPTIONAL semantics, graph by graph): on a standard library's index that took ~8 s
+        against ~13 s for the one query, whose OPTIONALs and ORDER BY are slow in Oxigraph. Rows of
+        strings rather than of pyoxigraph terms: 0.45 GB of dicts of terms for a standard library's
+        73k fragments were the caches' largest part. ``tests/retrieval/test_corpus_rows.py`` checks
+        the rows are the query's.
         """
-        names: dict[tuple[Term, Term], tuple[list[Term], list[Term]]] = {}
+        names: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
         for r in self.store.select(catalog.text("search/corpus-names")):
-            got = names.setdefault((r["entity"], r["g"]), ([], []))
+            got = names.setdefault((r["entity"].value, r["g"].value), ([], []))
             if "name" in r:
-                got[0].append(r["name"])
+                got[0].append(r["name"].value)
             if "qn" in r:
-                got[1].append(r["qn"])
-        places: dict[tuple[Term, Term], list[tuple[Term, Term, Term]]] = {}
+                got[1].append(r["qn"].value)
+        places: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
         for r in self.store.select(catalog.text("search/corpus-places")):
-            places.setdefault((r["frag"], r["g"]), []).append((r["start"], r["end"], r["file"]))
-        rows: list[dict[str, Term]] = []
+            places.setdefault((r["frag"].value, r["g"].value), []).append(
+                (int(r["start"].value), int(r["end"].value), r["file"].value))
+        rows: list[CorpusRow] = []
         for r in self.store.select(catalog.text("search/corpus-base")):
-            frag, g = r["frag"], r["g"]
-            owner_names, owner_qns = names.get((r["entity"], g), ([], []))
+            frag, g, text = r["frag"].value, r["g"].value, r["text"].value
+            owner_names, owner_qns = names.get((r["entity"].value, g), ([], []))
             for name in owner_names or [None]:
                 for qn in owner_qns or [None]:
                     for place in places.get((frag, g)) or [None]:
-                        row: dict[str, Term] = {"frag": frag, "text": r["text"], "g": g}
-                        if name is not None:
-                            row["name"] = name
-                        if qn is not None:
-                            row["qn"] = qn
-                        if place is not None:
-                            row["start"], row["end"], row["file"] = place
-                        rows.append(row)
-        rows.sort(key=lambda row: row["frag"].value)
+                        start, end, file = place if place is not None else (None, None, None)
+                        rows.append(CorpusRow(frag, text, name, qn, start, end, file))
+        rows.sort(key=lambda row: row.frag)
         return rows
 
     def keyword(self) -> KeywordIndex:
@@ -103,12 +112,9 @@ class DerivedCaches:
         saved = self._saved(KeywordIndex.load, directory)
         if saved is not None:
             return saved
-        ids, texts = [], []
-        for row in self.corpus:
-            ids.append(row["frag"].value)
-            names = " ".join(_v(row.get(k)) for k in ("name", "qn"))
-            texts.append(f"{names}\n{row['text'].value}")
-        index = KeywordIndex.build(ids, texts)
+        rows = self.corpus
+        texts = (f"{row.name or ''} {row.qn or ''}\n{row.text}" for row in rows)  # not all held at once
+        index = KeywordIndex.build([row.frag for row in rows], texts)
         index.save(directory, key=self.state_key)
         self.rebuilt.append("keyword")
         return index
@@ -128,10 +134,10 @@ class DerivedCaches:
                  for r in self.store.select(catalog.text("search/class-fragments"))}
         outlines = {r["frag"].value: r["outline"].value for r in self.store.select(catalog.text("search/class-outlines"))}
         index = RankingIndex.build(
-            FragmentRow(r["frag"].value, paths[r["file"].value], int(r["start"].value), int(r["end"].value),
-                        r["text"].value, CONTAINER.get(kinds.get(r["frag"].value, ""), 0),
-                        _v(r.get("name")) if "qn" in r else "", outlines.get(r["frag"].value, ""))
-            for r in self.corpus if "file" in r and r["file"].value in paths
+            FragmentRow(r.frag, paths[r.file], r.start, r.end, r.text,  # type: ignore[arg-type]
+                        CONTAINER.get(kinds.get(r.frag, ""), 0), (r.name or "") if r.qn is not None else "",
+                        outlines.get(r.frag, ""))
+            for r in self.corpus if r.file is not None and r.file in paths
         )
         index.save(directory, key=self.state_key)
         self.rebuilt.append("ranking")
