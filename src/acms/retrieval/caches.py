@@ -7,10 +7,10 @@ written before any later index run or migration is never used: it is rebuilt on 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from acms.index.vectors import VectorMatrix, decode
 from acms.ranking.index import CONTAINER, FragmentRow, RankingIndex
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
+from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
 
 
@@ -71,18 +72,18 @@ class DerivedCaches:
         the rows are the query's.
         """
         names: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
-        for r in self.store.select(catalog.text("search/corpus-names")):
+        for r in self._solutions("search/corpus-names"):
             got = names.setdefault((r["entity"].value, r["g"].value), ([], []))
-            if "name" in r:
-                got[0].append(r["name"].value)
-            if "qn" in r:
-                got[1].append(r["qn"].value)
+            if (name := _get(r, "name")) is not None:
+                got[0].append(name.value)
+            if (qn := _get(r, "qn")) is not None:
+                got[1].append(qn.value)
         places: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
-        for r in self.store.select(catalog.text("search/corpus-places")):
+        for r in self._solutions("search/corpus-places"):
             places.setdefault((r["frag"].value, r["g"].value), []).append(
                 (int(r["start"].value), int(r["end"].value), r["file"].value))
         rows: list[CorpusRow] = []
-        for r in self.store.select(catalog.text("search/corpus-base")):
+        for r in self._solutions("search/corpus-base"):
             frag, g, text = r["frag"].value, r["g"].value, r["text"].value
             owner_names, owner_qns = names.get((r["entity"].value, g), ([], []))
             for name in owner_names or [None]:
@@ -92,6 +93,13 @@ class DerivedCaches:
                         rows.append(CorpusRow(frag, text, name, qn, start, end, file))
         rows.sort(key=lambda row: row.frag)
         return rows
+
+    def _solutions(self, name: str) -> Iterable[Any]:
+        """A saved SELECT's rows as a stream from the embedded store (no list of dicts of terms held:
+        RSS stayed at its peak after such lists were freed), as ``select`` rows from any other."""
+        if isinstance(self.store, OxigraphStore):
+            return self.store.query_raw(catalog.text(name))  # type: ignore[return-value]
+        return self.store.select(catalog.text(name))
 
     def keyword(self) -> KeywordIndex:
         if self._keyword is None:
@@ -164,6 +172,11 @@ class DerivedCaches:
         built.save(directory)
         self.rebuilt.append("vectors")
         return built
+
+
+def _get(row: Any, name: str) -> Any:
+    """A variable of a ``select`` row (dict, unbound: absent) or a pyoxigraph solution (unbound: None)."""
+    return row.get(name) if isinstance(row, dict) else row[name]
 
 
 def _v(term: object) -> str:
