@@ -421,7 +421,7 @@ def test_a_longer_symbol_wins_a_near_tie_with_a_short_one(monkeypatch: pytest.Mo
 
 def test_the_file_defining_a_named_symbol_wins_however_many_names_it_defines() -> None:
     """A utilities module defining forty helpers and the named one outranks a small file whose few names
-    share words with it: the names field is barely damped by its length (``NAMES_B``)."""
+    share words with it: the names field is not damped by its length (``NAMES_B``)."""
     helpers = [f"helper_number_{i}" for i in range(40)]
     cookies = ["function standardBrowserEnv() { return 1; }", "function write() {}", "function read() {}"]
     rows = [FragmentRow(f"f:u{i}", "lib/utils.js", 3 * i + 1, 3 * i + 1, f"function {n}() {{ return {i}; }}", name=n)
