@@ -19,6 +19,7 @@ import hashlib
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -151,32 +152,10 @@ def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider
     if not store.ask(catalog.text("embeddings/any-vector")):
         return _stream_first(store, layout, settings, provider_name, progress, t0)
     rows = store.select(catalog.text("search/corpus"))
-    staged_lsa: Path | None = None
-    if provider_name == "lsa":
-        from acms.embeddings.lsa import LsaModel, LsaProvider  # scipy: fitting only, not the query path
-
-        texts = [r["text"].value for r in rows]
-        fitted = LsaModel.fit(texts, dimensions=settings.embedding_dims) if texts else None
-        if fitted is None:
-            raise ProviderError("nothing to embed: the index has no fragments")
-        staged_lsa = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))
-        shutil.rmtree(staged_lsa)
-        fitted.save(staged_lsa)
-        provider: EmbeddingProvider = LsaProvider(fitted)
-    else:
-        provider = make_provider(provider_name, settings, layout)
-    try:
+    with _provider(provider_name, lambda: [r["text"].value for r in rows], layout, settings) as provider:
         iri, model_quads = model_node(provider)
         quads = _embed_rows(provider, rows, iri, progress) + model_quads
         store.replace([(catalog.text("embeddings/drop-vectors.ru"), None)], quads)
-    except BaseException:
-        if staged_lsa is not None:
-            shutil.rmtree(staged_lsa, ignore_errors=True)
-        raise
-    if staged_lsa is not None:
-        target = layout.cache_dir("lsa")
-        shutil.rmtree(target, ignore_errors=True)
-        staged_lsa.rename(target)
     return EmbedReport(provider.model_id, len(rows), time.perf_counter() - t0)
 
 
@@ -203,21 +182,12 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
     total = int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
     if not total:
         raise ProviderError("nothing to embed: the index has no fragments")
-    staged_lsa: Path | None = None
-    if provider_name == "lsa":
-        from acms.embeddings.lsa import LsaModel, LsaProvider  # scipy: fitting only, not the query path
+    step = -(-total // FIT_SAMPLE)
 
-        step = -(-total // FIT_SAMPLE)
-        sample = sorted((frag.value, text) for frag, text, _ in _texts(store) if _sampled(frag.value, step))
-        fitted = LsaModel.fit([text for _, text in sample], dimensions=settings.embedding_dims)
-        del sample
-        staged_lsa = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))
-        shutil.rmtree(staged_lsa)
-        fitted.save(staged_lsa)
-        provider: EmbeddingProvider = LsaProvider(fitted)
-    else:
-        provider = make_provider(provider_name, settings, layout)
-    try:
+    def sample() -> list[str]:
+        return [text for _, text in sorted((f.value, t) for f, t, _ in _texts(store) if _sampled(f.value, step))]
+
+    with _provider(provider_name, sample, layout, settings) as provider:
         iri, model_quads = model_node(provider)
         writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
         done = 0
@@ -241,15 +211,35 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
         from acms.retrieval.caches import DerivedCaches
 
         writer.close(DerivedCaches(store, layout).state_key)
-    except BaseException:
-        if staged_lsa is not None:
-            shutil.rmtree(staged_lsa, ignore_errors=True)
-        raise
-    if staged_lsa is not None:
-        target = layout.cache_dir("lsa")
-        shutil.rmtree(target, ignore_errors=True)
-        staged_lsa.rename(target)
     return EmbedReport(provider.model_id, done, time.perf_counter() - t0)
+
+
+@contextmanager
+def _provider(name: str, texts: Callable[[], list[str]], layout: IndexLayout,
+              settings: Settings) -> Iterator[EmbeddingProvider]:
+    """The provider to embed with. A freshly fitted LSA model (fitted on ``texts()``) is staged beside
+    the cache and lands in it only when the body succeeds, so a failed migration keeps the old model."""
+    if name != "lsa":
+        yield make_provider(name, settings, layout)
+        return
+    from acms.embeddings.lsa import LsaModel, LsaProvider  # scipy: fitting only, not the query path
+
+    sample = texts()
+    fitted = LsaModel.fit(sample, dimensions=settings.embedding_dims) if sample else None
+    del sample
+    if fitted is None:
+        raise ProviderError("nothing to embed: the index has no fragments")
+    staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))
+    shutil.rmtree(staged)
+    fitted.save(staged)
+    try:
+        yield LsaProvider(fitted)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    target = layout.cache_dir("lsa")
+    shutil.rmtree(target, ignore_errors=True)
+    staged.rename(target)
 
 
 def _ensure(path: Path) -> Path:
