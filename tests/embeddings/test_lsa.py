@@ -214,3 +214,14 @@ def test_randomized_path_is_deterministic_and_orthonormal() -> None:
     gram = first._components.T.astype(np.float64) @ first._components
     np.testing.assert_allclose(gram, np.eye(16), atol=1e-5)
     assert LsaModel.fit(docs, dimensions=16, seed=1).model_id != first.model_id
+
+
+def test_fit_reports_its_steps_in_order_up_to_the_last() -> None:
+    """A standard library's fit takes ~20 s: the index run shows it as a phase with these steps."""
+    from acms.embeddings.lsa import FIT_STEPS
+
+    seen: list[tuple[int, int]] = []
+    LsaModel.fit([t for texts in TOPICS.values() for t in texts], dimensions=4, progress=lambda d, t: seen.append((d, t)))
+    done = [d for d, _ in seen]
+    assert {t for _, t in seen} == {FIT_STEPS} and done == sorted(done) and done[-1] == FIT_STEPS
+    assert len(set(done)) >= FIT_STEPS - 1  # every step is heard, none only at the end

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -101,3 +103,20 @@ def reporter(mode: bool | None, machine_output: bool) -> Progress:
     if sys.stderr.isatty():
         return BarProgress()
     return LineProgress(every=1.0, per_phase=True) if mode else LineProgress()
+
+
+class Phases:
+    """A reporter driven by phases as context managers (how the embedding store reports a fit and
+    the vectors of ``acms reindex --embeddings``)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    @contextmanager
+    def phase(self, name: str, total: int | None = None) -> Iterator[None]:
+        self.progress.start(name, total)
+        yield
+        self.progress.finish(name)
+
+    def update(self, done: int, total: int | None = None) -> None:
+        self.progress.update(done, total)

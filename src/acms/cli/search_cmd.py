@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
+from acms.cli.progress import Phases, reporter
 from acms.errors import UsageError
 from acms.retrieval.embedding_store import active_model, make_provider, migrate
 from acms.retrieval.search import Mode, Searcher
@@ -103,10 +104,14 @@ def embeddings_status(project: Path, store: Path | None, as_json: bool) -> None:
 @click.option("--embeddings", is_flag=True, help="Recompute every vector (required: the only reindex kind so far).")
 @click.option("--provider", type=click.Choice(PROVIDERS), default=None,
               help="Provider to migrate to (default: the configured embedding_provider).")
+@click.option("--progress/--quiet", "progress", default=None,
+              help="Progress on stderr (the model's fit, then the vectors): a bar on a terminal, a line every "
+                   "10 s elsewhere, none with --json; --progress also with --json and a line per phase; --quiet never.")
 @project_options
 @json_option
 @boundary
-def reindex_cmd(embeddings: bool, provider: str | None, project: Path, store: Path | None, as_json: bool) -> None:
+def reindex_cmd(embeddings: bool, provider: str | None, progress: bool | None, project: Path, store: Path | None,
+                as_json: bool) -> None:
     """Recompute derived data; `--embeddings` migrates every vector to a provider, atomically.
 
     All vectors are computed first and swapped for the old ones in one transaction: an interrupted
@@ -117,7 +122,7 @@ def reindex_cmd(embeddings: bool, provider: str | None, project: Path, store: Pa
     idx = open_index(project, store, write=True, embedding_provider=provider)
     graph, layout, settings = idx.store, idx.layout, idx.settings
     try:
-        report = migrate(graph, layout, settings, settings.embedding_provider)
+        report = migrate(graph, layout, settings, settings.embedding_provider, Phases(reporter(progress, as_json)))
     finally:
         idx.close()
     if as_json:

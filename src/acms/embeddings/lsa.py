@@ -69,7 +69,7 @@ import hashlib
 import json
 from array import array
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,18 +95,28 @@ _MIN_DF2_DOCUMENTS = 100
 _EXACT_BELOW = 1024  # min(documents, terms) up to which the SVD is computed exactly
 _FOLD_CHUNK = 16_384  # non-zeros folded at once by ``transform``
 _RANK_TOLERANCE = 1e-5  # singular values below this fraction of the largest count as zero
+# The steps a fit reports: the texts tokenised in parts (≈ a quarter of a fit's time), the TF-IDF
+# matrix, the range finder's first product, each power iteration, the basis and the projected problem.
+_COUNT_STEPS = 4
+FIT_STEPS = _COUNT_STEPS + 1 + 1 + _POWER_ITERATIONS + 1
+FitProgress = Callable[[int, int], object]  # steps done, of FIT_STEPS
 
 
-def _count(texts: Sequence[str]) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
-    """Tokenise: (vocabulary in order of first sight, doc, term, tf) of each distinct pair."""
+def _count(texts: Sequence[str], step: Callable[[], object] = lambda: None
+           ) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
+    """Tokenise: (vocabulary in order of first sight, doc, term, tf) of each distinct pair.
+    ``step()`` is called as each of ``_COUNT_STEPS`` parts of the texts is done."""
     vocab: defaultdict[str, int] = defaultdict(count().__next__)
     token_id = vocab.__getitem__
     flat = array("q")
     lengths = array("q")
-    for text in texts:
+    part = max(1, -(-len(texts) // _COUNT_STEPS))
+    for i, text in enumerate(texts, 1):
         start = len(flat)
         flat.extend(map(token_id, code_tokens(text)))
         lengths.append(len(flat) - start)
+        if i % part == 0:
+            step()
     n = len(lengths)
     docs = np.repeat(np.arange(n, dtype=np.int64), np.frombuffer(lengths, np.int64))
     width = max(len(vocab), 1)
@@ -151,7 +161,8 @@ def _orthonormalize(y: np.ndarray) -> np.ndarray:
     return y
 
 
-def _randomized_svd(x: sp.csr_matrix, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _randomized_svd(x: sp.csr_matrix, k: int, seed: int,
+                    step: Callable[[], object] = lambda: None) -> tuple[np.ndarray, np.ndarray]:
     """Top ``k`` singular values and right singular vectors (as columns) of ``x``.
 
     Halko et al.'s randomized range finder: a Gaussian test matrix from ``seed``, power
@@ -164,10 +175,13 @@ def _randomized_svd(x: sp.csr_matrix, k: int, seed: int) -> tuple[np.ndarray, np
     width = min(k + _OVERSAMPLES, n, v)
     xt = x.T.tocsr()
     y = x @ np.random.default_rng(seed).standard_normal((v, width))
+    step()
     for _ in range(_POWER_ITERATIONS):
         y = x @ _lu_normalize(xt @ _lu_normalize(y))
+        step()
     bt = xt @ _orthonormalize(y)  # B^T, v × width
     eigenvalues, eigenvectors = np.linalg.eigh(bt.T @ bt)  # ascending
+    step()
     singular = np.sqrt(np.maximum(eigenvalues[::-1], 0.0))[:k]
     if not singular.size or singular[0] <= 0:
         return singular[:0], np.zeros((v, 0))
@@ -209,11 +223,19 @@ class LsaModel:
         *,
         max_features: int = MAX_FEATURES,
         min_df: int | None = None,
+        progress: FitProgress | None = None,
     ) -> LsaModel:
+        """``progress(done, FIT_STEPS)`` hears of each step (a standard library's fit takes ~20 s)."""
         if dimensions < 1:
             raise ValueError("dimensions must be at least 1")
+        steps = count(1)
+
+        def step() -> None:  # (fewer texts than parts make fewer steps: the last one says FIT_STEPS)
+            if progress is not None:
+                progress(min(next(steps), FIT_STEPS - 1), FIT_STEPS)
+
         n = len(texts)
-        vocab, doc, term, tf = _count(texts)
+        vocab, doc, term, tf = _count(texts, step)
         df = np.bincount(term, minlength=len(vocab))
         if min_df is None:
             min_df = 2 if n >= _MIN_DF2_DOCUMENTS else 1
@@ -230,16 +252,19 @@ class LsaModel:
         idf = np.log((1.0 + n) / (1.0 + df[keep])) + 1.0
         kept = column[term] >= 0
         x = _tfidf(n, doc[kept], column[term[kept]], tf[kept], idf)
+        step()
         full = min(x.shape)
         if full <= _EXACT_BELOW or 2 * dimensions > full:
             # small: the range finder at full width is an exact SVD; then the rank is known,
             # and at most half of it is kept (see "Dimensions" above)
-            _, components = _randomized_svd(x, full, seed)
+            _, components = _randomized_svd(x, full, seed, step)
             components = components[:, : max(1, min(dimensions, components.shape[1] // 2))]
         else:
-            _, components = _randomized_svd(x, dimensions, seed)
+            _, components = _randomized_svd(x, dimensions, seed, step)
         if components.shape[1] == 0:
             raise ProviderError("cannot fit an LSA model: the corpus has no usable tokens")
+        if progress is not None:
+            progress(FIT_STEPS, FIT_STEPS)
         return cls(tokens[keep].tolist(), idf, components, seed=seed)
 
     # -- properties -----------------------------------------------------------------------

@@ -19,10 +19,11 @@ import hashlib
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from pyoxigraph import Literal, NamedNode, Quad
@@ -39,7 +40,23 @@ from acms.vocab import DCT, GRAPH_META, RDF, UKO, XSD
 BATCH = 256
 FIT_SAMPLE = 20_000  # fragments an LSA model is fitted on at most (time and memory flat beyond)
 STREAM_BATCH = 4096  # fragments folded and written at once by a streamed first embedding
-Progress = Callable[[int, int], object]  # fragments embedded so far, of how many
+
+
+class Phases(Protocol):
+    """Who hears about the work (an index run): fitting a model and embedding are phases of their
+    own, the fit counted in steps, the embedding in fragments."""
+
+    def phase(self, name: str, total: int | None = None) -> AbstractContextManager[object]: ...
+
+    def update(self, done: int, total: int | None = None) -> None: ...
+
+
+class _Silent:
+    def phase(self, name: str, total: int | None = None) -> AbstractContextManager[object]:
+        return nullcontext()
+
+    def update(self, done: int, total: int | None = None) -> None:
+        pass
 
 
 @dataclass(frozen=True)
@@ -102,33 +119,31 @@ def query_provider(store: GraphStore, settings: Settings, layout: IndexLayout) -
     return provider
 
 
-def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedNode,
-                progress: Progress | None = None) -> list[Quad]:
+def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedNode, phases: Phases) -> list[Quad]:
     quads: list[Quad] = []
-    for start in range(0, len(rows), BATCH):
-        if progress is not None:
-            progress(start, len(rows))
-        chunk = rows[start : start + BATCH]
-        vectors = provider.embed([r["text"].value for r in chunk])
-        for row, vec in zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True):
-            g = row["g"]
-            quads.append(Quad(row["frag"], UKO.vector, encode(vec), g))
-            quads.append(Quad(row["frag"], UKO.embeddingModel, model_iri, g))
-    if progress is not None:
-        progress(len(rows), len(rows))
+    with phases.phase("embeddings", len(rows)):
+        for start in range(0, len(rows), BATCH):
+            chunk = rows[start : start + BATCH]
+            vectors = provider.embed([r["text"].value for r in chunk])
+            for row, vec in zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True):
+                g = row["g"]
+                quads.append(Quad(row["frag"], UKO.vector, encode(vec), g))
+                quads.append(Quad(row["frag"], UKO.embeddingModel, model_iri, g))
+            phases.update(start + len(chunk), len(rows))
     return quads
 
 
 def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
-                  progress: Progress | None = None) -> EmbedReport | None:
+                  phases: Phases | None = None) -> EmbedReport | None:
     """Embed the fragments that have no vector; fit the default LSA model on first use.
-    ``progress(done, total)`` hears about each batch of fragments."""
+    ``phases`` hears of the ``fitting`` phase (when a model is fitted) and the ``embeddings`` one."""
     import time
 
     t0 = time.perf_counter()
+    phases = phases or _Silent()
     model = active_model(store)
     if model is None:
-        return migrate(store, layout, settings, settings.embedding_provider, progress)
+        return migrate(store, layout, settings, settings.embedding_provider, phases)
     rows = store.select(catalog.text("embeddings/unembedded"))
     if not rows:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
@@ -138,23 +153,24 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
             f"the configured provider makes {provider.model_id!r} vectors but the index holds "
             f"{model.model_id!r}; run `acms reindex --embeddings` to migrate"
         )
-    quads = _embed_rows(provider, rows, model.iri, progress)
+    quads = _embed_rows(provider, rows, model.iri, phases)
     store.load(quads)
     return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
 
 
 def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
-            progress: Progress | None = None) -> EmbedReport:
+            phases: Phases | None = None) -> EmbedReport:
     """Recompute every vector with ``provider_name`` and swap them in atomically."""
     import time
 
     t0 = time.perf_counter()
+    phases = phases or _Silent()
     if not store.ask(catalog.text("embeddings/any-vector")):
-        return _stream_first(store, layout, settings, provider_name, progress, t0)
+        return _stream_first(store, layout, settings, provider_name, phases, t0)
     rows = store.select(catalog.text("search/corpus"))
-    with _provider(provider_name, lambda: [r["text"].value for r in rows], layout, settings) as provider:
+    with _provider(provider_name, lambda: [r["text"].value for r in rows], layout, settings, phases) as provider:
         iri, model_quads = model_node(provider)
-        quads = _embed_rows(provider, rows, iri, progress) + model_quads
+        quads = _embed_rows(provider, rows, iri, phases) + model_quads
         store.replace([(catalog.text("embeddings/drop-vectors.ru"), None)], quads)
     return EmbedReport(provider.model_id, len(rows), time.perf_counter() - t0)
 
@@ -173,7 +189,7 @@ def _sampled(iri: str, step: int) -> bool:
 
 
 def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
-                  progress: Progress | None, t0: float) -> EmbedReport:
+                  phases: Phases, t0: float) -> EmbedReport:
     """Embed an index that has no vector yet: fit on a sample, fold and write batch by batch."""
     import time
 
@@ -187,26 +203,26 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
     def sample() -> list[str]:
         return [text for _, text in sorted((f.value, t) for f, t, _ in _texts(store) if _sampled(f.value, step))]
 
-    with _provider(provider_name, sample, layout, settings) as provider:
+    with _provider(provider_name, sample, layout, settings, phases) as provider:
         iri, model_quads = model_node(provider)
-        writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
-        done = 0
-        batch: list[tuple[NamedNode, str, NamedNode]] = []
-        for row in [*_texts(store), None]:
-            if row is not None:
-                batch.append(row)
-            if batch and (row is None or len(batch) >= STREAM_BATCH):
-                vectors = np.asarray(provider.embed([text for _, text, _ in batch]), dtype=np.float32)
-                quads = []
-                for (frag, _, g), vec in zip(batch, vectors, strict=True):
-                    quads.append(Quad(frag, UKO.vector, encode(vec), g))
-                    quads.append(Quad(frag, UKO.embeddingModel, iri, g))
-                store.load(quads, bulk=True)
-                writer.add([frag.value for frag, _, _ in batch], vectors)
-                done += len(batch)
-                batch = []
-                if progress is not None:
-                    progress(done, total)
+        with phases.phase("embeddings", total):
+            writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
+            done = 0
+            batch: list[tuple[NamedNode, str, NamedNode]] = []
+            for row in [*_texts(store), None]:
+                if row is not None:
+                    batch.append(row)
+                if batch and (row is None or len(batch) >= STREAM_BATCH):
+                    vectors = np.asarray(provider.embed([text for _, text, _ in batch]), dtype=np.float32)
+                    quads = []
+                    for (frag, _, g), vec in zip(batch, vectors, strict=True):
+                        quads.append(Quad(frag, UKO.vector, encode(vec), g))
+                        quads.append(Quad(frag, UKO.embeddingModel, iri, g))
+                    store.load(quads, bulk=True)
+                    writer.add([frag.value for frag, _, _ in batch], vectors)
+                    done += len(batch)
+                    batch = []
+                    phases.update(done, total)
         store.load(model_quads)
         from acms.retrieval.caches import DerivedCaches
 
@@ -216,17 +232,18 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
 
 @contextmanager
 def _provider(name: str, texts: Callable[[], list[str]], layout: IndexLayout,
-              settings: Settings) -> Iterator[EmbeddingProvider]:
+              settings: Settings, phases: Phases) -> Iterator[EmbeddingProvider]:
     """The provider to embed with. A freshly fitted LSA model (fitted on ``texts()``) is staged beside
     the cache and lands in it only when the body succeeds, so a failed migration keeps the old model."""
     if name != "lsa":
         yield make_provider(name, settings, layout)
         return
-    from acms.embeddings.lsa import LsaModel, LsaProvider  # scipy: fitting only, not the query path
+    from acms.embeddings.lsa import FIT_STEPS, LsaModel, LsaProvider  # scipy: fitting only, not the query path
 
-    sample = texts()
-    fitted = LsaModel.fit(sample, dimensions=settings.embedding_dims) if sample else None
-    del sample
+    with phases.phase("fitting", FIT_STEPS):  # reading the sample, then the fit's steps
+        sample = texts()
+        fitted = LsaModel.fit(sample, dimensions=settings.embedding_dims, progress=phases.update) if sample else None
+        del sample
     if fitted is None:
         raise ProviderError("nothing to embed: the index has no fragments")
     staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))

@@ -132,6 +132,9 @@ class IndexRun:
             yield
         self.progress.finish(name)
 
+    def update(self, done: int, total: int | None = None) -> None:
+        self.progress.update(done, total)
+
     @contextmanager
     def timed(self, name: str) -> Iterator[None]:
         """Add the time spent inside to the phase ``name`` (a streamed run enters each phase per group)."""
@@ -292,9 +295,8 @@ class IndexRun:
             report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
         if self.layout is None:
             return
-        if settings.embed_on_index:
-            with self.phase("embeddings"):
-                self._embed(self.layout)
+        if settings.embed_on_index:  # phases of its own: fitting (a new model), embeddings
+            self._embed(self.layout)
         with self.phase("caches", 3):
             self._warm_caches(self.layout)
 
@@ -353,7 +355,7 @@ class IndexRun:
     def _embed(self, layout: IndexLayout) -> None:
         """Vectors for the new fragments; a provider failure is a warning (the graph stays as written)."""
         try:
-            done = embed_missing(self.store, layout, self.settings, self.progress.update)
+            done = embed_missing(self.store, layout, self.settings, self)
         except ProviderError as exc:
             self.report.warnings.append(f"vectors not computed: {exc.message}")
             return
