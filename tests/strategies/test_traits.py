@@ -27,6 +27,12 @@ def request(intent: str, **extra: Any):  # noqa: ANN201 - a RenderRequest
     ("what did we decide about session storage", {}, {"decision"}),
     ("add a cache to the parser", {}, set()),
     ("change the parser to accept tabs", {}, set()),  # "change" alone is a task, not a history question
+    ("who changed the retry loop", {}, {"history"}),
+    ("When was the tokenizer rewritten?", {}, {"history"}),
+    # a wh-word in a task's subordinate clause is no question about the past
+    ("fix FileSystemCache.clear()\nthe temp files we need when updating the cache using a tempfile and\n"
+     "an atomic rename.\nadded a _list_dir() method", {}, set()),
+    ("encode the query when parameters are present: they must not be added twice", {}, set()),
     ("add expiry", {"plan": "storage", "focus": ["pkg.store"]}, {"plan", "focus"}),
 ])
 def test_traits(intent: str, extra: dict[str, Any], traits: set[str]) -> None:

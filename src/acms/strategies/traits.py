@@ -11,13 +11,17 @@ import re
 
 from acms.assembly.protocol import RenderRequest
 
+_VERB = (r"(changed|modified|introduced|added|removed|deleted|renamed|rewritten|rewrote|refactored|broke|"
+         r"regressed|introduce|add|change|modify|remove|delete|rename|rewrite|refactor|break)")
+# A question about the past: "why/when" with an auxiliary ("why was…", "when did we…", "why has…") or
+# "who" with a verb of change, then that verb within the same clause (no sentence break, no newline).
+# A wh-word in a task's subordinate clause ("…needed when updating the cache… added") is not one: a
+# commit-style task of several lines matched the looser pattern and went to the history strategy.
 _HISTORY = re.compile(
-    r"\b(why|when|who)\b.{0,80}\b(changed|modified|introduced|added|removed|deleted|renamed|rewritten|"
-    r"rewrote|refactored|broke|regressed)\b"
-    r"|\b(why|when|who)\b.{0,40}\bdid\b.{0,80}\b(introduce|add|change|modify|remove|delete|rename|rewrite|"
-    r"refactor|break)\b"
+    r"\b(why|when)\s+(was|were|did|does|do|has|have|had|is)\b[^.!?\n]{0,80}\b" + _VERB + r"\b"
+    r"|\bwho\s+(\w+\s+)?" + _VERB + r"\b"
     r"|\bhistory of\b|\bwhat changed\b|\bprevious versions?\b|\bgit (log|blame|history)\b",
-    re.IGNORECASE | re.DOTALL,
+    re.IGNORECASE,
 )
 _DECISION = re.compile(
     r"\b(decisions?|decided|adrs?|rationale)\b|\bwhy did we\b|\bwhat did we (decide|agree)\b",
