@@ -431,3 +431,21 @@ def test_the_file_defining_a_named_symbol_wins_however_many_names_it_defines() -
     _, index = build(rows)
     scores = by_path("make isStandardBrowserEnv work in web workers", index)
     assert scores["lib/utils.js"] > scores["lib/helpers/cookies.js"]
+
+
+def test_change_words_are_not_matched_as_code() -> None:
+    """'Fixed a bug in …' names the kind of change: code that says "fixed" and "bug" must not outrank
+    the file the task is about; an identifier made of those words is still code."""
+    from acms.ranking.task import code_terms
+
+    assert code_terms("Fixed a bug in EnvironHeaders. Fixes issue 12") .split() == ["a", "in", "EnvironHeaders.", "12"]
+    assert code_terms("call fix_headers, fixHeaders, fix() and bug.id") == "call fix_headers, fixHeaders, fix() and bug.id"
+    rows = [
+        FragmentRow("f:fixer", "pkg/fixers.py", 1, 4,
+                    "def run_fixed(environ):\n    # fixed: a bug in old servers, see issue\n    return fixed(environ)"),
+        FragmentRow("f:headers", "pkg/headers.py", 1, 4,
+                    "class EnvironHeaders:\n    def __len__(self):\n        return sum(1 for _ in self)"),
+    ]
+    kw, index = build(rows)
+    assert [r.fragment for r in rank("Fixed a bug in EnvironHeaders length, fixed issue", kw, index)][0] == "f:headers"
+    assert rank("why does run_fixed return early", kw, index)[0].fragment == "f:fixer"  # identifiers stay

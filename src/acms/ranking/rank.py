@@ -20,7 +20,8 @@ files. Per task:
    A file whose fragments score nothing on their own (the words are spread over several) shows the
    fragment that overlaps its best window most.
 
-Query words count once each (``unique``): a commit body or a long task that repeats a word does not
+Words that describe the change rather than the code ("fixed a bug") are dropped first
+(:mod:`acms.ranking.task`). Query words count once each (``unique``): a commit body or a long task that repeats a word does not
 weight it again. Measured on the dev set, file MRR 0.657 → 0.666.
 """
 
@@ -33,6 +34,7 @@ import numpy as np
 from acms.index.keyword import KeywordIndex
 from acms.ranking.index import RankingIndex
 from acms.ranking.roles import role_factors
+from acms.ranking.task import code_terms
 
 __all__ = ["CLASS_OUTLINE_FACTOR", "LENGTH_PRIOR", "MAX_FILES", "NAMES_WEIGHT", "PATH_WEIGHT", "PER_FILE", "Ranked", "file_scores", "rank"]
 
@@ -84,6 +86,7 @@ def _norm(x: np.ndarray) -> np.ndarray:
 
 
 def file_scores(task: str, index: RankingIndex, *, equal_roles: bool = False) -> FileScores:
+    task = code_terms(task)
     n = len(index.files)
     ws = index.windows.scores(task, unique=True).astype(np.float64)
     best = np.zeros(n)
@@ -157,6 +160,7 @@ def _outlines(classes: list[Cand], chosen: list[Cand], best: float, file_score: 
 def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles: bool = False,
          max_files: int = MAX_FILES, per_file: int = PER_FILE) -> list[Ranked]:
     """Fragments to show for ``task``, best first (scores in (0, 1])."""
+    task = code_terms(task)
     fs = file_scores(task, index, equal_roles=equal_roles)
     top = [int(i) for i in np.lexsort((np.arange(fs.score.size), -fs.score))[:max_files] if fs.score[i] > 0]
     if not top:
