@@ -32,16 +32,18 @@ import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from pyoxigraph import NamedNode, Quad
+from pyoxigraph import NamedNode, Quad, RdfFormat, parse, serialize
 
 from acms.decisions.adr import is_adr_path
-from acms.decisions.ingest import adr_batch
+from acms.decisions.ingest import AdrBatch, adr_batch
 from acms.ingest import emit
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import Counted, ExtractorPool, Reading
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import ListedFile, Listing, escape_path
-from acms.validation.batch import check_batch, check_links, describe, rejection, split_by_file
+from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
+from acms.validation.batch import check_batch, check_links, check_nquads, describe, rejection, split_by_file
 from acms.vocab import TIER_WARM, UKO
 
 if TYPE_CHECKING:
@@ -167,12 +169,52 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
             )
         adrs = adr_batch(store, run.minter, sources, all_paths, TIER_WARM, run.generated_at)
     keep = list(sources)
+    # The group as N-Quads text, staged and bulk-loaded by Oxigraph without a Python object per quad;
+    # the Quad objects are only made when a file must be quarantined (or the text is not one graph).
+    data = b"".join(batches[s.path].nquads() for s in keep)
+    if adrs.quads:
+        data += serialize(adrs.quads, format=RdfFormat.N_QUADS)
+    with run.timed("validation"):
+        found = check_nquads(store, data, TIER_WARM, checks, promised)
+    if found == []:
+        written_quads = sum(len(batches[s.path].lines) for s in keep) + len(adrs.quads)
+        if not written_quads:
+            return
+        with run.timed("store"):
+            _load_nquads(store, data)
+        report.triples_written += written_quads
+    else:
+        keep, quads = _quarantine(run, keep, batches, adrs, all_paths, checks, promised)
+        if not quads:
+            return
+        with run.timed("store"):
+            store.load(quads, bulk=True)
+        report.triples_written += len(quads)
+    for s in keep:
+        batch, ext = batches[s.path], extractions.get(s.path)
+        written.append(s.path)
+        report.entities += len(batch.entities) + (len(ext.sections) if ext is not None else 0)
+        report.fragments += batch.fragment_count
+        if ext is not None:
+            for sym in ext.symbols:
+                if sym.qualname in batch.entities:
+                    symbols[sym.qualname] = (batch.entities[sym.qualname], sym.kind.value)
+            if ext.parse_error is None and ext.module:
+                code[s.path] = _slim(ext)
+
+
+def _quarantine(run: IndexRun, keep: list[SourceFile], batches: dict[str, emit.FileBatch], adrs: AdrBatch,
+                all_paths: set[str], checks: list | None, promised: list[tuple[NamedNode, NamedNode]]
+                ) -> tuple[list[SourceFile], list[Quad]]:
+    """Validate the group as Quad objects, leaving out each file that fails the shapes until the rest
+    conforms: the files kept and their quads."""
+    report, store = run.report, run.store
     while True:
         quads = [q for s in keep for q in batches[s.path].quads] + adrs.quads
         with run.timed("validation"):
             violations = check_batch(store, quads, checks, promised)
         if not violations:
-            break
+            return keep, quads
         split = split_by_file(violations, quads, {s.path for s in keep})
         if split.unattributed or not split.by_file:
             raise rejection(violations, quads)
@@ -187,19 +229,11 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
         keep = [s for s in keep if s.path not in split.by_file]
         if any(is_adr_path(p) for p in names):  # an ADR's decision may link to the one left out
             adrs = adr_batch(store, run.minter, keep, all_paths, TIER_WARM, run.generated_at)
-    if not quads:
-        return
-    with run.timed("store"):
-        store.load(quads, bulk=True)
-    report.triples_written += len(quads)
-    for s in keep:
-        batch, ext = batches[s.path], extractions.get(s.path)
-        written.append(s.path)
-        report.entities += len(batch.entities) + (len(ext.sections) if ext is not None else 0)
-        report.fragments += batch.fragment_count
-        if ext is not None:
-            for sym in ext.symbols:
-                if sym.qualname in batch.entities:
-                    symbols[sym.qualname] = (batch.entities[sym.qualname], sym.kind.value)
-            if ext.parse_error is None and ext.module:
-                code[s.path] = _slim(ext)
+
+
+def _load_nquads(store: GraphStore, data: bytes) -> None:
+    """Bulk-load N-Quads text: parsed by the embedded store itself, or parsed here for any other."""
+    if isinstance(store, OxigraphStore):
+        store.load_nquads(data)
+    else:
+        store.load(parse(data, format=RdfFormat.N_QUADS), bulk=True)

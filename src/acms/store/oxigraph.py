@@ -188,6 +188,15 @@ class OxigraphStore:
             raise StoreError(f"write failed: {exc}") from None
         return len(batch)
 
+    def load_nquads(self, data: bytes) -> None:
+        """Bulk-load N-Quads text (a streamed first index's group): Oxigraph parses it, no Python
+        object per quad; all-or-nothing like ``load(bulk=True)``."""
+        try:
+            self._store.bulk_load(data, format=ox.RdfFormat.N_QUADS)
+            self._prefixes = None
+        except (OSError, SyntaxError) as exc:
+            raise StoreError(f"write failed: {exc}") from None
+
     def drop_graph(self, graph: NamedNode) -> None:
         """Remove a named graph, its name included (one transaction)."""
         try:

@@ -61,6 +61,31 @@ def stage(store: GraphStore, quads: Sequence[Quad], promised: Iterable[tuple[Nam
     return mem, graph
 
 
+def stage_nquads(store: GraphStore, data: bytes, graph: NamedNode,
+                 promised: Iterable[tuple[NamedNode, NamedNode]] = ()) -> ox.Store | None:
+    """``stage`` for a batch given as N-Quads text whose quads are all in ``graph`` (a streamed first
+    index's group): parsed by Oxigraph, with no Python object per quad; the linked nodes found by a
+    query on the staged batch. None when the text holds another graph too (stage the quads instead)."""
+    mem = ox.Store()
+    mem.load(data, format=ox.RdfFormat.N_QUADS)
+    if list(mem.named_graphs()) not in ([graph], []):
+        return None
+    linked = sorted((r["node"] for r in mem.query(catalog.text("validation/linked-in-batch"))),  # type: ignore[union-attr]
+                    key=lambda n: n.value)
+    if linked:
+        rows = store.select(catalog.text("validation/types-of"), {"node": linked})
+        mem.extend([Quad(r["node"], RDF.type, r["type"], CONTEXT) for r in rows])  # type: ignore[arg-type]
+    mem.extend([Quad(node, RDF.type, cls, CONTEXT) for node, cls in promised])
+    return mem
+
+
+def check_nquads(store: GraphStore, data: bytes, graph: NamedNode, checks: Iterable[CompiledCheck] | None = None,
+                 promised: Iterable[tuple[NamedNode, NamedNode]] = ()) -> list[Violation] | None:
+    """``check_batch`` of a batch given as N-Quads text in one graph (None: not one graph, use ``check_batch``)."""
+    mem = stage_nquads(store, data, graph, promised)
+    return None if mem is None else validate_store(mem, graph, checks)
+
+
 def check_batch(store: GraphStore, quads: Sequence[Quad], checks: Iterable[CompiledCheck] | None = None,
                 promised: Iterable[tuple[NamedNode, NamedNode]] = ()) -> list[Violation]:
     """The batch's violations (empty: it conforms); ``checks`` as for ``validate_batch``; ``promised``

@@ -1,0 +1,65 @@
+"""emit_file writes N-Quads text (issue 14); the quads Oxigraph parses from it are the ones the
+pyoxigraph terms would be, for any text a file can hold."""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyoxigraph import Literal, NamedNode, Quad
+
+from acms.ingest import emit
+from acms.ingest.fragments import FILE, FragmentSpec
+from acms.ingest.model import SourceFile
+from acms.vocab import TIER_WARM, UKO, XSD, IriMinter
+
+ODD = 'a "quoted" back\\slash\nnew\rreturn\ttab \x00 nul \x7f é \u2028 \U0001f600 \\n literal <iri> ^^ @en .'
+
+
+def _parse(line: str) -> Quad:
+    return next(iter(ox.parse(line.encode("utf-8"), format=ox.RdfFormat.N_QUADS)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_a_literal_reads_back_as_the_same_term(value: str) -> None:
+    line = f"<urn:s> <urn:p> {emit.nt_literal(value)} <urn:g> .\n"
+    assert _parse(line).object == Literal(value)
+
+
+def test_a_typed_literal_reads_back_as_the_same_term() -> None:
+    line = f"<urn:s> <urn:p> {emit.nt_literal('42', XSD.integer.value)} <urn:g> .\n"
+    assert _parse(line).object == Literal("42", datatype=XSD.integer)
+
+
+def test_emitted_quads_are_the_terms_of_the_file() -> None:
+    minter = IriMinter("proj")
+    source = SourceFile("dir/odd name.txt", ODD, len(ODD.encode()), emit.sha256(ODD), "text")
+    frags = [FragmentSpec(FILE, "micro", ODD, 1, 3), FragmentSpec(FILE, "micro", ODD, 1, 3)]  # a repeat
+    batch = emit.emit_file(minter, source, None, frags, [7, 7], TIER_WARM, "2024-01-01T00:00:00Z",
+                           secrets={"AWS key": 2})
+    quads = batch.quads
+    assert len(quads) == len(set(quads)) == len(batch.lines)  # the repeated fragment is written once
+    f = minter.file(source.path)
+    frag = minter.fragment(f, "micro", emit.sha256(ODD), 1)
+    expected = {
+        Quad(f, UKO.path, Literal(source.path), TIER_WARM),
+        Quad(f, UKO.sizeBytes, Literal(str(source.size), datatype=XSD.integer), TIER_WARM),
+        Quad(f, UKO.secretKind, Literal("aws_key"), TIER_WARM),
+        Quad(frag, UKO.text, Literal(ODD), TIER_WARM),
+        Quad(frag, UKO.tokenCount, Literal("7", datatype=XSD.integer), TIER_WARM),
+        Quad(f, UKO.hasFragment, frag, TIER_WARM),
+    }
+    assert expected <= set(quads)
+    assert all(q.graph_name == TIER_WARM for q in quads)
+    assert batch.nquads().count(b"\n") == len(quads)
+
+
+def test_assigned_quads_replace_the_text() -> None:
+    minter = IriMinter("proj")
+    source = SourceFile("a.txt", "x\n", 2, emit.sha256("x\n"), "text")
+    batch = emit.emit_file(minter, source, None, [], [], TIER_WARM, "2024-01-01T00:00:00Z")
+    kept = [q for q in batch.quads if q.predicate != UKO.contentHash]
+    batch.quads = kept
+    assert list(ox.parse(batch.nquads(), format=ox.RdfFormat.N_QUADS)) == kept
+    assert NamedNode(UKO.contentHash.value) not in {q.predicate for q in batch.quads}
