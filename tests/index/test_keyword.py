@@ -12,7 +12,7 @@ import pytest
 from acms.errors import StoreError, StoreMissing
 from acms.index import keyword
 from acms.index.keyword import KeywordIndex
-from acms.index.tokenize import STOP_WORDS, code_tokens
+from acms.index.tokenize import STOP_WORDS, s_stem, search_terms
 
 CODE = {
     "f:server": "class HTTPServer(BaseServer):\n    def serve_forever(self): self.poll()",
@@ -70,19 +70,19 @@ def _lucene_bm25(docs: list[list[str]], query: list[str], k1=1.5, b=0.75) -> lis
 @pytest.mark.parametrize("query", ["parse http header", "self", "dict line raw", "fn attempts fn", "nothing"])
 def test_scores_equal_hand_computed_bm25(query: str) -> None:
     index = build(CODE)
-    expected = _lucene_bm25([code_tokens(t) for t in CODE.values()], code_tokens(query))
+    expected = _lucene_bm25([search_terms(t) for t in CODE.values()], search_terms(query))
     np.testing.assert_allclose(index.scores(query), expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("query", ["quick fox", "lazy dog in the sun", "brown forest", "clever owners"])
 def test_differential_against_plain_bm25s_on_prose(query: str) -> None:
-    # On lower-case prose, code_tokens and bm25s' default split agree once the stop lists do.
+    # On lower-case prose, search_terms and bm25s' default split agree once the stop lists and stemmers do.
     ids = [f"p{i}" for i in range(len(PROSE))]
     index = KeywordIndex.build(ids, PROSE)
     stop = sorted(STOP_WORDS)
     plain = bm25s.BM25()
-    plain.index(bm25s.tokenize(PROSE, stopwords=stop, show_progress=False), show_progress=False)
-    q = bm25s.tokenize(query, stopwords=stop, show_progress=False, return_ids=False)[0]
+    plain.index(bm25s.tokenize(PROSE, stopwords=stop, stemmer=lambda words: [s_stem(w) for w in words], show_progress=False), show_progress=False)
+    q = bm25s.tokenize(query, stopwords=stop, stemmer=lambda words: [s_stem(w) for w in words], show_progress=False, return_ids=False)[0]
     expected = plain.get_scores(q)
     np.testing.assert_allclose(index.scores(query), expected, rtol=1e-6)
     docs, scores = plain.retrieve([q], k=len(PROSE), show_progress=False)
@@ -99,7 +99,7 @@ def test_vectorised_build_is_bm25s_index_bit_for_bit() -> None:
     reference = bm25s.BM25()
     reference.index(
         bm25s.tokenization.Tokenized(
-            ids=[[mine.vocab_dict[t] for t in code_tokens(x)] for x in texts], vocab=mine.vocab_dict
+            ids=[[mine.vocab_dict[t] for t in search_terms(x)] for x in texts], vocab=mine.vocab_dict
         ),
         create_empty_token=False,
         show_progress=False,
@@ -189,7 +189,7 @@ def test_load_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         KeywordIndex.load(tmp_path / "nothing")
     target = tmp_path / "kw"
     build(CODE).save(target, key="k")
-    monkeypatch.setattr(keyword, "TOKENIZER_VERSION", "code-tokens/999")
+    monkeypatch.setattr(keyword, "SEARCH_TERMS_VERSION", "search-terms/999")
     with pytest.raises(StoreError, match="rebuild"):
         KeywordIndex.load(target)
     monkeypatch.undo()
@@ -205,18 +205,18 @@ def test_unique_counts_each_query_token_once() -> None:
     np.testing.assert_array_equal(index.scores(repeated, unique=True), index.scores(once, unique=True))
     np.testing.assert_array_equal(index.scores(once, unique=True), index.scores(once))  # nothing repeated: same
     assert not np.allclose(index.scores(repeated), index.scores(once))  # the default weights repetition
-    docs = [code_tokens(t) for t in CODE.values()]
+    docs = [search_terms(t) for t in CODE.values()]
     np.testing.assert_allclose(index.scores(repeated, unique=True), _lucene_bm25(docs, ["parse", "header", "cookie"]),
                                rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(index.scores(repeated), _lucene_bm25(docs, code_tokens(repeated)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(index.scores(repeated), _lucene_bm25(docs, search_terms(repeated)), rtol=1e-5, atol=1e-6)
 
 
 def test_unique_dedupes_tokens_not_spellings() -> None:
     """Uniqueness is over code tokens: "parseHttpHeader" and "parse_http_header" share parse/http/header."""
     index = build(CODE)
-    docs = [code_tokens(t) for t in CODE.values()]
+    docs = [search_terms(t) for t in CODE.values()]
     query = "parseHttpHeader parse_http_header"
-    expected = _lucene_bm25(docs, list(dict.fromkeys(code_tokens(query))))
+    expected = _lucene_bm25(docs, list(dict.fromkeys(search_terms(query))))
     np.testing.assert_allclose(index.scores(query, unique=True), expected, rtol=1e-5, atol=1e-6)
     assert not index.scores("zebra zebra", unique=True).any()
 
@@ -232,7 +232,7 @@ def test_loaded_postings_score_as_bm25s_load_bit_for_bit(tmp_path: Path) -> None
     assert loaded._retriever.vocab_dict == reference.vocab_dict
     vocab = reference.vocab_dict
     for query in ("parse http header", "self poll poll", "json the of", "header header parse_http_header"):
-        ids = [vocab[t] for t in code_tokens(query) if t in vocab]
+        ids = [vocab[t] for t in search_terms(query) if t in vocab]
         if not ids:
             continue
         np.testing.assert_array_equal(loaded._retriever.get_scores_from_ids(ids), reference.get_scores_from_ids(ids))

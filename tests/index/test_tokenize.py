@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acms.index.tokenize import STOP_WORDS, code_tokens
+from acms.index.tokenize import STOP_WORDS, code_tokens, s_stem, search_terms
 
 
 @pytest.mark.parametrize(
@@ -82,3 +82,21 @@ def test_deterministic_and_pure() -> None:
     first = code_tokens(text)
     assert [code_tokens(text) for _ in range(3)] == [first] * 3
     assert Counter(first)["http"] == 1
+
+
+@pytest.mark.parametrize(("word", "stem"), [
+    ("headers", "header"), ("proxies", "proxy"), ("iris", "iri"), ("matches", "matche"), ("loaders", "loader"),
+    ("status", "status"), ("class", "class"), ("address", "address"), ("has", "has"), ("utf8", "utf8"),
+    ("header", "header"), ("trees", "tree"), ("series", "sery"),  # Harman's rules as written, both sides alike
+])
+def test_s_stemmer(word: str, stem: str) -> None:
+    assert s_stem(word) == stem
+
+
+def test_search_terms_stem_word_parts_and_keep_whole_identifiers() -> None:
+    """A task's plural meets the code's singular (and back); a whole identifier of several parts stays exact."""
+    assert search_terms("parse_headers EnvironHeaders") == ["parse", "header", "parse_headers", "environ", "header",
+                                                            "environheaders"]
+    assert search_terms("Added support for IRIs and proxies") == ["added", "support", "iri", "proxy"]
+    assert set(search_terms("the headers")) <= set(search_terms("def get_header(): pass"))
+    assert code_tokens("parse_headers") == ["parse", "headers", "parse_headers"]  # the LSA vocabulary is unstemmed

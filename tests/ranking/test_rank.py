@@ -407,7 +407,7 @@ def test_a_longer_symbol_wins_a_near_tie_with_a_short_one(monkeypatch: pytest.Mo
     import acms.ranking.rank as first_stage
 
     init = ("def __init__(self, retries, socket_options=None):\n"
-            + "\n".join(f"    self.option_{i} = {i}" for i in range(30))
+            + "\n".join(f"    self.setting_{i} = {i}" for i in range(30))
             + "\n    self.pool = make_pool(socket_options)\n    self.socket_options = socket_options")
     rows = [FragmentRow("f:init", "pkg/transport.py", 1, 33, init, name="__init__"),
             FragmentRow("f:close", "pkg/transport.py", 35, 36, "def close(self):\n    self.pool.close(socket_options)",

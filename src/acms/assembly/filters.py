@@ -14,7 +14,7 @@ from pyoxigraph import NamedNode
 from acms.assembly.model import Candidate
 from acms.assembly.protocol import RenderRequest
 from acms.errors import UsageError
-from acms.index.tokenize import code_tokens
+from acms.index.tokenize import search_terms
 from acms.ingest.walker import language_for
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog
@@ -85,7 +85,7 @@ def atomic(c: Candidate, terms: set[str]) -> Candidate:
     lines = c.text.splitlines()
     if len(lines) <= 2 * ATOMIC_CONTEXT + 1:
         return replace(c, lod="atomic", fragment=c.fragment + "#atomic")
-    hits = [sum(t in terms for t in code_tokens(line)) for line in lines]
+    hits = [sum(t in terms for t in search_terms(line)) for line in lines]
     best = max(range(len(lines)), key=lambda i: (hits[i], -i))
     lo, hi = max(0, best - ATOMIC_CONTEXT), min(len(lines), best + ATOMIC_CONTEXT + 1)
     return replace(c, lod="atomic", text="\n".join(lines[lo:hi]), start_line=c.start_line + lo,
@@ -96,7 +96,7 @@ def apply_lod(cands: list[Candidate], request: RenderRequest) -> list[Candidate]
     wanted = set(request.lod)
     if not wanted:
         return cands
-    terms = set(code_tokens(request.intent))
+    terms = set(search_terms(request.intent))
     out = []
     for c in cands:
         if c.lod in wanted:

@@ -1,4 +1,4 @@
-"""BM25 keyword scores over fragment texts: bm25s fed with ``code_tokens``.
+"""BM25 keyword scores over fragment texts: bm25s fed with ``search_terms`` (``code_tokens``, plurals stemmed).
 
 A derived cache, free of RDF: the caller hands in ``(ids, texts)`` and gets back a score for every
 id. ``save(directory, key=...)`` writes it atomically with a manifest whose ``key`` the caller
@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from acms.errors import StoreError, StoreMissing
-from acms.index.tokenize import TOKENIZER_VERSION, code_tokens
+from acms.index.tokenize import SEARCH_TERMS_VERSION, search_terms
 
 if TYPE_CHECKING:  # bm25s imports scipy.sparse (~0.15 s): only the writer (``build``/``save``) needs it
     import bm25s
@@ -228,7 +228,7 @@ class KeywordIndex:
         lengths = array("q")
         for text in texts:
             start = len(flat)
-            flat.extend(map(token_id, code_tokens(text)))
+            flat.extend(map(token_id, search_terms(text)))
             lengths.append(len(flat) - start)
         if len(lengths) != len(ids):
             raise ValueError(f"{len(ids)} ids for {len(lengths)} texts")
@@ -264,7 +264,7 @@ class KeywordIndex:
         if retriever is None:
             return np.zeros(len(self._ids), dtype=np.float32)
         vocab = retriever.vocab_dict
-        token_ids = [vocab[t] for t in code_tokens(query) if t in vocab]
+        token_ids = [vocab[t] for t in search_terms(query) if t in vocab]
         if unique:
             token_ids = list(dict.fromkeys(token_ids))
         if not token_ids:
@@ -299,7 +299,7 @@ class KeywordIndex:
             (tmp / _IDS).write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
             manifest = {
                 "format": FORMAT,
-                "tokenizer": TOKENIZER_VERSION,
+                "tokenizer": SEARCH_TERMS_VERSION,
                 "bm25s": bm25s.__version__,
                 "key": key,
                 "documents": len(self._ids),
@@ -321,7 +321,7 @@ class KeywordIndex:
             raise StoreMissing(f"no keyword index at {directory}")
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            if manifest.get("format") != FORMAT or manifest.get("tokenizer") != TOKENIZER_VERSION:
+            if manifest.get("format") != FORMAT or manifest.get("tokenizer") != SEARCH_TERMS_VERSION:
                 raise StoreError(
                     f"the keyword index at {directory} was written by another version "
                     f"({manifest.get('format')}, {manifest.get('tokenizer')}); rebuild it"
