@@ -241,6 +241,30 @@ class KeywordIndex:
         _load_postings(retriever, terms, doc_lengths, dict(vocab))
         return cls(ids, retriever)
 
+    @classmethod
+    def from_token_ids(cls, ids: Sequence[str], flat: np.ndarray, lengths: np.ndarray, tokens: Sequence[str],
+                       *, k1: float = 1.5, b: float = 0.75) -> KeywordIndex:
+        """``build(ids, texts)`` for texts already tokenised: ``flat`` holds every text's tokens end to
+        end (``lengths`` per text) as numbers into ``tokens``, numbered in any order (one pass over a
+        corpus tokenises it once for several indexes, issue 14). They are renumbered in order of first
+        sight, as ``build`` numbers them, so the arrays are ``build``'s exactly (``tests/index``)."""
+        if len(ids) != len(lengths):
+            raise ValueError(f"{len(ids)} ids for {len(lengths)} texts")
+        if len(set(ids)) != len(ids):
+            raise ValueError("ids must be unique")
+        if not flat.size:
+            return cls(ids, None)
+        import bm25s
+
+        distinct, first = np.unique(flat, return_index=True)
+        seen = distinct[np.argsort(first, kind="stable")]  # old numbers in order of first sight
+        renumber = np.zeros(int(distinct[-1]) + 1, dtype=np.int32)
+        renumber[seen] = np.arange(seen.size, dtype=np.int32)
+        vocab = {tokens[t]: i for i, t in enumerate(seen.tolist())}
+        retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
+        _load_postings(retriever, renumber[flat], np.asarray(lengths, dtype=np.int64), vocab)
+        return cls(ids, retriever)
+
     # -- reading --------------------------------------------------------------------------
 
     @property

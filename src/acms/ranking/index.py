@@ -27,9 +27,10 @@ import numpy as np
 from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import KeywordIndex, atomic_directory
 from acms.ranking.roles import Role, role_of
-from acms.ranking.windows import file_lines, windows
+from acms.index.token_table import TokenizedLines, TokenTable
+from acms.ranking.windows import STRIDE, WINDOW
 
-__all__ = ["CONTAINER", "FragmentRow", "RankingIndex"]
+__all__ = ["CONTAINER", "FragmentPlace", "FragmentRow", "RankingIndex"]
 
 CONTAINER = {"Class": 1, "Module": 2}
 
@@ -54,6 +55,31 @@ class FragmentRow:
     container: int = 0  # CONTAINER: 1 a class (its body encloses its methods), 2 a module header
     name: str = ""  # the symbol's name when the fragment is a code symbol's body, else ""
     outline: str = ""  # a class body's outline fragment (macro), else ""
+
+
+@dataclass(frozen=True)
+class FragmentPlace:
+    """A ``FragmentRow`` whose text is tokenised: its lines are ``first_line`` … ``first_line + lines - 1``
+    of a ``TokenizedLines``."""
+
+    frag: str
+    path: str
+    start: int
+    end: int
+    container: int
+    name: str
+    outline: str
+    first_line: int
+    lines: int
+
+
+def _gather(flat: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``flat[starts[i]:ends[i]]`` end to end, and where each piece starts in the result (one more: the end)."""
+    lengths = ends - starts
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    index = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
+    return flat[index], offsets
 
 
 class RankingIndex:
@@ -86,19 +112,58 @@ class RankingIndex:
 
     @classmethod
     def build(cls, rows: Iterable[FragmentRow]) -> RankingIndex:
+        """From fragments with their texts (tokenised here, once: see ``from_tokens``)."""
         rows = list(rows)
-        lines = file_lines((r.path, r.start, r.text) for r in rows)
-        files = sorted(lines)
+        table = TokenTable()
+        places = [
+            FragmentPlace(r.frag, r.path, r.start, r.end, r.container, r.name, r.outline, *table.add_lines(r.text))
+            for r in rows
+        ]
+        return cls.from_tokens(places, table.lines())
+
+    @classmethod
+    def from_tokens(cls, rows: list[FragmentPlace], text: TokenizedLines) -> RankingIndex:
+        """From fragments whose texts are already tokenised line by line (the caches' one pass over the
+        corpus): the same index as ``build`` of the texts. A file's text is rebuilt from its fragments'
+        lines, the first fragment in ``rows``' order giving a line (``windows.file_lines``); its windows
+        are runs of ``WINDOW`` known lines every ``STRIDE`` (``windows.windows``), whose tokens are the
+        lines' tokens end to end."""
+        by_file: dict[str, list[FragmentPlace]] = {}
+        for r in rows:
+            by_file.setdefault(r.path, []).append(r)
+        files = sorted(by_file)
         number = {p: i for i, p in enumerate(files)}
+        ends = np.asarray(text.line_ends, dtype=np.int64)
+        starts = np.concatenate([[0], ends[:-1]]) if ends.size else ends
         wfile: list[int] = []
         wlines: list[tuple[int, int]] = []
-        texts: list[str] = []
-        for path in files:
-            for w in windows(path, lines[path]):
+        pieces: list[np.ndarray] = []  # the windows' tokens, a file at a time
+        lengths: list[np.ndarray] = []
+        for path in files:  # one file's lines at a time: a project's lines are never all in a dict
+            known: dict[int, int] = {}  # line number -> line (index into text.line_ends), first fragment wins
+            for r in by_file[path]:
+                for i in range(r.lines):
+                    known.setdefault(r.start + i, r.first_line + i)
+            numbers = sorted(known)
+            picked = np.fromiter((known[n] for n in numbers), dtype=np.int64, count=len(numbers))
+            file_tokens, at = _gather(text.ids, starts[picked], ends[picked])  # the file's tokens, line by line
+            bounds: list[tuple[int, int]] = []
+            for i in range(0, len(numbers), STRIDE):
+                chunk = numbers[i : i + WINDOW]
                 wfile.append(number[path])
-                wlines.append((w.start, w.end))
-                texts.append(w.text)
-        windows_index = KeywordIndex.build([str(i) for i in range(len(texts))], texts)
+                wlines.append((chunk[0], chunk[-1]))
+                bounds.append((at[i], at[i + len(chunk)]))
+                if i + WINDOW >= len(numbers):
+                    break
+            first, last = np.asarray(bounds, dtype=np.int64).reshape(-1, 2).T
+            pieces.append(_gather(file_tokens, first, last)[0])
+            lengths.append(last - first)
+        window_flat = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
+        del pieces
+        windows_index = KeywordIndex.from_token_ids(
+            [str(i) for i in range(len(wfile))], window_flat,
+            np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64), text.tokens)
+        del window_flat
         paths_index = KeywordIndex.build(files, files)
         defined: dict[str, list[str]] = {}
         for r in rows:

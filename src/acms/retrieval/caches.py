@@ -7,6 +7,7 @@ written before any later index run or migration is never used: it is rebuilt on 
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
@@ -16,11 +17,15 @@ import numpy as np
 
 from acms.index.keyword import KeywordIndex
 from acms.index.vectors import VectorMatrix, decode
-from acms.ranking.index import CONTAINER, FragmentRow, RankingIndex
+from acms.index.token_table import TokenizedLines, TokenTable
+from acms.ranking.index import CONTAINER, FragmentPlace, RankingIndex
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
+
+
+BUILD_STEPS = 4  # names and places read; texts read and tokenised; keyword saved; ranking saved
 
 
 class CorpusRow(NamedTuple):
@@ -44,9 +49,12 @@ _Keyed = TypeVar("_Keyed", bound=_HasKey)
 
 
 class DerivedCaches:
-    def __init__(self, store: GraphStore, layout: IndexLayout) -> None:
+    def __init__(self, store: GraphStore, layout: IndexLayout, progress: Callable[[int], object] | None = None) -> None:
+        """``progress(step)`` hears of each of ``BUILD_STEPS`` steps of building the keyword and ranking
+        caches (a standard library's took ~20 s)."""
         self.store = store
         self.layout = layout
+        self._progress = progress or (lambda _step: None)
         self.rebuilt: list[str] = []
         self._keyword: KeywordIndex | None = None  # loaded once per instance (one graph state)
         self._vectors: VectorMatrix | None = None
@@ -71,17 +79,7 @@ class DerivedCaches:
         73k fragments were the caches' largest part. ``tests/retrieval/test_corpus_rows.py`` checks
         the rows are the query's.
         """
-        names: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
-        for r in self._solutions("search/corpus-names"):
-            got = names.setdefault((r["entity"].value, r["g"].value), ([], []))
-            if (name := _get(r, "name")) is not None:
-                got[0].append(name.value)
-            if (qn := _get(r, "qn")) is not None:
-                got[1].append(qn.value)
-        places: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
-        for r in self._solutions("search/corpus-places"):
-            places.setdefault((r["frag"].value, r["g"].value), []).append(
-                (int(r["start"].value), int(r["end"].value), r["file"].value))
+        names, places = self._owner_names(), self._places()
         rows: list[CorpusRow] = []
         for r in self._solutions("search/corpus-base"):
             frag, g, text = r["frag"].value, r["g"].value, r["text"].value
@@ -116,16 +114,14 @@ class DerivedCaches:
         return index if index.key == self.state_key else None
 
     def _load_keyword(self) -> KeywordIndex:
-        directory = self.layout.cache_dir("keyword")
-        saved = self._saved(KeywordIndex.load, directory)
+        saved = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword"))
         if saved is not None:
             return saved
-        rows = self.corpus
-        texts = (f"{row.name or ''} {row.qn or ''}\n{row.text}" for row in rows)  # not all held at once
-        index = KeywordIndex.build([row.frag for row in rows], texts)
-        index.save(directory, key=self.state_key)
-        self.rebuilt.append("keyword")
-        return index
+        if self._ranking is None:  # stale too (the same graph state): built in the same pass
+            self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking"))
+        self._build_text_caches(keyword=True, ranking=self._ranking is None)
+        assert self._keyword is not None
+        return self._keyword
 
     def ranking(self) -> RankingIndex:
         if self._ranking is None:
@@ -133,23 +129,107 @@ class DerivedCaches:
         return self._ranking
 
     def _load_ranking(self) -> RankingIndex:
-        directory = self.layout.cache_dir("ranking")
-        saved = self._saved(RankingIndex.load, directory)
+        saved = self._saved(RankingIndex.load, self.layout.cache_dir("ranking"))
         if saved is not None:
             return saved
-        paths = {r["file"].value: r["path"].value for r in self.store.select(catalog.text("search/file-paths"))}
-        kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1]
-                 for r in self.store.select(catalog.text("search/class-fragments"))}
-        outlines = {r["frag"].value: r["outline"].value for r in self.store.select(catalog.text("search/class-outlines"))}
-        index = RankingIndex.build(
-            FragmentRow(r.frag, paths[r.file], r.start, r.end, r.text,  # type: ignore[arg-type]
-                        CONTAINER.get(kinds.get(r.frag, ""), 0), (r.name or "") if r.qn is not None else "",
-                        outlines.get(r.frag, ""))
-            for r in self.corpus if r.file is not None and r.file in paths
-        )
-        index.save(directory, key=self.state_key)
-        self.rebuilt.append("ranking")
-        return index
+        if self._keyword is None:
+            self._keyword = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword"))
+        self._build_text_caches(keyword=self._keyword is None, ranking=True)
+        assert self._ranking is not None
+        return self._ranking
+
+    def _build_text_caches(self, *, keyword: bool, ranking: bool) -> None:
+        """Build and save the keyword and/or ranking caches in one pass over the corpus's texts.
+
+        Why one pass, and no texts kept (issue 14): both caches read every fragment's text, and the
+        ranking index tokenised each again for its windows; on a standard library that held ~0.5 GB
+        of texts, rows and window texts, growing with the project. Here each text is tokenised once,
+        line by line (``TokenTable``), and only its token numbers are kept: the keyword documents
+        (owner's name and qualified name, then the text: ``code_tokens`` of ``"name qn\ntext"``) and
+        the windows are slices of them. The rows, their order and both indexes are those of
+        ``corpus`` and the text-based builders (``tests/retrieval/test_caches_one_pass.py``).
+        """
+        step = self._progress
+        names, places = self._owner_names(), self._places()
+        step(1)
+        table = TokenTable()
+        heads = array("i")  # per row: its owner's name's and qualified name's tokens
+        rows: list[tuple[str, int, int, int, int, str | None, str | None, tuple[int, int, str] | None]] = []
+        for r in self._solutions("search/corpus-base"):
+            frag, g = r["frag"].value, r["g"].value
+            first, count_ = table.add_lines(r["text"].value)
+            owner_names, owner_qns = names.get((r["entity"].value, g), ([], []))
+            for name in owner_names or [None]:
+                for qn in owner_qns or [None]:
+                    head = len(heads)
+                    heads.extend(table.ids(name or ""))
+                    heads.extend(table.ids(qn or ""))
+                    for place in places.get((frag, g)) or [None]:
+                        rows.append((frag, head, len(heads), first, count_, name, qn, place))
+        del names, places
+        rows.sort(key=lambda row: row[0])
+        text = table.lines()
+        del table
+        step(2)
+        if keyword:
+            self._keyword = self._keyword_from(rows, heads, text)
+            self._keyword.save(self.layout.cache_dir("keyword"), key=self.state_key)
+            self.rebuilt.append("keyword")
+        step(3)
+        if ranking:
+            self._ranking = self._ranking_from(rows, text)
+            self._ranking.save(self.layout.cache_dir("ranking"), key=self.state_key)
+            self.rebuilt.append("ranking")
+        step(4)
+
+    @staticmethod
+    def _keyword_from(rows: list, heads: array, text: TokenizedLines) -> KeywordIndex:
+        """Each row's document: its head's tokens, then its text's (every line's)."""
+        head_ids = np.frombuffer(heads, dtype=np.int32) if len(heads) else np.zeros(0, dtype=np.int32)
+        ends = text.line_ends
+        parts: list[np.ndarray] = []
+        lengths = np.zeros(len(rows), dtype=np.int64)
+        for i, (_, h0, h1, first, count_, *_rest) in enumerate(rows):
+            t0 = int(ends[first - 1]) if first else 0
+            t1 = int(ends[first + count_ - 1])
+            parts.append(head_ids[h0:h1])
+            parts.append(text.ids[t0:t1])
+            lengths[i] = h1 - h0 + t1 - t0
+        flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+        return KeywordIndex.from_token_ids([row[0] for row in rows], flat, lengths, text.tokens)
+
+    def _ranking_from(self, rows: list, text: TokenizedLines) -> RankingIndex:
+        paths = {r["file"].value: r["path"].value for r in self._solutions("search/file-paths")}
+        kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1] for r in self._solutions("search/class-fragments")}
+        outlines = {r["frag"].value: r["outline"].value for r in self._solutions("search/class-outlines")}
+        places = [
+            FragmentPlace(frag, paths[place[2]], place[0], place[1], CONTAINER.get(kinds.get(frag, ""), 0),
+                          (name or "") if qn is not None else "", outlines.get(frag, ""), first, count_)
+            for frag, _, _, first, count_, name, qn, place in rows
+            if place is not None and place[2] in paths
+        ]
+        return RankingIndex.from_tokens(places, text)
+
+    def _owner_names(self) -> dict[tuple[str, str], tuple[list[str], list[str]]]:
+        """(entity, graph) -> the names and qualified names of every entity that owns a fragment."""
+        names: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+        for r in self._solutions("search/corpus-names"):
+            got = names.setdefault((r["entity"].value, r["g"].value), ([], []))
+            if (name := _get(r, "name")) is not None:
+                got[0].append(name.value)
+            if (qn := _get(r, "qn")) is not None:
+                got[1].append(qn.value)
+        return names
+
+    def _places(self) -> dict[tuple[str, str], list[tuple[int, int, str]]]:
+        """(fragment, graph) -> its (start line, end line, file) places (file IRIs shared, not repeated)."""
+        places: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
+        files: dict[str, str] = {}
+        for r in self._solutions("search/corpus-places"):
+            file = r["file"].value
+            places.setdefault((r["frag"].value, r["g"].value), []).append(
+                (int(r["start"].value), int(r["end"].value), files.setdefault(file, file)))
+        return places
 
     def vectors(self, model_id: str) -> VectorMatrix:
         if self._vectors is None or self._vectors.model_id != model_id:

@@ -43,6 +43,7 @@ from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration, uko_version
 from acms.ontology.versioning import plan as plan_migration
 from acms.privacy.at_rest import apply_policy
+from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.embedding_store import active_model, embed_missing
 from acms.service.progress import NullProgress, Progress
@@ -297,7 +298,7 @@ class IndexRun:
             return
         if settings.embed_on_index:  # phases of its own: fitting (a new model), embeddings
             self._embed(self.layout)
-        with self.phase("caches", 3):
+        with self.phase("caches", CACHE_STEPS + 1):
             self._warm_caches(self.layout)
 
     def _plan(self, changed: list[SourceFile], removed: list[str], current: set[str],
@@ -364,15 +365,13 @@ class IndexRun:
 
     def _warm_caches(self, layout: IndexLayout) -> None:
         """Build the derived caches now, so the first search after an index run is not the slow one."""
-        caches = DerivedCaches(self.store, layout)
+        caches = DerivedCaches(self.store, layout, progress=self.progress.update)  # steps 1 … CACHE_STEPS
         caches.keyword()
-        self.progress.update(1)
         caches.ranking()
-        self.progress.update(2)
         model = active_model(self.store)
         if model is not None:
             caches.vectors(model.model_id)
-        self.progress.update(3)
+        self.progress.update(CACHE_STEPS + 1)
 
     def _streams(self, migration: Migration) -> bool:
         """Stream this run (:mod:`acms.service.index_stream`): a first index, when no extension has rules

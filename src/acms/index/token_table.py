@@ -1,0 +1,60 @@
+"""Texts tokenised once, for several derived indexes (issue 14).
+
+Building the keyword index, the ranking index's windows and the LSA vectors each tokenised the same
+fragment texts again. A ``TokenTable`` numbers tokens in order of first sight and keeps texts as
+token numbers line by line, so one pass over the corpus feeds them all: a text's tokens, or any run
+of its lines' tokens, are slices of one int32 array (``search_terms_by_line``).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import count
+
+import numpy as np
+
+from acms.index.tokenize import NEWLINE, search_terms, search_terms_by_line
+
+__all__ = ["TokenTable", "TokenizedLines"]
+
+
+@dataclass(frozen=True)
+class TokenizedLines:
+    """Texts as token numbers, line by line: line ``j``'s tokens are ``ids[line_ends[j - 1]:line_ends[j]]``
+    (from 0 for the first), numbers into ``tokens``; the lines of one text are consecutive."""
+
+    ids: np.ndarray  # int32
+    line_ends: np.ndarray  # int64
+    tokens: list[str]
+
+
+class TokenTable:
+    """Numbers tokens in order of first sight and collects texts tokenised line by line, into the
+    keyword indexes' terms (``search_terms``, as ``KeywordIndex.build`` tokenises)."""
+
+    def __init__(self) -> None:
+        self.vocab: defaultdict[str, int] = defaultdict(count().__next__)
+        self.number = self.vocab.__getitem__
+        self.newline = self.number(NEWLINE)
+        self._ids = array("i")  # texts' tokens with a NEWLINE after every line (the last too)
+        self._lines = 0
+
+    def add_lines(self, text: str) -> tuple[int, int]:
+        """Tokenise ``text``: (its first line's number, its number of lines)."""
+        first = self._lines
+        self._ids.extend(map(self.number, search_terms_by_line(text)))
+        self._ids.append(self.newline)
+        self._lines += text.count("\n") + 1
+        return first, self._lines - first
+
+    def ids(self, text: str) -> array:
+        return array("i", map(self.number, search_terms(text)))
+
+    def lines(self) -> TokenizedLines:
+        """The texts added so far (the table keeps numbering further tokens)."""
+        raw = np.frombuffer(self._ids, dtype=np.int32) if len(self._ids) else np.zeros(0, dtype=np.int32)
+        breaks = np.flatnonzero(raw == self.newline)
+        ids = raw[raw != self.newline]
+        return TokenizedLines(ids, breaks - np.arange(breaks.size), list(self.vocab))

@@ -1,0 +1,55 @@
+"""The keyword and ranking caches built in one pass over the corpus's texts, tokenised once (issue 14),
+are the ones built from the corpus rows' texts: every saved file byte for byte."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from acms.api import Index
+from acms.index.keyword import KeywordIndex
+from acms.ranking.index import CONTAINER, FragmentRow, RankingIndex
+from acms.retrieval.caches import BUILD_STEPS, DerivedCaches
+from acms.sparql import catalog
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def test_one_pass_caches_are_the_corpus_caches(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    shutil.copytree(FIXTURES / "adr_project" / "docs", root / "more")
+    (root / "pkg" / "long.py").write_text("".join(f"def f{i}(x_{i}):\n    return HTTPServer{i}(x_{i})\n\n\n"
+                                                  for i in range(40)), encoding="utf-8")
+    with Index.open(root, embed_on_index=False) as idx:
+        idx.index()
+        steps: list[int] = []
+        caches = DerivedCaches(idx.store, idx.layout, progress=steps.append)
+        shutil.rmtree(idx.layout.cache, ignore_errors=True)
+        caches.keyword()
+        caches.ranking()
+        assert steps == list(range(1, BUILD_STEPS + 1)) and caches.rebuilt == ["keyword", "ranking"]
+        rows = caches.corpus
+        paths = {r["file"].value: r["path"].value for r in idx.store.select(catalog.text("search/file-paths"))}
+        kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1]
+                 for r in idx.store.select(catalog.text("search/class-fragments"))}
+        outlines = {r["frag"].value: r["outline"].value
+                    for r in idx.store.select(catalog.text("search/class-outlines"))}
+        keyword = KeywordIndex.build([r.frag for r in rows], [f"{r.name or ''} {r.qn or ''}\n{r.text}" for r in rows])
+        ranking = RankingIndex.build(
+            FragmentRow(r.frag, paths[r.file], r.start, r.end, r.text,  # type: ignore[arg-type]
+                        CONTAINER.get(kinds.get(r.frag, ""), 0), (r.name or "") if r.qn is not None else "",
+                        outlines.get(r.frag, ""))
+            for r in rows if r.file is not None and r.file in paths)
+        keyword.save(tmp_path / "keyword", key=caches.state_key)
+        ranking.save(tmp_path / "ranking", key=caches.state_key)
+        assert len(rows) > 50 and len(ranking.windows) > len(ranking.files)
+        assert _files(idx.layout.cache_dir("keyword")) == _files(tmp_path / "keyword")
+        assert _files(idx.layout.cache_dir("ranking")) == _files(tmp_path / "ranking")
+        fresh = DerivedCaches(idx.store, idx.layout)
+        fresh.keyword(), fresh.ranking()
+        assert fresh.rebuilt == []  # both saved under the graph's state
