@@ -34,3 +34,21 @@ def test_streamed_vectors_match_a_rebuild_from_the_graph(sample_project: Path, m
         assert written.key == caches.state_key
         assert rebuilt.ids == written.ids == sorted(written.ids)
         np.testing.assert_array_equal(np.asarray(rebuilt.matrix), np.asarray(written.matrix))
+
+
+def test_a_query_stream_reads_the_store_as_it_began(tmp_path: Path) -> None:
+    """What the streamed embedding relies on: bulk loads into the store while a query's rows are read
+    (rows the query would match among them) neither show up in nor disturb the rows (pyoxigraph 0.5)."""
+    import pyoxigraph as ox
+
+    store = ox.Store(str(tmp_path / "s"))
+    p, g = ox.NamedNode("urn:p"), ox.NamedNode("urn:g")
+    store.bulk_extend([ox.Quad(ox.NamedNode(f"urn:s{i}"), p, ox.Literal(f"t{i}"), g) for i in range(3000)])
+    seen = []
+    for k, row in enumerate(store.query("SELECT ?s ?o WHERE { GRAPH ?g { ?s <urn:p> ?o } }")):
+        seen.append(row[0].value)
+        if k % 500 == 0:
+            store.bulk_extend([ox.Quad(ox.NamedNode(f"urn:n{k}-{i}"), p, ox.Literal("n"), g) for i in range(500)])
+            store.bulk_extend([ox.Quad(row[0], ox.NamedNode("urn:v"), ox.Literal("v"), g)])
+    assert sorted(seen) == sorted(f"urn:s{i}" for i in range(3000))
+    assert len(store) == 3000 + 6 * 501

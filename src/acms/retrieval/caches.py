@@ -17,8 +17,10 @@ import numpy as np
 
 from acms.index.keyword import KeywordIndex
 from acms.index.vectors import VectorMatrix, decode
+from acms.memory import release_freed
 from acms.index.token_table import TokenizedLines, TokenTable
-from acms.ranking.index import CONTAINER, FragmentPlace, RankingIndex
+from acms.ranking.index import CONTAINER, TEST_SCOPE, FragmentPlace, RankingIndex
+from acms.ranking.roles import in_test_scope
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
@@ -175,6 +177,7 @@ class DerivedCaches:
             self._keyword = self._keyword_from(rows, heads, text)
             self._keyword.save(self.layout.cache_dir("keyword"), key=self.state_key)
             self.rebuilt.append("keyword")
+            release_freed()
         step(3)
         if ranking:
             self._ranking = self._ranking_from(rows, text)
@@ -203,7 +206,9 @@ class DerivedCaches:
         kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1] for r in self._solutions("search/class-fragments")}
         outlines = {r["frag"].value: r["outline"].value for r in self._solutions("search/class-outlines")}
         places = [
-            FragmentPlace(frag, paths[place[2]], place[0], place[1], CONTAINER.get(kinds.get(frag, ""), 0),
+            FragmentPlace(frag, paths[place[2]], place[0], place[1],
+                          CONTAINER.get(kinds.get(frag, ""), 0)
+                          or (TEST_SCOPE if qn is not None and in_test_scope(qn, paths[place[2]]) else 0),
                           (name or "") if qn is not None else "", outlines.get(frag, ""), first, count_)
             for frag, _, _, first, count_, name, qn, place in rows
             if place is not None and place[2] in paths

@@ -32,6 +32,7 @@ from acms.config import Settings
 from acms.embeddings.base import EmbeddingProvider
 from acms.errors import ModelMismatch, ProviderError
 from acms.index.vectors import encode
+from acms.memory import release_freed
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore
@@ -209,20 +210,30 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
             writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
             done = 0
             batch: list[tuple[NamedNode, str, NamedNode]] = []
-            for row in [*_texts(store), None]:
-                if row is not None:
-                    batch.append(row)
-                if batch and (row is None or len(batch) >= STREAM_BATCH):
-                    vectors = np.asarray(provider.embed([text for _, text, _ in batch]), dtype=np.float32)
-                    quads = []
-                    for (frag, _, g), vec in zip(batch, vectors, strict=True):
-                        quads.append(Quad(frag, UKO.vector, encode(vec), g))
-                        quads.append(Quad(frag, UKO.embeddingModel, iri, g))
-                    store.load(quads, bulk=True)
-                    writer.add([frag.value for frag, _, _ in batch], vectors)
-                    done += len(batch)
-                    batch = []
-                    phases.update(done, total)
+
+            def flush() -> None:
+                nonlocal done
+                vectors = np.asarray(provider.embed([text for _, text, _ in batch]), dtype=np.float32)
+                quads = []
+                for (frag, _, g), vec in zip(batch, vectors, strict=True):
+                    quads.append(Quad(frag, UKO.vector, encode(vec), g))
+                    quads.append(Quad(frag, UKO.embeddingModel, iri, g))
+                store.load(quads, bulk=True)
+                writer.add([frag.value for frag, _, _ in batch], vectors)
+                done += len(batch)
+                batch.clear()
+                phases.update(done, total)
+
+            # Read while writing: an Oxigraph query reads the store as it was when it began (repeatable
+            # read; tests/retrieval/test_streamed_embedding.py), so the vectors loaded meanwhile neither
+            # show up nor disturb it, and no more than a batch of texts is held (issue 14: the list of
+            # every text grew with the project).
+            for row in _texts(store):
+                batch.append(row)
+                if len(batch) >= STREAM_BATCH:
+                    flush()
+            if batch:
+                flush()
         store.load(model_quads)
         from acms.retrieval.caches import DerivedCaches
 
@@ -244,6 +255,7 @@ def _provider(name: str, texts: Callable[[], list[str]], layout: IndexLayout,
         sample = texts()
         fitted = LsaModel.fit(sample, dimensions=settings.embedding_dims, progress=phases.update) if sample else None
         del sample
+        release_freed()  # the fit's matrices
     if fitted is None:
         raise ProviderError("nothing to embed: the index has no fragments")
     staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))

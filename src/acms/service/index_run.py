@@ -38,6 +38,7 @@ from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import extract_all, git_head, read_sources, symbol_table, vanished
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import WalkSettings, escape_path, list_files
+from acms.memory import release_freed
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration, uko_version
@@ -131,6 +132,7 @@ class IndexRun:
         self.progress.start(name, total)
         with self.timed(name):
             yield
+            release_freed()  # the next phase starts from what this one keeps, not from its peak
         self.progress.finish(name)
 
     def update(self, done: int, total: int | None = None) -> None:

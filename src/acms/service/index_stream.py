@@ -41,6 +41,7 @@ from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import Counted, ExtractorPool, Reading
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import ListedFile, Listing, escape_path
+from acms.memory import release_freed
 from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
 from acms.validation.batch import check_batch, check_links, check_nquads, describe, rejection, split_by_file
@@ -117,7 +118,9 @@ def stream_first_index(run: IndexRun, listing: Listing) -> None:
                 _write_group(run, got.sources, got.counted, all_paths, checks, promised, code, symbols, written)
                 done += len(got.sources) + sum(len(p) for p in got.skipped.values())
                 progress.update(done)
+                del got
             pending = nxt
+            release_freed()  # the written group's texts and triples: memory stays flat in the project's size
     progress.finish("indexing")
     for paths in report.skipped.values():
         paths.sort()

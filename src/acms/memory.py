@@ -1,0 +1,33 @@
+"""Give freed heap memory back to the operating system between the phases of a long run.
+
+Why (issue 14): CPython and numpy free their objects into the C allocator, which keeps the pages;
+after a phase that built and dropped a few hundred MB (a group of files' triples, the LSA fit, the
+caches' token arrays) the process's resident size stayed at its peak, and the next phase stacked its
+own peak on top. glibc's ``malloc_trim(0)`` returns those free pages (measured on a standard library's
+caches build: 603 → 396 MB resident after the build's objects were freed). Elsewhere (no glibc) this
+does nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from functools import cache
+
+__all__ = ["release_freed"]
+
+
+@cache
+def _trim() -> object | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def release_freed() -> None:
+    """Return the allocator's free pages to the OS (a few milliseconds); a no-op without glibc."""
+    trim = _trim()
+    if trim is not None:
+        trim(0)  # type: ignore[operator]
