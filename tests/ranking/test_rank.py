@@ -449,3 +449,34 @@ def test_change_words_are_not_matched_as_code() -> None:
     kw, index = build(rows)
     assert [r.fragment for r in rank("Fixed a bug in EnvironHeaders length, fixed issue", kw, index)][0] == "f:headers"
     assert rank("why does run_fixed return early", kw, index)[0].fragment == "f:fixer"  # identifiers stay
+
+
+@pytest.mark.parametrize(("qn", "path", "inside"), [
+    ("src.lib.tests.parse_header_trims", "src/lib.rs", True),       # Rust's #[cfg(test)] mod tests
+    ("src.lib.Parser.parse_header", "src/lib.rs", False),
+    ("tests.test_parser.test_header", "tests/test_parser.py", False),  # a test file: its role demotes it
+    ("pkg.testing.helpers.make", "pkg/testing/helpers.py", False),
+    ("crate.net.test.Mock.send", "crate/net.rs", True),
+])
+def test_in_test_scope(qn: str, path: str, inside: bool) -> None:
+    from acms.ranking.roles import in_test_scope
+
+    assert in_test_scope(qn, path) is inside
+
+
+def test_test_code_inside_a_source_file_is_demoted_not_dropped(tmp_path: Path) -> None:
+    """A Rust test names the function it tests and repeats the task's words; the function comes first, the
+    test still comes, and a task about the tests gets it on near-equal terms (the real index and caches)."""
+    from acms.api import Index
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text(
+        "pub struct Parser { pos: usize }\n\nimpl Parser {\n"
+        "    pub fn parse_header(&mut self, line: &str) -> Option<String> {\n        Some(line.trim().to_string())\n    }\n}\n\n"
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn parse_header_trims_the_header_line() {\n"
+        "        let mut p = Parser { pos: 0 };\n        let header = p.parse_header(\" header line \");\n"
+        "        assert_eq!(header, Some(\"header line\".to_string()));\n    }\n}\n", encoding="utf-8")
+    with Index.open(tmp_path) as idx:
+        idx.index()
+        names = [i.candidate.name for i in idx.assemble("trim the header line in parse_header", budget=2000).assembled.items]
+        assert names.index("src.lib.Parser.parse_header") < names.index("src.lib.tests.parse_header_trims_the_header_line")

@@ -30,11 +30,12 @@ from acms.ranking.roles import Role, role_of
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.windows import STRIDE, WINDOW
 
-__all__ = ["CONTAINER", "FragmentPlace", "FragmentRow", "RankingIndex"]
+__all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex"]
 
 CONTAINER = {"Class": 1, "Module": 2}
+TEST_SCOPE = 3  # the container code of a symbol inside a test module of a source file (roles.in_test_scope)
 
-FORMAT = "acms.ranking-index/7"
+FORMAT = "acms.ranking-index/8"
 # The names field is not damped by its length: a file that defines the symbol a task names is the
 # answer however many other names it defines (BM25's usual b = 0.75 let the many small helpers of a
 # JavaScript file outscore the one utility module that defines the name); k1 still saturates a name
@@ -52,7 +53,7 @@ class FragmentRow:
     start: int
     end: int
     text: str
-    container: int = 0  # CONTAINER: 1 a class (its body encloses its methods), 2 a module header
+    container: int = 0  # CONTAINER: 1 a class (its body encloses its methods), 2 a module header; TEST_SCOPE
     name: str = ""  # the symbol's name when the fragment is a code symbol's body, else ""
     outline: str = ""  # a class body's outline fragment (macro), else ""
 

@@ -13,7 +13,8 @@ files. Per task:
    name, times ``lines ** LENGTH_PRIOR``): ``score = file × fragment / best fragment of that file``, at most ``PER_FILE`` of them, so
    a file's best fragment carries the file's score and rank order interleaves files by relevance.
    A class body that encloses a matching method gives way to it; a nested function to the function
-   around it; a module header counts ``MODULE_HEADER_FACTOR``. A class that gave way to methods
+   around it; a module header counts ``MODULE_HEADER_FACTOR``; test code inside a source file (Rust's
+   ``mod tests``) counts as test files do among files (x0.3, x0.5 when the task names tests). A class that gave way to methods
    shown from it is shown as its outline (signature, doc line, member signatures), scored
    ``CLASS_OUTLINE_FACTOR`` × its body's score: the map of the class around those methods, at a
    few tokens, and the class itself for a task about it.
@@ -32,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from acms.index.keyword import KeywordIndex
-from acms.ranking.index import RankingIndex
-from acms.ranking.roles import role_factors
+from acms.ranking.index import TEST_SCOPE, RankingIndex
+from acms.ranking.roles import Role, role_factors
 from acms.ranking.task import code_terms
 
 __all__ = ["CLASS_OUTLINE_FACTOR", "LENGTH_PRIOR", "MAX_FILES", "NAMES_WEIGHT", "PATH_WEIGHT", "PER_FILE", "Ranked", "file_scores", "rank"]
@@ -170,9 +171,10 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
     rows = np.flatnonzero(np.isin(loc[:, 0], top))
     by_file: dict[int, list[Cand]] = {f: [] for f in top}
     ids = fragments.ids
+    factor = {2: MODULE_HEADER_FACTOR, TEST_SCOPE: role_factors(task, equal=equal_roles)[Role.TEST]}
     for i in rows.tolist():
         lines = int(loc[i, 2]) - int(loc[i, 1]) + 1
-        s = float(frag_scores[i]) * (MODULE_HEADER_FACTOR if loc[i, 3] == 2 else 1.0) * lines ** LENGTH_PRIOR
+        s = float(frag_scores[i]) * factor.get(int(loc[i, 3]), 1.0) * lines ** LENGTH_PRIOR
         by_file[int(loc[i, 0])].append((s, ids[i], int(loc[i, 1]), int(loc[i, 2]), int(loc[i, 3])))
     out: list[Ranked] = []
     for rank_no, f in enumerate(top, 1):

@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 
 from acms.index.tokenize import code_tokens
 
-__all__ = ["AUX_FACTOR", "NAMED_FACTOR", "Role", "role_of", "role_factors", "wanted_roles"]
+__all__ = ["AUX_FACTOR", "NAMED_FACTOR", "Role", "in_test_scope", "role_of", "role_factors", "wanted_roles"]
 
 AUX_FACTOR = 0.3
 # A role the task names ("fix X and add a test") comes back into the ranking without displacing the
@@ -104,6 +104,18 @@ def wanted_roles(task: str) -> set[Role]:
     """Roles the task names, which then count as much as source code."""
     words = set(code_tokens(task))
     return {role for role, asks in _ASKS.items() if words & asks}
+
+
+_TEST_SCOPES = frozenset({"test", "tests"})
+
+
+def in_test_scope(qualified_name: str, path: str) -> bool:
+    """A symbol inside a test module of its file (Rust's ``#[cfg(test)] mod tests``): test code in a
+    source file, demoted inside that file as test files are among files. Only the scopes after the
+    file's own dotted path count (a whole test file is demoted by its role already)."""
+    module = path.rsplit(".", 1)[0].replace("/", ".") + "."
+    inner = qualified_name[len(module):] if qualified_name.startswith(module) else qualified_name
+    return any(part in _TEST_SCOPES for part in inner.split(".")[:-1])
 
 
 def role_factors(task: str, *, equal: bool = False) -> dict[Role, float]:
