@@ -57,3 +57,39 @@ def test_unknown_trait_in_a_descriptor_is_a_config_error() -> None:
     text = 'name = "x"\nquality = 0.5\n[can_handle]\nweather = 1.0\n[[phase]]\nengine = "keyword"\nquery = "q.rq"\n'
     with pytest.raises(ConfigError, match="unknown can_handle trait"):
         parse_descriptor(text, None, builtin=False)
+
+
+@pytest.mark.parametrize(("intent", "direction"), [
+    ("who calls resolve_focus", "in"),
+    ("callers of parse_header", "in"),
+    ("where is normalize used?", "in"),
+    ("which classes extend Base", "in"),
+    ("what does index_project call", "out"),
+    ("dependencies of the packer", "out"),
+    ("how does the packer keep the budget", None),
+])
+def test_edge_direction(intent: str, direction: str | None) -> None:
+    from acms.strategies.traits import edge_direction
+
+    assert edge_direction(intent) == direction
+
+
+def test_the_navigator_walks_the_way_the_task_asks(tmp_path) -> None:  # noqa: ANN001
+    """"who calls X" puts X's callers before its callees (they tied at one hop and came in IRI order,
+    callees first here); "what does X call" the other way round. The real index of a small project."""
+    from acms.api import Index
+
+    (tmp_path / "app.py").write_text(
+        "def alpha_helper(x):\n    return x + 1\n\n\ndef center(x):\n    return alpha_helper(x) * 2\n\n\n"
+        "def zeta_caller(y):\n    return center(y) - 3\n", encoding="utf-8")
+    with Index.open(tmp_path) as idx:
+        idx.index()
+
+        def order(task: str) -> list[str]:
+            items = idx.assemble(task, budget=2000, strategy="breadth-depth-navigator", focus=["app.center"]).assembled.items
+            return [i.candidate.name for i in items]
+
+        callers = order("who calls center")
+        assert callers.index("app.zeta_caller") < callers.index("app.alpha_helper")
+        callees = order("what does center call")
+        assert callees.index("app.alpha_helper") < callees.index("app.zeta_caller")

@@ -29,6 +29,7 @@ from acms.sparql import catalog
 from acms.sparql.catalog import parse_spec
 from acms.sparql.functions import ScoreTables, functions, score_literal
 from acms.strategies.descriptor import Phase, StrategyDescriptor
+from acms.strategies.traits import edge_direction
 from acms.terms import Term
 from acms.vocab import XSD
 
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 
 NAV = "breadth-depth-navigator"
 HOP_DECAY = 0.8
+# A task that asks one way ("who calls X") takes the other way's edges at this factor: callers come
+# before callees instead of interleaving with them by IRI on a tie.
+OTHER_DIRECTION = 0.75
 MAX_FRONTIER = 60
 MAX_NODES = 200
 MAX_FOCUS = 12  # a common name ("run", "parse") names hundreds of entities; the first dozen seed the walk
@@ -187,6 +191,7 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
     score: dict[str, float] = {f: 1.0 for f in focus}
     why: dict[str, str] = {f: "focus" for f in focus}
     frontier = list(focus)
+    favoured = {"in": "-in.", "out": "-out."}.get(edge_direction(ctx.request.intent) or "")
     for hop in range(1, breadth + 1):
         if time.perf_counter() > ctx.deadline:
             ctx.cut.append(f"{desc.name}: breadth cut at hop {hop}")
@@ -194,11 +199,12 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
         nodes = [NamedNode(n) for n in frontier]
         reached: dict[str, float] = {}
         for direction in ("neighbors-out.rq", "neighbors-in.rq"):
+            lean = OTHER_DIRECTION if favoured is not None and favoured not in direction else 1.0
             for r in store.select(_query(direction, ctx, desc), {"node": nodes}):
                 target = r["entity"]
                 if not isinstance(target, NamedNode):
                     continue
-                s = score[r["node"].value] * float(r["weight"].value) * HOP_DECAY
+                s = score[r["node"].value] * float(r["weight"].value) * HOP_DECAY * lean
                 t = target.value
                 if s > max(score.get(t, 0.0), reached.get(t, 0.0)):
                     reached[t] = s

@@ -40,3 +40,29 @@ def request_traits(request: RenderRequest) -> set[str]:
     if _DECISION.search(request.intent):
         traits.add("decision")
     return traits
+
+
+# Which way a task walks the graph: "who calls X", "callers of X", "where is X used" want the edges into
+# X (callers, subclasses, users); "what does X call", "X's dependencies" the edges out of it. Neither:
+# both ways alike.
+_INWARD = re.compile(
+    r"\b(who|what|which\s+\w+)\s+(calls?|uses?|imports?|invokes?|subclass(es)?|extends?|inherits? from|depends? on)\b"
+    r"|\b(callers|users|usages|uses|subclasses|dependents|importers)\s+of\b"
+    r"|\bwhere\s+(is|are)\b.{0,60}\b(called|used|invoked|imported|referenced)\b",
+    re.IGNORECASE,
+)
+_OUTWARD = re.compile(
+    r"\bwhat\s+(does|do)\b.{0,60}\b(call|use|import|invoke|depend on)\b"
+    r"|\b(callees|dependencies)\s+of\b",
+    re.IGNORECASE,
+)
+
+
+def edge_direction(intent: str) -> str | None:
+    """``"in"``, ``"out"`` or None: the direction a graph walk should favour for this task."""
+    inward, outward = _INWARD.search(intent), _OUTWARD.search(intent)
+    if inward and not outward:
+        return "in"
+    if outward and not inward:
+        return "out"
+    return None
