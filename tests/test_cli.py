@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,7 +78,8 @@ def test_a_300_token_json_request_returns_context(indexed_sample: Path) -> None:
     reply = json.loads(out)
     texts = [count(f["text"]) for f in reply["fragments"]]
     assert texts and any("def parse_header" in f["text"] for f in reply["fragments"])
-    assert all(f["source_ref"].startswith(("pkg/", "docs/")) for f in reply["fragments"])
+    assert reply["fragments"][0]["source_ref"].startswith("pkg/mod.py:")  # the code first, docs after
+    assert all(re.fullmatch(r"[\w/.]+:\d+-\d+", f["source_ref"]) for f in reply["fragments"])
     assert texts == [f["cost_tokens"] for f in reply["fragments"]]
     assert sum(texts) == reply["metrics"]["used_tokens"] <= 300
     assert reply["metrics"]["reply_tokens"] == count(out.strip())
