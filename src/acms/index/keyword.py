@@ -164,6 +164,18 @@ def _term_doc_counts(terms: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray
     return key[order], count_[order]
 
 
+def _first_sight(flat: np.ndarray) -> np.ndarray:
+    """The distinct values of ``flat`` in order of first appearance, a slice at a time (``np.unique``'s
+    ``return_index`` over a whole corpus sorted int64 copies as long as it: ~0.6 GB for 4 standard libraries)."""
+    first = np.full(int(flat.max()) + 1 if flat.size else 0, -1, dtype=np.int64)
+    for start in range(0, flat.size, _UNIQUE_CHUNK):
+        values, index = np.unique(flat[start : start + _UNIQUE_CHUNK], return_index=True)
+        new = first[values] < 0
+        first[values[new]] = index[new] + start
+    present = np.flatnonzero(first >= 0)
+    return present[np.argsort(first[present], kind="stable")]
+
+
 class Postings:
     """A saved bm25s index read back without bm25s: the CSC score arrays (memory-mapped) and the vocabulary.
 
@@ -256,13 +268,15 @@ class KeywordIndex:
             return cls(ids, None)
         import bm25s
 
-        distinct, first = np.unique(flat, return_index=True)
-        seen = distinct[np.argsort(first, kind="stable")]  # old numbers in order of first sight
-        renumber = np.zeros(int(distinct[-1]) + 1, dtype=np.int32)
+        seen = _first_sight(flat)  # old numbers in order of first sight
+        renumber = np.zeros(int(flat.max()) + 1, dtype=np.int32)
         renumber[seen] = np.arange(seen.size, dtype=np.int32)
         vocab = {tokens[t]: i for i, t in enumerate(seen.tolist())}
+        terms = np.empty_like(flat, dtype=np.int32)
+        for start in range(0, flat.size, _UNIQUE_CHUNK):  # no corpus-long temporaries (issue 14)
+            np.take(renumber, flat[start : start + _UNIQUE_CHUNK], out=terms[start : start + _UNIQUE_CHUNK])
         retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
-        _load_postings(retriever, renumber[flat], np.asarray(lengths, dtype=np.int64), vocab)
+        _load_postings(retriever, terms, np.asarray(lengths, dtype=np.int64), vocab)
         return cls(ids, retriever)
 
     # -- reading --------------------------------------------------------------------------

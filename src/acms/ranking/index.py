@@ -138,8 +138,7 @@ class RankingIndex:
         starts = np.concatenate([[0], ends[:-1]]) if ends.size else ends
         wfile: list[int] = []
         wlines: list[tuple[int, int]] = []
-        pieces: list[np.ndarray] = []  # the windows' tokens, a file at a time
-        lengths: list[np.ndarray] = []
+        spans: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per file: its lines' token ranges, its windows'
         for path in files:  # one file's lines at a time: a project's lines are never all in a dict
             known: dict[int, int] = {}  # line number -> line (index into text.line_ends), first fragment wins
             for r in by_file[path]:
@@ -147,23 +146,32 @@ class RankingIndex:
                     known.setdefault(r.start + i, r.first_line + i)
             numbers = sorted(known)
             picked = np.fromiter((known[n] for n in numbers), dtype=np.int64, count=len(numbers))
-            file_tokens, at = _gather(text.ids, starts[picked], ends[picked])  # the file's tokens, line by line
-            bounds: list[tuple[int, int]] = []
+            bounds: list[tuple[int, int]] = []  # a window's first and one-past-last line (in ``numbers``)
             for i in range(0, len(numbers), STRIDE):
                 chunk = numbers[i : i + WINDOW]
                 wfile.append(number[path])
                 wlines.append((chunk[0], chunk[-1]))
-                bounds.append((at[i], at[i + len(chunk)]))
+                bounds.append((i, i + len(chunk)))
                 if i + WINDOW >= len(numbers):
                     break
-            first, last = np.asarray(bounds, dtype=np.int64).reshape(-1, 2).T
-            pieces.append(_gather(file_tokens, first, last)[0])
-            lengths.append(last - first)
-        window_flat = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
-        del pieces
-        windows_index = KeywordIndex.from_token_ids(
-            [str(i) for i in range(len(wfile))], window_flat,
-            np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64), text.tokens)
+            spans.append((starts[picked], ends[picked], np.asarray(bounds, dtype=np.int64).reshape(-1, 2)))
+        lengths = np.zeros(len(wfile), dtype=np.int64)
+        w = 0
+        for first_tok, end_tok, bounds in spans:  # window lengths first: the windows' tokens in one array
+            at = np.zeros(first_tok.size + 1, dtype=np.int64)
+            np.cumsum(end_tok - first_tok, out=at[1:])
+            lengths[w : w + len(bounds)] = at[bounds[:, 1]] - at[bounds[:, 0]]
+            w += len(bounds)
+        window_flat = np.empty(int(lengths.sum()), dtype=np.int32)
+        out = 0
+        for first_tok, end_tok, bounds in spans:
+            file_tokens, at = _gather(text.ids, first_tok, end_tok)  # the file's tokens, line by line
+            got, _ = _gather(file_tokens, at[bounds[:, 0]], at[bounds[:, 1]])
+            window_flat[out : out + got.size] = got
+            out += got.size
+        del spans
+        windows_index = KeywordIndex.from_token_ids([str(i) for i in range(len(wfile))], window_flat, lengths,
+                                                    text.tokens)
         del window_flat
         paths_index = KeywordIndex.build(files, files)
         defined: dict[str, list[str]] = {}

@@ -174,15 +174,16 @@ class DerivedCaches:
         del table
         step(2)
         if keyword:
-            self._keyword = self._keyword_from(rows, heads, text)
-            self._keyword.save(self.layout.cache_dir("keyword"), key=self.state_key)
+            self._keyword_from(rows, heads, text).save(self.layout.cache_dir("keyword"), key=self.state_key)
+            self._keyword = KeywordIndex.load(self.layout.cache_dir("keyword"))  # mapped, not held
             self.rebuilt.append("keyword")
             release_freed()
         step(3)
         if ranking:
-            self._ranking = self._ranking_from(rows, text)
-            self._ranking.save(self.layout.cache_dir("ranking"), key=self.state_key)
+            self._ranking_from(rows, text).save(self.layout.cache_dir("ranking"), key=self.state_key)
+            self._ranking = RankingIndex.load(self.layout.cache_dir("ranking"))
             self.rebuilt.append("ranking")
+            release_freed()
         step(4)
 
     @staticmethod

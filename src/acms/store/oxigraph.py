@@ -190,9 +190,10 @@ class OxigraphStore:
 
     def load_nquads(self, data: bytes) -> None:
         """Bulk-load N-Quads text (a streamed first index's group): Oxigraph parses it, no Python
-        object per quad; all-or-nothing like ``load(bulk=True)``."""
+        object per quad; all-or-nothing like ``load(bulk=True)``. Parsed leniently (IRIs not checked
+        again, ~25 % faster): the text is acms' own emission, whose terms were built as pyoxigraph terms."""
         try:
-            self._store.bulk_load(data, format=ox.RdfFormat.N_QUADS)
+            self._store.bulk_load(data, format=ox.RdfFormat.N_QUADS, lenient=True)
             self._prefixes = None
         except (OSError, SyntaxError) as exc:
             raise StoreError(f"write failed: {exc}") from None
