@@ -106,6 +106,54 @@ def apply_lod(cands: list[Candidate], request: RenderRequest) -> list[Candidate]
     return out
 
 
+# One body may take at most this share of the budget (the best-ranked one ``FIRST_SHARE``); a longer
+# one is shown as its excerpt: the contiguous lines with the most task words that fit that share.
+# A 4,200-token function (attrs' ``attrs()``, mostly docstring) took half of an 8,000-token context
+# and left room for eight other entities; its excerpt points at the same place.
+BODY_SHARE = 0.25
+FIRST_SHARE = 0.5
+MIN_EXCERPT = 200  # tokens: a smaller share is no excerpt (tiny budgets are the packer's truncation's job)
+
+
+def _best_span(costs: list[int], hits: list[int], limit: int) -> tuple[int, int]:
+    """``[lo, hi)``: the run of lines costing at most ``limit`` with the most hits (earliest on a tie)."""
+    best, lo, total, cost = (-1, 0, 0), 0, 0, 0
+    for hi in range(len(costs)):
+        total, cost = total + hits[hi], cost + costs[hi]
+        while cost > limit and lo < hi:
+            total, cost, lo = total - hits[lo], cost - costs[lo], lo + 1
+        if cost <= limit and total > best[0]:
+            best = (total, lo, hi + 1)
+    return (best[1], best[2]) if best[0] >= 0 else (0, 1)
+
+
+def excerpt(c: Candidate, terms: set[str], max_tokens: int) -> Candidate:
+    """``c`` whole if it costs at most ``max_tokens``, else its lines with the most task words that do."""
+    if max_tokens < MIN_EXCERPT or len(c.text) <= 2 * max_tokens:  # at least 2 characters a token: surely fits, no count needed
+        return c
+    from acms.tokens import count
+
+    lines = c.text.split("\n")
+    costs = [count(line) + 1 for line in lines]
+    if sum(costs) <= max_tokens:
+        return c
+    hits = [sum(t in terms for t in search_terms(line)) for line in lines]
+    lo, hi = _best_span(costs, hits, max_tokens)
+    start, end = c.start_line + lo, c.start_line + hi - 1
+    return replace(c, text="\n".join(lines[lo:hi]), start_line=start, end_line=end,
+                   fragment=f"{c.fragment}#lines-{lo}-{hi}",
+                   reason=f"{c.reason}; excerpt, lines {start}-{end} of {c.start_line}-{c.end_line}".lstrip("; "))
+
+
+def excerpts(cands: list[Candidate], request: RenderRequest) -> list[Candidate]:
+    """Bodies longer than their share of the budget as excerpts (see ``BODY_SHARE``)."""
+    terms = set(search_terms(request.intent))
+    order = sorted(range(len(cands)), key=lambda i: (-cands[i].score, cands[i].fragment))
+    first = order[0] if order else -1
+    return [excerpt(c, terms, int(request.tokens_max * (FIRST_SHARE if i == first else BODY_SHARE)))
+            if c.lod == "micro" else c for i, c in enumerate(cands)]
+
+
 TRIM_FACTOR = 3  # candidates kept before privacy and packing: about this many budgets of text
 
 

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, replace
 
 from acms.assembly.budget import pack
-from acms.assembly.filters import apply_filters, apply_lod, trim
+from acms.assembly.filters import apply_filters, apply_lod, excerpts, trim
 from acms.assembly.model import Assembled
 from acms.assembly.privacy import protect
 from acms.assembly.protocol import RenderRequest, ReplyMetrics, build_reply, reply_for
@@ -60,7 +60,7 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     ctx = RunContext(searcher=searcher, registry_folder=registry.get, engines=registry.engines, request=request,
                      deadline=deadline)
     cands = run_strategy(choice.strategy, ctx)
-    cands = trim(apply_lod(apply_filters(cands, request, searcher), request), request.tokens_max)
+    cands = trim(excerpts(apply_lod(apply_filters(cands, request, searcher), request), request), request.tokens_max)
     if time.perf_counter() > deadline:
         ctx.cut.append("deadline passed before packing; packing what is ready")
     planner_ms = int(round(1000 * (time.perf_counter() - start)))
