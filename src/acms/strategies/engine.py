@@ -191,16 +191,16 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
     score: dict[str, float] = {f: 1.0 for f in focus}
     why: dict[str, str] = {f: "focus" for f in focus}
     frontier = list(focus)
-    favoured = {"in": "-in.", "out": "-out."}.get(edge_direction(ctx.request.intent) or "")
+    favoured = edge_direction(ctx.request.intent)  # "in", "out" or None
     for hop in range(1, breadth + 1):
         if time.perf_counter() > ctx.deadline:
             ctx.cut.append(f"{desc.name}: breadth cut at hop {hop}")
             break
         nodes = [NamedNode(n) for n in frontier]
         reached: dict[str, float] = {}
-        for direction in ("neighbors-out.rq", "neighbors-in.rq"):
-            lean = OTHER_DIRECTION if favoured is not None and favoured not in direction else 1.0
-            for r in store.select(_query(direction, ctx, desc), {"node": nodes}):
+        for way in ("out", "in"):
+            lean = OTHER_DIRECTION if favoured not in (None, way) else 1.0
+            for r in store.select(_query(f"neighbors-{way}.rq", ctx, desc), {"node": nodes}):
                 target = r["entity"]
                 if not isinstance(target, NamedNode):
                     continue
@@ -210,7 +210,7 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
                     reached[t] = s
                     edge = r["edge"].value.rsplit("#", 1)[-1]
                     src = _short(r["node"].value)
-                    why[t] = f"{edge} {src}" if "in" in direction else f"reached from {src} by {edge}"
+                    why[t] = f"{edge} {src}" if way == "in" else f"reached from {src} by {edge}"
                     why[t] += f" (hop {hop})"
         ranked = sorted(reached.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_FRONTIER]
         score.update(ranked)
