@@ -70,7 +70,7 @@ import json
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from itertools import count
+from itertools import chain, count, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -286,13 +286,13 @@ class LsaModel:
     def transform(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors ``(len(texts), dimensions)``, float32; no known token → a zero row."""
         index = self._index
-        rows: list[int] = []
-        cols: list[int] = []
-        for row, text in enumerate(texts):
-            known = [i for i in map(index.get, code_tokens(text)) if i is not None]
-            rows.extend([row] * len(known))
-            cols.extend(known)
-        keys = np.asarray(rows, np.int64) * len(index) + np.asarray(cols, np.int64)
+        tokens = [code_tokens(text) for text in texts]
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        cols = np.fromiter(map(index.get, chain.from_iterable(tokens), repeat(-1)), dtype=np.int64,
+                           count=int(lengths.sum()))  # -1: not in the vocabulary
+        rows = np.repeat(np.arange(len(tokens), dtype=np.int64), lengths)
+        known = cols >= 0
+        keys = rows[known] * len(index) + cols[known]  # as a loop over texts and tokens makes them, in numpy
         pairs, tf = np.unique(keys, return_counts=True)
         doc, col = np.divmod(pairs, len(index))
         return normalize_rows(self._fold(len(texts), doc, col, tf))
