@@ -147,8 +147,8 @@ class DerivedCaches:
         ranking index tokenised each again for its windows; on a standard library that held ~0.5 GB
         of texts, rows and window texts, growing with the project. Here each text is tokenised once,
         line by line (``TokenTable``), and only its token numbers are kept: the keyword documents
-        (owner's name and qualified name, then the text: ``code_tokens`` of ``"name qn\ntext"``) and
-        the windows are slices of them. The rows, their order and both indexes are those of
+        (the ``search_terms`` of the owner's name, its qualified name, then the text: those of the
+        one string the text-based build joined) and the windows are slices of them. The rows, their order and both indexes are those of
         ``corpus`` and the text-based builders (``tests/retrieval/test_caches_one_pass.py``).
         """
         step = self._progress
