@@ -38,6 +38,8 @@ from acms.ranking.roles import AUX_FACTOR, NAMED_FACTOR, Role, role_factors, rol
         # a test folder wins over an example folder
         ("examples/tests/demo.py", Role.TEST),
         ("examples/quickstart.py", Role.EXAMPLE),
+        ("src/Button.stories.tsx", Role.EXAMPLE),  # Storybook
+        ("cypress/e2e/login.cy.ts", Role.TEST),
         ("demo/app.py", Role.EXAMPLE),
         ("docs/tutorial/intro.py", Role.EXAMPLE),  # an example folder wins over a docs folder
         # build scripts and type stubs repeat the names of the code they build or declare

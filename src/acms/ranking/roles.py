@@ -52,14 +52,15 @@ _RC_FILE = re.compile(r"^\.?[a-z0-9_-]+rc$")  # pylintrc, .eslintrc: tool config
 _BUILD_DIRS = frozenset({"scripts", "script", "ci", ".circleci", ".github", "tools"})
 _TEST_DIRS = frozenset({"test", "tests", "testing", "testsuite", "test-suite", "spec", "specs", "__tests__", "__mocks__",
                         "fixtures", "testdata", "eval", "evals", "test_data", "regrtest_data", "e2e", "benchmarks",
-                        "bench", "benches"})
+                        "bench", "benches", "cypress", "playwright"})
 # Code the project ships but did not write, or wrote once and generated again: vendored dependencies,
 # built bundles (``dist/axios.js`` repeats ``lib/``), minified files and source maps.
 _VENDORED_DIRS = frozenset({"vendor", "vendored", "_vendor", "third_party", "thirdparty", "third-party", "3rdparty",
                             "node_modules", "bower_components", "dist"})
 _VENDORED_FILE = re.compile(r"^.*\.(min\.[cm]?js|min\.css|bundle\.[cm]?js|map)$", re.I)
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
-_EXAMPLE_DIRS = frozenset({"example", "examples", "samples", "demo", "demos", "tutorial", "tutorials"})
+_EXAMPLE_DIRS = frozenset({"example", "examples", "samples", "demo", "demos", "tutorial", "tutorials", "stories"})
+_EXAMPLE_FILE = re.compile(r"^.*\.stories\.(mdx|[cm]?[jt]sx?)$", re.I)  # Storybook: components shown, not built
 _BUILD_FILE = re.compile(r"^(setup\.py|noxfile\.py|fabfile\.py|conftest\.py|makefile|.*\.mk|dockerfile(\..*)?|"
                          r"gruntfile\.js|gulpfile\.js|.*\.(config|conf)\.[cm]?[jt]s|build\.rs|magefile\.go)$", re.I)
 _STUB_FILE = re.compile(r"^.*\.(pyi|d\.ts)$", re.I)
@@ -86,7 +87,7 @@ def role_of(path: str) -> Role:
         return Role.VENDORED
     if dirs & _TEST_DIRS or _TEST_FILE.match(p.name):
         return Role.TEST
-    if dirs & _EXAMPLE_DIRS:
+    if dirs & _EXAMPLE_DIRS or _EXAMPLE_FILE.match(p.name):
         return Role.EXAMPLE
     if _BUILD_FILE.match(p.name) or dirs & _BUILD_DIRS:
         return Role.BUILD
