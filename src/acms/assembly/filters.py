@@ -129,7 +129,7 @@ def _best_span(costs: list[int], hits: list[int], limit: int) -> tuple[int, int]
 
 def excerpt(c: Candidate, terms: set[str], max_tokens: int) -> Candidate:
     """``c`` whole if it costs at most ``max_tokens``, else its lines with the most task words that do."""
-    if max_tokens < MIN_EXCERPT or len(c.text) <= 2 * max_tokens:  # at least 2 characters a token: surely fits, no count needed
+    if max_tokens < MIN_EXCERPT or len(c.text) <= 2 * max_tokens:  # ≥ 2 characters a token: it fits
         return c
     from acms.tokens import count
 

@@ -35,7 +35,7 @@ import re
 from functools import lru_cache
 from itertools import chain
 
-__all__ = ["NEWLINE", "SEARCH_TERMS_VERSION", "STOP_WORDS", "TOKENIZER_VERSION", "code_tokens", "code_tokens_by_line", "s_stem",
+__all__ = ["NEWLINE", "SEARCH_TERMS_VERSION", "STOP_WORDS", "TOKENIZER_VERSION", "code_tokens", "s_stem",
            "search_terms", "search_terms_by_line"]
 
 #: Bump when the output of ``code_tokens`` changes for any input: indexes record it.
@@ -54,7 +54,7 @@ STOP_WORDS: frozenset[str] = frozenset(
 
 _RUN = re.compile(r"\w+")
 _RUN_OR_NEWLINE = re.compile(r"\w+|\n")
-#: What ``code_tokens_by_line`` puts between lines: no text yields it as a token (tokens are ``\w`` runs).
+#: What ``search_terms_by_line`` puts between lines: no text yields it as a token (tokens are ``\w`` runs).
 NEWLINE = "\n"
 # The parts of a run (an underscore is never in a part). _L: a letter that is not an ASCII
 # capital. Alternatives, in order: a plural acronym ("URLs", "IDs": when the run ends or a
@@ -70,7 +70,7 @@ _ASCII_PART = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+
 
 @lru_cache(maxsize=1 << 16)  # a pure memo: ≈25 MB when full; 96 % hits on the stdlib corpus
 def _split_run(run: str) -> tuple[str, ...]:
-    if run == NEWLINE:  # only ``code_tokens_by_line`` finds it (``code_tokens``' runs never hold one)
+    if run == NEWLINE:  # only ``search_terms_by_line`` finds it (``code_tokens``' runs never hold one)
         return (NEWLINE,)
     if run.isascii():
         if run.isalpha() and run.islower():  # the common case: a lower-case word
@@ -133,18 +133,11 @@ def search_terms(text: str) -> list[str]:
     return list(chain.from_iterable(map(_search_run, _RUN.findall(text))))
 
 
-def code_tokens_by_line(text: str) -> list[str]:
-    """``code_tokens(text)`` with ``NEWLINE`` wherever the text has a line break.
-
-    No run spans a line break, so the tokens between two ``NEWLINE`` are ``code_tokens`` of that line:
-    a text tokenised once gives the tokens of any run of its lines (the ranking index's windows) and,
-    without the ``NEWLINE``, the tokens of the whole text (issue 14: each text was tokenised again for
-    every index built from it).
-    """
-    return list(chain.from_iterable(map(_split_run, _RUN_OR_NEWLINE.findall(text))))
-
-
 def search_terms_by_line(text: str) -> list[str]:
-    """``search_terms(text)`` with ``NEWLINE`` wherever the text has a line break (see
-    ``code_tokens_by_line``): the keyword indexes' terms of every line of a text from one pass."""
+    """``search_terms(text)`` with ``NEWLINE`` wherever the text has a line break.
+
+    No run spans a line break, so the terms between two ``NEWLINE`` are ``search_terms`` of that line:
+    a text tokenised once gives the terms of any run of its lines (the ranking index's windows) and,
+    without the ``NEWLINE``, those of the whole text (issue 14: each text was tokenised again for
+    every index built from it)."""
     return list(chain.from_iterable(map(_search_run, _RUN_OR_NEWLINE.findall(text))))
