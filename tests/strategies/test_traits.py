@@ -93,3 +93,25 @@ def test_the_navigator_walks_the_way_the_task_asks(tmp_path) -> None:  # noqa: A
         assert callers.index("app.zeta_caller") < callers.index("app.alpha_helper")
         callees = order("what does center call")
         assert callees.index("app.alpha_helper") < callees.index("app.zeta_caller")
+
+
+def test_the_navigator_orders_tied_nodes_by_the_task_words(tmp_path) -> None:  # noqa: ANN001
+    """Two callers one hop from the focus tie on the walk; the one whose body matches the task's words
+    comes first, whichever it is (before, a fixed tie-breaker decided), and callers stay before callees."""
+    from acms.api import Index
+
+    (tmp_path / "app.py").write_text(
+        "def center(x):\n    return helper(x) * 2\n\n\ndef helper(x):\n    return x + 1\n\n\n"
+        "def shift_caller(values):\n    shifted = [center(v) + 3 for v in values]  # shift the values\n    return shifted\n\n\n"
+        "def totals_caller(rows):\n    totals = [center(r) for r in rows]\n    return sum(totals)  # scale the totals\n",
+        encoding="utf-8")
+    with Index.open(tmp_path) as idx:
+        idx.index()
+
+        def order(task: str) -> list[str]:
+            items = idx.assemble(task, budget=2000, strategy="breadth-depth-navigator", focus=["app.center"]).assembled.items
+            return [i.candidate.name for i in items]
+
+        by_totals, by_shift = order("who calls center to scale the totals"), order("who calls center to shift values")
+        assert by_totals.index("app.totals_caller") < by_totals.index("app.shift_caller") < by_totals.index("app.helper")
+        assert by_shift.index("app.shift_caller") < by_shift.index("app.totals_caller") < by_shift.index("app.helper")

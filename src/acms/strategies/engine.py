@@ -41,6 +41,10 @@ HOP_DECAY = 0.8
 # A task that asks one way ("who calls X") takes the other way's edges at this factor: callers come
 # before callees instead of interleaving with them by IRI on a tie.
 OTHER_DIRECTION = 0.75
+# Reached nodes that tie on the walk (callers of the focus, one hop each) are ordered by how well their
+# bodies match the task's words: a score × (1 + LEXICAL_TIE × BM25 / best BM25) never lifts a node
+# over one a hop or an edge weight ahead of it, only over its equals (which came in IRI order).
+LEXICAL_TIE = 0.05
 MAX_FRONTIER = 60
 MAX_NODES = 200
 MAX_FOCUS = 12  # a common name ("run", "parse") names hundreds of entities; the first dozen seed the walk
@@ -222,6 +226,9 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
     by_entity: dict[str, dict[str, dict[str, Term]]] = {}
     for r in rows:
         by_entity.setdefault(r["entity"].value, {}).setdefault(r["lod"].value, r)
+    lexical = _lexical(ctx, [r["frag"].value for f in by_entity.values() for lod, r in f.items() if lod == "micro"])
+    nodes = sorted(((n, s * (1 + LEXICAL_TIE * lexical.get(_micro(by_entity, n), 0.0))) for n, s in nodes),
+                   key=lambda kv: (-kv[1], kv[0]))
     # Depth: full bodies for the best nodes while they fit in about 60 % of the phase budget.
     body_budget = 0.6 * ctx.budget * phase.share
     used = 0.0
@@ -237,6 +244,24 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
             used += cost
         out.append(_candidate(pick, desc.name, s, why.get(node, "")))
     return out
+
+
+def _micro(by_entity: dict[str, dict[str, dict[str, Term]]], node: str) -> str:
+    row = by_entity.get(node, {}).get("micro")
+    return row["frag"].value if row is not None else ""
+
+
+def _lexical(ctx: RunContext, fragments: list[str]) -> dict[str, float]:
+    """BM25 of the task's words for each of ``fragments``, divided by the best of them (0 without a match)."""
+    from acms.ranking.task import code_terms
+
+    if not fragments:
+        return {}
+    keyword = ctx.searcher.caches.keyword()
+    wanted = set(fragments)
+    scores = {f: s for f, s in keyword.top(code_terms(ctx.request.intent), 5 * len(wanted) + 200) if f in wanted}
+    best = max(scores.values(), default=0.0)
+    return {f: s / best for f, s in scores.items()} if best > 0 else {}
 
 
 def resolve_plan(ctx: RunContext) -> NamedNode | None:
