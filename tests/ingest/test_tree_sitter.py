@@ -289,3 +289,17 @@ def test_history_maps_go_hunks_to_go_methods(tmp_path: Path) -> None:
         assert {(r["q"].value, r["lang"].value) for r in old} == {("geo.shape.Circle.Area", "go")}
     finally:
         store.close()
+
+
+def test_go_named_types_with_method_sets_are_classes() -> None:
+    """``type HandlersChain []HandlerFunc`` has methods as a struct does: an entity (a class), and its
+    methods are its members; a type alias (``type A = B``) is not a new type."""
+    source = ("package gin\n\ntype HandlerFunc func(*Context)\n\n// HandlersChain is a list of handlers.\n"
+              "type HandlersChain []HandlerFunc\n\nfunc (c HandlersChain) Last() HandlerFunc {\n"
+              "\treturn c[len(c)-1]\n}\n\ntype ErrorType uint64\n\ntype Alias = ErrorType\n")
+    ext = extract_tree_sitter("gin.go", source, "go", "gin")
+    kinds = {s.qualname: s.kind.value for s in ext.symbols}
+    assert kinds["gin.HandlerFunc"] == kinds["gin.HandlersChain"] == kinds["gin.ErrorType"] == "Class"
+    assert kinds["gin.HandlersChain.Last"] == "Method" and "gin.Alias" not in kinds
+    chain = next(s for s in ext.symbols if s.qualname == "gin.HandlersChain")
+    assert (chain.start_line, chain.end_line) == (5, 6)  # its doc comment included
