@@ -53,3 +53,28 @@ def test_one_pass_caches_are_the_corpus_caches(tmp_path: Path) -> None:
         fresh = DerivedCaches(idx.store, idx.layout)
         fresh.keyword(), fresh.ranking()
         assert fresh.rebuilt == []  # both saved under the graph's state
+
+
+def test_a_cache_swapped_away_while_read_back_is_used_as_built(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Two processes rebuild the same stale cache (a reader beside a writer): one's directory swap can
+    catch the other reading its cache back. That reader keeps the index it built (it exited 4 with
+    "the keyword index ... is unreadable" in tests/test_concurrency.py)."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    with Index.open(root, embed_on_index=False) as idx:
+        idx.index()
+        want = DerivedCaches(idx.store, idx.layout).keyword().scores("parse header")
+        shutil.rmtree(idx.layout.cache, ignore_errors=True)
+        save_keyword, save_ranking = KeywordIndex.save, RankingIndex.save
+
+        def swapped(save):  # noqa: ANN001, ANN202 - the other process's swap: a file of the new directory gone
+            def run(self, directory: Path, *, key: str = "") -> None:  # noqa: ANN001
+                save(self, directory, key=key)
+                next(p for p in sorted(Path(directory).rglob("*.json")) if p.name != "manifest.json").unlink()
+            return run
+
+        monkeypatch.setattr(KeywordIndex, "save", swapped(save_keyword))
+        monkeypatch.setattr(RankingIndex, "save", swapped(save_ranking))
+        caches = DerivedCaches(idx.store, idx.layout)
+        assert (caches.keyword().scores("parse header") == want).all()
+        assert caches.ranking().files and caches.rebuilt == ["keyword", "ranking"]

@@ -174,14 +174,20 @@ class DerivedCaches:
         del table
         step(2)
         if keyword:
-            self._keyword_from(rows, heads, text).save(self.layout.cache_dir("keyword"), key=self.state_key)
-            self._keyword = KeywordIndex.load(self.layout.cache_dir("keyword"))  # mapped, not held
+            built = self._keyword_from(rows, heads, text)
+            built.save(self.layout.cache_dir("keyword"), key=self.state_key)
+            # mapped, not held; another process rebuilding the same cache may be swapping the directory
+            # at this moment (a reader beside a writer): then the index just built is used as it is
+            self._keyword = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword")) or built
+            del built
             self.rebuilt.append("keyword")
             release_freed()
         step(3)
         if ranking:
-            self._ranking_from(rows, text).save(self.layout.cache_dir("ranking"), key=self.state_key)
-            self._ranking = RankingIndex.load(self.layout.cache_dir("ranking"))
+            built_ranking = self._ranking_from(rows, text)
+            built_ranking.save(self.layout.cache_dir("ranking"), key=self.state_key)
+            self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or built_ranking
+            del built_ranking
             self.rebuilt.append("ranking")
             release_freed()
         step(4)
