@@ -41,7 +41,6 @@ from acms.ingest.walker import WalkSettings, escape_path, list_files
 from acms.memory import release_freed
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology import rules as ontology_rules
-from acms.ingest.version import extractor_version
 from acms.ontology.versioning import Migration, uko_version
 from acms.ontology.versioning import plan as plan_migration
 from acms.privacy.at_rest import apply_policy
@@ -161,7 +160,6 @@ class IndexRun:
         """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
         report, store, settings = self.report, self.store, self.settings
         migration = plan_migration(store, self.full_ontology)
-        self._extraction_changed(migration)
         if not migration:  # a new index, or nothing changed: (re)loading here mixes nothing
             store.ensure_ontology(ontology_extensions.ontology_quads(self.extensions))
         report.ontology = list(migration.reasons)
@@ -384,17 +382,6 @@ class IndexRun:
             return False
         return not self.store.ask(catalog.text("ingest/any-file"))
 
-    def _extraction_changed(self, migration: Migration) -> None:
-        """Every file is read again when the last run read them another way (``ingest.version``)."""
-        rows = self.store.select(catalog.text("index/last-run-extractor"))
-        if not rows or migration.reindex:
-            return  # a new index, or every file is re-read anyway
-        before = rows[0].get("extractor")
-        if before is None or before.value != extractor_version():
-            migration.reasons.append(f"extraction changed ({before.value if before is not None else 'unrecorded'} → "
-                                     f"{extractor_version()}): every file re-read")
-            migration.reindex = True
-
     def index_run_quads(self) -> list[Quad]:
         """The IndexRun record of this run (meta graph)."""
         head = self._head
@@ -406,7 +393,6 @@ class IndexRun:
             Quad(run, PROV.endedAtTime, emit.time_lit(ended), g),
             Quad(run, UKO.acmsVersion, emit.lit(__version__), g),
             Quad(run, UKO.ukoVersion, emit.lit(uko_version()), g),
-            Quad(run, UKO.extractorVersion, emit.lit(extractor_version()), g),
             Quad(run, UKO.filesIndexed, emit.int_lit(r.files_indexed), g),
             Quad(run, UKO.filesUnchanged, emit.int_lit(r.files_unchanged), g),
             Quad(run, UKO.filesRemoved, emit.int_lit(r.files_removed), g),
