@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from acms.index.keyword import KeywordIndex
-from acms.ranking.index import TEST_SCOPE, RankingIndex
+from acms.ranking.index import CONTAINER, TEST_SCOPE, RankingIndex
 from acms.ranking.roles import Role, role_factors
 from acms.ranking.task import code_terms
 
@@ -106,7 +106,7 @@ def file_scores(task: str, index: RankingIndex, *, equal_roles: bool = False) ->
     return FileScores(_norm(score), best_window, ps > 0)
 
 
-Cand = tuple[float, str, int, int, int]  # score, fragment, start, end, container (1 class, 2 module header)
+Cand = tuple[float, str, int, int, int]  # score, fragment, start, end, container (1 class, 2 module header, 3 TEST_SCOPE)
 
 
 def _units(cands: list[Cand], keep: int) -> tuple[list[Cand], list[Cand]]:
@@ -171,7 +171,7 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
     rows = np.flatnonzero(np.isin(loc[:, 0], top))
     by_file: dict[int, list[Cand]] = {f: [] for f in top}
     ids = fragments.ids
-    factor = {2: MODULE_HEADER_FACTOR, TEST_SCOPE: role_factors(task, equal=equal_roles)[Role.TEST]}
+    factor = {CONTAINER["Module"]: MODULE_HEADER_FACTOR, TEST_SCOPE: role_factors(task, equal=equal_roles)[Role.TEST]}
     for i in rows.tolist():
         lines = int(loc[i, 2]) - int(loc[i, 1]) + 1
         s = float(frag_scores[i]) * factor.get(int(loc[i, 3]), 1.0) * lines ** LENGTH_PRIOR
