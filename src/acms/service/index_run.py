@@ -178,7 +178,12 @@ class IndexRun:
         if self._streams(migration):
             from acms.service.index_stream import stream_first_index
 
-            stream_first_index(self, listing)
+            reindex = None
+            if migration.reindex:  # every file is redone: the old index is cleared group by group
+                from acms.service.index_reindex import StreamedReindex
+
+                reindex = StreamedReindex(self)
+            stream_first_index(self, listing, reindex)
             return
         stored = {
             str(r["path"].value): (r["file"], str(r["hash"].value))
@@ -376,11 +381,12 @@ class IndexRun:
         self.progress.update(CACHE_STEPS + 1)
 
     def _streams(self, migration: Migration) -> bool:
-        """Stream this run (:mod:`acms.service.index_stream`): a first index, when no extension has rules
-        (rules see the whole batch); every other run is one batch (an incremental run is small)."""
-        if migration or any(ext.rules for ext in self.extensions):
+        """Stream this run (:mod:`acms.service.index_stream`): a first index, or a run that redoes every
+        file (a migration, :mod:`acms.service.index_reindex`), when no extension has rules (rules see the
+        whole batch); every other run is one batch (an incremental run is small)."""
+        if any(ext.rules for ext in self.extensions):
             return False
-        return not self.store.ask(catalog.text("ingest/any-file"))
+        return migration.reindex or not self.store.ask(catalog.text("ingest/any-file"))
 
     def index_run_quads(self) -> list[Quad]:
         """The IndexRun record of this run (meta graph)."""

@@ -24,6 +24,10 @@ Extension rules see "the files of this batch" (:mod:`acms.ontology.rules`): with
 first index is not streamed (one batch, as before), so rules that link two files still see both.
 Only what cross-file resolution needs is kept between groups: each Python file's symbols without
 docstrings, signatures or decorators, and its imports.
+
+A run that redoes every file of an existing index (an ontology migration) streams here too: a
+``StreamedReindex`` (:mod:`acms.service.index_reindex`) replaces the ontology graph first, deletes each
+group's old triples just before the group is loaded, and the files not read again before the edges.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from acms.validation.batch import check_batch, check_links, check_nquads, descri
 from acms.vocab import TIER_WARM, UKO
 
 if TYPE_CHECKING:
+    from acms.service.index_reindex import StreamedReindex
     from acms.service.index_run import IndexRun
 
 __all__ = ["GROUP_BYTES", "GROUP_FILES", "stream_first_index"]
@@ -82,8 +87,10 @@ def _slim(ext: Extraction) -> Extraction:
     return dataclasses.replace(ext, symbols=symbols, sections=[])
 
 
-def stream_first_index(run: IndexRun, listing: Listing) -> None:
-    """Write every listed file into the (empty) store of ``run``, group by group; then edges and tree."""
+def stream_first_index(run: IndexRun, listing: Listing, reindex: StreamedReindex | None = None) -> None:
+    """Write every listed file into the (empty) store of ``run``, group by group; then edges and tree.
+    ``reindex``: the store holds an index whose every file is redone (:mod:`acms.service.index_reindex`
+    clears its old triples group by group)."""
     report, store, settings, progress = run.report, run.store, run.settings, run.progress
     all_paths = {f.path for f in listing.files}
     checks = None  # the shipped shapes: a streamed run has no extensions with rules (see the module doc)
@@ -96,9 +103,11 @@ def stream_first_index(run: IndexRun, listing: Listing) -> None:
     code: dict[str, Extraction] = {}  # path -> slim extraction (Python modules that parsed)
     symbols: dict[str, tuple[NamedNode, str]] = {}  # qualified name -> (IRI, class local name)
     written: list[str] = []  # paths whose triples are in the store
-    report.first_run = True
+    report.first_run = reindex is None
     report.files_listed = 0
     done = 0
+    if reindex is not None:
+        reindex.begin()
 
     progress.start("indexing", len(listing.files))
     with ExtractorPool(all_paths, settings.window_lines) as pool:
@@ -115,7 +124,8 @@ def stream_first_index(run: IndexRun, listing: Listing) -> None:
                     report.skipped.setdefault(reason, []).extend(paths)
                 report.secrets_removed.update(got.secrets_removed)
                 report.files_listed += len(got.sources)
-                _write_group(run, got.sources, got.counted, all_paths, checks, promised, code, symbols, written)
+                _write_group(run, got.sources, got.counted, all_paths, checks, promised, code, symbols, written,
+                             reindex)
                 done += len(got.sources) + sum(len(p) for p in got.skipped.values())
                 progress.update(done)
                 del got
@@ -126,6 +136,8 @@ def stream_first_index(run: IndexRun, listing: Listing) -> None:
         paths.sort()
 
     report.files_indexed = len(written)
+    if reindex is not None:
+        reindex.finish()
     if not written:  # every file quarantined, or nothing to index: the store stays as it is
         report.up_to_date = not listing.files
         return
@@ -155,7 +167,8 @@ def stream_first_index(run: IndexRun, listing: Listing) -> None:
 
 def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted], all_paths: set[str],
                  checks: list | None, promised: list[tuple[NamedNode, NamedNode]], code: dict[str, Extraction],
-                 symbols: dict[str, tuple[NamedNode, str]], written: list[str]) -> None:
+                 symbols: dict[str, tuple[NamedNode, str]], written: list[str],
+                 reindex: StreamedReindex | None = None) -> None:
     """Emit, validate (quarantining files that fail) and write one group of files (read and extracted)."""
     report, store = run.report, run.store
     batches: dict[str, emit.FileBatch] = {}
@@ -179,20 +192,22 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
         data += serialize(adrs.quads, format=RdfFormat.N_QUADS)
     with run.timed("validation"):
         found = check_nquads(store, data, TIER_WARM, checks, promised)
+    quads: list[Quad] | None = None
     if found == []:
         written_quads = sum(len(batches[s.path].lines) for s in keep) + len(adrs.quads)
-        if not written_quads:
-            return
-        with run.timed("store"):
-            _load_nquads(store, data)
-        report.triples_written += written_quads
     else:
         keep, quads = _quarantine(run, keep, batches, adrs, all_paths, checks, promised)
-        if not quads:
-            return
-        with run.timed("store"):
+        written_quads = len(quads)
+    if reindex is not None:  # the old versions of the group's files go first (quarantined ones too)
+        reindex.before_load(sources, {s.path: batches[s.path] for s in keep})
+    if not written_quads:
+        return
+    with run.timed("store"):
+        if quads is None:
+            _load_nquads(store, data)
+        else:
             store.load(quads, bulk=True)
-        report.triples_written += len(quads)
+    report.triples_written += written_quads
     for s in keep:
         batch, ext = batches[s.path], extractions.get(s.path)
         written.append(s.path)
