@@ -241,14 +241,24 @@ def test_loaded_postings_score_as_bm25s_load_bit_for_bit(tmp_path: Path) -> None
     np.testing.assert_array_equal(again.scores("parse http header"), index.scores("parse http header"))
 
 
-def test_term_doc_counts_by_slices_equal_one_unique(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The postings are counted a few documents at a time (bounded memory, issue 14): same arrays."""
+def test_postings_by_slices_and_chunks_equal_one_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The postings are counted a few documents at a time and spilled (bounded memory, issue 14): the
+    arrays and vocabulary are those of one slice, however the documents are cut into chunks and slices."""
+    from acms.index import postings
+
     rng = np.random.default_rng(1)
     lengths = rng.integers(0, 50, size=3000).astype(np.int64)
+    lengths[[0, 7, 2999]] = 0  # empty documents, first and last among them
     terms = rng.integers(0, 2000, size=int(lengths.sum())).astype(np.int32)
-    monkeypatch.setattr(keyword, "_UNIQUE_CHUNK", 997)
-    got = keyword._term_doc_counts(terms, lengths)
-    docs = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    want = np.unique(terms.astype(np.int64) * len(lengths) + docs, return_counts=True)
-    np.testing.assert_array_equal(got[0], want[0])
-    np.testing.assert_array_equal(got[1], want[1])
+    tokens = [f"t{i}" for i in range(2000)]
+    whole = KeywordIndex.from_token_ids([str(i) for i in range(3000)], terms, lengths, tokens)._retriever
+    monkeypatch.setattr(postings, "SLICE_TOKENS", 997)
+    ends = np.concatenate([[0], np.cumsum(lengths)])
+    cuts = [0, 1, 2, 500, 1999, 2000, 3000]
+    chunks = [(terms[ends[a]:ends[b]], lengths[a:b]) for a, b in zip(cuts, cuts[1:])]
+    sliced = KeywordIndex.from_chunks([str(i) for i in range(3000)], chunks, tokens)._retriever
+    assert whole is not None and sliced is not None
+    for name in ("data", "indices", "indptr"):
+        assert whole.scores[name].dtype == sliced.scores[name].dtype, name
+        np.testing.assert_array_equal(whole.scores[name], sliced.scores[name], err_msg=name)
+    assert whole.vocab_dict == sliced.vocab_dict and whole.scores["num_docs"] == sliced.scores["num_docs"] == 3000

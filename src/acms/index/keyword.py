@@ -28,7 +28,7 @@ fragments of the CPython standard library (≈890 chars; 102 / 74 tokens each):
 | ``save`` / ``load`` (mmap) | 0.70 / 0.13 s | 0.61 / 0.09 s |
 
 ``code_tokens`` emits about twice bm25s' tokens (sub-tokens plus whole identifiers), which is
-where the extra build time goes. The postings are computed with numpy (``_load_postings``)
+where the extra build time goes. The postings are computed with numpy (:mod:`acms.index.postings`)
 rather than by bm25s' per-document loop: ≈0.7 s against ≈1.6 s for 20k synthetic fragments, with
 identical arrays. bm25s' ``retrieve`` is slow per call (thread pool, result packing); ``top``
 uses ``get_scores_from_ids`` and a partial sort instead.
@@ -52,6 +52,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from acms.errors import StoreError, StoreMissing
+from acms.index.postings import Postings as Postings_
+from acms.index.postings import lucene_postings
 from acms.index.tokenize import SEARCH_TERMS_VERSION, search_terms
 
 if TYPE_CHECKING:  # bm25s imports scipy.sparse (~0.15 s): only the writer (``build``/``save``) needs it
@@ -99,81 +101,19 @@ def atomic_directory(target: Path) -> Iterator[Path]:
         raise
 
 
-def _load_postings(
-    retriever: bm25s.BM25, terms: np.ndarray, lengths: np.ndarray, vocab: dict[str, int]
-) -> None:
-    """Fill ``retriever`` as ``retriever.index(Tokenized(ids, vocab))`` would, vectorised.
+def _retriever(postings: Postings_, vocab: dict[str, int], k1: float, b: float) -> bm25s.BM25:
+    """A bm25s index holding ``postings``, with the attributes ``bm25s.BM25.load`` sets (so that it saves
+    as bm25s saves). The arrays are those ``bm25s.BM25.index`` builds, bit for bit (``tests/index``),
+    built in bounded memory by :func:`acms.index.postings.lucene_postings` rather than by bm25s' Python
+    loop over documents (~1.6 s per 20k fragments, against ~0.7 s)."""
+    import bm25s
 
-    bm25s' own ``index`` loops over documents and tokens in Python (≈1.6 s per 20k fragments
-    here, against ≈0.7 s for this). The arrays are those bm25s builds (Lucene BM25: same
-    float64 arithmetic, rounded to float32 at the end; CSC by term, then document) and the
-    attributes set are those ``bm25s.BM25.load`` sets; ``tests/index`` checks that both agree
-    with bm25s' ``index`` bit for bit, so a bm25s upgrade that changes either is caught.
-    """
-    n_docs, n_terms = len(lengths), len(vocab)
-    k1, b = retriever.k1, retriever.b
-    pairs, tf = _term_doc_counts(terms, lengths)  # by term, then document
-    term = pairs // n_docs
-    doc = pairs - term * n_docs
-    df = np.bincount(term, minlength=n_terms)
-    idf = np.log(1 + (n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
-    tf32 = tf.astype(np.float32)
-    tfc = tf32 / (k1 * ((1 - b) + b * lengths[doc] / lengths.mean()) + tf32)
-    indptr = np.zeros(n_terms + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
-    retriever.scores = {
-        "data": (idf[term] * tfc).astype(np.float32),
-        "indices": doc.astype(np.int32),
-        "indptr": indptr,
-        "num_docs": n_docs,
-    }
+    retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
+    retriever.scores = postings.scores
     retriever.vocab_dict = vocab
     retriever.unique_token_ids_set = set(vocab.values())
     retriever.nonoccurrence_array = None
-
-
-_UNIQUE_CHUNK = 1 << 21  # tokens counted at once by ``_term_doc_counts``
-
-
-def _term_doc_counts(terms: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(term * n_docs + doc, return_counts=True)`` over every token, a few documents at a time.
-
-    Why: over a whole corpus at once the int64 keys, the document numbers and ``np.unique``'s sort
-    copies were ~5 arrays as long as the corpus has tokens (~0.5 GB for a standard library's
-    fragments). Per slice of whole documents the keys are unique across slices, so one sort of the
-    slices' distinct pairs gives the same arrays.
-    """
-    n_docs = len(lengths)
-    ends = np.cumsum(lengths)
-    keys: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    first_doc, first_token = 0, 0
-    while first_doc < n_docs:
-        last_doc = max(first_doc + 1, int(np.searchsorted(ends, first_token + _UNIQUE_CHUNK, side="right")))
-        last_token = int(ends[last_doc - 1])
-        docs = np.repeat(np.arange(first_doc, last_doc, dtype=np.int64), lengths[first_doc:last_doc])
-        k, c = np.unique(terms[first_token:last_token].astype(np.int64) * n_docs + docs, return_counts=True)
-        keys.append(k)
-        counts.append(c)
-        first_doc, first_token = last_doc, last_token
-    if not keys:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    key, count_ = np.concatenate(keys), np.concatenate(counts)
-    del keys, counts
-    order = np.argsort(key, kind="stable")
-    return key[order], count_[order]
-
-
-def _first_sight(flat: np.ndarray) -> np.ndarray:
-    """The distinct values of ``flat`` in order of first appearance, a slice at a time (``np.unique``'s
-    ``return_index`` over a whole corpus sorted int64 copies as long as it: ~0.6 GB for 4 standard libraries)."""
-    first = np.full(int(flat.max()) + 1 if flat.size else 0, -1, dtype=np.int64)
-    for start in range(0, flat.size, _UNIQUE_CHUNK):
-        values, index = np.unique(flat[start : start + _UNIQUE_CHUNK], return_index=True)
-        new = first[values] < 0
-        first[values[new]] = index[new] + start
-    present = np.flatnonzero(first >= 0)
-    return present[np.argsort(first[present], kind="stable")]
+    return retriever
 
 
 class Postings:
@@ -244,14 +184,9 @@ class KeywordIndex:
             lengths.append(len(flat) - start)
         if len(lengths) != len(ids):
             raise ValueError(f"{len(ids)} ids for {len(lengths)} texts")
-        if not vocab:
-            return cls(ids, None)
-        import bm25s
-
-        retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
-        terms, doc_lengths = np.frombuffer(flat, np.int32), np.frombuffer(lengths, np.int64)
-        _load_postings(retriever, terms, doc_lengths, dict(vocab))
-        return cls(ids, retriever)
+        built = lucene_postings([(np.frombuffer(flat, np.int32), np.frombuffer(lengths, np.int64))], len(vocab),
+                                k1=k1, b=b)
+        return cls(ids, None if built is None else _retriever(built, dict(vocab), k1, b))
 
     @classmethod
     def from_token_ids(cls, ids: Sequence[str], flat: np.ndarray, lengths: np.ndarray, tokens: Sequence[str],
@@ -262,22 +197,24 @@ class KeywordIndex:
         sight, as ``build`` numbers them, so the arrays are ``build``'s exactly (``tests/index``)."""
         if len(ids) != len(lengths):
             raise ValueError(f"{len(ids)} ids for {len(lengths)} texts")
+        return cls.from_chunks(ids, [(flat, lengths)], tokens, k1=k1, b=b)
+
+    @classmethod
+    def from_chunks(cls, ids: Sequence[str], chunks: Iterable[tuple[np.ndarray, np.ndarray]], tokens: Sequence[str],
+                    *, k1: float = 1.5, b: float = 0.75, spill_dir: Path | None = None) -> KeywordIndex:
+        """``from_token_ids`` for documents that come a few at a time (bounded memory, issue 14): each
+        chunk is (the tokens of some consecutive documents end to end, their lengths). ``ids`` is read
+        once the chunks are consumed, so a generator may fill it as it goes."""
+        built = lucene_postings(chunks, len(tokens), k1=k1, b=b, spill_dir=spill_dir)
+        n_docs = 0 if built is None else int(built.scores["num_docs"])  # type: ignore[call-overload]
+        if built is not None and len(ids) != n_docs:
+            raise ValueError(f"{len(ids)} ids for {n_docs} texts")
         if len(set(ids)) != len(ids):
             raise ValueError("ids must be unique")
-        if not flat.size:
+        if built is None:
             return cls(ids, None)
-        import bm25s
-
-        seen = _first_sight(flat)  # old numbers in order of first sight
-        renumber = np.zeros(int(flat.max()) + 1, dtype=np.int32)
-        renumber[seen] = np.arange(seen.size, dtype=np.int32)
-        vocab = {tokens[t]: i for i, t in enumerate(seen.tolist())}
-        terms = np.empty_like(flat, dtype=np.int32)
-        for start in range(0, flat.size, _UNIQUE_CHUNK):  # no corpus-long temporaries (issue 14)
-            np.take(renumber, flat[start : start + _UNIQUE_CHUNK], out=terms[start : start + _UNIQUE_CHUNK])
-        retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
-        _load_postings(retriever, terms, np.asarray(lengths, dtype=np.int64), vocab)
-        return cls(ids, retriever)
+        vocab = {tokens[t]: i for i, t in enumerate(built.seen.tolist())}
+        return cls(ids, _retriever(built, vocab, k1, b))
 
     # -- reading --------------------------------------------------------------------------
 
