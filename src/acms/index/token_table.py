@@ -53,8 +53,28 @@ class TokenTable:
         return array("i", map(self.number, search_terms(text)))
 
     def lines(self) -> TokenizedLines:
-        """The texts added so far (the table keeps numbering further tokens)."""
+        """The texts added so far; the table keeps numbering further tokens but takes no more texts.
+
+        The line breaks are dropped in place, a block at a time (issue 14): a copy of the corpus's token
+        numbers, and a mask as long, were the caches' largest arrays after the numbers themselves.
+        """
         raw = np.frombuffer(self._ids, dtype=np.int32) if len(self._ids) else np.zeros(0, dtype=np.int32)
-        breaks = np.flatnonzero(raw == self.newline)
-        ids = raw[raw != self.newline]
-        return TokenizedLines(ids, breaks - np.arange(breaks.size), list(self.vocab))
+        breaks: list[np.ndarray] = []
+        kept = 0
+        for start in range(0, raw.size, _BLOCK):
+            block = raw[start : start + _BLOCK]
+            at = np.flatnonzero(block == self.newline)
+            breaks.append(kept + at - np.arange(at.size))  # the tokens before each break
+            tokens = block[block != self.newline]  # a copy: the block's tokens move forward, never past it
+            raw[kept : kept + tokens.size] = tokens
+            kept += tokens.size
+        self.add_lines = self._closed  # type: ignore[method-assign]
+        ids = raw[:kept]
+        line_ends = np.concatenate(breaks) if breaks else np.zeros(0, dtype=np.int64)
+        return TokenizedLines(ids, line_ends, list(self.vocab))
+
+    def _closed(self, text: str) -> tuple[int, int]:
+        raise RuntimeError("this TokenTable's lines were taken: it takes no more texts")
+
+
+_BLOCK = 1 << 20  # tokens moved at once by ``TokenTable.lines``
