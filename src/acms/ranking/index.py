@@ -28,7 +28,7 @@ from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import KeywordIndex, atomic_directory
 from acms.ranking.roles import Role, role_of
 from acms.index.token_table import TokenizedLines, TokenTable
-from acms.ranking.windows import STRIDE, WINDOW
+from acms.ranking.window_tokens import FileLines, TokenWindows
 
 __all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex"]
 
@@ -72,15 +72,6 @@ class FragmentPlace:
     outline: str
     first_line: int
     lines: int
-
-
-def _gather(flat: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``flat[starts[i]:ends[i]]`` end to end, and where each piece starts in the result (one more: the end)."""
-    lengths = ends - starts
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    index = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
-    return flat[index], offsets
 
 
 class RankingIndex:
@@ -134,45 +125,11 @@ class RankingIndex:
             by_file.setdefault(r.path, []).append(r)
         files = sorted(by_file)
         number = {p: i for i, p in enumerate(files)}
-        ends = np.asarray(text.line_ends, dtype=np.int64)
-        starts = np.concatenate([[0], ends[:-1]]) if ends.size else ends
-        wfile: list[int] = []
-        wlines: list[tuple[int, int]] = []
-        spans: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per file: its lines' token ranges, its windows'
-        for path in files:  # one file's lines at a time: a project's lines are never all in a dict
-            known: dict[int, int] = {}  # line number -> line (index into text.line_ends), first fragment wins
-            for r in by_file[path]:
-                for i in range(r.lines):
-                    known.setdefault(r.start + i, r.first_line + i)
-            numbers = sorted(known)
-            picked = np.fromiter((known[n] for n in numbers), dtype=np.int64, count=len(numbers))
-            bounds: list[tuple[int, int]] = []  # a window's first and one-past-last line (in ``numbers``)
-            for i in range(0, len(numbers), STRIDE):
-                chunk = numbers[i : i + WINDOW]
-                wfile.append(number[path])
-                wlines.append((chunk[0], chunk[-1]))
-                bounds.append((i, i + len(chunk)))
-                if i + WINDOW >= len(numbers):
-                    break
-            spans.append((starts[picked], ends[picked], np.asarray(bounds, dtype=np.int64).reshape(-1, 2)))
-        lengths = np.zeros(len(wfile), dtype=np.int64)
-        w = 0
-        for first_tok, end_tok, bounds in spans:  # window lengths first: the windows' tokens in one array
-            at = np.zeros(first_tok.size + 1, dtype=np.int64)
-            np.cumsum(end_tok - first_tok, out=at[1:])
-            lengths[w : w + len(bounds)] = at[bounds[:, 1]] - at[bounds[:, 0]]
-            w += len(bounds)
-        window_flat = np.empty(int(lengths.sum()), dtype=np.int32)
-        out = 0
-        for first_tok, end_tok, bounds in spans:
-            file_tokens, at = _gather(text.ids, first_tok, end_tok)  # the file's tokens, line by line
-            got, _ = _gather(file_tokens, at[bounds[:, 0]], at[bounds[:, 1]])
-            window_flat[out : out + got.size] = got
-            out += got.size
-        del spans
-        windows_index = KeywordIndex.from_token_ids([str(i) for i in range(len(wfile))], window_flat, lengths,
-                                                    text.tokens)
-        del window_flat
+        windows = TokenWindows([FileLines(*(np.asarray(column, dtype=np.int64) for column in
+                                            zip(*((r.start, r.first_line, r.lines) for r in by_file[path]))))
+                                for path in files], text)
+        windows_index = KeywordIndex.from_chunks(windows.ids, windows.chunks(), text.tokens)  # a few files at a time
+        wfile, wlines = windows.window_file, windows.window_lines
         paths_index = KeywordIndex.build(files, files)
         defined: dict[str, list[str]] = {}
         for r in rows:

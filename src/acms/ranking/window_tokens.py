@@ -1,0 +1,93 @@
+"""The ranking index's windows as token numbers, a few files at a time (issue 14).
+
+A file's text is rebuilt from its fragments' lines (the first fragment giving a line wins, as
+:func:`acms.ranking.windows.file_lines`); its windows are runs of ``WINDOW`` known lines every
+``STRIDE`` (:func:`acms.ranking.windows.windows`), whose tokens are the lines' tokens end to end.
+Every line is in two windows, so the windows' tokens end to end were twice the corpus's: here they
+are handed to the keyword builder (:meth:`acms.index.keyword.KeywordIndex.from_chunks`) a chunk of
+files at a time instead of as one array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from acms.index.token_table import TokenizedLines
+from acms.ranking.windows import STRIDE, WINDOW
+
+__all__ = ["CHUNK_TOKENS", "FileLines", "TokenWindows"]
+
+CHUNK_TOKENS = 1 << 20  # windows' tokens handed over at once
+
+
+@dataclass(frozen=True)
+class FileLines:
+    """One file's fragments in their order: each one's first line number in the file, its first line
+    in the ``TokenizedLines`` and its number of lines."""
+
+    starts: np.ndarray
+    firsts: np.ndarray
+    counts: np.ndarray
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``starts[k] … starts[k] + counts[k] - 1`` for every ``k``, end to end."""
+    total = int(counts.sum())
+    offsets = np.zeros(counts.size, dtype=np.int64)
+    np.cumsum(counts[:-1], out=offsets[1:])
+    return np.repeat(starts - offsets, counts) + np.arange(total, dtype=np.int64)
+
+
+def _gather(flat: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``flat[starts[i]:ends[i]]`` end to end, and where each piece starts in the result (one more: the end)."""
+    lengths = ends - starts
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    index = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
+    return flat[index], offsets
+
+
+@dataclass
+class TokenWindows:
+    """The windows of ``files`` (in that order): iterate ``chunks()`` once; ``window_file`` and
+    ``window_lines`` (and ``ids``) grow as it goes."""
+
+    files: Sequence[FileLines]
+    text: TokenizedLines
+    ids: list[str] = field(default_factory=list)
+    window_file: list[int] = field(default_factory=list)
+    window_lines: list[tuple[int, int]] = field(default_factory=list)
+
+    def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(tokens of consecutive windows end to end, their lengths)."""
+        ends = np.asarray(self.text.line_ends, dtype=np.int64)
+        starts = np.concatenate([[0], ends[:-1]]) if ends.size else ends
+        parts: list[np.ndarray] = []
+        lengths: list[np.ndarray] = []
+        held = 0
+        for number, lines in enumerate(self.files):
+            numbers, first = np.unique(_ranges(lines.starts, lines.counts), return_index=True)  # first fragment wins
+            picked = _ranges(lines.firsts, lines.counts)[first]
+            bounds: list[tuple[int, int]] = []  # a window's first and one-past-last line (in ``numbers``)
+            for i in range(0, numbers.size, STRIDE):
+                last = min(i + WINDOW, numbers.size)
+                self.ids.append(str(len(self.window_file)))
+                self.window_file.append(number)
+                self.window_lines.append((int(numbers[i]), int(numbers[last - 1])))
+                bounds.append((i, last))
+                if i + WINDOW >= numbers.size:
+                    break
+            spans = np.asarray(bounds, dtype=np.int64).reshape(-1, 2)
+            file_tokens, at = _gather(self.text.ids, starts[picked], ends[picked])  # the file's tokens, line by line
+            got, offsets = _gather(file_tokens, at[spans[:, 0]], at[spans[:, 1]])
+            parts.append(got)
+            lengths.append(np.diff(offsets))
+            held += got.size
+            if held >= CHUNK_TOKENS:
+                yield np.concatenate(parts), np.concatenate(lengths)
+                parts, lengths, held = [], [], 0
+        if lengths:
+            yield np.concatenate(parts), np.concatenate(lengths)
