@@ -86,7 +86,20 @@ def _ask(root: Path, query: str) -> bool:
         store.close()
 
 
-def test_a_migration_streams_and_writes_the_fresh_index_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _mode(mode: str, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """``start over`` (the embedded store's way: counts its calls) or ``delete`` (any other store's)."""
+    calls: list[int] = []
+    if mode == "delete":
+        monkeypatch.setattr(OxigraphStore, "can_start_over", lambda self: False)
+    else:
+        real = OxigraphStore.start_over
+        monkeypatch.setattr(OxigraphStore, "start_over", lambda self: (calls.append(1), real(self))[1])
+    return calls
+
+
+@pytest.mark.parametrize("mode", ["start over", "delete"])
+def test_a_migration_streams_and_writes_the_fresh_index_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              mode: str) -> None:
     migrated = _project(tmp_path / "a")
     monkeypatch.setattr(index_stream, "GROUP_FILES", 2)  # many groups, each one cleared before it is loaded
     groups: list[int] = []
@@ -105,7 +118,9 @@ def test_a_migration_streams_and_writes_the_fresh_index_graph(tmp_path: Path, mo
     cold_before = _quads(migrated, TIER_COLD)
     groups.clear()
 
+    started_over = _mode(mode, monkeypatch)
     report = _index(migrated, Settings())
+    assert len(started_over) == (mode == "start over")
     assert report.ontology == [f"UKO {OLD} → {uko_version()} (ontology graph): ontology graph reloaded, "
                                "every file re-indexed"]
     assert len(groups) > 4 and max(groups[:-1]) <= 2  # streamed, not one batch
@@ -136,7 +151,9 @@ def test_a_migration_streams_and_writes_the_fresh_index_graph(tmp_path: Path, mo
     assert _index(migrated, Settings()).up_to_date
 
 
-def test_a_migration_keeps_history_plans_decisions_and_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["start over", "delete"])
+def test_a_migration_keeps_history_plans_decisions_and_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            mode: str) -> None:
     root = tmp_path / "repo"
     build(root)
     (root / "pkg" / "extra.py").write_text("def extra():\n    return 1\n", encoding="utf-8")
@@ -152,7 +169,9 @@ def test_a_migration_keeps_history_plans_decisions_and_runs(tmp_path: Path) -> N
     cold, meta = _quads(root, TIER_COLD), _quads(root, GRAPH_META)
     assert any("Change>" in q for q in cold)  # the history is there to keep
 
+    started_over = _mode(mode, monkeypatch)
     report = _index(root)
+    assert len(started_over) == (mode == "start over")
     assert report.ontology and report.versions_archived == 0  # no content changed: nothing archived
     assert _quads(root, TIER_COLD) == cold  # history and earlier versions untouched
     after = _quads(root, GRAPH_META)

@@ -7,6 +7,7 @@ Converts pyoxigraph's errors where they are seen: a held lock becomes ``StoreLoc
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -157,12 +158,35 @@ class OxigraphStore:
         """Close the handle, put the checkpoint back, reopen. If that fails the marker stays: readers
         still read the checkpoint and the next writer restores it."""
         assert self.path is not None
-        del self._store  # pyoxigraph closes the database when its last reference goes
+        self.__dict__.pop("_store", None)  # pyoxigraph closes the database when its last reference goes
         self._prefixes = None
         try:
             run_marker.recover(self.path)
         finally:
             self._store = open_handle(self.path)
+
+    def can_start_over(self) -> bool:
+        """Whether ``start_over`` may run: a writer on disk inside ``atomic()`` (a checkpoint to keep)."""
+        return self.path is not None and not self.read_only and run_marker.pending(self.path)
+
+    def start_over(self) -> ox.Store:
+        """Inside ``atomic()``: an empty index in place of this one, and a read-only handle on the
+        checkpoint (the index as the run found it) to read the old one from. For a run that rewrites
+        every file (:mod:`acms.service.index_reindex`): nothing to delete quad by quad. An error or a
+        crash afterwards rolls back to the checkpoint like any other failed run."""
+        if not self.can_start_over():
+            raise StoreError("an index can only start over inside an index run (atomic())")
+        assert self.path is not None
+        old = open_handle(run_marker.checkpoint_of(self.path), read_only=True)
+        self.flush()
+        self.__dict__.pop("_store", None)  # closed when its last reference goes
+        self._prefixes = None
+        try:
+            shutil.rmtree(self.path)
+        except OSError as exc:
+            raise StoreError(f"cannot clear the index for the re-index: {exc}") from None
+        self._store = open_handle(self.path)
+        return old
 
     def update(self, update: str, bindings: Bindings | None = None) -> None:
         text = bind(update, bindings)
