@@ -57,6 +57,8 @@ def lucene_postings(chunks: Iterable[tuple[np.ndarray, np.ndarray]], n_numbers: 
     doc_lengths: list[np.ndarray] = []
     pieces: list[int] = []  # pairs per spilled slice
     n_docs = position = 0
+    if spill_dir is not None:
+        spill_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=spill_dir) as spill:
         for tokens, lengths in chunks:
             tokens, lengths = np.asarray(tokens), np.asarray(lengths, dtype=np.int64)

@@ -18,7 +18,7 @@ import numpy as np
 from acms.index.token_table import TokenizedLines
 from acms.ranking.windows import STRIDE, WINDOW
 
-__all__ = ["CHUNK_TOKENS", "FileLines", "TokenWindows"]
+__all__ = ["CHUNK_TOKENS", "FileLines", "TokenWindows", "ranges"]
 
 CHUNK_TOKENS = 1 << 20  # windows' tokens handed over at once
 
@@ -33,7 +33,7 @@ class FileLines:
     counts: np.ndarray
 
 
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``starts[k] … starts[k] + counts[k] - 1`` for every ``k``, end to end."""
     total = int(counts.sum())
     offsets = np.zeros(counts.size, dtype=np.int64)
@@ -69,8 +69,8 @@ class TokenWindows:
         lengths: list[np.ndarray] = []
         held = 0
         for number, lines in enumerate(self.files):
-            numbers, first = np.unique(_ranges(lines.starts, lines.counts), return_index=True)  # first fragment wins
-            picked = _ranges(lines.firsts, lines.counts)[first]
+            numbers, first = np.unique(ranges(lines.starts, lines.counts), return_index=True)  # first fragment wins
+            picked = ranges(lines.firsts, lines.counts)[first]
             bounds: list[tuple[int, int]] = []  # a window's first and one-past-last line (in ``numbers``)
             for i in range(0, numbers.size, STRIDE):
                 last = min(i + WINDOW, numbers.size)

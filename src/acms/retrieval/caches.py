@@ -8,38 +8,28 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from acms.index.keyword import KeywordIndex
 from acms.index.vectors import VectorMatrix, decode
+from acms.retrieval.corpus_read import CorpusReader, CorpusRow
 from acms.memory import release_freed
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.index import CONTAINER, TEST_SCOPE, FragmentPlace, RankingIndex
 from acms.ranking.roles import in_test_scope
+from acms.ranking.window_tokens import ranges
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
 
 
-BUILD_STEPS = 4  # names and places read; texts read and tokenised; keyword saved; ranking saved
-
-
-class CorpusRow(NamedTuple):
-    """One row of ``search/corpus.rq`` (bar the vector): None where the query leaves a variable unbound."""
-
-    frag: str
-    text: str
-    name: str | None
-    qn: str | None
-    start: int | None
-    end: int | None
-    file: str | None
+BUILD_STEPS = 4  # most rows read and tokenised (search/corpus-full.rq); the rest; keyword saved; ranking saved
 
 
 class _HasKey(Protocol):
@@ -72,25 +62,11 @@ class DerivedCaches:
     @cached_property
     def corpus(self) -> list[CorpusRow]:
         """The rows of ``search/corpus.rq`` without their vectors (``_load_vectors`` reads those itself),
-        as plain strings and numbers, sorted by fragment as its ORDER BY sorts them.
-
-        Read as three queries joined here (the required part, the owners' names, the fragments'
-        places: OPTIONAL semantics, graph by graph): on a standard library's index that took ~8 s
-        against ~13 s for the one query, whose OPTIONALs and ORDER BY are slow in Oxigraph. Rows of
-        strings rather than of pyoxigraph terms: 0.45 GB of dicts of terms for a standard library's
-        73k fragments were the caches' largest part. ``tests/retrieval/test_corpus_rows.py`` checks
-        the rows are the query's.
-        """
-        names, places = self._owner_names(), self._places()
-        rows: list[CorpusRow] = []
-        for r in self._solutions("search/corpus-base"):
-            frag, g, text = r["frag"].value, r["g"].value, r["text"].value
-            owner_names, owner_qns = names.get((r["entity"].value, g), ([], []))
-            for name in owner_names or [None]:
-                for qn in owner_qns or [None]:
-                    for place in places.get((frag, g)) or [None]:
-                        start, end, file = place if place is not None else (None, None, None)
-                        rows.append(CorpusRow(frag, text, name, qn, start, end, file))
+        as plain strings and numbers, sorted by fragment as its ORDER BY sorts them (read as
+        :class:`CorpusReader` reads them; the caches' build does not hold them: for tests and benches)."""
+        reader = CorpusReader(self.store)
+        rows = list(reader.rows())
+        rows = [r for i, r in enumerate(rows) if i >= reader.full or r.frag not in reader.dropped]
         rows.sort(key=lambda row: row.frag)
         return rows
 
@@ -144,37 +120,28 @@ class DerivedCaches:
         """Build and save the keyword and/or ranking caches in one pass over the corpus's texts.
 
         Why one pass, and no texts kept (issue 14): both caches read every fragment's text, and the
-        ranking index tokenised each again for its windows; on a standard library that held ~0.5 GB
-        of texts, rows and window texts, growing with the project. Here each text is tokenised once,
-        line by line (``TokenTable``), and only its token numbers are kept: the keyword documents
-        (the ``search_terms`` of the owner's name, its qualified name, then the text: those of the
-        one string the text-based build joined) and the windows are slices of them. The rows, their order and both indexes are those of
-        ``corpus`` and the text-based builders (``tests/retrieval/test_caches_one_pass.py``).
+        ranking index tokenised each again for its windows. Here each text is tokenised once, line by
+        line (``TokenTable``), as its row streams in (:class:`CorpusReader`: no dicts of names or places),
+        and only its token numbers are kept, with a few numbers and shared strings per row
+        (``_Rows``): the keyword documents (the ``search_terms`` of the owner's name, its qualified
+        name, then the text: those of the one string the text-based build joined) and the windows are
+        slices of them, handed to the builders a few documents at a time. The rows, their order and both
+        indexes are those of ``corpus`` and the text-based builders
+        (``tests/retrieval/test_caches_one_pass.py``).
         """
         step = self._progress
-        names, places = self._owner_names(), self._places()
-        step(1)
         table = TokenTable()
-        heads = array("i")  # per row: its owner's name's and qualified name's tokens
-        rows: list[tuple[str, int, int, int, int, str | None, str | None, tuple[int, int, str] | None]] = []
-        for r in self._solutions("search/corpus-base"):
-            frag, g = r["frag"].value, r["g"].value
-            first, count_ = table.add_lines(r["text"].value)
-            owner_names, owner_qns = names.get((r["entity"].value, g), ([], []))
-            for name in owner_names or [None]:
-                for qn in owner_qns or [None]:
-                    head = len(heads)
-                    heads.extend(table.ids(name or ""))
-                    heads.extend(table.ids(qn or ""))
-                    for place in places.get((frag, g)) or [None]:
-                        rows.append((frag, head, len(heads), first, count_, name, qn, place))
-        del names, places
-        rows.sort(key=lambda row: row[0])
+        rows = _Rows()
+        reader = CorpusReader(self.store, then=lambda: step(1))
+        for row in reader.rows():
+            rows.add(row, table)
+        order = rows.order(reader.full, reader.dropped)
         text = table.lines()
         del table
         step(2)
         if keyword:
-            built = self._keyword_from(rows, heads, text)
+            built = KeywordIndex.from_chunks([rows.frags[i] for i in order], rows.documents(order, text),
+                                             text.tokens, spill_dir=self.layout.cache)
             built.save(self.layout.cache_dir("keyword"), key=self.state_key)
             # mapped, not held; another process rebuilding the same cache may be swapping the directory
             # at this moment (a reader beside a writer): then the index just built is used as it is
@@ -184,7 +151,7 @@ class DerivedCaches:
             release_freed()
         step(3)
         if ranking:
-            built_ranking = self._ranking_from(rows, text)
+            built_ranking = self._ranking_from(rows, order, text)
             built_ranking.save(self.layout.cache_dir("ranking"), key=self.state_key)
             self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or built_ranking
             del built_ranking
@@ -192,56 +159,21 @@ class DerivedCaches:
             release_freed()
         step(4)
 
-    @staticmethod
-    def _keyword_from(rows: list, heads: array, text: TokenizedLines) -> KeywordIndex:
-        """Each row's document: its head's tokens, then its text's (every line's)."""
-        head_ids = np.frombuffer(heads, dtype=np.int32) if len(heads) else np.zeros(0, dtype=np.int32)
-        ends = text.line_ends
-        parts: list[np.ndarray] = []
-        lengths = np.zeros(len(rows), dtype=np.int64)
-        for i, (_, h0, h1, first, count_, *_rest) in enumerate(rows):
-            t0 = int(ends[first - 1]) if first else 0
-            t1 = int(ends[first + count_ - 1])
-            parts.append(head_ids[h0:h1])
-            parts.append(text.ids[t0:t1])
-            lengths[i] = h1 - h0 + t1 - t0
-        flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-        return KeywordIndex.from_token_ids([row[0] for row in rows], flat, lengths, text.tokens)
-
-    def _ranking_from(self, rows: list, text: TokenizedLines) -> RankingIndex:
+    def _ranking_from(self, rows: _Rows, order: list[int], text: TokenizedLines) -> RankingIndex:
         paths = {r["file"].value: r["path"].value for r in self._solutions("search/file-paths")}
         kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1] for r in self._solutions("search/class-fragments")}
         outlines = {r["frag"].value: r["outline"].value for r in self._solutions("search/class-outlines")}
-        places = [
-            FragmentPlace(frag, paths[place[2]], place[0], place[1],
-                          CONTAINER.get(kinds.get(frag, ""), 0)
-                          or (TEST_SCOPE if qn is not None and in_test_scope(qn, paths[place[2]]) else 0),
-                          (name or "") if qn is not None else "", outlines.get(frag, ""), first, count_)
-            for frag, _, _, first, count_, name, qn, place in rows
-            if place is not None and place[2] in paths
-        ]
+        places = []
+        for i in order:
+            file = rows.files[i]
+            if file is None or file not in paths:
+                continue
+            frag, name, qn, path = rows.frags[i], rows.names[i], rows.qns[i], paths[file]
+            container = CONTAINER.get(kinds.get(frag, ""), 0) or (TEST_SCOPE if qn is not None and in_test_scope(qn, path) else 0)
+            places.append(FragmentPlace(frag, path, rows.starts[i], rows.ends[i], container,
+                                        (name or "") if qn is not None else "", outlines.get(frag, ""),
+                                        rows.firsts[i], rows.counts[i]))
         return RankingIndex.from_tokens(places, text)
-
-    def _owner_names(self) -> dict[tuple[str, str], tuple[list[str], list[str]]]:
-        """(entity, graph) -> the names and qualified names of every entity that owns a fragment."""
-        names: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
-        for r in self._solutions("search/corpus-names"):
-            got = names.setdefault((r["entity"].value, r["g"].value), ([], []))
-            if (name := _get(r, "name")) is not None:
-                got[0].append(name.value)
-            if (qn := _get(r, "qn")) is not None:
-                got[1].append(qn.value)
-        return names
-
-    def _places(self) -> dict[tuple[str, str], list[tuple[int, int, str]]]:
-        """(fragment, graph) -> its (start line, end line, file) places (file IRIs shared, not repeated)."""
-        places: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
-        files: dict[str, str] = {}
-        for r in self._solutions("search/corpus-places"):
-            file = r["file"].value
-            places.setdefault((r["frag"].value, r["g"].value), []).append(
-                (int(r["start"].value), int(r["end"].value), files.setdefault(file, file)))
-        return places
 
     def vectors(self, model_id: str) -> VectorMatrix:
         if self._vectors is None or self._vectors.model_id != model_id:
@@ -266,10 +198,68 @@ class DerivedCaches:
         return built
 
 
-def _get(row: Any, name: str) -> Any:
-    """A variable of a ``select`` row (dict, unbound: absent) or a pyoxigraph solution (unbound: None)."""
-    return row.get(name) if isinstance(row, dict) else row[name]
-
-
 def _v(term: object) -> str:
     return "" if term is None else str(getattr(term, "value", term))
+
+
+class _Rows:
+    """The corpus's rows as the caches' build keeps them: per row its fragment, owner's name and qualified
+    name and file (shared strings), its place's lines, its head's tokens (the name's and qualified
+    name's, in ``heads``) and its text's lines in the ``TokenTable``: no text, no tuple per row."""
+
+    def __init__(self) -> None:
+        self.frags: list[str] = []
+        self.names: list[str | None] = []
+        self.qns: list[str | None] = []
+        self.files: list[str | None] = []
+        self.starts, self.ends = array("q"), array("q")
+        self.heads = array("i")
+        self.head_ends = array("q")  # row i's head is heads[head_ends[i - 1]:head_ends[i]]
+        self.firsts, self.counts = array("q"), array("q")
+        self._names: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.frags)
+
+    def add(self, row: CorpusRow, table: TokenTable) -> None:
+        first, count_ = table.add_lines(row.text)
+        self.frags.append(row.frag)
+        self.names.append(None if row.name is None else self._names.setdefault(row.name, row.name))
+        self.qns.append(row.qn)
+        self.files.append(row.file)
+        self.starts.append(-1 if row.start is None else row.start)
+        self.ends.append(-1 if row.end is None else row.end)
+        self.heads.extend(table.ids(row.name or ""))
+        self.heads.extend(table.ids(row.qn or ""))
+        self.head_ends.append(len(self.heads))
+        self.firsts.append(first)
+        self.counts.append(count_)
+
+    def order(self, full: int, dropped: set[str]) -> list[int]:
+        """The rows to use (not the first ``full`` rows of a fragment in ``dropped``), sorted by fragment
+        (stable: as ``corpus`` sorts them)."""
+        frags = self.frags
+        keep = (i for i in range(len(frags)) if i >= full or frags[i] not in dropped) if dropped else range(len(frags))
+        return sorted(keep, key=frags.__getitem__)
+
+    def documents(self, order: list[int], text: TokenizedLines) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The keyword documents of the rows in ``order`` (head tokens, then every line's), a few at a time."""
+        heads = np.frombuffer(self.heads, dtype=np.int32) if len(self.heads) else np.zeros(0, dtype=np.int32)
+        head_ends = np.frombuffer(self.head_ends, dtype=np.int64)
+        firsts, counts = np.frombuffer(self.firsts, dtype=np.int64), np.frombuffer(self.counts, dtype=np.int64)
+        line_ends = np.concatenate([[0], np.asarray(text.line_ends, dtype=np.int64)])
+        for start in range(0, len(order), DOCUMENTS_AT_ONCE):
+            rows = np.asarray(order[start : start + DOCUMENTS_AT_ONCE], dtype=np.int64)
+            h1 = head_ends[rows]
+            h0 = np.where(rows > 0, head_ends[rows - 1], 0)
+            t0, t1 = line_ends[firsts[rows]], line_ends[firsts[rows] + counts[rows]]
+            head_len, text_len = h1 - h0, t1 - t0
+            at = np.zeros(rows.size, dtype=np.int64)
+            np.cumsum((head_len + text_len)[:-1], out=at[1:])
+            out = np.empty(int((head_len + text_len).sum()), dtype=np.int32)
+            out[ranges(at, head_len)] = heads[ranges(h0, head_len)]
+            out[ranges(at + head_len, text_len)] = text.ids[ranges(t0, text_len)]
+            yield out, head_len + text_len
+
+
+DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once

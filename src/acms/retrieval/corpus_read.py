@@ -1,0 +1,104 @@
+"""The rows of ``search/corpus.rq`` (bar the vectors), streamed, unordered, without its OPTIONALs.
+
+Why (issue 14): the derived caches read every searchable fragment with its owner's names and its
+place. As one query, the OPTIONALs and ORDER BY took ~13 s on a standard library's index and Oxigraph
+held the optional parts' solutions (memory growing with the project); as three queries joined in
+Python (fragments, owners' names, places), dicts of every name and place were held (~90 MB a standard
+library, ~0.35 GB at four) and built at ~20 µs a row. Here:
+
+1. ``search/corpus-full.rq``: the rows whose owner has a name and a qualified name and whose fragment
+   has a place (all but a few: 71,160 of 73,185 on a standard library), joined by Oxigraph, streamed;
+2. ``search/corpus-keys.rq``: one row per (fragment, owner, graph) solution of the required part; a
+   fragment that (1) did not give is read with ``search/corpus-some.rq`` bound to it (the OPTIONALs
+   over a few fragments). A fragment with several such solutions of which (1) may have given only some
+   is read again whole the same way, and its rows from (1) are to be ignored (``CorpusReader.dropped``).
+
+``tests/retrieval/test_corpus_rows.py`` checks that the rows are the query's, these cases included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NamedTuple
+
+from pyoxigraph import NamedNode
+
+from acms.sparql import catalog
+from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
+
+__all__ = ["BOUND_AT_ONCE", "CorpusReader", "CorpusRow"]
+
+BOUND_AT_ONCE = 500  # solutions bound into one search/corpus-some.rq query
+
+
+class CorpusRow(NamedTuple):
+    """One row of ``search/corpus.rq`` (bar the vector): None where the query leaves a variable unbound."""
+
+    frag: str
+    text: str
+    name: str | None
+    qn: str | None
+    start: int | None
+    end: int | None
+    file: str | None
+
+
+class CorpusReader:
+    """Iterate ``rows()`` once; then the first ``full`` rows whose fragment is in ``dropped`` are to be
+    ignored (the fragment's every row came again after them)."""
+
+    def __init__(self, store: GraphStore, then: Callable[[], object] | None = None) -> None:
+        """``then()`` is called once the rows of ``search/corpus-full.rq`` are given (a progress step)."""
+        self.store = store
+        self._then = then or (lambda: None)
+        self.full = 0
+        self.dropped: set[str] = set()
+
+    def rows(self) -> Iterator[CorpusRow]:
+        seen: dict[str, bool] = {}  # fragment given by corpus-full -> one corpus-keys solution of it met
+        files: dict[str, str] = {}  # one string per file IRI, shared by its fragments' rows
+        for r in self._solutions("search/corpus-full"):
+            frag, file = r["frag"].value, r["file"].value
+            seen[frag] = False
+            self.full += 1
+            yield CorpusRow(frag, r["text"].value, r["name"].value, r["qn"].value, int(r["start"].value),
+                            int(r["end"].value), files.setdefault(file, file))
+        self._then()
+        rest: dict[str, Any] = {}  # fragments corpus-full did not give (every solution of them missing)
+        for r in self._solutions("search/corpus-keys"):
+            frag = r["frag"].value
+            met = seen.get(frag)
+            if met is None:
+                rest.setdefault(frag, r["frag"])
+            elif met:
+                self.dropped.add(frag)  # several solutions, some of them given: read it again, whole
+            else:
+                seen[frag] = True
+        del seen
+        # bound by fragment only: Oxigraph seeds the join with a one-variable VALUES block (500 fragments:
+        # 0.07 s), not with one of (fragment, owner, graph) rows (3.8 s)
+        again = [*rest.values(), *(NamedNode(frag) for frag in sorted(self.dropped))]
+        for start in range(0, len(again), BOUND_AT_ONCE):
+            yield from self._some({"frag": again[start : start + BOUND_AT_ONCE]}, files)
+
+    def _some(self, bindings: dict[str, Any], files: dict[str, str]) -> Iterator[CorpusRow]:
+        for r in self._solutions("search/corpus-some", bindings):
+            file = _value(r, "file")
+            start, end = _value(r, "start"), _value(r, "end")
+            yield CorpusRow(r["frag"].value, r["text"].value, _value(r, "name"), _value(r, "qn"),
+                            None if start is None else int(start), None if end is None else int(end),
+                            None if file is None else files.setdefault(file, file))
+
+    def _solutions(self, name: str, bindings: dict[str, Any] | None = None) -> Iterable[Any]:
+        """A saved SELECT's rows as a stream from the embedded store (no list of dicts of terms held),
+        as ``select`` rows from any other."""
+        if isinstance(self.store, OxigraphStore):
+            return self.store.query_raw(catalog.text(name), bindings)  # type: ignore[return-value]
+        return self.store.select(catalog.text(name), bindings)
+
+
+def _value(row: Any, name: str) -> str | None:
+    """A variable's value in a ``select`` row (dict, unbound: absent) or a pyoxigraph solution (unbound: None)."""
+    term = row.get(name) if isinstance(row, dict) else row[name]
+    return None if term is None else term.value
