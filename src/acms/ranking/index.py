@@ -58,7 +58,7 @@ class FragmentRow:
     outline: str = ""  # a class body's outline fragment (macro), else ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FragmentPlace:
     """A ``FragmentRow`` whose text is tokenised: its lines are ``first_line`` … ``first_line + lines - 1``
     of a ``TokenizedLines``."""
@@ -72,6 +72,12 @@ class FragmentPlace:
     outline: str
     first_line: int
     lines: int
+
+
+def _last_of_each(rows: list[FragmentPlace]) -> list[int]:
+    """Row numbers sorted by fragment (stable), only the last row of each fragment."""
+    order = sorted(range(len(rows)), key=lambda i: rows[i].frag)
+    return [i for k, i in enumerate(order) if k + 1 == len(order) or rows[order[k + 1]].frag != rows[i].frag]
 
 
 class RankingIndex:
@@ -136,12 +142,16 @@ class RankingIndex:
             if r.name and r.container != CONTAINER["Module"]:
                 defined.setdefault(r.path, []).append(r.name)
         names_index = KeywordIndex.build(files, [" ".join(defined.get(p, ())) for p in files], b=NAMES_B)
-        where = {r.frag: (number[r.path], r.start, r.end, int(r.container)) for r in rows}
-        outline = {r.frag: r.outline for r in rows}
-        ids = sorted(where)
-        frag_ids = np.asarray(ids, dtype=str) if ids else np.zeros(0, dtype="<U1")
-        locations = np.asarray([where[f] for f in ids], dtype=np.int64).reshape(-1, 4)
-        outlines = np.asarray([outline[f] for f in ids], dtype=str) if ids else np.zeros(0, dtype="<U1")
+        del by_file, windows
+        # where each fragment sits, in fragment order: its last row's, as a dict keyed by fragment kept it
+        # (no dicts nor tuples per fragment: issue 14)
+        keep = _last_of_each(rows)
+        frag_ids = np.asarray([rows[i].frag for i in keep], dtype=str) if keep else np.zeros(0, dtype="<U1")
+        locations = np.zeros((len(keep), 4), dtype=np.int64)
+        for column, field_of in enumerate((lambda r: number[r.path], lambda r: r.start, lambda r: r.end,
+                                           lambda r: int(r.container))):
+            locations[:, column] = np.fromiter((field_of(rows[i]) for i in keep), dtype=np.int64, count=len(keep))
+        outlines = np.asarray([rows[i].outline for i in keep], dtype=str) if keep else np.zeros(0, dtype="<U1")
         return cls(files, np.asarray(wfile, dtype=np.int64), np.asarray(wlines, dtype=np.int64).reshape(-1, 2),
                    windows_index, paths_index, names_index, frag_ids, locations, outlines)
 
