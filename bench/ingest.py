@@ -9,9 +9,11 @@ run on the same files:
   ``ast.parse`` the Python ones, the least any indexer pays) with the wall / floor ratio;
 - per phase of the 1x run: seconds (phases of a streamed run add up the groups'), with the floors
   that bound them: read, ``ast.parse``, and tiktoken over every file's text once;
-- the unchanged re-index of the 1x copy.
+- the unchanged re-index of the 1x copy;
+- with ``--migration``: a migration of the 1x copy's index (marked as built by an older UKO, as an
+  index an older acms left; every file is redone), next to the first index of the same run.
 
-    python bench/ingest.py [--scale 1,2,4] [--keep DIR] [--lib PATH]
+    python bench/ingest.py [--scale 1,2,4] [--migration] [--keep DIR] [--lib PATH]
 
 Peak RSS is the indexing process's (``getrusage`` of a wrapper's children: the largest one, which is
 ``acms`` itself; its extraction workers are smaller processes); per phase, the highest ``VmRSS``
@@ -107,6 +109,49 @@ def index(root: Path) -> dict:
     return got
 
 
+def mark_old(root: Path, version: str = "0.0.0") -> None:
+    """Make ``root``'s index look built by UKO ``version``: its next ``acms index`` migrates."""
+    from pyoxigraph import Literal
+
+    from acms.sparql import catalog
+    from acms.store.oxigraph import OxigraphStore
+
+    store = OxigraphStore(root / ".acms" / "graph")
+    try:
+        store.update(catalog.text("ontology/mark-built-with.ru"), {"version": Literal(version)})
+    finally:
+        store.close()
+
+
+def migration_table(first: dict, migrated: dict) -> None:
+    """The migration of the 1x index beside its first index (same run), and per phase."""
+    report = migrated["report"]
+    print()
+    print(f"migration of the {first['report']['files_indexed']:,}-file index ({'; '.join(report['ontology'])}), "
+          "beside the first index of the same run:")
+    print()
+    print("| run | files | triples | wall s | vs first index | peak RSS MB | vs first index |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, got in (("first index", first), ("migration", migrated)):
+        print(f"| {name} | {got['report']['files_indexed']:,} | {got['report']['triples_written']:,} | {got['wall']:.1f} "
+              f"| {got['wall'] / first['wall']:.2f}x | {got['peak_kb'] / 1024:,.0f} | "
+              f"{got['peak_kb'] / first['peak_kb']:.2f}x |")
+    print()
+    print("| phase | first index s | migration s |")
+    print("| --- | --- | --- |")
+    a, b = first["report"]["timings"], migrated["report"]["timings"]
+    for phase in sorted(set(a) | set(b), key=lambda p: -max(a.get(p, 0.0), b.get(p, 0.0))):
+        print(f"| {phase} | {a.get(phase, 0.0):.1f} | {b.get(phase, 0.0):.1f} |")
+    print()
+    print("peak RSS (MB) while each reported phase ran:")
+    print()
+    names = list(dict.fromkeys([*first["phase_kb"], *migrated["phase_kb"]]))
+    print("| run | " + " | ".join(names) + " |")
+    print("| --- | " + " | ".join("---" for _ in names) + " |")
+    for name, got in (("first index", first), ("migration", migrated)):
+        print(f"| {name} | " + " | ".join(f"{got['phase_kb'].get(p, 0) / 1024:,.0f}" for p in names) + " |")
+
+
 def copies(lib: Path, work: Path, n: int) -> Path:
     """``n`` copies of the library under ``work/x<n>/copy<i>/Lib`` (different roots, so different paths)."""
     root = work / f"x{n}"
@@ -123,6 +168,8 @@ def main() -> None:
     parser.add_argument("--lib", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     parser.add_argument("--scale", default="1", help="comma-separated copies of the library, e.g. 1,2,4")
     parser.add_argument("--keep", type=Path, help="keep the copies and indexes here instead of a temp dir")
+    parser.add_argument("--migration", action="store_true",
+                        help="also migrate the smallest copy's index (marked as built by an older UKO)")
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.scale.split(",")})
 
@@ -139,6 +186,9 @@ def main() -> None:
             first = got
             again = index(root)
             first["again"] = again
+            if args.migration:
+                mark_old(root)
+                first["migration"] = index(root)
     print(f"acms index of the standard library ({args.lib}), {os.cpu_count()} cores, "
           f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
     print()
@@ -174,6 +224,8 @@ def main() -> None:
     print()
     print(f"unchanged re-index of the {rows[0][0]}x copy: {again['wall']:.2f} s wall, peak RSS {again['peak_kb'] / 1024:,.0f} MB "
           f"(up to date: {again['report']['up_to_date']})")
+    if args.migration:
+        migration_table(first, first["migration"])
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 
