@@ -104,11 +104,10 @@ class StreamedReindex:
     def _copy_kept(self, store: OxigraphStore) -> None:
         """Into the new, empty store: every graph but the tiers and the ontology as it was, and what of
         the hot and warm tiers is not the files' (``kept-in-tiers``), ``COPY_CHUNK`` quads at a time."""
-        assert isinstance(self.old, OxigraphStore)
-        old = self.old.raw
+        old = self.old
         skip = {TIER_HOT, TIER_WARM, GRAPH_ONTOLOGY}
-        for graph in [DefaultGraph(), *(g for g in old.named_graphs() if g not in skip)]:
-            _load_chunked(store, old.quads_for_pattern(None, None, None, graph))
+        for graph in [DefaultGraph(), *(g for g in list(old.named_graphs()) if g not in skip)]:
+            _load_chunked(store, old.quads(graph))
         rows = self.old.query_raw(catalog.text("ingest/kept-in-tiers"))
         _load_chunked(store, (Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows))  # type: ignore[attr-defined]
 
