@@ -37,6 +37,7 @@ from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import extract_all, git_head, read_sources, symbol_table, vanished
 from acms.ingest.resolve import resolve_edges
+from acms.ingest.version import extractor_version
 from acms.ingest.walker import WalkSettings, escape_path, list_files
 from acms.memory import release_freed
 from acms.ontology import extensions as ontology_extensions
@@ -160,6 +161,7 @@ class IndexRun:
         """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
         report, store, settings = self.report, self.store, self.settings
         migration = plan_migration(store, self.full_ontology)
+        self._extraction_changed(migration)
         if not migration:  # a new index, or nothing changed: (re)loading here mixes nothing
             store.ensure_ontology(ontology_extensions.ontology_quads(self.extensions))
         report.ontology = list(migration.reasons)
@@ -388,6 +390,17 @@ class IndexRun:
             return False
         return migration.reindex or not self.store.ask(catalog.text("ingest/any-file"))
 
+    def _extraction_changed(self, migration: Migration) -> None:
+        """Every file is read again when the last run read them another way (``ingest.version``)."""
+        rows = self.store.select(catalog.text("index/last-run-extractor"))
+        if not rows or migration.reindex:
+            return  # a new index, or every file is re-read anyway
+        before = rows[0].get("extractor")
+        if before is None or before.value != extractor_version():
+            migration.reasons.append(f"extraction changed ({before.value if before is not None else 'unrecorded'} → "
+                                     f"{extractor_version()}): every file re-read")
+            migration.reindex = True
+
     def index_run_quads(self) -> list[Quad]:
         """The IndexRun record of this run (meta graph)."""
         head = self._head
@@ -399,6 +412,7 @@ class IndexRun:
             Quad(run, PROV.endedAtTime, emit.time_lit(ended), g),
             Quad(run, UKO.acmsVersion, emit.lit(__version__), g),
             Quad(run, UKO.ukoVersion, emit.lit(uko_version()), g),
+            Quad(run, UKO.extractorVersion, emit.lit(extractor_version()), g),
             Quad(run, UKO.filesIndexed, emit.int_lit(r.files_indexed), g),
             Quad(run, UKO.filesUnchanged, emit.int_lit(r.files_unchanged), g),
             Quad(run, UKO.filesRemoved, emit.int_lit(r.files_removed), g),
