@@ -18,15 +18,19 @@ import pytest
 from click.testing import CliRunner
 from pyoxigraph import Literal
 
+from acms.api import Index
 from acms.cli.main import cli
 from acms.config import Settings, load_settings
 from acms.errors import ValidationFailed
+from acms.index.vectors import VectorMatrix
 from acms.ontology.versioning import stored_versions, uko_version
+from acms.retrieval import embedding_store
+from acms.retrieval.caches import DerivedCaches
 from acms.service import index_stream
 from acms.service.index_run import IndexReport, index_project
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
-from acms.vocab import GRAPH_META, TIER_COLD
+from acms.vocab import GRAPH_META, TIER_COLD, UKO
 
 from ..temporal.gitrepo import build, commit
 from .test_index_stream import _graph, _project
@@ -226,3 +230,24 @@ def test_kill_9_midway_leaves_the_old_index_and_the_next_run_migrates(tmp_path: 
         assert int(files[0]["n"].value) == first.files_indexed
     finally:
         store.close()
+
+
+def test_a_migration_embeds_every_fragment_again_with_the_kept_model(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path)
+    monkeypatch.setattr(embedding_store, "STREAM_BATCH", 7)
+    with Index.open(root, embedding_dims=4) as idx:
+        first = idx.index()
+        before = {(str(q.subject), str(q.object)) for q in idx.store.quads(None, UKO.vector)}
+    _mark_old(root)
+    with Index.open(root, embedding_dims=4) as idx:
+        report = idx.index()
+        assert report.ontology and "fitting" not in report.timings  # the model is kept, not fitted again
+        assert report.embedded == first.embedded > 5
+        assert {(str(q.subject), str(q.object)) for q in idx.store.quads(None, UKO.vector)} == before
+        written = VectorMatrix.load(idx.layout.cache_dir("vectors"))  # streamed beside the vectors
+        assert written is not None and len(written.ids) == report.embedded
+        caches = DerivedCaches(idx.store, idx.layout)
+        assert written.key == caches.state_key
+        caches.vectors(written.model_id)
+        assert caches.rebuilt == []  # the caches phase found it current

@@ -145,18 +145,29 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     model = active_model(store)
     if model is None:
         return migrate(store, layout, settings, settings.embedding_provider, phases)
+    if not store.ask(catalog.text("embeddings/any-fragment-vector")):
+        # a model and no vector: a re-index that started over (index_reindex) kept the model; every
+        # fragment is new, so they stream with it as a first embedding does, vector cache included
+        provider = _kept_provider(model, settings, layout)
+        return _stream_all(store, layout, provider, model.iri, [], phases, t0)
     rows = store.select(catalog.text("embeddings/unembedded"))
     if not rows:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
+    provider = _kept_provider(model, settings, layout)
+    quads = _embed_rows(provider, rows, model.iri, phases)
+    store.load(quads)
+    return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
+
+
+def _kept_provider(model: ModelInfo, settings: Settings, layout: IndexLayout) -> EmbeddingProvider:
+    """The configured provider, which must make the index's model's vectors."""
     provider = make_provider(settings.embedding_provider, settings, layout)
     if provider.model_id != model.model_id:
         raise ModelMismatch(
             f"the configured provider makes {provider.model_id!r} vectors but the index holds "
             f"{model.model_id!r}; run `acms reindex --embeddings` to migrate"
         )
-    quads = _embed_rows(provider, rows, model.iri, phases)
-    store.load(quads)
-    return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
+    return provider
 
 
 def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
@@ -192,10 +203,6 @@ def _sampled(iri: str, step: int) -> bool:
 def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
                   phases: Phases, t0: float) -> EmbedReport:
     """Embed an index that has no vector yet: fit on a sample, fold and write batch by batch."""
-    import time
-
-    from acms.index.vectors import MatrixWriter
-
     total = int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
     if not total:
         raise ProviderError("nothing to embed: the index has no fragments")
@@ -206,38 +213,53 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
 
     with _provider(provider_name, sample, layout, settings, phases) as provider:
         iri, model_quads = model_node(provider)
-        with phases.phase("embeddings", total):
-            writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
-            done = 0
-            batch: list[tuple[NamedNode, str, NamedNode]] = []
+        return _stream_all(store, layout, provider, iri, model_quads, phases, t0, total)
 
-            def flush() -> None:
-                nonlocal done
-                vectors = np.asarray(provider.embed([text for _, text, _ in batch]), dtype=np.float32)
-                quads = []
-                for (frag, _, g), vec in zip(batch, vectors, strict=True):
-                    quads.append(Quad(frag, UKO.vector, encode(vec), g))
-                    quads.append(Quad(frag, UKO.embeddingModel, iri, g))
-                store.load(quads, bulk=True)
-                writer.add([frag.value for frag, _, _ in batch], vectors)
-                done += len(batch)
-                batch.clear()
-                phases.update(done, total)
 
-            # Read while writing: an Oxigraph query reads the store as it was when it began (repeatable
-            # read; tests/retrieval/test_streamed_embedding.py), so the vectors loaded meanwhile neither
-            # show up nor disturb it, and no more than a batch of texts is held (issue 14: the list of
-            # every text grew with the project).
-            for row in _texts(store):
-                batch.append(row)
-                if len(batch) >= STREAM_BATCH:
-                    flush()
-            if batch:
+def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvider, iri: NamedNode,
+                model_quads: list[Quad], phases: Phases, t0: float, total: int | None = None) -> EmbedReport:
+    """Fold every searchable fragment (none has a vector) with ``provider`` and bulk-load the vectors
+    ``STREAM_BATCH`` at a time, writing the vector cache from them; ``model_quads`` (a new model's
+    node) go last."""
+    import time
+
+    from acms.index.vectors import MatrixWriter
+
+    if total is None:
+        total = int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
+    with phases.phase("embeddings", total):
+        writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
+        done = 0
+        batch: list[tuple[NamedNode, str, NamedNode]] = []
+
+        def flush() -> None:
+            nonlocal done
+            vectors = np.asarray(provider.embed([text for _, text, _ in batch]), dtype=np.float32)
+            quads = []
+            for (frag, _, g), vec in zip(batch, vectors, strict=True):
+                quads.append(Quad(frag, UKO.vector, encode(vec), g))
+                quads.append(Quad(frag, UKO.embeddingModel, iri, g))
+            store.load(quads, bulk=True)
+            writer.add([frag.value for frag, _, _ in batch], vectors)
+            done += len(batch)
+            batch.clear()
+            phases.update(done, total)
+
+        # Read while writing: an Oxigraph query reads the store as it was when it began (repeatable
+        # read; tests/retrieval/test_streamed_embedding.py), so the vectors loaded meanwhile neither
+        # show up nor disturb it, and no more than a batch of texts is held (issue 14: the list of
+        # every text grew with the project).
+        for row in _texts(store):
+            batch.append(row)
+            if len(batch) >= STREAM_BATCH:
                 flush()
+        if batch:
+            flush()
+    if model_quads:
         store.load(model_quads)
-        from acms.retrieval.caches import DerivedCaches
+    from acms.retrieval.caches import DerivedCaches
 
-        writer.close(DerivedCaches(store, layout).state_key)
+    writer.close(DerivedCaches(store, layout).state_key)
     return EmbedReport(provider.model_id, done, time.perf_counter() - t0)
 
 
