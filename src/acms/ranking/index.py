@@ -28,7 +28,7 @@ from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import KeywordIndex, atomic_directory
 from acms.ranking.roles import Role, role_of
 from acms.index.token_table import TokenizedLines, TokenTable
-from acms.ranking.window_tokens import FileLines, TokenWindows
+from acms.ranking.window_tokens import FileWindows, file_windows
 
 __all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex"]
 
@@ -126,15 +126,14 @@ class RankingIndex:
         lines, the first fragment in ``rows``' order giving a line (``windows.file_lines``); its windows
         are runs of ``WINDOW`` known lines every ``STRIDE`` (``windows.windows``), whose tokens are the
         lines' tokens end to end."""
-        by_file: dict[str, list[FragmentPlace]] = {}
-        for r in rows:
-            by_file.setdefault(r.path, []).append(r)
-        files = sorted(by_file)
+        return cls.from_windows(rows, file_windows(rows, text))
+
+    @classmethod
+    def from_windows(cls, rows: list[FragmentPlace], windows: FileWindows) -> RankingIndex:
+        """``from_tokens`` once the windows are made (``window_tokens.file_windows`` of the same rows):
+        the rest needs no token numbers, so the caches let go of them in between (issue 14)."""
+        files, windows_index = windows.files, windows.index
         number = {p: i for i, p in enumerate(files)}
-        windows = TokenWindows([FileLines(*(np.asarray(column, dtype=np.int64) for column in
-                                            zip(*((r.start, r.first_line, r.lines) for r in by_file[path]))))
-                                for path in files], text)
-        windows_index = KeywordIndex.from_chunks(windows.ids, windows.chunks(), text.tokens)  # a few files at a time
         wfile, wlines = windows.window_file, windows.window_lines
         paths_index = KeywordIndex.build(files, files)
         defined: dict[str, list[str]] = {}
@@ -142,7 +141,7 @@ class RankingIndex:
             if r.name and r.container != CONTAINER["Module"]:
                 defined.setdefault(r.path, []).append(r.name)
         names_index = KeywordIndex.build(files, [" ".join(defined.get(p, ())) for p in files], b=NAMES_B)
-        del by_file, windows
+        del windows
         # where each fragment sits, in fragment order: its last row's, as a dict keyed by fragment kept it
         # (no dicts nor tuples per fragment: issue 14)
         keep = _last_of_each(rows)

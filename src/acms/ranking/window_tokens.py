@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from acms.index.keyword import KeywordIndex
 from acms.index.token_table import TokenizedLines
 from acms.ranking.windows import STRIDE, WINDOW
 
-__all__ = ["CHUNK_TOKENS", "FileLines", "TokenWindows", "ranges"]
+__all__ = ["CHUNK_TOKENS", "FileLines", "FileWindows", "TokenWindows", "file_windows", "ranges"]
 
 CHUNK_TOKENS = 1 << 20  # windows' tokens handed over at once
 
@@ -91,3 +93,29 @@ class TokenWindows:
                 parts, lengths, held = [], [], 0
         if lengths:
             yield np.concatenate(parts), np.concatenate(lengths)
+
+
+@dataclass(frozen=True)
+class FileWindows:
+    """The files (sorted paths) and their windows: file number and (first, last) line of each, and the
+    keyword index over their tokens (ids "0", "1", ...)."""
+
+    files: list[str]
+    window_file: list[int]
+    window_lines: list[tuple[int, int]]
+    index: KeywordIndex
+
+
+def file_windows(rows: Sequence[Any], text: TokenizedLines) -> FileWindows:
+    """The windows of the files of ``rows`` (fragments with ``path``, ``start``, ``first_line``,
+    ``lines``: a file's lines come from its fragments in ``rows``' order). Only this needs the texts'
+    token numbers; what else the ranking index holds is built from ``rows`` after."""
+    by_file: dict[str, list[Any]] = {}
+    for r in rows:
+        by_file.setdefault(r.path, []).append(r)
+    files = sorted(by_file)
+    windows = TokenWindows([FileLines(*(np.asarray(column, dtype=np.int64) for column in
+                                        zip(*((r.start, r.first_line, r.lines) for r in by_file[path]))))
+                            for path in files], text)
+    index = KeywordIndex.from_chunks(windows.ids, windows.chunks(), text.tokens)  # a few files at a time
+    return FileWindows(files, windows.window_file, windows.window_lines, index)

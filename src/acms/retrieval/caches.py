@@ -22,7 +22,7 @@ from acms.memory import release_freed
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.index import CONTAINER, TEST_SCOPE, FragmentPlace, RankingIndex
 from acms.ranking.roles import in_test_scope
-from acms.ranking.window_tokens import ranges
+from acms.ranking.window_tokens import file_windows, ranges
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
@@ -151,7 +151,12 @@ class DerivedCaches:
             release_freed()
         step(3)
         if ranking:
-            built_ranking = self._ranking_from(rows, order, text)
+            places = self._places(rows, order)
+            windows = file_windows(places, text)  # the last use of the texts' token numbers: let them go
+            del text, rows, order
+            release_freed()
+            built_ranking = RankingIndex.from_windows(places, windows)
+            del places, windows
             built_ranking.save(self.layout.cache_dir("ranking"), key=self.state_key)
             self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or built_ranking
             del built_ranking
@@ -159,7 +164,8 @@ class DerivedCaches:
             release_freed()
         step(4)
 
-    def _ranking_from(self, rows: _Rows, order: list[int], text: TokenizedLines) -> RankingIndex:
+    def _places(self, rows: _Rows, order: list[int]) -> list[FragmentPlace]:
+        """The ranking index's rows: those with a place in a file that has a path, in ``order``."""
         paths = {r["file"].value: r["path"].value for r in self._solutions("search/file-paths")}
         kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1] for r in self._solutions("search/class-fragments")}
         outlines = {r["frag"].value: r["outline"].value for r in self._solutions("search/class-outlines")}
@@ -173,7 +179,7 @@ class DerivedCaches:
             places.append(FragmentPlace(frag, path, rows.starts[i], rows.ends[i], container,
                                         (name or "") if qn is not None else "", outlines.get(frag, ""),
                                         rows.firsts[i], rows.counts[i]))
-        return RankingIndex.from_tokens(places, text)
+        return places
 
     def vectors(self, model_id: str) -> VectorMatrix:
         if self._vectors is None or self._vectors.model_id != model_id:
