@@ -87,3 +87,29 @@ def test_the_cli_indexes_into_a_remote_store(oxigraph_server: str, sample_projec
     out = runner.invoke(cli, ["--set", "store_retries=0", "search", "-C", str(sample_project),
                               "--store", "http://127.0.0.1:9", "x"])
     assert out.exit_code == 4 and "cannot reach the SPARQL store" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_remote_index_migrates_like_the_embedded_one(oxigraph_server: str, sample_project: Path,
+                                                       project_name: str) -> None:
+    """A migration (every file redone) on a remote store deletes the old triples group by group
+    (there is no checkpoint to start over from) and lands where the embedded store does."""
+    from pyoxigraph import Literal
+
+    from acms.ontology.versioning import stored_versions, uko_version
+    from acms.sparql import catalog
+
+    with Index.open(sample_project, project_name=project_name) as local, \
+            Index.open(sample_project, store=oxigraph_server, project_name=project_name) as remote:
+        local.index()
+        remote.index()
+        for idx in (local, remote):
+            idx.store.update(catalog.text("ontology/mark-built-with.ru"), {"version": Literal("1.0.0")})
+            assert stored_versions(idx.store) == ("1.0.0", "1.0.0")
+        again_local, again = local.index(), remote.index()
+        assert again.ontology == again_local.ontology and again.ontology
+        assert again.files_indexed == again_local.files_indexed == 6 and again.versions_archived == 0
+        assert "deleting" in again.timings  # streamed (index_reindex), not one batch
+        assert stored_versions(remote.store) == (uko_version(), uko_version())
+        assert _counts(remote) == _counts(local)
+        assert _top(remote, "parse header") == _top(local, "parse header") and _top(local, "parse header")
+        assert remote.index().up_to_date
