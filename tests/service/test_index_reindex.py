@@ -23,6 +23,7 @@ from acms.cli.main import cli
 from acms.config import Settings, load_settings
 from acms.errors import ValidationFailed
 from acms.index.vectors import VectorMatrix
+from acms.ingest import emit
 from acms.ontology.versioning import stored_versions, uko_version
 from acms.retrieval import embedding_store
 from acms.retrieval.caches import DerivedCaches
@@ -251,3 +252,25 @@ def test_a_migration_embeds_every_fragment_again_with_the_kept_model(tmp_path: P
         assert written.key == caches.state_key
         caches.vectors(written.model_id)
         assert caches.rebuilt == []  # the caches phase found it current
+
+
+def test_a_file_the_new_shapes_reject_is_archived_and_left_out(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path)
+    first = _index(root, Settings())
+    _mark_old(root)
+    real = emit.emit_file
+
+    def drop_hash(*args, **kwargs):  # type: ignore[no-untyped-def]  # util.py's File node lacks its hash
+        batch = real(*args, **kwargs)
+        if batch.path == "pkg/util.py":
+            batch.quads = [q for q in batch.quads if q.predicate != UKO.contentHash]
+        return batch
+
+    monkeypatch.setattr(emit, "emit_file", drop_hash)
+    report = _index(root, Settings())
+    assert list(report.quarantined) == ["pkg/util.py"] and report.files_indexed == first.files_indexed - 1
+    versioned = {q.split()[0] for q in _quads(root, TIER_COLD) if "#specializationOf>" in q}
+    assert any("/file/pkg/util.py/v/" in v for v in versioned)  # gone from the index: archived
+    assert all("/pkg/util.py" in v for v in versioned)  # the files written again: not archived
+    assert not [q for q in _graph(root) if "/tier/cold>" not in q and "/pkg/util.py" in q.split()[0]]

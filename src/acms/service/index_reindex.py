@@ -36,9 +36,8 @@ an earlier group's new ones.
 Cold tier: a version is archived only when the file's content hash changed (or the file is gone),
 as an incremental run does; a migration alone changes no content, so it archives nothing, and an
 entity whose triples differ only because the vocabulary or an extractor changed is not a new
-version of the code. A file whose content changed and that then fails the shapes (quarantine) is
-archived against what was emitted for it, not what was written (its old version is deleted either
-way, as in the one-batch path).
+version of the code. A file the new shapes reject (quarantine) is gone from the index: its entities
+are archived as an incremental run archives a removed file's.
 
 Still all or nothing: everything here runs inside the run's ``store.atomic()`` (checkpoint and
 pending-run marker, :mod:`acms.store.run_marker`); an error or a crash in any group leaves the old
@@ -120,7 +119,10 @@ class StreamedReindex:
         files = [self.stored[s.path][0] for s in sources if s.path in self.stored]
         if not files:
             return
-        changed = [s.path for s in sources if s.path in self.stored and self.stored[s.path][1] != s.sha256]
+        # archived: what changed, and what the shapes left out (quarantined: gone from the index, as
+        # in an incremental run); an unchanged file written again keeps its versions as they are
+        changed = [s.path for s in sources
+                   if s.path in self.stored and (self.stored[s.path][1] != s.sha256 or s.path not in kept)]
         new_quads = [q for p in changed if p in kept for q in kept[p].quads]
         keep = {iri for b in kept.values() for iri in b.entities.values()}
         keep |= {self.run.minter.file(p) for p in kept}
