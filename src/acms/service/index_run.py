@@ -9,7 +9,9 @@ of it runs inside ``store.atomic()``: the embedded store takes a checkpoint of t
 pending-run marker that readers honour (they read the checkpoint while it exists), and the next
 writer puts the checkpoint back (see :mod:`acms.store.run_marker`). So a crash or an error in any
 phase, ``kill -9`` included, leaves the previous complete index, for readers at once and for the
-store itself at the next write.
+store itself at the next write. A first index, and a run that redoes every file (an ontology or
+extractor migration), are not one transaction but stream group by group inside the same bracket
+(:mod:`acms.service.index_stream`, :mod:`acms.service.index_reindex`), unless an extension has rules.
 
 Incremental and idempotent: a file whose content hash is already stored is not touched; an unchanged
 project writes no file triples. One odd file never blocks a project: a file that vanishes or keeps
