@@ -376,6 +376,10 @@ class IndexRun:
 
     def _warm_caches(self, layout: IndexLayout) -> None:
         """Build the derived caches now, so the first search after an index run is not the slow one."""
+        reopen = getattr(self.store, "reopen", None)  # the embedded store: let go of the run's leftovers first
+        if reopen is not None:
+            reopen()
+            release_freed()
         caches = DerivedCaches(self.store, layout, progress=self.progress.update)  # steps 1 … CACHE_STEPS
         caches.keyword()
         caches.ranking()

@@ -165,6 +165,17 @@ class OxigraphStore:
         finally:
             self._store = open_handle(self.path)
 
+    def reopen(self) -> None:
+        """Close the database and open it again, before a phase that reads the whole index (the caches):
+        RocksDB lets go of what the run's writes and reads left it holding (measured after a standard
+        library's first index: 540 -> 364 MB resident; the caches' peak 832 -> 771 MB, issue 14). The
+        same files, so inside ``atomic()`` too; a store in memory or read-only is left as it is."""
+        if self.path is None or self.read_only:
+            return
+        self.flush()
+        self.__dict__.pop("_store", None)  # pyoxigraph closes the database when its last reference goes
+        self._store = open_handle(self.path)
+
     def can_start_over(self) -> bool:
         """Whether ``start_over`` may run: a writer on disk inside ``atomic()`` (a checkpoint to keep)."""
         return self.path is not None and not self.read_only and run_marker.pending(self.path)
