@@ -308,6 +308,7 @@ class IndexRun:
         if self.layout is None:
             return
         if settings.embed_on_index:  # phases of its own: fitting (a new model), embeddings
+            self._let_go()
             self._embed(self.layout)
         with self.phase("caches", CACHE_STEPS + 1):
             self._warm_caches(self.layout)
@@ -374,12 +375,17 @@ class IndexRun:
         if done is not None:
             self.report.embedded, self.report.embedding_model = done.embedded, done.model_id
 
-    def _warm_caches(self, layout: IndexLayout) -> None:
-        """Build the derived caches now, so the first search after an index run is not the slow one."""
-        reopen = getattr(self.store, "reopen", None)  # the embedded store: let go of the run's leftovers first
+    def _let_go(self) -> None:
+        """Before a phase that reads the whole index (fitting and embedding, the caches): the embedded
+        store is reopened, so RocksDB lets go of what the files' writes left it holding (issue 14)."""
+        reopen = getattr(self.store, "reopen", None)
         if reopen is not None:
             reopen()
             release_freed()
+
+    def _warm_caches(self, layout: IndexLayout) -> None:
+        """Build the derived caches now, so the first search after an index run is not the slow one."""
+        self._let_go()
         caches = DerivedCaches(self.store, layout, progress=self.progress.update)  # steps 1 … CACHE_STEPS
         caches.keyword()
         caches.ranking()
