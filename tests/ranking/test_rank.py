@@ -101,13 +101,15 @@ def test_aligned_maps_keyword_ids_to_file_and_lines_and_is_memoised(corpus: tupl
     """Rows follow the keyword index's id order; a fragment the ranking index lacks gets file -1."""
     frags, index = corpus
     loc = index.aligned(frags)
-    assert loc.shape == (len(frags), 4)
+    assert loc.shape == (len(frags), 5)
     for i, fid in enumerate(frags.ids):
-        assert tuple(loc[i].tolist()) == index.where[fid]
+        assert tuple(loc[i, :4].tolist()) == index.where[fid]
+        assert str(index.frag_ids[loc[i, 4]]) == fid
     assert index.aligned(frags) is loc  # same keyword index: memoised
     other = KeywordIndex.build(["f:unknown", "f:doc"], ["x y", "z w"])
     loc2 = index.aligned(other)
-    assert loc2.tolist() == [[-1, 0, 0, 0], list(index.where["f:doc"])]
+    doc = int(np.searchsorted(index.frag_ids, "f:doc"))
+    assert loc2.tolist() == [[-1, 0, 0, 0, -1], [*index.where["f:doc"], doc]]
     assert index.aligned(frags) is not loc  # another index in between: recomputed for this one
     np.testing.assert_array_equal(index.aligned(frags), loc)
 
@@ -480,3 +482,61 @@ def test_test_code_inside_a_source_file_is_demoted_not_dropped(tmp_path: Path) -
         idx.index()
         names = [i.candidate.name for i in idx.assemble("trim the header line in parse_header", budget=2000).assembled.items]
         assert names.index("src.lib.Parser.parse_header") < names.index("src.lib.tests.parse_header_trims_the_header_line")
+
+
+@pytest.mark.parametrize(("task", "named"), [
+    ("Use Writer in Context.Status", {"Context.Status"}),
+    ("the :class:`Map` now has a class attribute", {"Map"}),  # quoted: a name however plain
+    ("fixed :attr:`~werkzeug.BaseResponse.is_streamed`", {"werkzeug.BaseResponse.is_streamed", "BaseResponse.is_streamed"}),
+    ("Fix the variable in Template.from_file()", {"Template.from_file"}),
+    ("Added optional SSL support for make_runserver", {"make_runserver"}),
+    ("improve getPostData and __len__", {"getPostData", "__len__"}),
+    ("the map now caches the routing table. Next time", set()),  # plain words, a sentence's full stop
+    ("support for io.x", set()),  # too short to name one symbol: "io" alone, "io.x" is kept below
+])
+def test_named_symbols_are_the_names_written_as_code(task: str, named: set[str]) -> None:
+    from acms.ranking.task import named_symbols
+
+    assert named_symbols(task) >= named and not (named_symbols(task) - named - {"io.x"})
+
+
+NAMED_ROWS = [
+    # The method the task names says little of the task's words; its callers and a busy helper say more.
+    FragmentRow("f:status", "pkg/context.py", 1, 3, "    def status(self, code):\n        self.writer.code = code",
+                qualified="pkg.context.Context.status"),
+    FragmentRow("f:abort", "pkg/context.py", 5, 8,
+                "    def abort_with_status(self, code):\n        # the writer writes the status now\n"
+                "        self.status(code)\n        self.writer.write_status(code)",
+                qualified="pkg.context.Context.abort_with_status"),
+    FragmentRow("f:writer", "pkg/context.py", 10, 12,
+                "    def write_status(self, code):\n        # writer: status line, writer flush\n        self.writer.flush()",
+                qualified="pkg.context.Context.write_status"),
+]
+FILLER = "\n".join(f"    field_{i} = {i}" for i in range(400))  # the class's own lines: its body says little
+NAMED_ROWS.append(FragmentRow("f:class", "pkg/context.py", 1, 412, "class Context:\n" + FILLER,
+                              container=True, outline="f:class-outline", qualified="pkg.context.Context"))
+
+
+def test_a_symbol_the_task_names_carries_its_files_score() -> None:
+    """``Context.status`` is what the task points at, though its body says "writer" and "status" less
+    often than the methods around it: it comes first, at the file's score; BM25 alone put it last."""
+    kw, index = build(NAMED_ROWS)
+    plain = [r.fragment for r in rank("use the writer in the context status", kw, index)]
+    assert plain.index("f:status") > 0
+    ranked = rank("Use the writer in Context.status", kw, index)
+    named = next(r for r in ranked if r.fragment == "f:status")
+    assert named.score == pytest.approx(ranked[0].score) and "named in the task" in named.reason
+    assert [r.fragment for r in ranked].count("f:status") == 1  # chosen for its words and named: once
+
+
+def test_a_class_the_task_names_comes_as_its_outline(tmp_path: Path) -> None:
+    """A named class is shown as its outline (the map of it, a few tokens), at its file's score; names
+    survive a save and load of the index."""
+    kw, index = build(NAMED_ROWS)
+    index.save(tmp_path / "r", key="k")
+    loaded = RankingIndex.load(tmp_path / "r")
+    unnamed = {r.fragment: r.score for r in rank("the status code of the context is written twice", kw, loaded)}
+    assert unnamed["f:class-outline"] < max(unnamed.values())  # the class gave way to its methods
+    ranked = rank("the status code of `Context` is written twice", kw, loaded)
+    outline = next(r for r in ranked if r.fragment == "f:class-outline")
+    assert outline.score == pytest.approx(ranked[0].score) and "f:class" not in [r.fragment for r in ranked]

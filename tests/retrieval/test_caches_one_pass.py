@@ -43,7 +43,7 @@ def test_one_pass_caches_are_the_corpus_caches(tmp_path: Path) -> None:
         ranking = RankingIndex.build(
             FragmentRow(r.frag, paths[r.file], r.start, r.end, r.text,  # type: ignore[arg-type]
                         CONTAINER.get(kinds.get(r.frag, ""), 0), (r.name or "") if r.qn is not None else "",
-                        outlines.get(r.frag, ""))
+                        outlines.get(r.frag, ""), r.qn or "")
             for r in rows if r.file is not None and r.file in paths)
         keyword.save(tmp_path / "keyword", key=caches.state_key)
         ranking.save(tmp_path / "ranking", key=caches.state_key)

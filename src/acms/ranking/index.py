@@ -12,7 +12,9 @@ changes the graph. Three parts:
   a class body, 2 for a module header, else 0), as arrays, to map
   fragment scores to files;
 - ``outlines``: per fragment id, the outline (macro fragment) of a class body, else "": what the
-  first stage shows for a class whose body gives way to its matching methods.
+  first stage shows for a class whose body gives way to its matching methods;
+- ``qualified``: per fragment id, its symbol's qualified name ("" for none), as one UTF-8 blob and
+  offsets (a few bytes a fragment, memory-mapped): what a task that names a symbol is matched against.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ from acms.ranking.roles import Role, role_of
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.window_tokens import FileWindows, file_windows
 
-__all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex"]
+__all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex", "StringColumn"]
 
 CONTAINER = {"Class": 1, "Module": 2}
 TEST_SCOPE = 3  # the container code of a symbol inside a test module of a source file (roles.in_test_scope)
 
-FORMAT = "acms.ranking-index/8"
+FORMAT = "acms.ranking-index/9"
 # The names field is not damped by its length: a file that defines the symbol a task names is the
 # answer however many other names it defines (BM25's usual b = 0.75 let the many small helpers of a
 # JavaScript file outscore the one utility module that defines the name); k1 still saturates a name
@@ -56,6 +58,7 @@ class FragmentRow:
     container: int = 0  # CONTAINER: 1 a class (its body encloses its methods), 2 a module header; TEST_SCOPE
     name: str = ""  # the symbol's name when the fragment is a code symbol's body, else ""
     outline: str = ""  # a class body's outline fragment (macro), else ""
+    qualified: str = ""  # the symbol's qualified name when the fragment is a code symbol's body, else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,37 @@ class FragmentPlace:
     outline: str
     first_line: int
     lines: int
+    qualified: str = ""
+
+
+class StringColumn:
+    """Strings as one UTF-8 blob and their offsets: a numpy string array pads every entry to the
+    longest at four bytes a character (a standard library's qualified names: ~40 MB, here ~5)."""
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
+        self.blob, self.offsets = blob, offsets
+
+    @classmethod
+    def of(cls, strings: Iterable[str]) -> StringColumn:
+        encoded = [s.encode("utf-8") for s in strings]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in encoded], out=offsets[1:])
+        return cls(np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets)
+
+    def __len__(self) -> int:
+        return self.offsets.size - 1
+
+    def __getitem__(self, i: int) -> str:
+        return bytes(self.blob[int(self.offsets[i]) : int(self.offsets[i + 1])]).decode("utf-8")
+
+    def save(self, directory: Path, name: str) -> None:
+        np.save(directory / f"{name}.blob.npy", self.blob)
+        np.save(directory / f"{name}.offsets.npy", self.offsets)
+
+    @classmethod
+    def load(cls, directory: Path, name: str) -> StringColumn:
+        return cls(np.load(directory / f"{name}.blob.npy", mmap_mode="r"),
+                   np.load(directory / f"{name}.offsets.npy", mmap_mode="r"))
 
 
 def _last_of_each(rows: list[FragmentPlace]) -> list[int]:
@@ -86,7 +120,7 @@ class RankingIndex:
     def __init__(self, files: list[str], window_file: np.ndarray, window_lines: np.ndarray,
                  windows_index: KeywordIndex, paths_index: KeywordIndex, names_index: KeywordIndex,
                  frag_ids: np.ndarray, locations: np.ndarray, outlines: np.ndarray | None = None,
-                 key: str = "") -> None:
+                 qualified: StringColumn | None = None, key: str = "") -> None:
         """``frag_ids`` sorted (a numpy string array), ``locations`` the (file, start, end, container)
         row of each, ``outlines`` the outline fragment of each ("" for none): arrays, so a command
         loads them in milliseconds rather than parsing a dict."""
@@ -100,6 +134,7 @@ class RankingIndex:
         self.frag_ids = frag_ids
         self.locations = locations
         self.outlines = outlines if outlines is not None else np.full(len(frag_ids), "", dtype="<U1")
+        self.qualified = qualified if qualified is not None else StringColumn.of([""] * len(frag_ids))
         self.key = key
         self._aligned: tuple[KeywordIndex, np.ndarray] | None = None
 
@@ -114,7 +149,8 @@ class RankingIndex:
         rows = list(rows)
         table = TokenTable()
         places = [
-            FragmentPlace(r.frag, r.path, r.start, r.end, r.container, r.name, r.outline, *table.add_lines(r.text))
+            FragmentPlace(r.frag, r.path, r.start, r.end, r.container, r.name, r.outline, *table.add_lines(r.text),
+                          qualified=r.qualified)
             for r in rows
         ]
         return cls.from_tokens(places, table.lines())
@@ -152,7 +188,8 @@ class RankingIndex:
             locations[:, column] = np.fromiter((field_of(rows[i]) for i in keep), dtype=np.int64, count=len(keep))
         outlines = np.asarray([rows[i].outline for i in keep], dtype=str) if keep else np.zeros(0, dtype="<U1")
         return cls(files, np.asarray(wfile, dtype=np.int64), np.asarray(wlines, dtype=np.int64).reshape(-1, 2),
-                   windows_index, paths_index, names_index, frag_ids, locations, outlines)
+                   windows_index, paths_index, names_index, frag_ids, locations, outlines,
+                   StringColumn.of(rows[i].qualified for i in keep))
 
     def outline_of(self, frag: str) -> str:
         """The outline fragment of a class body ``frag`` ("" for anything else)."""
@@ -160,15 +197,17 @@ class RankingIndex:
         return str(self.outlines[i]) if i < self.frag_ids.size and self.frag_ids[i] == frag else ""
 
     def aligned(self, fragments: KeywordIndex) -> np.ndarray:
-        """``(file number, start, end, container)`` per id of ``fragments`` (file -1 when not in ``where``), memoised."""
+        """``(file number, start, end, container, position here)`` per id of ``fragments`` (file and
+        position -1 when not in ``where``), memoised."""
         if self._aligned is None or self._aligned[0] is not fragments:
-            out = np.zeros((len(fragments.ids), 4), dtype=np.int64)
-            out[:, 0] = -1
+            out = np.zeros((len(fragments.ids), 5), dtype=np.int64)
+            out[:, 0] = out[:, 4] = -1
             if len(fragments.ids) and self.frag_ids.size:
                 wanted = np.asarray(fragments.ids, dtype=str)
                 pos = np.clip(np.searchsorted(self.frag_ids, wanted), 0, self.frag_ids.size - 1)
                 found = self.frag_ids[pos] == wanted
-                out[found] = self.locations[pos[found]]
+                out[found, :4] = self.locations[pos[found]]
+                out[found, 4] = pos[found]
             self._aligned = (fragments, out)
         return self._aligned[1]
 
@@ -186,6 +225,7 @@ class RankingIndex:
             np.save(tmp / "frag_ids.npy", self.frag_ids)
             np.save(tmp / "locations.npy", self.locations)
             np.save(tmp / "outlines.npy", self.outlines)
+            self.qualified.save(tmp, "qualified")
             meta = {"format": FORMAT, "key": key, "files": self.files}
             (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
         self.key = key
@@ -206,7 +246,8 @@ class RankingIndex:
                        KeywordIndex.load(directory / "names"),
                        np.load(directory / "frag_ids.npy", mmap_mode="r"),
                        np.load(directory / "locations.npy", mmap_mode="r"),
-                       np.load(directory / "outlines.npy", mmap_mode="r"), key=str(meta.get("key", "")))
+                       np.load(directory / "outlines.npy", mmap_mode="r"),
+                       StringColumn.load(directory, "qualified"), key=str(meta.get("key", "")))
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:

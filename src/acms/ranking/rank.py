@@ -20,6 +20,10 @@ files. Per task:
    few tokens, and the class itself for a task about it.
    A file whose fragments score nothing on their own (the words are spread over several) shows the
    fragment that overlaps its best window most.
+3. A symbol the task names as code (``Context.Status``, `` `Map` ``, ``make_runserver``: see
+   :func:`acms.ranking.task.named_symbols`) in one of those files carries its file's score whatever
+   its words score (a class: its outline). The task points at it; BM25 only sees that the name's
+   words occur, as they do in every caller.
 
 Words that describe the change rather than the code ("fixed a bug") are dropped first
 (:mod:`acms.ranking.task`). Query words count once each (``unique``): a commit body or a long task that repeats a word does not
@@ -35,7 +39,7 @@ import numpy as np
 from acms.index.keyword import KeywordIndex
 from acms.ranking.index import CONTAINER, TEST_SCOPE, RankingIndex
 from acms.ranking.roles import Role, role_factors
-from acms.ranking.task import code_terms
+from acms.ranking.task import code_terms, named_symbols
 
 __all__ = ["CLASS_OUTLINE_FACTOR", "LENGTH_PRIOR", "MAX_FILES", "NAMES_WEIGHT", "PATH_WEIGHT", "PER_FILE", "Ranked", "file_scores", "rank"]
 
@@ -161,6 +165,7 @@ def _outlines(classes: list[Cand], chosen: list[Cand], best: float, file_score: 
 def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles: bool = False,
          max_files: int = MAX_FILES, per_file: int = PER_FILE) -> list[Ranked]:
     """Fragments to show for ``task``, best first (scores in (0, 1])."""
+    named = named_symbols(task)
     task = code_terms(task)
     fs = file_scores(task, index, equal_roles=equal_roles)
     top = [int(i) for i in np.lexsort((np.arange(fs.score.size), -fs.score))[:max_files] if fs.score[i] > 0]
@@ -170,12 +175,16 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
     frag_scores = fragments.scores(task, unique=True)
     rows = np.flatnonzero(np.isin(loc[:, 0], top))
     by_file: dict[int, list[Cand]] = {f: [] for f in top}
+    named_in: dict[int, list[tuple[str, str]]] = {}  # file number -> (fragment, its outline) the task names
     ids = fragments.ids
     factor = {CONTAINER["Module"]: MODULE_HEADER_FACTOR, TEST_SCOPE: role_factors(task, equal=equal_roles)[Role.TEST]}
     for i in rows.tolist():
         lines = int(loc[i, 2]) - int(loc[i, 1]) + 1
         s = float(frag_scores[i]) * factor.get(int(loc[i, 3]), 1.0) * lines ** LENGTH_PRIOR
         by_file[int(loc[i, 0])].append((s, ids[i], int(loc[i, 1]), int(loc[i, 2]), int(loc[i, 3])))
+        if named and loc[i, 4] >= 0 and _names(index.qualified[int(loc[i, 4])], named):
+            outline = index.outline_of(ids[i]) if int(loc[i, 3]) == CONTAINER["Class"] else ""
+            named_in.setdefault(int(loc[i, 0]), []).append((ids[i], outline))
     out: list[Ranked] = []
     for rank_no, f in enumerate(top, 1):
         cands = by_file[f]
@@ -184,6 +193,7 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
         why = f"file #{rank_no} {fs.score[f]:.2f}" + (" (path matches)" if fs.path_hit[f] else "")
         cands, classes = _units(cands, per_file)
         best = max(s for s, *_ in cands)
+        chosen: list[Cand] = []
         if best > 0:
             chosen = sorted((c for c in cands if c[0] >= MIN_RELATIVE * best), key=lambda c: (-c[0], c[1]))[:per_file]
             for s, fid, *_ in chosen:
@@ -196,4 +206,19 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
             overlap = lambda c: min(hi, c[3]) - max(lo, c[2])  # noqa: E731
             s, fid, *_ = max(cands, key=lambda c: (overlap(c), -(c[3] - c[2]), c[1]))
             out.append(Ranked(fid, float(fs.score[f]), f"{why}; overlaps the file's best window {lo}-{hi}"))
-    return sorted(out, key=lambda r: (-r.score, r.fragment))
+        shown = {c[1] for c in chosen}  # a named class whose body is shown for its words: the body
+        out.extend(Ranked(outline if outline and fid not in shown else fid, float(fs.score[f]), f"{why}; named in the task")
+                   for fid, outline in named_in.get(f, ()))
+    best_of: dict[str, Ranked] = {}
+    for r in out:  # a fragment chosen for its words and named too keeps its best score
+        if r.fragment not in best_of or r.score > best_of[r.fragment].score:
+            best_of[r.fragment] = r
+    return sorted(best_of.values(), key=lambda r: (-r.score, r.fragment))
+
+
+def _names(qualified: str, named: frozenset[str]) -> bool:
+    """Whether a symbol of this qualified name is one the task names (its name, or a dotted tail of it)."""
+    if not qualified:
+        return False
+    parts = qualified.split(".")
+    return any(".".join(parts[k:]) in named for k in range(len(parts)))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CHANGE_WORDS", "code_terms"]
+__all__ = ["CHANGE_WORDS", "code_terms", "named_symbols"]
 
 CHANGE_WORDS = frozenset("fix fixed fixes fixing bug bugs bugfix issue issues".split())
 
@@ -29,3 +29,37 @@ _PLAIN = re.compile(r"(?<![\w.])[A-Za-z]+(?!\w|\(|\.\w)")
 def code_terms(task: str) -> str:
     """``task`` without the plain words that describe a change rather than code."""
     return _PLAIN.sub(lambda m: "" if m.group(0).lower() in CHANGE_WORDS else m.group(0), task)
+
+
+# A word as a task writes it: in backticks, or a (dotted) identifier, maybe called.
+_WRITTEN = re.compile(r"`([^`\n]+)`|([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(\(\))?")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+MIN_NAMED = 3  # shorter names ("io", "os") are too common to name one symbol
+
+
+def _is_code(word: str, quoted: bool, called: bool) -> bool:
+    """Written as code: quoted, called, dotted, snake_case, camelCase or a dunder; a plain word
+    ("cache", "Map" unquoted) is not a name, it is matched as a word."""
+    return quoted or called or "." in word or "_" in word.strip("_") or bool(_CAMEL.search(word)) or (
+        word.startswith("__") and word.endswith("__") and len(word) > 4)
+
+
+def named_symbols(task: str) -> frozenset[str]:
+    """The symbols ``task`` names as code (``Context.Status``, `` `Map` ``, ``make_runserver``,
+    ``werkzeug.BaseResponse.freeze``): each written name, and the tails of two parts or more of a
+    dotted one (``BaseResponse.freeze``), since a task may qualify a name with its package and the
+    index knows it by its module. A symbol whose qualified name ends with one of them is named.
+
+    Sphinx roles (``:class:`~werkzeug.Map```) and a trailing call (``from_file()``) are cut off.
+    """
+    out: set[str] = set()
+    for m in _WRITTEN.finditer(task):
+        quoted = m.group(1) is not None
+        word = (m.group(1) or m.group(2)).strip().rsplit(":", 1)[-1].lstrip("~").removesuffix("()")
+        if not _IDENTIFIER.fullmatch(word) or not _is_code(word, quoted, m.group(3) is not None):
+            continue
+        parts = word.split(".")
+        out.update(".".join(parts[k:]) for k in range(len(parts) - 1))
+        out.add(word)
+    return frozenset(n for n in out if len(n) >= MIN_NAMED)

@@ -178,7 +178,7 @@ class DerivedCaches:
             container = CONTAINER.get(kinds.get(frag, ""), 0) or (TEST_SCOPE if qn is not None and in_test_scope(qn, path) else 0)
             places.append(FragmentPlace(frag, path, rows.starts[i], rows.ends[i], container,
                                         (name or "") if qn is not None else "", outlines.get(frag, ""),
-                                        rows.firsts[i], rows.counts[i]))
+                                        rows.firsts[i], rows.counts[i], qualified=qn or ""))
         return places
 
     def vectors(self, model_id: str) -> VectorMatrix:
