@@ -540,3 +540,17 @@ def test_a_class_the_task_names_comes_as_its_outline(tmp_path: Path) -> None:
     ranked = rank("the status code of `Context` is written twice", kw, loaded)
     outline = next(r for r in ranked if r.fragment == "f:class-outline")
     assert outline.score == pytest.approx(ranked[0].score) and "f:class" not in [r.fragment for r in ranked]
+
+
+def test_version_control_metadata_is_not_part_of_the_task() -> None:
+    """hg-git's "--HG--" block and git-svn's id line are the tool's, not the change's: "branch",
+    "trunk" and a rebase hash must not match code."""
+    from acms.ranking.task import code_terms, named_symbols
+
+    assert code_terms("removed a useless newline call\n--HG--\nbranch : trunk").split() == ["removed", "a", "useless", "newline", "call"]
+    assert code_terms("a\ngit-svn-id: svn://host/trunk@12 0f3c\nb").split() == ["a", "b"]
+    assert named_symbols("close run_wsgi_app\n--HG--\nextra : rebase_source : 2b0f") == {"run_wsgi_app"}
+    rows = [FragmentRow("f:branch", "pkg/branches.py", 1, 2, "def trunk_branch():\n    return branch(trunk)"),
+            FragmentRow("f:newline", "pkg/writer.py", 1, 2, "def newline(self):\n    self.write(newline_call)")]
+    kw, index = build(rows)
+    assert [r.fragment for r in rank("removed a useless newline call\n--HG--\nbranch : trunk", kw, index)] == ["f:newline"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CHANGE_WORDS", "code_terms", "named_symbols"]
+__all__ = ["CHANGE_WORDS", "code_terms", "named_symbols", "without_vcs_metadata"]
 
 CHANGE_WORDS = frozenset("fix fixed fixes fixing bug bugs bugfix issue issues".split())
 
@@ -26,9 +26,19 @@ CHANGE_WORDS = frozenset("fix fixed fixes fixing bug bugs bugfix issue issues".s
 _PLAIN = re.compile(r"(?<![\w.])[A-Za-z]+(?!\w|\(|\.\w)")
 
 
+# What version control appends to a message: hg-git's "--HG--" block (branch, rebase source) to the
+# end, git-svn's "git-svn-id:" line. Words such as "branch", "trunk" and "extra" then matched code.
+_VCS_METADATA = re.compile(r"(?s:^--HG--$.*)|^git-svn-id: [^\n]*$", re.M)
+
+
+def without_vcs_metadata(task: str) -> str:
+    """``task`` without the lines a version control tool added to a commit message."""
+    return _VCS_METADATA.sub("", task)
+
+
 def code_terms(task: str) -> str:
-    """``task`` without the plain words that describe a change rather than code."""
-    return _PLAIN.sub(lambda m: "" if m.group(0).lower() in CHANGE_WORDS else m.group(0), task)
+    """``task`` without the plain words that describe a change rather than code (nor VCS metadata)."""
+    return _PLAIN.sub(lambda m: "" if m.group(0).lower() in CHANGE_WORDS else m.group(0), without_vcs_metadata(task))
 
 
 # A word as a task writes it: in backticks, or a (dotted) identifier, maybe called.
@@ -54,7 +64,7 @@ def named_symbols(task: str) -> frozenset[str]:
     Sphinx roles (``:class:`~werkzeug.Map```) and a trailing call (``from_file()``) are cut off.
     """
     out: set[str] = set()
-    for m in _WRITTEN.finditer(task):
+    for m in _WRITTEN.finditer(without_vcs_metadata(task)):
         quoted = m.group(1) is not None
         word = (m.group(1) or m.group(2)).strip().rsplit(":", 1)[-1].lstrip("~").removesuffix("()")
         if not _IDENTIFIER.fullmatch(word) or not _is_code(word, quoted, m.group(3) is not None):
