@@ -120,15 +120,20 @@ class IndexRun:
         self.root = root.resolve()
         self.store, self.settings, self.layout, self.history = store, settings, layout, history
         self.progress: Progress = progress or NullProgress()
-        self.started = datetime.now(UTC)
-        self.generated_at = self.started.isoformat().replace("+00:00", "Z")
-        self.stamp = self.started.strftime("%Y%m%dT%H%M%S%fZ")  # the suffix of this run's IRIs
-        self.report = IndexReport(root=str(self.root))
+        self.adopt(datetime.now(UTC), IndexReport(root=str(self.root)), None)
         self.minter = IriMinter(settings.project_name or self.root.name)
         self.extensions = ontology_extensions.configured(settings.extensions, self.root)
         self.full_ontology = ontology_quads(ontology_extensions.ontology_quads(self.extensions))
         self._t0 = time.perf_counter()
-        self._head: str | None = None  # the git HEAD the run indexed, recorded on its IndexRun
+
+    def adopt(self, started: datetime, report: IndexReport, head: str | None) -> None:
+        """Continue another process's run (:mod:`acms.service.index_child`): its start time (so the
+        IRIs and times it mints are the run's), its report so far and the git HEAD it indexes."""
+        self.started = started
+        self.generated_at = started.isoformat().replace("+00:00", "Z")
+        self.stamp = started.strftime("%Y%m%dT%H%M%S%fZ")  # the suffix of this run's IRIs
+        self.report = report
+        self.head = head  # the git HEAD the run indexed, recorded on its IndexRun
 
     @contextmanager
     def phase(self, name: str, total: int | None = None) -> Iterator[None]:
@@ -178,8 +183,9 @@ class IndexRun:
             listing = list_files(self.root, walk)
             report.used_git = listing.used_git
             report.skipped = {r.value: list(p) for r, p in listing.skipped.items() if p}
-        self._head = git_head(self.root) if listing.used_git else None
+        self.head = git_head(self.root) if listing.used_git else None
         if self._streams(migration):
+            from acms.service.index_child import separate, stream_in_child
             from acms.service.index_stream import stream_first_index
 
             reindex = None
@@ -187,7 +193,10 @@ class IndexRun:
                 from acms.service.index_reindex import StreamedReindex
 
                 reindex = StreamedReindex(self)
-            stream_first_index(self, listing, reindex)
+            if reindex is None and separate(self, listing):
+                stream_in_child(self, listing)  # the later phases then start from a heap that never held the files
+            else:
+                stream_first_index(self, listing, reindex)
             return
         stored = {
             str(r["path"].value): (r["file"], str(r["hash"].value))
@@ -415,7 +424,7 @@ class IndexRun:
 
     def index_run_quads(self) -> list[Quad]:
         """The IndexRun record of this run (meta graph)."""
-        head = self._head
+        head = self.head
         r, run, g = self.report, self.minter.index_run(self.stamp), GRAPH_META
         ended = datetime.now(UTC).isoformat().replace("+00:00", "Z")
         q = [

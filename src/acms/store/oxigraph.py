@@ -176,6 +176,21 @@ class OxigraphStore:
         self.__dict__.pop("_store", None)  # pyoxigraph closes the database when its last reference goes
         self._store = open_handle(self.path)
 
+    @contextmanager
+    def lent(self) -> Iterator[Path]:
+        """Close the database while another process of this run writes its files (the index lock and
+        the run's checkpoint stay with this object), and open it again after, whatever happened:
+        a failure inside still rolls back through ``atomic()`` (:mod:`acms.service.index_child`)."""
+        if self.path is None or self.read_only:
+            raise StoreError("only an on-disk index open for writing can be lent to another process")
+        self.flush()
+        self.__dict__.pop("_store", None)  # pyoxigraph closes the database when its last reference goes
+        self._prefixes = None
+        try:
+            yield self.path
+        finally:
+            self._store = open_handle(self.path)
+
     def can_start_over(self) -> bool:
         """Whether ``start_over`` may run: a writer on disk inside ``atomic()`` (a checkpoint to keep)."""
         return self.path is not None and not self.read_only and run_marker.pending(self.path)

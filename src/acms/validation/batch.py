@@ -54,11 +54,21 @@ def stage(store: GraphStore, quads: Sequence[Quad], promised: Iterable[tuple[Nam
         {q.object for q in quads if isinstance(q.object, NamedNode) and q.predicate != RDF.type} - described,
         key=lambda n: n.value,
     )
+    _add_context(store, mem, linked, list(promised))
+    return mem, graph
+
+
+def _add_context(store: GraphStore, mem: ox.Store, linked: list[NamedNode],
+                 promised: list[tuple[NamedNode, NamedNode]]) -> None:
+    """The classes of the linked nodes (from the store) and of the promised ones, into ``CONTEXT``.
+    A promised node is not looked up: its class is the promise, and a streamed run's group that
+    links to nothing else then reads nothing from the store (its previous group may still be loading)."""
+    known = {node for node, _ in promised}
+    linked = [n for n in linked if n not in known]
     if linked:
         rows = store.select(catalog.text("validation/types-of"), {"node": linked})
         mem.extend([Quad(r["node"], RDF.type, r["type"], CONTEXT) for r in rows])  # type: ignore[arg-type]
     mem.extend([Quad(node, RDF.type, cls, CONTEXT) for node, cls in promised])
-    return mem, graph
 
 
 def stage_nquads(store: GraphStore, data: bytes, graph: NamedNode,
@@ -72,10 +82,7 @@ def stage_nquads(store: GraphStore, data: bytes, graph: NamedNode,
         return None
     linked = sorted((r["node"] for r in mem.query(catalog.text("validation/linked-in-batch"))),  # type: ignore[union-attr]
                     key=lambda n: n.value)
-    if linked:
-        rows = store.select(catalog.text("validation/types-of"), {"node": linked})
-        mem.extend([Quad(r["node"], RDF.type, r["type"], CONTEXT) for r in rows])  # type: ignore[arg-type]
-    mem.extend([Quad(node, RDF.type, cls, CONTEXT) for node, cls in promised])
+    _add_context(store, mem, linked, list(promised))
     return mem
 
 

@@ -1,0 +1,127 @@
+"""A large first index writes its files in a child process (issue 14: the later phases start from a
+clean heap); the index it leaves is the one a single process writes, and a child that dies or fails
+leaves no index behind, as a failed single-process run does.
+
+``SEPARATE_BYTES`` is set to 0 so that the small fixture project goes through the child.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from acms.config import Settings
+from acms.errors import StoreError, ValidationFailed
+from acms.service import index_child
+from acms.service.index_run import index_project
+from acms.store.oxigraph import OxigraphStore
+from acms.vocab import GRAPH_META
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+_TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    shutil.copytree(FIXTURES / "adr_project" / "docs", root / "adrdocs" / "docs")
+    return root
+
+
+def _index(root: Path, progress: object = None):  # noqa: ANN202
+    store = OxigraphStore(root / ".acms" / "graph")
+    try:
+        return index_project(root, store, Settings(), progress=progress)  # type: ignore[arg-type]
+    finally:
+        store.close()
+
+
+def _graph(root: Path) -> set[str]:
+    store = OxigraphStore(root / ".acms" / "graph", read_only=True)
+    try:
+        return {_TIME.sub('"T"', str(q)).replace(str(root), "ROOT") for q in store.quads() if q.graph_name != GRAPH_META}
+    finally:
+        store.close()
+
+
+class Phases:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, object]] = []
+
+    def start(self, phase: str, total: int | None = None) -> None:
+        self.seen.append(("start", phase))
+
+    def update(self, done: int, total: int | None = None) -> None:
+        self.seen.append(("update", done))
+
+    def finish(self, phase: str) -> None:
+        self.seen.append(("finish", phase))
+
+
+def test_the_child_writes_the_index_one_process_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    apart, together = _project(tmp_path / "a"), _project(tmp_path / "b")
+    monkeypatch.setattr(index_child, "SEPARATE_BYTES", 0)
+    children: list[int] = []
+    real = index_child.stream_in_child
+    monkeypatch.setattr(index_child, "stream_in_child", lambda run, listing: (children.append(1), real(run, listing)))
+    phases = Phases()
+    one = _index(apart, phases)
+    assert children == [1]
+    assert ("start", "indexing") in phases.seen and ("finish", "indexing") in phases.seen  # forwarded from the child
+    assert phases.seen.index(("start", "tiers")) > phases.seen.index(("finish", "indexing"))  # then here
+    monkeypatch.setattr(index_child, "SEPARATE_BYTES", 1 << 40)
+    two = _index(together)
+    assert children == [1]
+    assert _graph(apart) == _graph(together)
+    for field in ("files_indexed", "entities", "fragments", "triples_written", "parse_errors", "quarantined",
+                  "skipped", "first_run"):
+        assert getattr(one, field) == getattr(two, field), field
+    assert one.files_indexed > 5 and one.timings["validation"] > 0  # the child's timings came back
+    assert not (apart / ".acms" / "run-pending").exists()
+    assert _index(apart).up_to_date  # and the next run finds it complete
+
+
+def test_a_child_killed_mid_run_leaves_no_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OOM killer (or anyone) ends the child between two groups: the parent says so and rolls back."""
+    root = _project(tmp_path)
+    monkeypatch.setattr(index_child, "SEPARATE_BYTES", 0)
+
+    class KillChild(Phases):
+        def update(self, done: int, total: int | None = None) -> None:
+            if ("start", "indexing") in self.seen and ("finish", "indexing") not in self.seen:
+                for child in multiprocessing.active_children():
+                    if child.name == "acms-index-files":
+                        os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+            super().update(done, total)
+
+    with pytest.raises(StoreError, match="signal 9"):
+        _index(root, KillChild())
+    assert not (root / ".acms" / "run-pending").exists()
+    store = OxigraphStore(root / ".acms" / "graph", read_only=True)
+    try:
+        assert not store.ask("ASK { GRAPH ?g { ?f a uko:File } }")
+    finally:
+        store.close()
+    report = _index(root)
+    assert report.first_run and report.files_indexed > 5
+
+
+def test_the_childs_error_is_raised_as_itself() -> None:
+    """What the child raises comes back with its class, message and details (an AcmsError keeps its exit code)."""
+    exc = ValidationFailed("a batch failed the shapes", ["pkg/mod.py: uko:contentHash missing"])
+    back = index_child._rebuilt(type(exc), exc.args, exc.__dict__, str(exc))
+    assert type(back) is ValidationFailed and str(back) == str(exc)
+    assert back.__dict__ == exc.__dict__
+
+    class Odd(Exception):
+        def __new__(cls, *args: object) -> Odd:
+            raise TypeError("cannot be rebuilt")
+
+    other = index_child._rebuilt(Odd, (), {}, "odd failure")
+    assert isinstance(other, StoreError) and "odd failure" in str(other)
