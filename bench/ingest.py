@@ -15,9 +15,11 @@ run on the same files:
 
     python bench/ingest.py [--scale 1,2,4] [--migration] [--keep DIR] [--lib PATH]
 
-Peak RSS is the indexing process's (``getrusage`` of a wrapper's children: the largest one, which is
-``acms`` itself; its extraction workers are smaller processes); per phase, the highest ``VmRSS``
-sampled every 0.1 s between the end of the previous phase and the end of this one (``--progress``
+Memory, two ways: the peak RSS of the largest acms process (``getrusage`` of a wrapper's children:
+the index process, or the child that writes a large first index's files), and the peak of all acms
+processes together (the index process, that child and the extraction workers: PSS summed, shared
+pages counted once, sampled every 0.1 s), which is what the machine must have; per phase, the
+highest such sum between the end of the previous phase and the end of this one (``--progress``
 lines). The machine is shared: the load
 average is printed before and after, and ratios within one run are what to compare.
 """
@@ -39,33 +41,49 @@ from pathlib import Path
 from acms.ingest.walker import WalkSettings, list_files
 
 WRAPPER = """
-import json, resource, subprocess, sys, threading, time
+import json, os, resource, subprocess, sys, threading, time
 start = time.perf_counter()
 proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-phases, state = {}, {"peak": 0}
-def rss():
+phases, state = {}, {"peak": 0, "tree_peak": 0, "tree": 0}
+def field(pid, name, where="status"):
     try:
-        with open(f"/proc/{proc.pid}/status") as f:
-            return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
-    except (OSError, StopIteration):
+        with open(f"/proc/{pid}/{where}") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith(name))
+    except (OSError, StopIteration, ValueError):
         return 0
-def watch():  # a phase's peak RSS: the highest sample since the previous phase ended
+def descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return out
+def tree():  # every acms process (the index process, its files' child, the extraction workers): PSS, shared pages once
+    return sum(field(p, "Pss:", "smaps_rollup") for p in descendants(proc.pid))
+def watch():  # a phase's peak: the highest sample since the previous phase ended
     err = []
     for line in proc.stderr:
         err.append(line)
         if line.startswith("acms: ") and " done (" in line:
-            phases[line.split()[1]] = max(state["peak"], rss())
-            state["peak"] = 0
+            phases[line.split()[1]] = max(state["tree"], tree())
+            state["tree"] = 0
     state["err"] = "".join(err)[-3000:]
 t = threading.Thread(target=watch); t.start()
 while proc.poll() is None:
-    state["peak"] = max(state["peak"], rss())
+    now = tree()
+    state["tree"] = max(state["tree"], now)
+    state["tree_peak"] = max(state["tree_peak"], now)
     time.sleep(0.1)
 out = proc.stdout.read(); t.join()
 wall = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"code": proc.returncode, "wall": wall, "peak_kb": peak, "phase_kb": phases, "out": out,
-                  "err": state.get("err", "")}))
+print(json.dumps({"code": proc.returncode, "wall": wall, "peak_kb": peak, "tree_kb": state["tree_peak"],
+                  "phase_kb": phases, "out": out, "err": state.get("err", "")}))
 """
 
 
@@ -143,7 +161,7 @@ def migration_table(first: dict, migrated: dict) -> None:
     for phase in sorted(set(a) | set(b), key=lambda p: -max(a.get(p, 0.0), b.get(p, 0.0))):
         print(f"| {phase} | {a.get(phase, 0.0):.1f} | {b.get(phase, 0.0):.1f} |")
     print()
-    print("peak RSS (MB) while each reported phase ran:")
+    print("peak MB of all acms processes (PSS) while each reported phase ran:")
     print()
     names = list(dict.fromkeys([*first["phase_kb"], *migrated["phase_kb"]]))
     print("| run | " + " | ".join(names) + " |")
@@ -192,13 +210,15 @@ def main() -> None:
     print(f"acms index of the standard library ({args.lib}), {os.cpu_count()} cores, "
           f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
     print()
-    print("| size | files | triples | wall s | vs 1x | peak RSS MB | floor s (read + ast.parse) | wall / floor |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| size | files | triples | wall s | vs 1x | peak RSS MB, largest process | peak MB, all processes "
+          "| floor s (read + ast.parse) | wall / floor |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     base = rows[0][2]["wall"]
     for n, floor, got in rows:
         f = floor["read"] + floor["parse"]
         print(f"| {n}x | {got['report']['files_indexed']:,} | {got['report']['triples_written']:,} | {got['wall']:.1f} "
-              f"| {got['wall'] / base:.2f}x | {got['peak_kb'] / 1024:,.0f} | {f:.1f} | {got['wall'] / f:.1f}x |")
+              f"| {got['wall'] / base:.2f}x | {got['peak_kb'] / 1024:,.0f} | {got['tree_kb'] / 1024:,.0f} | {f:.1f} "
+              f"| {got['wall'] / f:.1f}x |")
     assert first is not None
     n, floor, got = rows[0]
     print()
@@ -213,7 +233,8 @@ def main() -> None:
     print(f"| *floor: ast.parse* | {floor['parse']:.1f} | |")
     print(f"| *floor: tiktoken, each file once* | {floor['tokenize']:.1f} | |")
     print()
-    print("peak RSS (MB) while each reported phase ran, per size (a streamed run reports 'indexing' for its files):")
+    print("peak MB of all acms processes (PSS) while each reported phase ran, per size (a streamed run reports "
+          "'indexing' for its files):")
     print()
     names = list(dict.fromkeys(p for _, _, g in rows for p in g["phase_kb"]))
     print("| size | " + " | ".join(names) + " |")

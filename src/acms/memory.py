@@ -14,7 +14,7 @@ import ctypes
 import ctypes.util
 from functools import cache
 
-__all__ = ["release_freed"]
+__all__ = ["limit_arenas", "release_freed"]
 
 
 @cache
@@ -31,3 +31,20 @@ def release_freed() -> None:
     trim = _trim()
     if trim is not None:
         trim(0)  # type: ignore[operator]
+
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+
+
+def limit_arenas(n: int) -> None:
+    """At most ``n`` glibc malloc arenas for this process's threads, before they start.
+
+    Why: each thread that allocates (validation queries on a thread pool, Oxigraph's own threads)
+    gets an arena of its own, up to eight per core, and each keeps its freed pages apart: the files'
+    phase of a standard library held ~100 MB more resident with the default than with one arena.
+    A no-op without glibc."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(M_ARENA_MAX, n)
+    except (OSError, AttributeError):
+        pass

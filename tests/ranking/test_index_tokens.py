@@ -11,7 +11,7 @@ import numpy as np
 
 from acms.index.keyword import KeywordIndex
 from acms.index.tokenize import code_tokens
-from acms.ranking.index import CONTAINER, NAMES_B, FragmentRow, RankingIndex
+from acms.ranking.index import CONTAINER, NAMES_B, FragmentRow, RankingIndex, StringColumn, ids_array
 from acms.ranking.windows import file_lines, windows
 
 
@@ -37,9 +37,9 @@ def _reference(rows: list[FragmentRow]) -> RankingIndex:
     outline = {r.frag: r.outline for r in rows}
     ids = sorted(where)
     return RankingIndex(files, np.asarray(wfile, dtype=np.int64), np.asarray(wlines, dtype=np.int64).reshape(-1, 2),
-                        windows_index, paths_index, names_index, np.asarray(ids, dtype=str),
+                        windows_index, paths_index, names_index, ids_array(ids),
                         np.asarray([where[f] for f in ids], dtype=np.int64).reshape(-1, 4),
-                        np.asarray([outline[f] for f in ids], dtype=str))
+                        StringColumn.of(outline[f] for f in ids))
 
 
 WORDS = ["parse", "HTTPServer", "headers", "Proxies", "get_value", "x", "the", "utf8", "é_name", "return", "self", "a1b2", "", "# note",

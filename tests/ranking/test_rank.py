@@ -104,11 +104,11 @@ def test_aligned_maps_keyword_ids_to_file_and_lines_and_is_memoised(corpus: tupl
     assert loc.shape == (len(frags), 5)
     for i, fid in enumerate(frags.ids):
         assert tuple(loc[i, :4].tolist()) == index.where[fid]
-        assert str(index.frag_ids[loc[i, 4]]) == fid
+        assert index.frag_id(loc[i, 4]) == fid
     assert index.aligned(frags) is loc  # same keyword index: memoised
     other = KeywordIndex.build(["f:unknown", "f:doc"], ["x y", "z w"])
     loc2 = index.aligned(other)
-    doc = int(np.searchsorted(index.frag_ids, "f:doc"))
+    doc = index.position("f:doc")
     assert loc2.tolist() == [[-1, 0, 0, 0, -1], [*index.where["f:doc"], doc]]
     assert index.aligned(frags) is not loc  # another index in between: recomputed for this one
     np.testing.assert_array_equal(index.aligned(frags), loc)

@@ -8,11 +8,13 @@ changes the graph. Three parts:
 - ``paths``: BM25 over each file's path (folders and file name split like identifiers);
 - ``names``: BM25 over the names of the symbols each file defines (the graph's ``defines`` edges:
   functions, classes, methods; not the module or the file itself, which the path already gives);
-- ``frag_ids`` / ``locations``: fragment IRIs (sorted) → (file number, start line, end line, 1 for
-  a class body, 2 for a module header, else 0), as arrays, to map
-  fragment scores to files;
-- ``outlines``: per fragment id, the outline (macro fragment) of a class body, else "": what the
-  first stage shows for a class whose body gives way to its matching methods;
+- ``frag_ids`` / ``locations``: fragment IRIs (sorted, UTF-8 bytes: a numpy ``str`` array would pad
+  each to the longest at four bytes a character, 117 MB at 4x the standard library instead of 29)
+  → (file number, start line, end line, 1 for a class body, 2 for a module header, else 0), as
+  arrays, to map fragment scores to files;
+- ``outlines``: per fragment id, the outline (macro fragment) of a class body, else "", as one UTF-8
+  blob and offsets (most are ""): what the first stage shows for a class whose body gives way to its
+  matching methods;
 - ``qualified``: per fragment id, its symbol's qualified name ("" for none), as one UTF-8 blob and
   offsets (a few bytes a fragment, memory-mapped): what a task that names a symbol is matched against.
 """
@@ -32,12 +34,12 @@ from acms.ranking.roles import Role, role_of
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.window_tokens import FileWindows, file_windows
 
-__all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex", "StringColumn"]
+__all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex", "StringColumn", "ids_array"]
 
 CONTAINER = {"Class": 1, "Module": 2}
 TEST_SCOPE = 3  # the container code of a symbol inside a test module of a source file (roles.in_test_scope)
 
-FORMAT = "acms.ranking-index/9"
+FORMAT = "acms.ranking-index/10"
 # The names field is not damped by its length: a file that defines the symbol a task names is the
 # answer however many other names it defines (BM25's usual b = 0.75 let the many small helpers of a
 # JavaScript file outscore the one utility module that defines the name); k1 still saturates a name
@@ -108,6 +110,12 @@ class StringColumn:
                    np.load(directory / f"{name}.offsets.npy", mmap_mode="r"))
 
 
+def ids_array(ids: Iterable[str]) -> np.ndarray:
+    """Fragment IRIs as a numpy array of UTF-8 bytes: sorts and compares as the strings do (UTF-8 keeps
+    code point order), at a byte a character."""
+    return np.asarray([i.encode("utf-8") for i in ids], dtype=np.bytes_)
+
+
 def _last_of_each(rows: list[FragmentPlace]) -> list[int]:
     """Row numbers sorted by fragment (stable), only the last row of each fragment."""
     order = sorted(range(len(rows)), key=lambda i: rows[i].frag)
@@ -119,11 +127,11 @@ class RankingIndex:
 
     def __init__(self, files: list[str], window_file: np.ndarray, window_lines: np.ndarray,
                  windows_index: KeywordIndex, paths_index: KeywordIndex, names_index: KeywordIndex,
-                 frag_ids: np.ndarray, locations: np.ndarray, outlines: np.ndarray | None = None,
+                 frag_ids: np.ndarray, locations: np.ndarray, outlines: StringColumn | None = None,
                  qualified: StringColumn | None = None, key: str = "") -> None:
-        """``frag_ids`` sorted (a numpy string array), ``locations`` the (file, start, end, container)
-        row of each, ``outlines`` the outline fragment of each ("" for none): arrays, so a command
-        loads them in milliseconds rather than parsing a dict."""
+        """``frag_ids`` sorted (a numpy bytes array of UTF-8 IRIs, ``ids_array``), ``locations`` the
+        (file, start, end, container) row of each, ``outlines`` the outline fragment of each ("" for
+        none): arrays, so a command loads them in milliseconds rather than parsing a dict."""
         self.files = files
         self.roles = [role_of(p) for p in files]
         self.window_file = window_file  # window number → file number
@@ -133,7 +141,7 @@ class RankingIndex:
         self.names = names_index
         self.frag_ids = frag_ids
         self.locations = locations
-        self.outlines = outlines if outlines is not None else np.full(len(frag_ids), "", dtype="<U1")
+        self.outlines = outlines if outlines is not None else StringColumn.of([""] * len(frag_ids))
         self.qualified = qualified if qualified is not None else StringColumn.of([""] * len(frag_ids))
         self.key = key
         self._aligned: tuple[KeywordIndex, np.ndarray] | None = None
@@ -141,7 +149,18 @@ class RankingIndex:
     @property
     def where(self) -> dict[str, tuple[int, int, int, int]]:
         """Fragment IRI → (file number, start, end, container); built on demand (for inspection)."""
-        return {str(f): (int(a), int(b), int(c), int(d)) for f, (a, b, c, d) in zip(self.frag_ids, self.locations.tolist())}
+        return {f.decode("utf-8"): (int(a), int(b), int(c), int(d))
+                for f, (a, b, c, d) in zip(self.frag_ids.tolist(), self.locations.tolist())}
+
+    def frag_id(self, position: int) -> str:
+        """The fragment IRI at ``position`` (of ``aligned``'s last column)."""
+        return bytes(self.frag_ids[position]).decode("utf-8")
+
+    def position(self, frag: str) -> int:
+        """Where ``frag`` sits in ``frag_ids`` (-1 when it is not there)."""
+        key = frag.encode("utf-8")
+        i = int(np.searchsorted(self.frag_ids, key))
+        return i if i < self.frag_ids.size and self.frag_ids[i] == key else -1
 
     @classmethod
     def build(cls, rows: Iterable[FragmentRow]) -> RankingIndex:
@@ -181,20 +200,19 @@ class RankingIndex:
         # where each fragment sits, in fragment order: its last row's, as a dict keyed by fragment kept it
         # (no dicts nor tuples per fragment: issue 14)
         keep = _last_of_each(rows)
-        frag_ids = np.asarray([rows[i].frag for i in keep], dtype=str) if keep else np.zeros(0, dtype="<U1")
+        frag_ids = ids_array([rows[i].frag for i in keep])
         locations = np.zeros((len(keep), 4), dtype=np.int64)
         for column, field_of in enumerate((lambda r: number[r.path], lambda r: r.start, lambda r: r.end,
                                            lambda r: int(r.container))):
             locations[:, column] = np.fromiter((field_of(rows[i]) for i in keep), dtype=np.int64, count=len(keep))
-        outlines = np.asarray([rows[i].outline for i in keep], dtype=str) if keep else np.zeros(0, dtype="<U1")
         return cls(files, np.asarray(wfile, dtype=np.int64), np.asarray(wlines, dtype=np.int64).reshape(-1, 2),
-                   windows_index, paths_index, names_index, frag_ids, locations, outlines,
-                   StringColumn.of(rows[i].qualified for i in keep))
+                   windows_index, paths_index, names_index, frag_ids, locations,
+                   StringColumn.of(rows[i].outline for i in keep), StringColumn.of(rows[i].qualified for i in keep))
 
     def outline_of(self, frag: str) -> str:
         """The outline fragment of a class body ``frag`` ("" for anything else)."""
-        i = int(np.searchsorted(self.frag_ids, frag))
-        return str(self.outlines[i]) if i < self.frag_ids.size and self.frag_ids[i] == frag else ""
+        i = self.position(frag)
+        return self.outlines[i] if i >= 0 else ""
 
     def aligned(self, fragments: KeywordIndex) -> np.ndarray:
         """``(file number, start, end, container, position here)`` per id of ``fragments`` (file and
@@ -203,7 +221,7 @@ class RankingIndex:
             out = np.zeros((len(fragments.ids), 5), dtype=np.int64)
             out[:, 0] = out[:, 4] = -1
             if len(fragments.ids) and self.frag_ids.size:
-                wanted = np.asarray(fragments.ids, dtype=str)
+                wanted = ids_array(fragments.ids)
                 pos = np.clip(np.searchsorted(self.frag_ids, wanted), 0, self.frag_ids.size - 1)
                 found = self.frag_ids[pos] == wanted
                 out[found, :4] = self.locations[pos[found]]
@@ -224,7 +242,7 @@ class RankingIndex:
             np.save(tmp / "window_lines.npy", self.window_lines)
             np.save(tmp / "frag_ids.npy", self.frag_ids)
             np.save(tmp / "locations.npy", self.locations)
-            np.save(tmp / "outlines.npy", self.outlines)
+            self.outlines.save(tmp, "outlines")
             self.qualified.save(tmp, "qualified")
             meta = {"format": FORMAT, "key": key, "files": self.files}
             (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
@@ -246,7 +264,7 @@ class RankingIndex:
                        KeywordIndex.load(directory / "names"),
                        np.load(directory / "frag_ids.npy", mmap_mode="r"),
                        np.load(directory / "locations.npy", mmap_mode="r"),
-                       np.load(directory / "outlines.npy", mmap_mode="r"),
+                       StringColumn.load(directory, "outlines"),
                        StringColumn.load(directory, "qualified"), key=str(meta.get("key", "")))
         except StoreError:
             raise

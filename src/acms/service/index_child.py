@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from acms.config import Settings
 from acms.errors import StoreError
 from acms.ingest.walker import Listing
+from acms.memory import limit_arenas
 from acms.store.oxigraph import OxigraphStore, open_handle
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["SEPARATE_BYTES", "separate", "stream_in_child"]
 
 SEPARATE_BYTES = 24 << 20  # listed bytes from which a first index's files are written by a child process
+ARENAS = 2  # glibc malloc arenas in the child (``acms.memory.limit_arenas``)
 
 
 def separate(run: IndexRun, listing: Listing) -> bool:
@@ -123,6 +125,7 @@ def _child_main(job: _Job, conn: Connection) -> None:
     if os.getppid() != job.parent:  # the parent died before the kernel was told
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process
+    limit_arenas(ARENAS)
     from acms.service.index_run import IndexRun
     from acms.service.index_stream import stream_first_index
 

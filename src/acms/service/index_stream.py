@@ -59,7 +59,7 @@ __all__ = ["GROUP_BYTES", "GROUP_FILES", "stream_first_index"]
 
 GROUP_FILES = 192  # files per group at most
 GROUP_BYTES = 3 << 20  # bytes of source per group at most (the group's quads stay ~100k)
-EDGE_GROUP = 200_000  # edges validated and written at once
+EDGE_GROUP = 20_000  # edges validated and written at once
 
 
 def groups(files: list[ListedFile]) -> Iterator[list[ListedFile]]:
