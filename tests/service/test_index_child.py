@@ -125,3 +125,18 @@ def test_the_childs_error_is_raised_as_itself() -> None:
 
     other = index_child._rebuilt(Odd, (), {}, "odd failure")
     assert isinstance(other, StoreError) and "odd failure" in str(other)
+
+
+def test_an_error_that_does_not_pickle_still_comes_back_as_its_text() -> None:
+    class Local(Exception):  # a class defined in a function does not pickle
+        pass
+
+    receive, send = multiprocessing.Pipe(duplex=False)
+    index_child._send_error(send, Local("the child's own words"))
+    kind, *rest = receive.recv()
+    back = index_child._rebuilt(*rest)
+    assert kind == "error" and isinstance(back, StoreError) and "the child's own words" in str(back)
+    index_child._send_error(send, ValidationFailed("shapes", ["a.py: missing hash"]))
+    _, *rest = receive.recv()
+    again = index_child._rebuilt(*rest)
+    assert type(again) is ValidationFailed and again.__dict__ == ValidationFailed("shapes", ["a.py: missing hash"]).__dict__

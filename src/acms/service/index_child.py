@@ -24,6 +24,7 @@ import ctypes
 import ctypes.util
 import multiprocessing
 import os
+import pickle
 import signal
 from dataclasses import dataclass
 from datetime import datetime
@@ -135,27 +136,28 @@ def _child_main(job: _Job, conn: Connection) -> None:
             run = IndexRun(job.root, store, job.settings, progress=_PipeProgress(conn))
             run.adopt(job.started, job.report, job.head)
             stream_first_index(run, job.listing)
-            store.flush()
         finally:
-            store.__dict__.pop("_store", None)  # closed here, before the parent opens the files again
+            store.close()  # flushed and closed here, before the parent opens the files again
         conn.send(("done", run.report))
     except BaseException as exc:  # noqa: BLE001  (every failure goes back to the parent, which rolls back)
-        conn.send(("error", type(exc), exc.args, _picklable(exc.__dict__), str(exc)))
+        _send_error(conn, exc)
     finally:
         conn.close()
 
 
-def _picklable(attrs: dict[str, Any]) -> dict[str, Any]:
-    import pickle
-
-    out = {}
-    for key, value in attrs.items():
+def _send_error(conn: Connection, exc: BaseException) -> None:
+    """The exception's class, arguments and picklable attributes; its text alone if even that fails."""
+    attrs = {}
+    for key, value in exc.__dict__.items():
         try:
             pickle.dumps(value)
         except Exception:  # noqa: BLE001
             continue
-        out[key] = value
-    return out
+        attrs[key] = value
+    try:
+        conn.send(("error", type(exc), exc.args, attrs, str(exc)))
+    except Exception:  # noqa: BLE001  (a class or argument that does not pickle)
+        conn.send(("error", StoreError, (str(exc),), {}, str(exc)))
 
 
 def _rebuilt(cls: type[BaseException], args: tuple[Any, ...], attrs: dict[str, Any], text: str) -> BaseException:
