@@ -61,8 +61,8 @@ def stage(store: GraphStore, quads: Sequence[Quad], promised: Iterable[tuple[Nam
 def _add_context(store: GraphStore, mem: ox.Store, linked: list[NamedNode],
                  promised: list[tuple[NamedNode, NamedNode]]) -> None:
     """The classes of the linked nodes (from the store) and of the promised ones, into ``CONTEXT``.
-    A promised node is not looked up: its class is the promise, and a streamed run's group that
-    links to nothing else then reads nothing from the store (its previous group may still be loading)."""
+    A promised node is not looked up: its class is the promise (a streamed run writes it at the end),
+    so a group that links to nothing else asks the store nothing."""
     known = {node for node, _ in promised}
     linked = [n for n in linked if n not in known]
     if linked:
