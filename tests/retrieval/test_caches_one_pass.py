@@ -45,8 +45,8 @@ def test_one_pass_caches_are_the_corpus_caches(tmp_path: Path) -> None:
                         CONTAINER.get(kinds.get(r.frag, ""), 0), (r.name or "") if r.qn is not None else "",
                         outlines.get(r.frag, ""), r.qn or "")
             for r in rows if r.file is not None and r.file in paths)
-        keyword.save(tmp_path / "keyword", key=caches.state_key)
-        ranking.save(tmp_path / "ranking", key=caches.state_key)
+        keyword.save(tmp_path / "keyword", key=caches.text_key)
+        ranking.save(tmp_path / "ranking", key=caches.text_key)
         assert len(rows) > 50 and len(ranking.windows) > len(ranking.files)
         assert _files(idx.layout.cache_dir("keyword")) == _files(tmp_path / "keyword")
         assert _files(idx.layout.cache_dir("ranking")) == _files(tmp_path / "ranking")
@@ -78,3 +78,26 @@ def test_a_cache_swapped_away_while_read_back_is_used_as_built(tmp_path: Path, m
         caches = DerivedCaches(idx.store, idx.layout)
         assert (caches.keyword().scores("parse header") == want).all()
         assert caches.ranking().files and caches.rebuilt == ["keyword", "ranking"]
+
+
+def test_an_index_run_keys_the_text_caches_by_its_run_and_a_new_model_keeps_them(tmp_path: Path) -> None:
+    """The keyword and ranking caches are built before the run's embeddings (issue 14) and keyed by
+    the run alone: the embeddings that follow leave them current, and so does a model migration, which
+    changes no text; the vector cache is keyed by the model too and is rebuilt for the new one."""
+    from acms.retrieval.embedding_store import migrate
+
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    with Index.open(root, embedding_dims=4) as idx:
+        report = idx.index()
+        assert report.embedded > 0
+        caches = DerivedCaches(idx.store, idx.layout)
+        caches.keyword(), caches.ranking()
+        assert caches.rebuilt == []  # built by the run before its embeddings, still current after them
+        old_state, old_text = caches.state_key, caches.text_key
+    with Index.open(root, embedding_dims=8) as idx:  # another model
+        migrate(idx.store, idx.layout, idx.settings, "lsa")
+        after = DerivedCaches(idx.store, idx.layout)
+        after.keyword(), after.ranking()
+        assert after.rebuilt == [] and after.text_key == old_text
+        assert after.state_key != old_state  # the vectors' key follows the model

@@ -34,7 +34,7 @@ with Index.open(sys.argv[1], wait=10) as idx:
 print("finished")
 """
 MUST_COVER = {"listing", "reading", "diff", "parsing", "tokenizing", "emitting", "linking", "rules", "versions",
-              "validation", "store", "history", "tiers", "secrets", "embeddings", "caches"}
+              "validation", "store", "history", "tiers", "secrets", "caches", "embeddings", "vectors"}
 
 
 class Recorder:
@@ -113,7 +113,7 @@ def test_an_error_after_any_phase_leaves_the_previous_index(before: tuple[Path, 
 # kill -9 where the store has changed since the run began (and at the first boundary, before any write):
 # the exception test above covers every boundary in-process; these cover the marker, the readers that
 # honour it and the recovery by the next writer, in real processes.
-KILL_AT = ("listing", "store", "history", "tiers", "secrets", "embeddings", "caches")
+KILL_AT = ("listing", "store", "history", "tiers", "secrets", "caches", "embeddings", "vectors")
 
 
 def _kill_then_recover(root: Path, phase: str, state: set[str]) -> None:

@@ -53,11 +53,25 @@ class DerivedCaches:
         self._ranking: RankingIndex | None = None
 
     @cached_property
-    def state_key(self) -> str:
+    def _state(self) -> tuple[str, str]:
         rows = self.store.select(catalog.text("index/state"))
         row = rows[0] if rows else {}
-        raw = f"{_v(row.get('run'))}|{_v(row.get('model'))}"
-        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+        return _v(row.get("run")), _v(row.get("model"))
+
+    @cached_property
+    def state_key(self) -> str:
+        """The vector cache's key: the last index run and the embedding model."""
+        run, model = self._state
+        return hashlib.sha256(f"{run}|{model}".encode()).hexdigest()[:16]
+
+    @cached_property
+    def text_key(self) -> str:
+        """The keyword and ranking caches' key: the last index run. Texts, names and places change only
+        in index runs; a new embedding model does not touch them, so an index run builds these caches
+        before its embeddings (issue 14: on the heap the files' phase left clean, see
+        ``IndexRun._after_files``) and a model migration keeps them."""
+        run, _ = self._state
+        return hashlib.sha256(f"{run}|text".encode()).hexdigest()[:16]
 
     @cached_property
     def corpus(self) -> list[CorpusRow]:
@@ -89,7 +103,7 @@ class DerivedCaches:
             index = load(directory)
         except Exception:  # noqa: BLE001
             return None
-        return index if index.key == self.state_key else None
+        return index if index.key == self.text_key else None
 
     def _load_keyword(self) -> KeywordIndex:
         saved = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword"))
@@ -142,7 +156,7 @@ class DerivedCaches:
         if keyword:
             built = KeywordIndex.from_chunks([rows.frags[i] for i in order], rows.documents(order, text),
                                              text.tokens, spill_dir=self.layout.cache)
-            built.save(self.layout.cache_dir("keyword"), key=self.state_key)
+            built.save(self.layout.cache_dir("keyword"), key=self.text_key)
             # mapped, not held; another process rebuilding the same cache may be swapping the directory
             # at this moment (a reader beside a writer): then the index just built is used as it is
             self._keyword = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword")) or built
@@ -152,12 +166,14 @@ class DerivedCaches:
         step(3)
         if ranking:
             places = self._places(rows, order)
+            del rows, order  # the places hold what the ranking index needs of them
+            release_freed()
             windows = file_windows(places, text)  # the last use of the texts' token numbers: let them go
-            del text, rows, order
+            del text
             release_freed()
             built_ranking = RankingIndex.from_windows(places, windows)
             del places, windows
-            built_ranking.save(self.layout.cache_dir("ranking"), key=self.state_key)
+            built_ranking.save(self.layout.cache_dir("ranking"), key=self.text_key)
             self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or built_ranking
             del built_ranking
             self.rebuilt.append("ranking")

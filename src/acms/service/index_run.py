@@ -316,11 +316,16 @@ class IndexRun:
             report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
         if self.layout is None:
             return
+        # The keyword and ranking caches before the embeddings (they do not depend on them): after a
+        # files' phase in a child process this heap is still clean, and the caches' build is the
+        # run's largest (issue 14).
+        with self.phase("caches", CACHE_STEPS):
+            self._warm_caches(self.layout)
         if settings.embed_on_index:  # phases of its own: fitting (a new model), embeddings
             self._let_go()
             self._embed(self.layout)
-        with self.phase("caches", CACHE_STEPS + 1):
-            self._warm_caches(self.layout)
+        with self.phase("vectors", 1):
+            self._warm_vectors(self.layout)
 
     def _plan(self, changed: list[SourceFile], removed: list[str], current: set[str],
               stored: dict[str, tuple[NamedNode, str]], emitted: dict[str, emit.FileBatch],
@@ -393,15 +398,18 @@ class IndexRun:
             release_freed()
 
     def _warm_caches(self, layout: IndexLayout) -> None:
-        """Build the derived caches now, so the first search after an index run is not the slow one."""
+        """Build the keyword and ranking caches now, so the first search after an index run is not the slow one."""
         self._let_go()
         caches = DerivedCaches(self.store, layout, progress=self.progress.update)  # steps 1 … CACHE_STEPS
         caches.keyword()
         caches.ranking()
+
+    def _warm_vectors(self, layout: IndexLayout) -> None:
+        """The vector cache, for the model the embeddings used (a first embedding has written it already)."""
         model = active_model(self.store)
         if model is not None:
-            caches.vectors(model.model_id)
-        self.progress.update(CACHE_STEPS + 1)
+            DerivedCaches(self.store, layout).vectors(model.model_id)
+        self.progress.update(1)
 
     def _streams(self, migration: Migration) -> bool:
         """Stream this run (:mod:`acms.service.index_stream`): a first index, or a run that redoes every

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 __all__ = ["GROUP_BYTES", "GROUP_FILES", "stream_first_index"]
 
 GROUP_FILES = 192  # files per group at most
-GROUP_BYTES = 3 << 20  # bytes of source per group at most (the group's quads stay ~100k)
+GROUP_BYTES = 2 << 20  # bytes of source per group at most (a group's bulk load and staging grow with it: ~+160 and +80 MB at 3 MB)
 EDGE_GROUP = 20_000  # edges validated and written at once
 
 
