@@ -94,15 +94,17 @@ class MatrixWriter:
         n = len(self._ids)
         raw = self._tmp / "rows.f32"
         order = sorted(range(n), key=self._ids.__getitem__)
-        final = np.lib.format.open_memmap(self._tmp / "matrix.npy", mode="w+", dtype=np.float32,
-                                          shape=(n, self.dims))
-        if n:
-            rows = np.memmap(raw, dtype="<f4", mode="r", shape=(n, self.dims))
+        # Plain reads and writes, not memory maps: mapped, both matrices' pages counted in the process's
+        # resident size until unmapped (+575 MB for 292k rows of 256 floats, issue 14).
+        row_bytes = 4 * self.dims
+        with raw.open("rb") as src, (self._tmp / "matrix.npy").open("wb") as out:
+            np.lib.format.write_array_header_1_0(out, {"descr": "<f4", "fortran_order": False, "shape": (n, self.dims)})
             for start in range(0, n, self._COPY):
-                final[start : start + self._COPY] = rows[order[start : start + self._COPY]]
-            del rows
-        final.flush()
-        del final
+                block = order[start : start + self._COPY]
+                buf = bytearray(len(block) * row_bytes)
+                for k, i in enumerate(block):
+                    buf[k * row_bytes : (k + 1) * row_bytes] = os.pread(src.fileno(), row_bytes, i * row_bytes)
+                out.write(buf)
         raw.unlink()
         ids = [self._ids[i] for i in order]
         (self._tmp / "manifest.json").write_text(json.dumps({"ids": ids, "key": key, "model_id": self.model_id}))
