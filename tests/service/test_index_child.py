@@ -140,3 +140,67 @@ def test_an_error_that_does_not_pickle_still_comes_back_as_its_text() -> None:
     _, *rest = receive.recv()
     again = index_child._rebuilt(*rest)
     assert type(again) is ValidationFailed and again.__dict__ == ValidationFailed("shapes", ["a.py: missing hash"]).__dict__
+
+
+KILL_PARENT = """
+import multiprocessing, os, signal, sys
+from pathlib import Path
+from acms.api import Index
+from acms.service import index_child
+index_child.SEPARATE_BYTES = 0
+
+class KillMe:
+    def start(self, phase, total=None): self.phase = phase
+    def update(self, done, total=None):
+        if getattr(self, "phase", "") == "indexing":  # forwarded from the child: it is writing
+            child = [c for c in multiprocessing.active_children() if c.name == "acms-index-files"][0]
+            Path(sys.argv[2]).write_text(str(child.pid))
+            os.kill(os.getpid(), signal.SIGKILL)
+    def finish(self, phase): pass
+
+if __name__ == "__main__":
+    with Index.open(sys.argv[1], wait=10) as idx:
+        idx.index(progress=KillMe())
+    print("finished")
+"""
+
+
+def _gone(pid: int, seconds: float = 10.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return True
+        if "\nState:\tZ" in state:  # dead, waiting to be reaped by whoever adopted it
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+def test_kill_9_of_the_parent_takes_the_child_with_it(tmp_path: Path) -> None:
+    """``kill -9`` of ``acms index`` while its child writes the files: the child does not outlive it (the
+    kernel kills it, ``PR_SET_PDEATHSIG``; failing that, its next message to the parent fails), readers
+    see no index, and the next run lands."""
+    import subprocess
+    import sys
+
+    root = _project(tmp_path)
+    script, pid_file = tmp_path / "kill_parent.py", tmp_path / "child.pid"
+    script.write_text(KILL_PARENT, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), str(root), str(pid_file)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == -signal.SIGKILL, (proc.stdout, proc.stderr)
+    assert _gone(int(pid_file.read_text())), "the child outlived its parent"
+    assert (root / ".acms" / "run-pending").exists()
+    reader = OxigraphStore(root / ".acms" / "graph", read_only=True)
+    try:
+        assert not reader.ask("ASK { GRAPH ?g { ?f a uko:File } }")
+    finally:
+        reader.close()
+    report = _index(root)
+    assert report.first_run and report.files_indexed > 5
+    assert not (root / ".acms" / "run-pending").exists()
