@@ -18,17 +18,17 @@ __all__ = ["limit_arenas", "release_freed"]
 
 
 @cache
-def _trim() -> object | None:
+def _libc_function(name: str) -> object | None:
+    """glibc's ``name``, or None elsewhere (no glibc, or no such function)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
     except (OSError, AttributeError):
         return None
 
 
 def release_freed() -> None:
     """Return the allocator's free pages to the OS (a few milliseconds); a no-op without glibc."""
-    trim = _trim()
+    trim = _libc_function("malloc_trim")
     if trim is not None:
         trim(0)  # type: ignore[operator]
 
@@ -43,8 +43,6 @@ def limit_arenas(n: int) -> None:
     gets an arena of its own, up to eight per core, and each keeps its freed pages apart: with one
     arena the files' phase of a standard library peaked ~90 MB lower per group than with the default.
     A no-op without glibc."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.mallopt(M_ARENA_MAX, n)
-    except (OSError, AttributeError):
-        pass
+    mallopt = _libc_function("mallopt")
+    if mallopt is not None:
+        mallopt(M_ARENA_MAX, n)  # type: ignore[operator]

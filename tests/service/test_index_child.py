@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import re
 import shutil
 import signal
 from pathlib import Path
 
 import pytest
 
-from acms.config import Settings
 from acms.errors import StoreError, ValidationFailed
 from acms.service import index_child
-from acms.service.index_run import index_project
-from acms.store.oxigraph import OxigraphStore
-from acms.vocab import GRAPH_META
+from tests.service.indexes import graph as _graph
+from tests.service.indexes import index, reader_sees_files
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-_TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
 
 
 def _project(tmp_path: Path) -> Path:
@@ -32,22 +28,6 @@ def _project(tmp_path: Path) -> Path:
     shutil.copytree(FIXTURES / "sample_project", root)
     shutil.copytree(FIXTURES / "adr_project" / "docs", root / "adrdocs" / "docs")
     return root
-
-
-def _index(root: Path, progress: object = None):  # noqa: ANN202
-    store = OxigraphStore(root / ".acms" / "graph")
-    try:
-        return index_project(root, store, Settings(), progress=progress)  # type: ignore[arg-type]
-    finally:
-        store.close()
-
-
-def _graph(root: Path) -> set[str]:
-    store = OxigraphStore(root / ".acms" / "graph", read_only=True)
-    try:
-        return {_TIME.sub('"T"', str(q)).replace(str(root), "ROOT") for q in store.quads() if q.graph_name != GRAPH_META}
-    finally:
-        store.close()
 
 
 class Phases:
@@ -71,12 +51,12 @@ def test_the_child_writes_the_index_one_process_writes(tmp_path: Path, monkeypat
     real = index_child.stream_in_child
     monkeypatch.setattr(index_child, "stream_in_child", lambda run, listing: (children.append(1), real(run, listing)))
     phases = Phases()
-    one = _index(apart, phases)
+    one = index(apart, progress=phases)
     assert children == [1]
     assert ("start", "indexing") in phases.seen and ("finish", "indexing") in phases.seen  # forwarded from the child
     assert phases.seen.index(("start", "tiers")) > phases.seen.index(("finish", "indexing"))  # then here
     monkeypatch.setattr(index_child, "SEPARATE_BYTES", 1 << 40)
-    two = _index(together)
+    two = index(together)
     assert children == [1]
     assert _graph(apart) == _graph(together)
     for field in ("files_indexed", "entities", "fragments", "triples_written", "parse_errors", "quarantined",
@@ -84,10 +64,10 @@ def test_the_child_writes_the_index_one_process_writes(tmp_path: Path, monkeypat
         assert getattr(one, field) == getattr(two, field), field
     assert one.files_indexed > 5 and one.timings["validation"] > 0  # the child's timings came back
     assert not (apart / ".acms" / "run-pending").exists()
-    assert _index(apart).up_to_date  # and the next run finds it complete
+    assert index(apart).up_to_date  # and the next run finds it complete
 
 
-def test_a_child_killed_mid_run_leaves_no_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_child_killed_mid_run_leaves_noindex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The OOM killer (or anyone) ends the child between two groups: the parent says so and rolls back."""
     root = _project(tmp_path)
     monkeypatch.setattr(index_child, "SEPARATE_BYTES", 0)
@@ -101,14 +81,10 @@ def test_a_child_killed_mid_run_leaves_no_index(tmp_path: Path, monkeypatch: pyt
             super().update(done, total)
 
     with pytest.raises(StoreError, match="signal 9"):
-        _index(root, KillChild())
+        index(root, progress=KillChild())
     assert not (root / ".acms" / "run-pending").exists()
-    store = OxigraphStore(root / ".acms" / "graph", read_only=True)
-    try:
-        assert not store.ask("ASK { GRAPH ?g { ?f a uko:File } }")
-    finally:
-        store.close()
-    report = _index(root)
+    assert not reader_sees_files(root)
+    report = index(root)
     assert report.first_run and report.files_indexed > 5
 
 
@@ -196,11 +172,7 @@ def test_kill_9_of_the_parent_takes_the_child_with_it(tmp_path: Path) -> None:
     assert proc.returncode == -signal.SIGKILL, (proc.stdout, proc.stderr)
     assert _gone(int(pid_file.read_text())), "the child outlived its parent"
     assert (root / ".acms" / "run-pending").exists()
-    reader = OxigraphStore(root / ".acms" / "graph", read_only=True)
-    try:
-        assert not reader.ask("ASK { GRAPH ?g { ?f a uko:File } }")
-    finally:
-        reader.close()
-    report = _index(root)
+    assert not reader_sees_files(root)
+    report = index(root)
     assert report.first_run and report.files_indexed > 5
     assert not (root / ".acms" / "run-pending").exists()

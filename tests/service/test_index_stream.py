@@ -8,7 +8,6 @@ in its group, the others land.
 
 from __future__ import annotations
 
-import re
 import shutil
 import signal
 import subprocess
@@ -18,15 +17,16 @@ from pathlib import Path
 import pytest
 from pyoxigraph import NamedNode
 
-from acms.config import Settings
 from acms.ingest import emit
 from acms.service import index_stream
-from acms.service.index_run import IndexRun, index_project
+from acms.service.index_run import IndexRun
 from acms.store.oxigraph import OxigraphStore
-from acms.vocab import GRAPH_META, UKO
+from acms.vocab import UKO
+from tests.service.indexes import graph as _graph
+from tests.service.indexes import index as _index
+from tests.service.indexes import reader_sees_files
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-_TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
 
 KILLER = """
 import os, signal, sys
@@ -56,23 +56,6 @@ def _project(tmp_path: Path, name: str = "proj") -> Path:
             f"from pkg.mod import *\n\n\nclass Gen{i}:\n    def run(self):\n        return helper{i}()\n\n\n"
             f"def helper{i}():\n    return {i}\n", encoding="utf-8")
     return root
-
-
-def _index(root: Path, settings: Settings | None = None):
-    store = OxigraphStore(root / ".acms" / "graph")
-    try:
-        return index_project(root, store, settings or Settings())
-    finally:
-        store.close()
-
-
-def _graph(root: Path) -> set[str]:
-    """Every quad but the run record, times and the root folder blanked (two runs differ in them only)."""
-    store = OxigraphStore(root / ".acms" / "graph", read_only=True)
-    try:
-        return {_TIME.sub('"T"', str(q)).replace(str(root), "ROOT") for q in store.quads() if q.graph_name != GRAPH_META}
-    finally:
-        store.close()
 
 
 def test_streamed_first_index_is_the_one_batch_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,11 +112,7 @@ def test_an_error_between_groups_leaves_no_index(tmp_path: Path, monkeypatch: py
     with pytest.raises(RuntimeError, match="third group"):
         _index(root)
     assert not (root / ".acms" / "run-pending").exists()
-    store = OxigraphStore(root / ".acms" / "graph", read_only=True)
-    try:
-        assert not store.ask("ASK { GRAPH ?g { ?f a uko:File } }")
-    finally:
-        store.close()
+    assert not reader_sees_files(root)
     monkeypatch.undo()
     assert _index(root).files_indexed > 10
 
@@ -143,11 +122,7 @@ def test_kill_9_between_groups_leaves_no_index_and_the_next_run_lands(tmp_path: 
     proc = subprocess.run([sys.executable, "-c", KILLER, str(root)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, (proc.stdout, proc.stderr)
     assert (root / ".acms" / "run-pending").exists()
-    reader = OxigraphStore(root / ".acms" / "graph", read_only=True)  # reads the checkpoint: no file yet
-    try:
-        assert not reader.ask("ASK { GRAPH ?g { ?f a uko:File } }")
-    finally:
-        reader.close()
+    assert not reader_sees_files(root)  # reads the checkpoint: no file yet
     report = _index(root)
     assert report.first_run and report.files_indexed > 10
     assert not (root / ".acms" / "run-pending").exists()

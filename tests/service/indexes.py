@@ -1,0 +1,42 @@
+"""Helpers the streamed-index tests share: index a project in this process, read its graph back in a
+form two runs can be compared in, and ask whether a reader sees any file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from acms.config import Settings
+from acms.service.index_run import IndexReport, index_project
+from acms.service.progress import Progress
+from acms.store.oxigraph import OxigraphStore
+from acms.vocab import GRAPH_META
+
+_TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
+
+
+def index(root: Path, settings: Settings | None = None, progress: Progress | None = None) -> IndexReport:
+    """``index_project`` on ``root``'s own store (no caches: no layout)."""
+    store = OxigraphStore(root / ".acms" / "graph")
+    try:
+        return index_project(root, store, settings or Settings(), progress=progress)
+    finally:
+        store.close()
+
+
+def graph(root: Path) -> set[str]:
+    """Every quad but the run record, times and the root folder blanked (two runs differ in them only)."""
+    store = OxigraphStore(root / ".acms" / "graph", read_only=True)
+    try:
+        return {_TIME.sub('"T"', str(q)).replace(str(root), "ROOT") for q in store.quads() if q.graph_name != GRAPH_META}
+    finally:
+        store.close()
+
+
+def reader_sees_files(root: Path) -> bool:
+    """Whether a reader opening the index now sees any file (it reads a pending run's checkpoint)."""
+    store = OxigraphStore(root / ".acms" / "graph", read_only=True)
+    try:
+        return store.ask("ASK { GRAPH ?g { ?f a uko:File } }")
+    finally:
+        store.close()
