@@ -208,3 +208,32 @@ def test_saved_query_changes_since(repo: tuple[Path, list[str]]) -> None:
                        "--bind", "since=2025-01-02T00:00:00Z", "-C", str(repo[0]), "--format", "json")
     # pkg/shapes.py no longer exists as a file: the query is about current modules
     assert code == 0 and json.loads(out)["results"]["bindings"] == []
+
+
+def test_saved_query_co_changed_with(tmp_path: Path) -> None:
+    """The files the commits touching a file also touched, most often first, with the share of its
+    commits; files no longer in the project are not listed."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    steps = [({"a.py": "A = 1\n", "b.py": "B = 1\n", "c.py": "C = 1\n", "old.py": "O = 1\n"}, "Add modules"),
+             ({"a.py": "A = 2\n", "b.py": "B = 2\n"}, "Change a with b"),
+             ({"a.py": "A = 3\n", "b.py": "B = 3\n"}, "Change a with b again"),
+             ({"a.py": "A = 4\n", "c.py": "C = 4\n"}, "Change a with c"),
+             ({"c.py": "C = 5\n"}, "Change c alone"),
+             ({"old.py": None}, "Remove old")]
+    for day, (files, message) in enumerate(steps, 1):
+        for path, text in files.items():
+            if text is None:
+                (root / path).unlink()
+            else:
+                (root / path).write_text(text)
+        commit(root, message, "Ada", f"2025-02-0{day}T10:00:00+00:00")
+    code, _, err = run("index", str(root), "--history", "10")
+    assert code == 0, err
+    for module in ("a.py", "a"):  # a path or a module's qualified name
+        code, out, err = run("sparql", "--saved", "co-changed-with", "--bind", f"module={module}", "-C", str(root),
+                             "--format", "json")
+        assert code == 0, err
+        rows = [{k: v["value"] for k, v in b.items()} for b in json.loads(out)["results"]["bindings"]]
+        assert [(r["path"], int(r["together"]), float(r["share"])) for r in rows] == [("b.py", 3, 0.75), ("c.py", 2, 0.5)]
