@@ -14,7 +14,7 @@ import pytest
 from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import KeywordIndex
 from acms.ranking.index import FORMAT, FragmentRow, RankingIndex
-from acms.ranking.rank import CLASS_OUTLINE_FACTOR, LENGTH_PRIOR, MIN_RELATIVE, PATH_WEIGHT, Ranked, file_scores, rank
+from acms.ranking.rank import CLASS_OUTLINE_AFTER, LENGTH_PRIOR, MIN_RELATIVE, PATH_WEIGHT, Ranked, file_scores, rank
 from acms.ranking.roles import AUX_FACTOR, NAMED_FACTOR, Role
 
 SRC_SPLIT = '''def split_parts(body: bytes, boundary: bytes) -> list[bytes]:
@@ -316,19 +316,21 @@ def test_a_class_body_gives_way_to_the_matching_method_inside_it() -> None:
     assert [(r.fragment, r.score) for r in rank("split boundary", frags, index)] == [("f:method", 1.0)]
 
 
-def test_a_class_that_gave_way_is_shown_as_its_outline_after_its_method() -> None:
-    """The class's outline (a few tokens: the map around the method, and the class for a task about it)
-    comes beside the method it gave way to, at half the class body's score, never above the method."""
-    klass = f'class MultipartReader:\n    """Reads bodies."""\n{METHOD}'
-    rows = [FragmentRow("f:class", "pkg/reader.py", 1, 4, klass, container=True, outline="f:class-outline"),
-            FragmentRow("f:method", "pkg/reader.py", 3, 4, METHOD)]
+def test_a_class_that_gave_way_is_shown_as_its_outline_right_after_its_best_method() -> None:
+    """The class's outline (a few tokens: the map around the method an agent edits, and the class for
+    a task about it) comes right after the best of its methods shown, before weaker fragments of the
+    file, never above the method."""
+    weak = "    def close(self):\n        self.boundary = None"
+    klass = f'class MultipartReader:\n    """Reads bodies."""\n{METHOD}\n{weak}'
+    rows = [FragmentRow("f:class", "pkg/reader.py", 1, 6, klass, container=True, outline="f:class-outline"),
+            FragmentRow("f:method", "pkg/reader.py", 3, 4, METHOD),
+            FragmentRow("f:weak", "pkg/reader.py", 5, 6, weak),
+            FragmentRow("f:helper", "pkg/reader.py", 8, 9, "def split_lines(text):\n    return text.split()")]
     frags, index = build(rows)
     assert index.outline_of("f:class") == "f:class-outline" and index.outline_of("f:method") == ""
-    raw = dict(zip(frags.ids, frags.scores("split boundary", unique=True).tolist()))
     ranked = rank("split boundary", frags, index)
-    assert [r.fragment for r in ranked] == ["f:method", "f:class-outline"]
-    expected = min(1.0, CLASS_OUTLINE_FACTOR * raw["f:class"] * 4 ** LENGTH_PRIOR / (raw["f:method"] * 2 ** LENGTH_PRIOR))
-    assert ranked[1].score == pytest.approx(expected)
+    assert [r.fragment for r in ranked] == ["f:method", "f:class-outline", "f:helper", "f:weak"]
+    assert ranked[1].score == pytest.approx(CLASS_OUTLINE_AFTER * ranked[0].score)
     assert "outline of the class" in ranked[1].reason
 
 
