@@ -9,6 +9,8 @@ without an extractor are cut into line windows. Every file owns at least its ``m
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from acms.ingest.model import CLASS_LIKE, CodeSymbol, Extraction, SourceFile, SymbolKind
@@ -51,7 +53,46 @@ def _lines(lines: list[str], start: int, end: int) -> str:
     return "\n".join(lines[start - 1 : end])
 
 
-def symbol_outline(sym: CodeSymbol, children: list[CodeSymbol]) -> str:
+MAX_MEMBER_LINES = 12  # a class outline's own statements (fields, constants) at most
+# comments, doc comments, decorators and (doc)strings: not statements of the class's own
+_NOT_A_MEMBER = re.compile(r"""(#|//|/\*|\*|@|[rRbBuUfF]{0,2}["'])""")
+_TRIPLE = re.compile(r'"""|\'\'\'')
+
+
+def member_lines(lines: list[str], sym: CodeSymbol, children: list[CodeSymbol]) -> list[str]:
+    """A class's own statements at the first level of its body, outside its members' spans: its fields,
+    class attributes and constants (``default_converters = ...``, ``private base: string;``, a Go or
+    Rust struct's fields), each as its first line. What a method uses of its class, which the member
+    signatures alone do not say. Comments, decorators and the text of triple-quoted strings are left
+    out; at most ``MAX_MEMBER_LINES``."""
+    covered = bytearray(sym.end_line + 2)
+    for child in children:
+        covered[child.start_line : child.end_line + 1] = b"\x01" * (child.end_line + 1 - child.start_line)
+    first = sym.start_line
+    for n in range(sym.start_line, min(sym.end_line, sym.start_line + 10) + 1):  # the header's last line
+        if lines[n - 1].rstrip().endswith((":", "{")):
+            first = n
+            break
+    own = lines[first - 1].expandtabs()
+    outer = len(own) - len(own.lstrip())
+    body: list[tuple[int, str]] = []
+    in_string = False
+    for n in range(first + 1, min(sym.end_line, len(lines)) + 1):
+        text = lines[n - 1].expandtabs()
+        quotes = len(_TRIPLE.findall(text))
+        starts_inside, in_string = in_string, in_string != (quotes % 2 == 1)
+        if covered[n] or starts_inside or not text.strip():
+            continue
+        indent = len(text) - len(text.lstrip())
+        if indent > outer:
+            body.append((indent, text.rstrip()))
+    level = min((indent for indent, _ in body), default=0)
+    out = [text for indent, text in body if indent == level and not _NOT_A_MEMBER.match(text.lstrip())]
+    return out[:MAX_MEMBER_LINES]
+
+
+def symbol_outline(sym: CodeSymbol, children: list[CodeSymbol], members: Sequence[str] = ()) -> str:
+    """``members``: a class's own statements (``member_lines``), shown after its doc line."""
     doc = first_line(sym.docstring)
     if sym.kind is SymbolKind.MODULE:
         head = f"# module {sym.qualname}" + (f": {doc}" if doc else "")
@@ -61,6 +102,7 @@ def symbol_outline(sym: CodeSymbol, children: list[CodeSymbol]) -> str:
     parts = [*deco, sym.signature]
     if doc:
         parts.append(f'    """{doc}"""')
+    parts.extend(f"    {line.strip()}" for line in members)
     for child in children:
         sig = child.signature.splitlines()[0] if child.signature else child.name
         child_doc = first_line(child.docstring)
@@ -81,7 +123,7 @@ def code_fragments(source: SourceFile, ext: Extraction, gaps: int = 0) -> list[F
     out: list[FragmentSpec] = []
     for sym in ext.symbols:
         kids = children.get(sym.qualname, [])
-        outline = symbol_outline(sym, kids)
+        outline = symbol_outline(sym, kids, member_lines(lines, sym, kids) if sym.kind in CLASS_LIKE else [])
         key = code_key(sym.qualname)
         if sym.kind is SymbolKind.MODULE:
             out.append(FragmentSpec(FILE, MACRO, f"{source.path}\n{outline}", 1, len(lines)))
