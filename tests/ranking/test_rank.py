@@ -162,6 +162,23 @@ def test_source_ranks_above_test_and_docs_for_a_behaviour_task(corpus: tuple[Key
     assert "f:cookies" not in {r.fragment for r in result}
 
 
+def test_a_minified_file_counts_as_vendored_whatever_its_path(tmp_path: Path) -> None:
+    """A file whose lines are dense with terms was built, not written (a minified library committed as
+    ``static/jquery.js``): it is demoted like vendored code (x AUX_FACTOR) and stays so after a save and load."""
+    minified = ";".join(f"function q{i}(e,t){{return e.ajax(t).cache(e)}}" for i in range(60))
+    rows = [FragmentRow("f:min", "static/jquery.js", 1, 1, minified),
+            FragmentRow("f:src", "app/cache.js", 1, 3,
+                        "function cacheAjax(request) {\n  // ajax responses are cached\n  return store(request)\n}")]
+    frags, index = build(rows)
+    assert dict(zip(index.files, index.roles)) == {"app/cache.js": Role.SOURCE, "static/jquery.js": Role.VENDORED}
+    assert [r.fragment for r in rank("ajax cache", frags, index)][0] == "f:src"
+    equal, default = by_path("ajax cache", index, equal_roles=True), by_path("ajax cache", index)
+    assert 0 < default["static/jquery.js"] / default["app/cache.js"] == pytest.approx(
+        AUX_FACTOR * equal["static/jquery.js"] / equal["app/cache.js"])
+    index.save(tmp_path / "ranking", key="k")
+    assert RankingIndex.load(tmp_path / "ranking").roles == index.roles
+
+
 def test_equal_roles_rank_on_equal_terms(corpus: tuple[KeywordIndex, RankingIndex]) -> None:
     """Without role factors the test (more of the task's words) outranks the source; with them, each non-source
     score is exactly AUX_FACTOR times its share of the source's."""

@@ -16,13 +16,15 @@ changes the graph. Three parts:
   blob and offsets (most are ""): what the first stage shows for a class whose body gives way to its
   matching methods;
 - ``qualified``: per fragment id, its symbol's qualified name ("" for none), as one UTF-8 blob and
-  offsets (a few bytes a fragment, memory-mapped): what a task that names a symbol is matched against.
+  offsets (a few bytes a fragment, memory-mapped): what a task that names a symbol is matched against;
+- ``dense``: the files whose lines are dense with terms (minified or generated code, see
+  ``window_tokens.DENSE_TOKENS_PER_LINE``): source by their path, vendored by their content.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +41,7 @@ __all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIn
 CONTAINER = {"Class": 1, "Module": 2}
 TEST_SCOPE = 3  # the container code of a symbol inside a test module of a source file (roles.in_test_scope)
 
-FORMAT = "acms.ranking-index/10"
+FORMAT = "acms.ranking-index/11"
 # The names field is not damped by its length: a file that defines the symbol a task names is the
 # answer however many other names it defines (BM25's usual b = 0.75 let the many small helpers of a
 # JavaScript file outscore the one utility module that defines the name); k1 still saturates a name
@@ -128,12 +130,17 @@ class RankingIndex:
     def __init__(self, files: list[str], window_file: np.ndarray, window_lines: np.ndarray,
                  windows_index: KeywordIndex, paths_index: KeywordIndex, names_index: KeywordIndex,
                  frag_ids: np.ndarray, locations: np.ndarray, outlines: StringColumn | None = None,
-                 qualified: StringColumn | None = None, key: str = "") -> None:
+                 qualified: StringColumn | None = None, key: str = "", dense: Sequence[int] = ()) -> None:
         """``frag_ids`` sorted (a numpy bytes array of UTF-8 IRIs, ``ids_array``), ``locations`` the
         (file, start, end, container) row of each, ``outlines`` the outline fragment of each ("" for
-        none): arrays, so a command loads them in milliseconds rather than parsing a dict."""
+        none): arrays, so a command loads them in milliseconds rather than parsing a dict. ``dense``:
+        the numbers of the files built rather than written (minified, generated): a source file among
+        them counts as vendored."""
         self.files = files
-        self.roles = [role_of(p) for p in files]
+        self.dense = sorted(set(dense))
+        built = set(self.dense)
+        self.roles = [Role.VENDORED if i in built and role is Role.SOURCE else role
+                      for i, role in enumerate(map(role_of, files))]
         self.window_file = window_file  # window number → file number
         self.window_lines = window_lines  # window number → (start, end)
         self.windows = windows_index
@@ -189,7 +196,7 @@ class RankingIndex:
         the rest needs no token numbers, so the caches let go of them in between (issue 14)."""
         files, windows_index = windows.files, windows.index
         number = {p: i for i, p in enumerate(files)}
-        wfile, wlines = windows.window_file, windows.window_lines
+        wfile, wlines, dense = windows.window_file, windows.window_lines, windows.dense
         paths_index = KeywordIndex.build(files, files)
         defined: dict[str, list[str]] = {}
         for r in rows:
@@ -207,7 +214,8 @@ class RankingIndex:
             locations[:, column] = np.fromiter((field_of(rows[i]) for i in keep), dtype=np.int64, count=len(keep))
         return cls(files, np.asarray(wfile, dtype=np.int64), np.asarray(wlines, dtype=np.int64).reshape(-1, 2),
                    windows_index, paths_index, names_index, frag_ids, locations,
-                   StringColumn.of(rows[i].outline for i in keep), StringColumn.of(rows[i].qualified for i in keep))
+                   StringColumn.of(rows[i].outline for i in keep), StringColumn.of(rows[i].qualified for i in keep),
+                   dense=dense)
 
     def outline_of(self, frag: str) -> str:
         """The outline fragment of a class body ``frag`` ("" for anything else)."""
@@ -244,7 +252,7 @@ class RankingIndex:
             np.save(tmp / "locations.npy", self.locations)
             self.outlines.save(tmp, "outlines")
             self.qualified.save(tmp, "qualified")
-            meta = {"format": FORMAT, "key": key, "files": self.files}
+            meta = {"format": FORMAT, "key": key, "files": self.files, "dense": self.dense}
             (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
         self.key = key
 
@@ -265,7 +273,8 @@ class RankingIndex:
                        np.load(directory / "frag_ids.npy", mmap_mode="r"),
                        np.load(directory / "locations.npy", mmap_mode="r"),
                        StringColumn.load(directory, "outlines"),
-                       StringColumn.load(directory, "qualified"), key=str(meta.get("key", "")))
+                       StringColumn.load(directory, "qualified"), key=str(meta.get("key", "")),
+                       dense=[int(i) for i in meta.get("dense", ())])
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -20,9 +20,14 @@ from acms.index.keyword import KeywordIndex
 from acms.index.token_table import TokenizedLines
 from acms.ranking.windows import STRIDE, WINDOW
 
-__all__ = ["CHUNK_TOKENS", "FileLines", "FileWindows", "TokenWindows", "file_windows", "ranges"]
+__all__ = ["CHUNK_TOKENS", "DENSE_TOKENS_PER_LINE", "FileLines", "FileWindows", "TokenWindows", "file_windows", "ranges"]
 
 CHUNK_TOKENS = 1 << 20  # windows' tokens handed over at once
+# A file whose lines hold this many search terms on average was built, not written: minified or
+# generated code (``jquery.js`` in a static folder, 360 a line; a generated Unicode table, 1,760).
+# Written code and prose stay under ~20 (the dev set's six repositories and the standard library:
+# source at most ~12, licences and PEM files ~18, an SVG logo 33).
+DENSE_TOKENS_PER_LINE = 40
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ class TokenWindows:
     ids: list[str] = field(default_factory=list)
     window_file: list[int] = field(default_factory=list)
     window_lines: list[tuple[int, int]] = field(default_factory=list)
+    dense: list[int] = field(default_factory=list)  # files of at least DENSE_TOKENS_PER_LINE terms a line
 
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(tokens of consecutive windows end to end, their lengths)."""
@@ -84,6 +90,8 @@ class TokenWindows:
                     break
             spans = np.asarray(bounds, dtype=np.int64).reshape(-1, 2)
             file_tokens, at = _gather(self.text.ids, starts[picked], ends[picked])  # the file's tokens, line by line
+            if file_tokens.size >= DENSE_TOKENS_PER_LINE * max(numbers.size, 1):
+                self.dense.append(number)
             got, offsets = _gather(file_tokens, at[spans[:, 0]], at[spans[:, 1]])
             parts.append(got)
             lengths.append(np.diff(offsets))
@@ -98,12 +106,13 @@ class TokenWindows:
 @dataclass(frozen=True)
 class FileWindows:
     """The files (sorted paths) and their windows: file number and (first, last) line of each, and the
-    keyword index over their tokens (ids "0", "1", ...)."""
+    keyword index over their tokens (ids "0", "1", ...); the numbers of the dense (built) files."""
 
     files: list[str]
     window_file: list[int]
     window_lines: list[tuple[int, int]]
     index: KeywordIndex
+    dense: list[int] = field(default_factory=list)
 
 
 def file_windows(rows: Sequence[Any], text: TokenizedLines) -> FileWindows:
@@ -118,4 +127,4 @@ def file_windows(rows: Sequence[Any], text: TokenizedLines) -> FileWindows:
                                         zip(*((r.start, r.first_line, r.lines) for r in by_file[path]))))
                             for path in files], text)
     index = KeywordIndex.from_chunks(windows.ids, windows.chunks(), text.tokens)  # a few files at a time
-    return FileWindows(files, windows.window_file, windows.window_lines, index)
+    return FileWindows(files, windows.window_file, windows.window_lines, index, windows.dense)
