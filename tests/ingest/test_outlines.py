@@ -4,7 +4,7 @@ the class's own statements such as fields and constants, member signatures)."""
 from __future__ import annotations
 
 from acms.ingest.extractors import extract
-from acms.ingest.fragments import MACRO, MAX_MEMBER_LINES
+from acms.ingest.fragments import DOCUMENTED_MEMBERS, MACRO, MAX_MEMBER_LINES, MAX_MEMBERS
 from acms.ingest.model import SourceFile
 from acms.ingest.walker import language_for
 
@@ -80,3 +80,20 @@ def test_a_class_with_many_statements_lists_a_bounded_number() -> None:
     fields = "".join(f"    field_{i} = {i}\n" for i in range(MAX_MEMBER_LINES + 5))
     lines = outline("pkg/wide.py", f"class Wide:\n{fields}\n    def run(self):\n        pass\n", "Wide")
     assert lines == ["class Wide:", *(f"    field_{i} = {i}" for i in range(MAX_MEMBER_LINES)), "    def run(self):"]
+
+
+def methods(n: int) -> str:
+    return "".join(f'    def m{i}(self):\n        """Does {i}."""\n\n' for i in range(n))
+
+
+def test_a_small_class_outline_keeps_each_members_doc_line() -> None:
+    lines = outline("pkg/small.py", f"class Small:\n{methods(DOCUMENTED_MEMBERS)}", "Small")
+    assert lines[1:] == [f"    def m{i}(self):  # Does {i}." for i in range(DOCUMENTED_MEMBERS)]
+
+
+def test_a_large_class_outline_is_a_map_not_a_dump() -> None:
+    """Past DOCUMENTED_MEMBERS members the doc lines go; past MAX_MEMBERS signatures the rest are named."""
+    n = MAX_MEMBERS + 3
+    lines = outline("pkg/large.py", f"class Large:\n{methods(n)}", "Large")
+    assert lines[1:-1] == [f"    def m{i}(self):" for i in range(MAX_MEMBERS)]
+    assert lines[-1] == f"    # … and 3 more: m{MAX_MEMBERS}, m{MAX_MEMBERS + 1}, m{MAX_MEMBERS + 2}"

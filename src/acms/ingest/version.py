@@ -18,7 +18,7 @@ __all__ = ["EXTRACTION", "extractor_version"]
 
 #: Bump when the Python extractors (``ast``, the document sections, fragments) emit something else
 #: for the same file; a change of a ``languages/`` file is seen without it.
-EXTRACTION = "2026-11-27"  # class outlines list their own statements (fields, constants)
+EXTRACTION = "2026-11-27"  # class outlines: their own statements (fields, constants), large ones shortened
 
 
 @lru_cache(maxsize=1)
