@@ -73,11 +73,14 @@ def member_lines(lines: list[str], sym: CodeSymbol, children: list[CodeSymbol]) 
     Rust struct's fields), each as its first line. What a method uses of its class, which the member
     signatures alone do not say. Comments, decorators and the text of triple-quoted strings are left
     out; at most ``MAX_MEMBER_LINES``."""
-    covered = bytearray(sym.end_line + 2)
+    end = min(sym.end_line, len(lines))
+    if sym.start_line > end:
+        return []
+    covered = bytearray(max(sym.end_line, *(c.end_line for c in children), 0) + 2)
     for child in children:
         covered[child.start_line : child.end_line + 1] = b"\x01" * (child.end_line + 1 - child.start_line)
     first = sym.start_line
-    for n in range(sym.start_line, min(sym.end_line, sym.start_line + 10) + 1):  # the header's last line
+    for n in range(sym.start_line, min(end, sym.start_line + 10) + 1):  # the header's last line
         if lines[n - 1].rstrip().endswith((":", "{")):
             first = n
             break
@@ -85,7 +88,7 @@ def member_lines(lines: list[str], sym: CodeSymbol, children: list[CodeSymbol]) 
     outer = len(own) - len(own.lstrip())
     body: list[tuple[int, str]] = []
     in_string = False
-    for n in range(first + 1, min(sym.end_line, len(lines)) + 1):
+    for n in range(first + 1, end + 1):
         text = lines[n - 1].expandtabs()
         quotes = len(_TRIPLE.findall(text))
         starts_inside, in_string = in_string, in_string != (quotes % 2 == 1)

@@ -15,7 +15,7 @@ files. Per task:
    A class body that encloses a matching method gives way to it; a nested function to the function
    around it; a module header counts ``MODULE_HEADER_FACTOR``; test code inside a source file (Rust's
    ``mod tests``) counts as test files do among files (x0.3, x0.5 when the task names tests). A class that gave way to methods
-   shown from it is shown as its outline (signature, doc line, member signatures) right after the
+   shown from it is shown as its outline (signature, doc line, its fields, member signatures) right after the
    best of those methods: the map of the class around the method an agent edits, at a few tokens,
    and the class itself for a task about it.
    A file whose fragments score nothing on their own (the words are spread over several) shows the
