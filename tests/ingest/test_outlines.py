@@ -3,6 +3,10 @@ the class's own statements such as fields and constants, member signatures)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from acms.ingest.extractors import extract
 from acms.ingest.fragments import DOCUMENTED_MEMBERS, MACRO, MAX_MEMBER_LINES, MAX_MEMBERS
 from acms.ingest.model import SourceFile
@@ -97,3 +101,15 @@ def test_a_large_class_outline_is_a_map_not_a_dump() -> None:
     lines = outline("pkg/large.py", f"class Large:\n{methods(n)}", "Large")
     assert lines[1:-1] == [f"    def m{i}(self):" for i in range(MAX_MEMBERS)]
     assert lines[-1] == f"    # … and 3 more: m{MAX_MEMBERS}, m{MAX_MEMBERS + 1}, m{MAX_MEMBERS + 2}"
+
+
+POLYGLOT = Path(__file__).resolve().parents[1] / "fixtures" / "polyglot_project"
+
+
+@pytest.mark.parametrize(("path", "name", "fields"), [
+    ("rs/lib.rs", "Point", ["    x: f64,", "    y: f64,"]),
+    ("shapes/shape.go", "Circle", ["    Base", "    R float64"]),
+])
+def test_a_struct_outline_lists_its_fields(path: str, name: str, fields: list[str]) -> None:
+    lines = outline(path, (POLYGLOT / path).read_text(encoding="utf-8"), name)
+    assert [line for line in lines if line in fields] == fields
