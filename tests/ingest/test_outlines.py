@@ -33,6 +33,9 @@ class Map(object):
     not_a_member = 1
     """
     sort_parameters: bool = False
+    converters = dict(
+        default=1,
+    )
 
     @property
     def rules(self):
@@ -51,6 +54,7 @@ def test_a_python_class_outline_lists_its_own_statements_before_its_methods() ->
         "    default_converters = DEFAULT_CONVERTERS",
         '    template = """',
         "    sort_parameters: bool = False",
+        "    converters = dict(",
         "    def rules(self):",
         "    def add(self, rule):",
     ]
@@ -113,3 +117,8 @@ POLYGLOT = Path(__file__).resolve().parents[1] / "fixtures" / "polyglot_project"
 def test_a_struct_outline_lists_its_fields(path: str, name: str, fields: list[str]) -> None:
     lines = outline(path, (POLYGLOT / path).read_text(encoding="utf-8"), name)
     assert [line for line in lines if line in fields] == fields
+
+
+def test_a_placeholder_body_lists_nothing() -> None:
+    assert outline("pkg/errors.py", "class Error(Exception):\n    pass\n\n\nclass P:\n    ...\n", "Error") == [
+        "class Error(Exception):"]

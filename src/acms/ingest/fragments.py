@@ -62,8 +62,9 @@ MAX_MEMBER_LINES = 12  # a class outline's own statements (fields, constants) at
 # every figure equal or higher (werkzeug file R@10 .863 -> .887). 10 / 20 instead: no better.
 DOCUMENTED_MEMBERS = 16
 MAX_MEMBERS = 30
-# comments, doc comments, decorators and (doc)strings: not statements of the class's own
-_NOT_A_MEMBER = re.compile(r"""(#|//|/\*|\*|@|[rRbBuUfF]{0,2}["'])""")
+# comments, doc comments, decorators, (doc)strings, placeholders and the closing brackets of
+# multi-line statements: not statements of the class's own
+_NOT_A_MEMBER = re.compile(r"""(#|//|/\*|\*|@|[rRbBuUfF]{0,2}["']|[)\]}]|\.\.\.|pass\b)""")
 _TRIPLE = re.compile(r'"""|\'\'\'')
 
 
