@@ -351,6 +351,34 @@ def test_a_class_that_gave_way_is_shown_as_its_outline_right_after_its_best_meth
     assert "outline of the class" in ranked[1].reason
 
 
+GO_TYPE = "type Context struct {\n\twriter Writer\n\tcode int\n}"
+GO_METHOD = "func (c *Context) Status(code int) {\n\tc.code = code\n\tc.writer.WriteHeader(code)\n}"
+
+
+def _go_rows(type_text: str = GO_TYPE) -> list[FragmentRow]:
+    return [FragmentRow("f:type", "ctx/context.go", 1, 4, type_text, container=True, outline="f:type-outline",
+                        qualified="ctx.context.Context"),
+            FragmentRow("f:status", "ctx/context.go", 6, 9, GO_METHOD, qualified="ctx.context.Context.Status"),
+            FragmentRow("f:other", "ctx/context.go", 11, 13, "func statusText(code int) string {\n\treturn text[code]\n}",
+                        qualified="ctx.context.statusText")]
+
+
+def test_a_type_whose_methods_are_written_apart_comes_right_after_its_best_method() -> None:
+    """Go's methods (and Rust's in ``impl`` blocks) are outside their type's body: the type's outline
+    (its fields, what the method works on) still comes right after the best of its methods shown."""
+    frags, index = build(_go_rows())
+    ranked = rank("write the status code header", frags, index)
+    assert [r.fragment for r in ranked][:2] == ["f:status", "f:type-outline"]
+    assert ranked[1].score == pytest.approx(CLASS_OUTLINE_AFTER * ranked[0].score)
+    assert "the type of the methods shown" in ranked[1].reason
+
+
+def test_a_type_chosen_for_its_own_words_is_moved_up_not_repeated_as_its_outline() -> None:
+    frags, index = build(_go_rows("type Context struct {\n\twriter Writer // writes the header\n\tcode int\n}"))
+    ranked = rank("write the status code header", frags, index)
+    assert [r.fragment for r in ranked][:2] == ["f:status", "f:type"] and "f:type-outline" not in {r.fragment for r in ranked}
+
+
 def test_a_class_outline_needs_a_method_shown_from_it() -> None:
     """A class that gave way only to methods cut from the result adds no outline."""
     klass = f'class MultipartReader:\n    """Reads bodies."""\n{METHOD}'

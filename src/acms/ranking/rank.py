@@ -169,6 +169,26 @@ def _outlines(classes: list[Cand], chosen: list[Cand], best: float, file_score: 
     return out
 
 
+def _declared_apart(cands: list[Cand], chosen: list[Cand], best: float, file_score: float, why: str,
+                    index: RankingIndex, qualified: dict[str, str]) -> list[Ranked]:
+    """The types whose methods are written outside their body (a Go struct and its methods with a
+    receiver, a Rust struct and its ``impl`` blocks), right after the best of their methods shown: the
+    type's fields are what those methods work on, as a class's outline is for its methods."""
+    types = {qualified[c[1]]: c for c in cands if c[4] == CONTAINER["Class"] and c[1] in qualified}
+    if not types:
+        return []
+    after: dict[str, float] = {}
+    for s, fid, start, end, _ in chosen:
+        owner = qualified.get(fid, "").rpartition(".")[0]
+        t = types.get(owner) if owner else None
+        if t is not None and not (t[2] <= start and end <= t[3]):
+            after[owner] = max(after.get(owner, 0.0), s)
+    shown = {c[1] for c in chosen}  # a type chosen for its own words keeps its body, moved up
+    return [Ranked(fid if fid in shown else index.outline_of(fid) or fid,
+                   file_score * CLASS_OUTLINE_AFTER * s / best, f"{why}; the type of the methods shown")
+            for owner, s in after.items() for fid in [types[owner][1]]]
+
+
 def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles: bool = False,
          max_files: int = MAX_FILES, per_file: int = PER_FILE) -> list[Ranked]:
     """Fragments to show for ``task``, best first (scores in (0, 1])."""
@@ -185,7 +205,10 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
     named_in: dict[int, list[tuple[str, str]]] = {}  # file number -> (fragment, its outline) the task names
     ids = fragments.ids
     factor = {CONTAINER["Module"]: MODULE_HEADER_FACTOR, TEST_SCOPE: role_factors(task, equal=equal_roles)[Role.TEST]}
+    qualified: dict[str, str] = {}  # fragment -> its symbol's qualified name, for the types declared apart
     for i in rows.tolist():
+        if loc[i, 4] >= 0 and int(loc[i, 3]) in (0, CONTAINER["Class"]) and (name := index.qualified[int(loc[i, 4])]):
+            qualified[ids[i]] = name
         lines = int(loc[i, 2]) - int(loc[i, 1]) + 1
         s = float(frag_scores[i]) * factor.get(int(loc[i, 3]), 1.0) * lines ** LENGTH_PRIOR
         by_file[int(loc[i, 0])].append((s, ids[i], int(loc[i, 1]), int(loc[i, 2]), int(loc[i, 3])))
@@ -207,6 +230,7 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
                 rel = s / best
                 out.append(Ranked(fid, float(fs.score[f] * rel), f"{why}; fragment bm25 {rel:.2f} of the file's best"))
             out.extend(_outlines(classes, chosen, best, float(fs.score[f]), why, index))
+            out.extend(_declared_apart(by_file[f], chosen, best, float(fs.score[f]), why, index, qualified))
         else:
             w = int(fs.best_window[f])
             lo, hi = (int(x) for x in index.window_lines[w]) if w >= 0 else (1, 1)
