@@ -1,6 +1,6 @@
 ; Rust: functions, structs, enums, unions, traits (with their method signatures), impl blocks (their
-; functions are methods of the type; "impl Trait for Type" makes Trait a base of Type), modules as
-; scopes, calls, use declarations. Capture names: languages/README.md.
+; functions are methods of the type; "impl Trait for Type" makes Trait a base of Type), inline modules
+; (`mod tests { ... }`) as namespaces (entities that qualify what they define), calls, use declarations. Capture names: languages/README.md.
 
 (function_item name: (identifier) @name) @definition.function
 (function_signature_item name: (identifier) @name) @definition.method
@@ -12,7 +12,7 @@
 
 (impl_item type: [(type_identifier) (scoped_type_identifier) (generic_type type: (_))] @name) @scope.type
 (impl_item trait: [(type_identifier) (scoped_type_identifier) (generic_type type: (_) @base)] @base) @scope.type
-(mod_item name: (identifier) @name body: (declaration_list)) @scope
+(mod_item name: (identifier) @name body: (declaration_list)) @definition.namespace
 
 (call_expression function: [(identifier) (scoped_identifier) (field_expression)] @call)
 

@@ -250,6 +250,35 @@ def test_indexed_entities_have_the_new_classes_and_edges(store: OxigraphStore) -
     assert {"Struct", "Interface", "Trait", "Enum", "Class", "Function", "Method", "Module"} <= kinds
 
 
+RUST_TESTS = """pub fn trim(line: &str) -> &str {
+    line.trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trims_both_ends() {
+        assert_eq!(trim(" a "), "a");
+    }
+}
+"""
+
+
+def test_a_rust_inline_module_is_a_namespace_that_defines_what_is_in_it() -> None:
+    """``mod tests { ... }`` is an entity (uko:Namespace) of its own lines: a change to the tests of a
+    file is a change to it, and its outline lists the tests; what it holds keeps its qualified name."""
+    ext, fragments = extract(SourceFile("src/text.rs", RUST_TESTS, len(RUST_TESTS), "0" * 64, "rust"), {"src/text.rs"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.parent) for s in ext.symbols}
+    assert got["src.text.tests"] == ("Namespace", 5, 13, "src.text")  # with its #[cfg(test)] attribute
+    assert got["src.text.tests.trims_both_ends"] == ("Function", 9, 12, "src.text.tests")
+    assert got["src.text.trim"] == ("Function", 1, 3, "src.text")
+    outline = next(f.text for f in fragments if f.owner.endswith("tests") and f.lod == "macro")
+    assert outline.splitlines() == ["mod tests", "    fn trims_both_ends()"]
+
+
 @pytest.mark.parametrize("key, qualname", [
     ("shapes/shape.go::Circle.Area", "shapes.shape.Circle.Area"),  # Go: Receiver.Method
     ("js/Client.js::Client.request", "js.Client.Client.request"),  # JS: X.prototype.m

@@ -189,7 +189,7 @@ class _Terms:
 EDGE_KINDS: dict[str, tuple[set[str] | None, set[str] | None]] = {
     "imports": ({"Module"}, {"Module"}),
     "inherits": (set(CLASS_LIKE_NAMES), set(CLASS_LIKE_NAMES)),
-    "calls": (None, None),
+    "calls": (None, set(CLASS_LIKE_NAMES) | {"Function", "Method", "Module"}),  # not a namespace: it is not called
     "references": (None, None),
 }
 

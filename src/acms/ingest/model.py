@@ -21,6 +21,7 @@ class SymbolKind(str, Enum):
     INTERFACE = "Interface"
     TRAIT = "Trait"
     ENUM = "Enum"
+    NAMESPACE = "Namespace"  # a named scope inside a file with definitions of its own (a Rust inline module)
 
 
 # Kinds that hold members and take part in inheritance (uko:Class and its subclasses).

@@ -41,7 +41,7 @@ __all__ = ["extract_tree_sitter", "module_name", "tree_sitter_spans"]
 
 _KINDS = {"class": SymbolKind.CLASS, "struct": SymbolKind.STRUCT, "interface": SymbolKind.INTERFACE,
           "trait": SymbolKind.TRAIT, "enum": SymbolKind.ENUM, "function": SymbolKind.FUNCTION,
-          "method": SymbolKind.METHOD}
+          "method": SymbolKind.METHOD, "namespace": SymbolKind.NAMESPACE}
 _SEP = re.compile(r"\s*(?:::|->|\?\.|\.|\\)\s*")
 _IDENT = re.compile(r"[A-Za-z_$@][\w$]*[?!]?")
 _GENERIC = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")

@@ -38,7 +38,7 @@ from acms.ranking.window_tokens import FileWindows, file_windows
 
 __all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex", "StringColumn", "ids_array"]
 
-CONTAINER = {"Class": 1, "Module": 2}
+CONTAINER = {"Class": 1, "Namespace": 1, "Module": 2}  # a namespace (Rust's `mod tests { }`) holds members as a class does
 TEST_SCOPE = 3  # the container code of a symbol inside a test module of a source file (roles.in_test_scope)
 
 FORMAT = "acms.ranking-index/11"
