@@ -173,7 +173,10 @@ def _declared_apart(cands: list[Cand], chosen: list[Cand], best: float, file_sco
                     index: RankingIndex, qualified: dict[str, str]) -> list[Ranked]:
     """The types whose methods are written outside their body (a Go struct and its methods with a
     receiver, a Rust struct and its ``impl`` blocks), right after the best of their methods shown: the
-    type's fields are what those methods work on, as a class's outline is for its methods."""
+    type's fields are what those methods work on, as a class's outline is for its methods. The body
+    (the declaration and its fields), not the outline: it holds no methods to give way to, and the
+    outline's list of every method cost gin's symbol R@10 at a 3,000-token budget (.712 → .694; the
+    body: file R@10 .917 → .929)."""
     types = {qualified[c[1]]: c for c in cands if c[4] == CONTAINER["Class"] and c[1] in qualified}
     if not types:
         return []
@@ -183,10 +186,8 @@ def _declared_apart(cands: list[Cand], chosen: list[Cand], best: float, file_sco
         t = types.get(owner) if owner else None
         if t is not None and not (t[2] <= start and end <= t[3]):
             after[owner] = max(after.get(owner, 0.0), s)
-    shown = {c[1] for c in chosen}  # a type chosen for its own words keeps its body, moved up
-    return [Ranked(fid if fid in shown else index.outline_of(fid) or fid,
-                   file_score * CLASS_OUTLINE_AFTER * s / best, f"{why}; the type of the methods shown")
-            for owner, s in after.items() for fid in [types[owner][1]]]
+    return [Ranked(types[owner][1], file_score * CLASS_OUTLINE_AFTER * s / best, f"{why}; the type of the methods shown")
+            for owner, s in after.items()]
 
 
 def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles: bool = False,
