@@ -20,7 +20,8 @@ def count(text: str) -> int:
 
 
 def count_many(texts: Sequence[str]) -> list[int]:
-    """Batch counting uses tiktoken's threads (≈1.6x on 2 cores, see DESIGN)."""
-    if not texts:
-        return []
-    return [len(t) for t in encoding().encode_ordinary_batch(list(texts), num_threads=2)]
+    """One text after another: tiktoken's batch with two threads took the same wall time on 2 cores
+    and 1.7x the CPU (20,752 chunks of the standard library, 11 MB: 1.07–1.19 s and 1.8–2.0 s CPU
+    against 1.09–1.14 s and 1.1 s), and an index counts in pool workers that already fill the cores."""
+    encode = encoding().encode_ordinary
+    return [len(encode(text)) for text in texts]

@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Collection, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import cache
 from posixpath import basename, dirname, splitext
 
 from acms.ingest.model import CodeSymbol, Extraction, ImportRef, SymbolKind
@@ -25,6 +26,11 @@ __all__ = ["add_symbol", "extract_python", "module_name_for", "resolve_edges"]
 # Lines as the Python tokenizer counts them (ast line numbers follow this, not str.splitlines).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPORTS = (ast.Import, ast.ImportFrom)
+# What a scope's walk looks for (calls, nested definitions, imports) is never below these: a name or a
+# constant has no child that matters, and an expression's context or operator is a leaf.
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
+_NOT_CHILDREN = frozenset({"ctx", "op", "ops", "type_comment", "type_ignores"})
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _INIT_FILES = ("__init__.py", "__init__.pyi")
 
@@ -184,6 +190,7 @@ class _Builder:
         self.symbols: dict[str, CodeSymbol] = {}
 
     def build(self, tree: ast.Module) -> Extraction:
+        self._import_nodes: list[ast.Import | ast.ImportFrom] = []  # met by the scopes' walks
         calls, children = self._walk(tree.body)
         self._add(
             CodeSymbol(
@@ -200,7 +207,7 @@ class _Builder:
         for child in children:
             self._scope(child, self.symbols[self.module])
         return Extraction(
-            language="python", module=self.module, symbols=list(self.symbols.values()), imports=self._imports(tree)
+            language="python", module=self.module, symbols=list(self.symbols.values()), imports=self._imports()
         )
 
     def _scope(self, node: _Def, parent: CodeSymbol) -> None:
@@ -237,20 +244,37 @@ class _Builder:
         """Calls made by this scope's own code, and the definitions nested directly in it.
 
         Decorators, defaults, annotations and bases of a nested definition run in this scope, so
-        their calls count here; the nested body belongs to the nested symbol.
+        their calls count here; the nested body belongs to the nested symbol. The imports met on the
+        way are kept for ``_imports``: every statement is in exactly one scope's walk, so the tree is
+        walked once (a second ``ast.walk`` for the imports, and ``ast.iter_child_nodes``, had cost
+        more than parsing: 9.5 s against 5.7 s of CPU over a standard library).
         """
         calls: list[str] = []
         children: list[_Def] = []
         stack: list[ast.AST] = list(reversed(body))
+        imports = self._import_nodes
         while stack:
             node = stack.pop()
+            kind = type(node)
+            if kind in _LEAVES:
+                continue
             if isinstance(node, _SCOPES):
                 children.append(node)
                 stack.extend(reversed(list(self._outer_parts(node))))
                 continue
-            if isinstance(node, ast.Call) and (name := dotted_name(node.func)):
+            if kind is ast.Call and (name := dotted_name(node.func)):  # type: ignore[attr-defined]
                 calls.append(name)
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            elif kind in _IMPORTS:
+                imports.append(node)  # type: ignore[arg-type]
+                continue
+            kids: list[ast.AST] = []
+            for field in _child_fields(kind):
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    kids.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    kids.append(value)
+            stack.extend(reversed(kids))
         return list(dict.fromkeys(calls)), children
 
     @staticmethod
@@ -285,9 +309,9 @@ class _Builder:
     def _line(self, lineno: int) -> bytes:
         return self.lines[lineno - 1].encode("utf-8") if lineno <= len(self.lines) else b""
 
-    def _imports(self, tree: ast.Module) -> list[ImportRef]:
+    def _imports(self) -> list[ImportRef]:
         found: list[tuple[int, int, int, ImportRef]] = []
-        for node in ast.walk(tree):
+        for node in self._import_nodes:
             if isinstance(node, ast.Import):
                 for i, alias in enumerate(node.names):
                     local = alias.asname or alias.name.split(".")[0]
@@ -301,6 +325,12 @@ class _Builder:
                     found.append((node.lineno, node.col_offset, i, ref))
         found.sort(key=lambda item: item[:3])
         return [ref for *_, ref in found]
+
+
+@cache
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an ast node type that may hold child nodes worth walking."""
+    return tuple(f for f in kind._fields if f not in _NOT_CHILDREN)  # type: ignore[attr-defined]
 
 
 def add_symbol(symbols: dict[str, CodeSymbol], symbol: CodeSymbol) -> CodeSymbol:
