@@ -530,3 +530,20 @@ def test_symbol_spans_edge_cases_match_the_extractor() -> None:
         want = [(s.kind.value, s.qualname, s.start_line, s.end_line) for s in full.symbols if s.kind.value != "Module"]
         got = [(s.kind, s.qualname, s.start, s.end) for s in symbol_spans("m.py", text, "m")]
         assert sorted(got) == sorted(want)
+
+
+@pytest.mark.parametrize("header", [
+    "def f(a: int = 1) -> dict[str, int]:\n",
+    "def f(key=lambda item: item[1:]):\n",
+    "def f(\n    a,\n    b: list[int],\n) -> None:  # a comment: here\n",
+    "def f(s=':', t=\"(\"):\n",
+    "class A(B, metaclass=M):\n",
+    "async def g(x=(y := 1)) -> 'A:B':\n",
+])
+def test_the_header_colon_is_the_one_the_tokenizer_finds(header: str) -> None:
+    """The quick scan (headers without strings or comments) and the tokenizer agree on the colon."""
+    from acms.ingest.python_extractor import header_colon
+
+    colon = header_colon(header)
+    assert colon is not None and header[colon] == ":" and header[colon + 1 :].strip() in ("", "# a comment: here")
+    assert colon == header_colon(header + "#")  # the same header through the tokenizer

@@ -27,6 +27,7 @@ __all__ = ["add_symbol", "extract_python", "module_name_for", "resolve_edges"]
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
+_HIDES = frozenset("'\"#")  # what may hide a bracket or a colon in a header: strings, comments
 # What a scope's walk looks for (calls, nested definitions, imports) is never below these: a name or a
 # constant has no child that matters, and an expression's context or operator is a leaf.
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
@@ -161,7 +162,21 @@ def absolute_module(module: str, is_package: bool, level: int, target: str | Non
 
 
 def header_colon(header: str) -> int | None:
-    """Offset of the colon that ends a def/class header: the first ``:`` outside brackets."""
+    """Offset of the colon that ends a def/class header: the first ``:`` outside brackets.
+
+    A header without quotes or ``#`` holds no string or comment that could hide a bracket or a
+    colon, so a scan finds it; the others are tokenized (a standard library's 70k headers took
+    ~1.3 s of CPU through ``tokenize`` alone)."""
+    if not _HIDES.intersection(header):
+        depth = 0
+        for i, ch in enumerate(header):
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif ch == ":" and depth == 0:
+                return i
+        return None
     lines = io.StringIO(header, newline="").readlines()
     depth = 0
     try:
