@@ -1,6 +1,7 @@
 ; Rust: functions, structs, enums, unions, traits (with their method signatures), impl blocks (their
 ; functions are methods of the type; "impl Trait for Type" makes Trait a base of Type), inline modules
-; (`mod tests { ... }`) as namespaces (entities that qualify what they define), calls, use declarations. Capture names: languages/README.md.
+; (`mod tests { ... }`) as namespaces (entities that qualify what they define), calls, use
+; declarations. Capture names: languages/README.md.
 
 (function_item name: (identifier) @name) @definition.function
 (function_signature_item name: (identifier) @name) @definition.method

@@ -17,7 +17,9 @@ files. Per task:
    ``mod tests``) counts as test files do among files (x0.3, x0.5 when the task names tests). A class that gave way to methods
    shown from it is shown as its outline (signature, doc line, its fields, member signatures) right after the
    best of those methods: the map of the class around the method an agent edits, at a few tokens,
-   and the class itself for a task about it.
+   and the class itself for a task about it. A type whose methods are written outside its body (Go,
+   Rust's ``impl`` blocks) comes as its body right after the best of them; a Rust test module (a
+   namespace) gives way to its tests as a class does to its methods.
    A file whose fragments score nothing on their own (the words are spread over several) shows the
    fragment that overlaps its best window most.
 3. A symbol the task names as code (``Context.Status``, `` `Map` ``, ``make_runserver``: see
