@@ -1,4 +1,5 @@
-"""Give freed heap memory back to the operating system between the phases of a long run.
+"""Give freed heap memory back to the operating system between the phases of a long run; collect
+cycles rarely while it runs.
 
 Why (issue 14): CPython and numpy free their objects into the C allocator, which keeps the pages;
 after a phase that built and dropped a few hundred MB (a group of files' triples, the LSA fit, the
@@ -12,9 +13,14 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 
-__all__ = ["limit_arenas", "release_freed"]
+__all__ = ["collecting_rarely", "limit_arenas", "release_freed"]
+
+RARE_THRESHOLDS = (50_000, 20, 20)
 
 
 @cache
@@ -46,3 +52,22 @@ def limit_arenas(n: int) -> None:
     mallopt = _libc_function("mallopt")
     if mallopt is not None:
         mallopt(M_ARENA_MAX, n)  # type: ignore[operator]
+
+
+@contextmanager
+def collecting_rarely() -> Iterator[None]:
+    """The cyclic garbage collector at higher thresholds while a long batch run (an index) lasts.
+
+    Why (issue 14): a first index allocates millions of short-lived containers (a group's triples as
+    text, the edges, the caches' rows), all freed by reference counting. At CPython's default
+    thresholds (700, 10, 10) they set off 53 full collections in an index of the standard library,
+    each walking the whole heap: 10.2 s of the run, finding next to nothing. At ``RARE_THRESHOLDS``
+    the same run had none, and the collector's whole time fell from 12.0 to 2.2 s (1x wall 94.2 →
+    85.4 s). Cycles are still collected, in larger, rarer young generations. The previous thresholds
+    come back afterwards (a server keeps its own)."""
+    before = gc.get_threshold()
+    gc.set_threshold(*RARE_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)

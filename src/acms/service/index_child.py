@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from acms.config import Settings
 from acms.errors import StoreError
 from acms.ingest.walker import Listing
-from acms.memory import limit_arenas
+from acms.memory import collecting_rarely, limit_arenas
 from acms.store.oxigraph import OxigraphStore, open_handle
 
 if TYPE_CHECKING:
@@ -135,7 +135,8 @@ def _child_main(job: _Job, conn: Connection) -> None:
         try:
             run = IndexRun(job.root, store, job.settings, progress=_PipeProgress(conn))
             run.adopt(job.started, job.report, job.head)
-            stream_first_index(run, job.listing)
+            with collecting_rarely():
+                stream_first_index(run, job.listing)
         finally:
             store.close()  # flushed and closed here, before the parent opens the files again
         conn.send(("done", run.report))

@@ -41,7 +41,7 @@ from acms.ingest.pipeline import extract_all, git_head, read_sources, symbol_tab
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.version import extractor_version
 from acms.ingest.walker import WalkSettings, escape_path, list_files
-from acms.memory import release_freed
+from acms.memory import collecting_rarely, release_freed
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration, uko_version
@@ -158,7 +158,7 @@ class IndexRun:
 
     # -- the run ----------------------------------------------------------------------------------
     def run(self) -> IndexReport:
-        with self.store.atomic():
+        with collecting_rarely(), self.store.atomic():
             self._files()
             self._after_files()
         self.report.seconds = time.perf_counter() - self._t0

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode, Quad, RdfFormat, parse, serialize
@@ -48,7 +49,7 @@ from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.memory import release_freed
 from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
-from acms.validation.batch import check_batch, check_links, check_nquads, describe, rejection, split_by_file
+from acms.validation.batch import check_batch, check_lines, check_links, describe, rejection, split_by_file
 from acms.vocab import TIER_WARM, UKO
 
 if TYPE_CHECKING:
@@ -185,13 +186,15 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
             )
         adrs = adr_batch(store, run.minter, sources, all_paths, TIER_WARM, run.generated_at)
     keep = list(sources)
-    # The group as N-Quads text, staged and bulk-loaded by Oxigraph without a Python object per quad;
-    # the Quad objects are only made when a file must be quarantined (or the text is not one graph).
+    # The group as N-Quads text, validated as text (validation.native) and bulk-loaded by Oxigraph
+    # without a Python object per quad; the Quad objects are only made when a file must be quarantined
+    # (or a line is in another graph).
     data = b"".join(batches[s.path].nquads() for s in keep)
     if adrs.quads:
         data += serialize(adrs.quads, format=RdfFormat.N_QUADS)
     with run.timed("validation"):
-        found = check_nquads(store, data, TIER_WARM, checks, promised)
+        lines = chain((line for s in keep for line in batches[s.path].lines), (f"{q} .\n" for q in adrs.quads))
+        found = check_lines(store, lines, TIER_WARM, checks, promised)
     quads: list[Quad] | None = None
     if found == []:
         written_quads = sum(len(batches[s.path].lines) for s in keep) + len(adrs.quads)

@@ -80,11 +80,28 @@ class Violation:
 
 
 @dataclass(frozen=True)
+class CheckSpec:
+    """What a check tests, as data: terms in N-Triples form (``<iri>``, ``"lex"^^<dt>``), so that
+    :mod:`acms.validation.native` can run it without a query.
+
+    ``component`` is the constraint's local name (``MinCount``, ``Datatype``, ``Or``, …); ``arg`` its
+    parameter: a count (int), a datatype or the other path (str), classes or ``sh:in`` members (tuple of
+    str), a pattern and its flags (tuple), a bound (str), a node-kind name (str).
+    """
+
+    targets: tuple[str, ...]
+    path: str | None
+    component: str
+    arg: object
+
+
+@dataclass(frozen=True)
 class CompiledCheck:
     """One constraint of one shape as SPARQL; each result row (?focus, optional ?value) is a violation.
 
     ``query`` reads the query's default graph; ``scoped_query`` takes focus nodes and their values from
     ``GRAPH ?acms_data`` and looks up classes (``rdf:type``/``rdfs:subClassOf*``) in the default graph.
+    ``spec`` is the same constraint as data, for the batch validator that runs in Python.
     """
 
     shape: str
@@ -94,6 +111,7 @@ class CompiledCheck:
     query: str
     scoped_query: str
     has_value: bool
+    spec: CheckSpec | None = None
 
 
 def compact(iri: str) -> str:
@@ -222,30 +240,33 @@ def _compile_shape(g: _Graph, shape: Term, targets: list[NamedNode]) -> list[Com
     if dt is not None:
         out.append(ctx.datatype(_iri(shape, "datatype", dt)))
     for cls in g.objects(shape, SH + "class"):
-        out.append(ctx.value_check("Class", lambda _s, c=_iri(shape, "class", cls): _not_instance([c])))
+        c = _iri(shape, "class", cls)
+        out.append(ctx.value_check("Class", lambda _s, c=c: _not_instance([c]), (str(c),)))
     for head in g.objects(shape, SH + "or"):
         alts = [_or_member_class(g, shape, m) for m in g.items(head)]
-        out.append(ctx.value_check("Or", lambda _s, a=alts: _not_instance(a)))
+        out.append(ctx.value_check("Or", lambda _s, a=alts: _not_instance(a), tuple(map(str, alts))))
     kind = g.one(shape, "nodeKind")
     if kind is not None:
         expr = _NODE_KINDS.get(kind.value.removeprefix(SH)) if isinstance(kind, NamedNode) else None
         if expr is None:
             raise ConfigError(f"shape {term_text(shape)}: unknown sh:nodeKind {term_text(kind)}")
-        out.append(ctx.value_check("NodeKind", lambda _s, e=expr: f"FILTER(!{e})"))
+        out.append(ctx.value_check("NodeKind", lambda _s, e=expr: f"FILTER(!{e})", kind.value.removeprefix(SH)))
     pattern = g.one(shape, "pattern")
     if pattern is not None:
         flags = g.one(shape, "flags")
         args = str(Literal(pattern.value)) + (f", {Literal(flags.value)}" if flags is not None else "")
         cond = f"FILTER(isBlank(?value) || !REGEX(STR(?value), {args}))"
-        out.append(ctx.value_check("Pattern", lambda _s, c=cond: c))
+        spec = (pattern.value, flags.value if flags is not None else None)
+        out.append(ctx.value_check("Pattern", lambda _s, c=cond: c, spec))
     for name, op in (("minInclusive", ">="), ("maxInclusive", "<=")):
         for bound in g.objects(shape, SH + name):
             if not isinstance(bound, Literal):
                 raise ConfigError(f"shape {term_text(shape)}: sh:{name} must be a literal")
             cond = f"FILTER(!COALESCE(?value {op} {bound}, false))"
-            out.append(ctx.value_check(name[0].upper() + name[1:], lambda _s, c=cond: c))
+            out.append(ctx.value_check(name[0].upper() + name[1:], lambda _s, c=cond: c, str(bound)))
     for head in g.objects(shape, SH + "in"):
-        out.append(ctx.value_check("In", lambda _s, h=g.items(head): _not_in(shape, h)))
+        members = g.items(head)
+        out.append(ctx.value_check("In", lambda _s, h=members: _not_in(shape, h), tuple(map(str, members))))
     for other in g.objects(shape, SH + "lessThanOrEquals"):
         out.append(ctx.less_than_or_equals(_iri(shape, "lessThanOrEquals", other)))
     return out
@@ -307,12 +328,13 @@ class _Context:
             return f"BIND(?focus AS {var})"
         return self._data(f"?focus {self.path} {var} .", scoped)
 
-    def _check(self, component: str, build: Callable[[bool], str], has_value: bool) -> CompiledCheck:
+    def _check(self, component: str, build: Callable[[bool], str], has_value: bool, arg: object) -> CompiledCheck:
         head = f"# shape {self.shape}\n# constraint sh:{component}ConstraintComponent\n"
+        spec = CheckSpec(tuple(map(str, self.targets)), str(self.path) if self.path else None, component, arg)
         return CompiledCheck(
             shape=self.shape, path=self.path.value if self.path else "",
             constraint=f"sh:{component}ConstraintComponent", message=self.message,
-            query=head + build(False), scoped_query=head + build(True), has_value=has_value,
+            query=head + build(False), scoped_query=head + build(True), has_value=has_value, spec=spec,
         )
 
     def _require_path(self, name: str) -> None:
@@ -334,21 +356,21 @@ class _Context:
                 values = f"{optional}{{ {self._values('?acms_v', s)} }}"
                 return (f"SELECT ?focus WHERE {{\n  {self._focus(s)}\n  {values}\n}}"
                         f"\nGROUP BY ?focus HAVING (COUNT(DISTINCT ?acms_v) {op} {n})")
-        return [self._check(name[0].upper() + name[1:], build, has_value=False)]
+        return [self._check(name[0].upper() + name[1:], build, has_value=False, arg=n)]
 
-    def value_check(self, component: str, condition: Callable[[bool], str]) -> CompiledCheck:
+    def value_check(self, component: str, condition: Callable[[bool], str], arg: object) -> CompiledCheck:
         def build(s: bool) -> str:
             return (f"SELECT DISTINCT ?focus ?value WHERE {{\n  {self._focus(s)}\n  {self._values('?value', s)}\n"
                     f"  {condition(s)}\n}}")
-        return self._check(component, build, has_value=True)
+        return self._check(component, build, has_value=True, arg=arg)
 
     def datatype(self, dt: NamedNode) -> CompiledCheck:
         if dt.value == RDFS_NS + "Literal":
-            return self.value_check("Datatype", lambda _s: "FILTER(!isLiteral(?value))")
+            return self.value_check("Datatype", lambda _s: "FILTER(!isLiteral(?value))", str(dt))
         cond = f"!isLiteral(?value) || datatype(?value) != {dt}"
         if dt.value in _CASTABLE:
             cond += f" || !COALESCE(isLiteral({dt}(?value)), false)"
-        return self.value_check("Datatype", lambda _s: f"FILTER({cond})")
+        return self.value_check("Datatype", lambda _s: f"FILTER({cond})", str(dt))
 
     def less_than_or_equals(self, other: NamedNode) -> CompiledCheck:
         self._require_path("lessThanOrEquals")
@@ -356,7 +378,7 @@ class _Context:
         def condition(s: bool) -> str:
             return (f"{self._data(f'?focus {other} ?acms_other .', s)}\n"
                     "  FILTER(!COALESCE(?value <= ?acms_other, false))")
-        return self.value_check("LessThanOrEquals", condition)
+        return self.value_check("LessThanOrEquals", condition, str(other))
 
 
 # ------------------------------------------------------------------------------------------ running
@@ -409,5 +431,5 @@ def validate_quads(quads: Iterable[ox.Quad | ox.Triple]) -> list[Violation]:
     return validate_store(store, DefaultGraph())
 
 
-__all__ = ["CompiledCheck", "Violation", "compile_shapes", "shapes_text", "shipped_checks", "term_text",
+__all__ = ["CheckSpec", "CompiledCheck", "Violation", "compile_shapes", "shapes_text", "shipped_checks", "term_text",
            "validate_quads", "validate_store"]
