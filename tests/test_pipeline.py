@@ -175,3 +175,34 @@ def test_parallel_extraction_matches_serial(tmp_path: Path, monkeypatch: pytest.
         store.close()
     assert graphs[0] == graphs[1]
     assert any(p.endswith("#calls") for _, p, _ in graphs[0])
+
+
+def test_an_index_run_gives_back_the_collectors_thresholds(sample_project: Path, monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """The run collects cycles rarely (``memory.collecting_rarely``), and only while it lasts: a server
+    that indexes keeps its own thresholds, whether the run succeeds or fails."""
+    import gc
+
+    import acms.service.index_run as index_run
+    from acms.memory import RARE_THRESHOLDS
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    real = index_run.IndexRun._files
+
+    def files(self: index_run.IndexRun) -> None:
+        seen.append(gc.get_threshold())
+        real(self)
+
+    monkeypatch.setattr(index_run.IndexRun, "_files", files)
+    run_index(sample_project)
+    assert seen == [RARE_THRESHOLDS]
+    assert gc.get_threshold() == before
+
+    def broken(self: index_run.IndexRun) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(index_run.IndexRun, "_files", broken)
+    with pytest.raises(OSError):
+        run_index(sample_project)
+    assert gc.get_threshold() == before

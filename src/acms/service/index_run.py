@@ -21,6 +21,7 @@ quarantined (``IndexReport.quarantined``): left out, with the rest of the batch 
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -140,6 +141,7 @@ class IndexRun:
         self.progress.start(name, total)
         with self.timed(name):
             yield
+            gc.collect()  # the phase's cycles (the collector runs rarely in an index: memory.collecting_rarely)
             release_freed()  # the next phase starts from what this one keeps, not from its peak
         self.progress.finish(name)
 

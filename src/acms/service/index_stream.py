@@ -189,9 +189,6 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
     # The group as N-Quads text, validated as text (validation.native) and bulk-loaded by Oxigraph
     # without a Python object per quad; the Quad objects are only made when a file must be quarantined
     # (or a line is in another graph).
-    data = b"".join(batches[s.path].nquads() for s in keep)
-    if adrs.quads:
-        data += serialize(adrs.quads, format=RdfFormat.N_QUADS)
     with run.timed("validation"):
         lines = chain((line for s in keep for line in batches[s.path].lines), (f"{q} .\n" for q in adrs.quads))
         found = check_lines(store, lines, TIER_WARM, checks, promised)
@@ -206,8 +203,12 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
     if not written_quads:
         return
     with run.timed("store"):
-        if quads is None:
+        if quads is None:  # the bytes made only now: validation's own index of the lines is gone by now
+            data = b"".join(batches[s.path].nquads() for s in keep)
+            if adrs.quads:
+                data += serialize(adrs.quads, format=RdfFormat.N_QUADS)
             _load_nquads(store, data)
+            del data
         else:
             store.load(quads, bulk=True)
     report.triples_written += written_quads
