@@ -63,13 +63,13 @@ class BatchTriples:
     """A batch's triples as N-Triples text: subject -> predicate -> objects, plus the classes known."""
 
     def __init__(self) -> None:
-        self.out: dict[str, dict[str, list[str]]] = {}
+        self.out: dict[str, dict[str, str | list[str]]] = {}  # one value as itself, more as a list
         self.typed: dict[str, list[str]] = {}  # the batch's own rdf:type triples (these make focus nodes)
         self.types: dict[str, set[str]] = {}  # those plus the classes of linked nodes (sh:class, sh:or)
         self.supers: dict[str, set[str]] = {}  # rdfs:subClassOf in the batch
         self._linked: set[str] = set()
         self._closure: dict[str, frozenset[str]] = {}
-        self._focus: dict[tuple[str, ...], list[tuple[str, dict[str, list[str]]]]] = {}
+        self._focus: dict[tuple[str, ...], list[tuple[str, dict[str, str | list[str]]]]] = {}
 
     # ------------------------------------------------------------------------------------ building
     @classmethod
@@ -106,8 +106,10 @@ class BatchTriples:
         if by_p is None:
             by_p = self.out[s] = {}
         values = by_p.get(p)
-        if values is None:
-            by_p[p] = [o]
+        if values is None:  # most predicates have one value: a list only from the second
+            by_p[p] = o
+        elif type(values) is str:
+            by_p[p] = [values, o]
         else:
             values.append(o)
         if p == _TYPE:
@@ -150,7 +152,7 @@ class BatchTriples:
         """The focus nodes of a shape with these targets: instances (in the batch) of them or a subclass."""
         return [f for f, _ in self.focus_values(targets)]
 
-    def focus_values(self, targets: tuple[str, ...]) -> list[tuple[str, dict[str, list[str]]]]:
+    def focus_values(self, targets: tuple[str, ...]) -> list[tuple[str, dict[str, str | list[str]]]]:
         """(focus node, its predicate -> objects) for these targets, built once per target set."""
         found = self._focus.get(targets)
         if found is None:
@@ -202,8 +204,8 @@ def _run(batch: BatchTriples, spec: CheckSpec, rule: Rule | tuple[str, object], 
         kind, arg = rule
         if kind == "lte":
             for f, by_p in nodes:
-                others = by_p.get(arg, ())  # type: ignore[call-overload]
-                for value in (by_p.get(path, ()) if path else (f,)):
+                others = _values(by_p, arg)  # type: ignore[arg-type]
+                for value in (_values(by_p, path) if path else (f,)):
                     verdict = _at_most(value, others)
                     if verdict is _UNDECIDED:
                         unsure.add(f)
@@ -212,11 +214,11 @@ def _run(batch: BatchTriples, spec: CheckSpec, rule: Rule | tuple[str, object], 
             return
         n = int(arg)  # type: ignore[call-overload]  (counts always have a path: the compiler says so)
         if kind == "max":  # only nodes with more values than allowed can have too many distinct ones
-            suspects = [(f, vs) for f, by_p in nodes if len(vs := by_p.get(path, ())) > n]
+            suspects = [(f, _values(by_p, path)) for f, by_p in nodes if _count_of(by_p.get(path)) > n]
         elif n <= 1:
             suspects = [(f, ()) for f, by_p in nodes if path not in by_p]
         else:
-            suspects = [(f, by_p.get(path, ())) for f, by_p in nodes]
+            suspects = [(f, _values(by_p, path)) for f, by_p in nodes]
         for f, values in suspects:
             verdict = _count(values, kind, n)
             if verdict is _UNDECIDED:
@@ -225,13 +227,23 @@ def _run(batch: BatchTriples, spec: CheckSpec, rule: Rule | tuple[str, object], 
                 yield f, None
         return
     for f, by_p in nodes:
-        for value in (by_p.get(path, ()) if path else (f,)):
+        values = by_p.get(path) if path else f
+        for value in (() if values is None else (values,) if type(values) is str else values):
             verdict = rule(value)
             if verdict is not True:
                 if verdict is _UNDECIDED:
                     unsure.add(f)
                 else:
                     yield f, value
+
+
+def _values(by_p: dict[str, str | list[str]], p: str) -> Sequence[str]:
+    values = by_p.get(p)
+    return () if values is None else (values,) if type(values) is str else values
+
+
+def _count_of(values: str | list[str] | None) -> int:
+    return 0 if values is None else 1 if type(values) is str else len(values)
 
 
 def _count(values: Sequence[str], kind: str, n: int) -> object:
@@ -393,7 +405,7 @@ def _in_oxigraph(batch: BatchTriples, check: CompiledCheck, nodes: set[str]) -> 
     """The check's own SPARQL over a store holding the undecided nodes' triples (and the batch's
     subclass links): what the staged batch would have answered for them."""
     graph = f" {_FALLBACK_GRAPH} .\n"
-    lines = [f"{s} {p} {o}{graph}" for s in sorted(nodes) for p, objects in batch.out[s].items() for o in objects]
+    lines = [f"{s} {p} {o}{graph}" for s in sorted(nodes) for p in batch.out[s] for o in _values(batch.out[s], p)]
     lines += [f"{s} {_SUBCLASS} {o}{graph}" for s, sups in batch.supers.items() for o in sups]
     store = ox.Store()
     store.load("".join(lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
