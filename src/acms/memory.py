@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 
-__all__ = ["collecting_rarely", "limit_arenas", "release_freed"]
+__all__ = ["collect_if_busy", "collecting_rarely", "limit_arenas", "release_freed", "young_collections"]
 
 RARE_THRESHOLDS = (50_000, 20, 20)
 
@@ -65,11 +65,31 @@ def collecting_rarely() -> Iterator[None]:
     the same run had none, and the collector's whole time fell from 12.0 to 2.2 s. ``bench/ingest.py``
     1x, two runs each: 107.5 / 105.1 s at the defaults, 99.2 / 96.2 s here, the fitting phase's
     peak 757 → 782 MB (cycles kept longer), back to 745 MB with a ``gc.collect()`` at each phase's
-    end (``IndexRun.phase``; 94.7 s). The previous thresholds come back afterwards (a server keeps
-    its own)."""
+    end (94.7 s; now only after a phase that allocated much: ``collect_if_busy``). The previous
+    thresholds come back afterwards (a server keeps its own)."""
     before = gc.get_threshold()
     gc.set_threshold(*RARE_THRESHOLDS)
     try:
         yield
     finally:
         gc.set_threshold(*before)
+
+
+BUSY = 4  # young collections (each after RARE_THRESHOLDS[0] new containers) that make a phase worth collecting
+
+
+def young_collections() -> int:
+    """How many young-generation collections this process has run: a measure of what it allocated."""
+    return int(gc.get_stats()[0]["collections"])
+
+
+def collect_if_busy(since: int) -> None:
+    """A full collection if the work since ``since`` (``young_collections()`` then) allocated much.
+
+    Why: with the collector running rarely, a phase's cycles that outlive its young collections would
+    stay until the run ends (the fitting phase's peak 757 → 782 MB); a full collection at the end of a
+    heavy phase frees them (745 MB). It walks the whole heap, though: after every phase of every small
+    run it cost the test suite's process (a large heap, many small indexes) minutes, so a phase that
+    allocated little is not collected."""
+    if young_collections() - since >= BUSY:
+        gc.collect()

@@ -21,7 +21,6 @@ quarantined (``IndexReport.quarantined``): left out, with the rest of the batch 
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,7 +41,7 @@ from acms.ingest.pipeline import extract_all, git_head, read_sources, symbol_tab
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.version import extractor_version
 from acms.ingest.walker import WalkSettings, escape_path, list_files
-from acms.memory import collecting_rarely, release_freed
+from acms.memory import collect_if_busy, collecting_rarely, release_freed, young_collections
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration, uko_version
@@ -139,9 +138,10 @@ class IndexRun:
     @contextmanager
     def phase(self, name: str, total: int | None = None) -> Iterator[None]:
         self.progress.start(name, total)
+        young = young_collections()
         with self.timed(name):
             yield
-            gc.collect()  # the phase's cycles (the collector runs rarely in an index: memory.collecting_rarely)
+            collect_if_busy(young)  # a heavy phase's cycles (the collector runs rarely in an index)
             release_freed()  # the next phase starts from what this one keeps, not from its peak
         self.progress.finish(name)
 
