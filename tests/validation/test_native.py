@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from acms.validation.native import BatchTriples, validate
-from acms.validation.shapes import SH, Violation, compile_shapes, shipped_checks, validate_store
+from acms.validation.shapes import SH, Violation, compile_shapes, validate_store
 from acms.vocab import RDF, RDF_NS, RDFS_NS, XSD_NS
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "shapes"
@@ -184,7 +184,3 @@ def test_generated_batches_give_what_the_sparql_checks_give(
     assert batch is not None
     batch.add_types(extra)
     assert same(validate(batch, checks)) == same(validate_store(store, DATA, checks))
-
-
-def test_every_shipped_check_has_a_spec() -> None:
-    assert all(c.spec is not None and c.spec.targets for c in shipped_checks())

@@ -111,7 +111,7 @@ class CompiledCheck:
     query: str
     scoped_query: str
     has_value: bool
-    spec: CheckSpec | None = None
+    spec: CheckSpec
 
 
 def compact(iri: str) -> str:
