@@ -110,7 +110,8 @@ def history_cmd(entity: str, project: Path, store: Path | None, show_text: bool,
         click.echo(f"{h.name} [{h.kind}] {where}")
         click.echo(f"  {h.entity}")
         if not h.events:
-            click.echo("  no history (index with --history N to ingest commits)")
+            click.echo("  no commit or earlier version recorded for it (`acms index --history N` reads the last N "
+                       "commits; none of those read touched it)")
         for ev in h.events:
             if ev.what == "commit":
                 click.echo(f"  {ev.time}  commit {ev.commit[:10]} {ev.author}: {_first_line(ev.message)}")
