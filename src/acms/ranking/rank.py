@@ -172,7 +172,7 @@ def _outlines(classes: list[Cand], chosen: list[Cand], best: float, file_score: 
 
 
 def _declared_apart(cands: list[Cand], chosen: list[Cand], best: float, file_score: float, why: str,
-                    index: RankingIndex, qualified: dict[str, str]) -> list[Ranked]:
+                    qualified: dict[str, str]) -> list[Ranked]:
     """The types whose methods are written outside their body (a Go struct and its methods with a
     receiver, a Rust struct and its ``impl`` blocks), right after the best of their methods shown: the
     type's fields are what those methods work on, as a class's outline is for its methods. The body
@@ -233,7 +233,7 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
                 rel = s / best
                 out.append(Ranked(fid, float(fs.score[f] * rel), f"{why}; fragment bm25 {rel:.2f} of the file's best"))
             out.extend(_outlines(classes, chosen, best, float(fs.score[f]), why, index))
-            out.extend(_declared_apart(by_file[f], chosen, best, float(fs.score[f]), why, index, qualified))
+            out.extend(_declared_apart(by_file[f], chosen, best, float(fs.score[f]), why, qualified))
         else:
             w = int(fs.best_window[f])
             lo, hi = (int(x) for x in index.window_lines[w]) if w >= 0 else (1, 1)

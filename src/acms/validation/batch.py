@@ -82,9 +82,13 @@ def check_links(store: GraphStore, quads: Sequence[Quad], checks: Iterable[Compi
     if not subjects or not selected:
         return []
     batch = BatchTriples.from_quads(quads)
-    _add_context(store, batch, ())
-    rows = store.select(catalog.text("validation/types-of"), {"node": subjects})
-    batch.add_types(((str(r["node"]), str(r["type"])) for r in rows), data=True)
+    # one lookup for the subjects (their classes make them focus nodes) and the nodes they link to
+    nodes = [*subjects, *(NamedNode(n[1:-1]) for n in batch.linked())]
+    rows = store.select(catalog.text("validation/types-of"), {"node": nodes})
+    pairs = [(str(r["node"]), str(r["type"])) for r in rows]
+    own = {str(s) for s in subjects}
+    batch.add_types([p for p in pairs if p[0] in own], data=True)
+    batch.add_types(p for p in pairs if p[0] not in own)
     return validate(batch, selected)
 
 

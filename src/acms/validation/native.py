@@ -148,12 +148,9 @@ class BatchTriples:
     def is_a(self, node: str, classes: frozenset[str]) -> bool:
         return any(not classes.isdisjoint(self.closure(t)) for t in self.types.get(node, ()))
 
-    def focus(self, targets: tuple[str, ...]) -> list[str]:
-        """The focus nodes of a shape with these targets: instances (in the batch) of them or a subclass."""
-        return [f for f, _ in self.focus_values(targets)]
-
     def focus_values(self, targets: tuple[str, ...]) -> list[tuple[str, dict[str, str | list[str]]]]:
-        """(focus node, its predicate -> objects) for these targets, built once per target set."""
+        """(focus node, its predicate -> objects) for a shape with these targets: the instances (in the
+        batch) of them or of a subclass, found once per target set."""
         found = self._focus.get(targets)
         if found is None:
             wanted = frozenset(targets)
@@ -174,7 +171,7 @@ def validate(batch: BatchTriples, checks: Iterable[CompiledCheck] | None = None)
         unsure: set[str] = set()
         rule = _rule_for(spec.component, spec.arg)
         if rule is None:  # not decidable here: Oxigraph decides every focus node
-            unsure.update(batch.focus(spec.targets))
+            unsure.update(f for f, _ in batch.focus_values(spec.targets))
         else:
             if isinstance(rule, frozenset):  # sh:class / sh:or: the classes this batch knows
                 rule = _class_rule(batch, rule)
