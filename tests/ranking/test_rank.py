@@ -13,8 +13,9 @@ import pytest
 
 from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import KeywordIndex
-from acms.ranking.index import FORMAT, FragmentRow, RankingIndex
-from acms.ranking.rank import CLASS_OUTLINE_AFTER, LENGTH_PRIOR, MIN_RELATIVE, PATH_WEIGHT, Ranked, file_scores, rank
+from acms.ranking.index import FORMAT, NESTING, FragmentRow, RankingIndex
+from acms.ranking.rank import (CLASS_OUTLINE_AFTER, LENGTH_PRIOR, MIN_RELATIVE, NESTED_LONG, PATH_WEIGHT, Ranked,
+                               file_scores, rank)
 from acms.ranking.roles import AUX_FACTOR, NAMED_FACTOR, Role
 
 SRC_SPLIT = '''def split_parts(body: bytes, boundary: bytes) -> list[bytes]:
@@ -412,6 +413,62 @@ def test_a_nested_function_gives_way_to_the_function_around_it_and_lends_it_its_
     assert set(result) == {"f:outer", "f:other"}
     assert result["f:outer"] == 1.0
     assert result["f:other"] == pytest.approx(raw["f:other"] / raw["f:inner"])
+
+
+def _long_outer(own: str = "    value = compute()") -> list[FragmentRow]:
+    """A Python function of ``NESTED_LONG`` lines that defines ``split_parts`` (lines 3-4) and another
+    nested function; its outline is its own macro fragment."""
+    filler = "".join(f"    {own.strip()}  # step {n}\n" for n in range(NESTED_LONG - 7))
+    weak = "    def close(handle):\n        handle.release()"
+    outer = f'def make_reader(registry):\n    """Make a reader."""\n{METHOD}\n{weak}\n{filler}    return split_parts\n'
+    end = outer.count("\n")
+    assert end == NESTED_LONG
+    return [FragmentRow("f:outer", "pkg/reader.py", 1, end, outer, container=NESTING, outline="f:outer-outline"),
+            FragmentRow("f:inner", "pkg/reader.py", 3, 4, METHOD),
+            FragmentRow("f:close", "pkg/reader.py", 5, 6, weak),
+            FragmentRow("f:other", "pkg/other.py", 1, 2, "def other(text):\n    return text.split()")]
+
+
+def test_a_long_function_gives_way_to_the_nested_function_that_matches_with_its_outline_after() -> None:
+    """The nested function is the unit a change names; the long function around it comes as its outline
+    (signature, doc line, nested signatures) right after it, not as a body that repeats it."""
+    frags, index = build(_long_outer())
+    ranked = rank("split boundary", frags, index)
+    assert [r.fragment for r in ranked][:2] == ["f:inner", "f:outer-outline"]
+    assert "f:outer" not in {r.fragment for r in ranked}
+    assert ranked[1].score == pytest.approx(CLASS_OUTLINE_AFTER * ranked[0].score)
+    assert "outline of the function around the nested functions shown" in ranked[1].reason
+
+
+def test_a_long_function_whose_own_lines_match_is_shown_whole() -> None:
+    """The nested function holds a small part of the match (the function's own lines say "boundary" many
+    times): the function is the unit, whole, and its outline is not added."""
+    frags, index = build(_long_outer(own="    boundary = split(boundary)"))
+    raw = dict(zip(frags.ids, frags.scores("split boundary", unique=True).tolist()))
+    assert raw["f:inner"] > 0
+    ranked = [r.fragment for r in rank("split boundary", frags, index)]
+    assert ranked[0] == "f:outer" and "f:inner" not in ranked and "f:outer-outline" not in ranked
+
+
+def test_a_short_function_around_a_nested_match_is_shown_whole_even_with_an_outline() -> None:
+    outer = "def make_reader():\n    registry = {}\n" + METHOD
+    rows = [FragmentRow("f:outer", "pkg/reader.py", 1, 4, outer, container=NESTING, outline="f:outer-outline"),
+            FragmentRow("f:inner", "pkg/reader.py", 3, 4, METHOD)]
+    frags, index = build(rows)
+    assert [r.fragment for r in rank("split boundary", frags, index)] == ["f:outer"]
+
+
+def test_a_long_function_whose_nested_match_is_cut_comes_as_its_body() -> None:
+    """Nothing nested is shown (a stronger fragment took the file's one place): the function comes as
+    its body, at its own score, as it would without the nested one."""
+    rows = [*_long_outer(), FragmentRow("f:top", "pkg/reader.py", 60, 61,
+                                        "def split_boundary(boundary):\n    return split(boundary, boundary)")]
+    frags, index = build(rows)
+    raw = dict(zip(frags.ids, frags.scores("split boundary", unique=True).tolist()))
+    ranked = {r.fragment: r for r in rank("split boundary", frags, index, per_file=1)}
+    assert set(ranked) == {"f:top", "f:outer", "f:other"}
+    outer_rel = raw["f:outer"] * NESTED_LONG ** LENGTH_PRIOR / (raw["f:top"] * 2 ** LENGTH_PRIOR)
+    assert ranked["f:outer"].score == pytest.approx(min(1.0, outer_rel))
 
 
 def test_a_class_without_a_matching_member_is_shown() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from acms.api import Index
 from acms.index.keyword import KeywordIndex
-from acms.ranking.index import CONTAINER, FragmentRow, RankingIndex
+from acms.ranking.index import CONTAINER, NESTING, FragmentRow, RankingIndex
 from acms.retrieval.caches import BUILD_STEPS, DerivedCaches
 from acms.sparql import catalog
 
@@ -25,6 +25,13 @@ def test_one_pass_caches_are_the_corpus_caches(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES / "adr_project" / "docs", root / "more")
     (root / "pkg" / "long.py").write_text("".join(f"def f{i}(x_{i}):\n    return HTTPServer{i}(x_{i})\n\n\n"
                                                   for i in range(40)), encoding="utf-8")
+    (root / "pkg" / "deco.py").write_text(
+        "def retried(times):\n    \"\"\"Retry a call.\"\"\"\n    def wrap(fn):\n        return fn\n    return wrap\n",
+        encoding="utf-8")
+    (root / "web").mkdir()
+    (root / "web" / "adapter.js").write_text(
+        "function adapter(config) {\n  return new Promise(function dispatch(resolve) {\n    resolve(config);\n  });\n}\n",
+        encoding="utf-8")
     with Index.open(root, embed_on_index=False) as idx:
         idx.index()
         steps: list[int] = []
@@ -39,11 +46,19 @@ def test_one_pass_caches_are_the_corpus_caches(tmp_path: Path) -> None:
                  for r in idx.store.select(catalog.text("search/class-fragments"))}
         outlines = {r["frag"].value: r["outline"].value
                     for r in idx.store.select(catalog.text("search/class-outlines"))}
+        nesting = {r["frag"].value: r["outline"].value
+                   for r in idx.store.select(catalog.text("search/function-outlines"))}
+        # a Python function that defines one comes with its outline; a JavaScript
+        # function around a callback is not one
+        assert [(paths[r.file], r.qn.rsplit(".", 1)[-1]) for r in rows if r.frag in nesting] == [("pkg/deco.py", "retried")]
+        body, outline = next(iter(nesting.items()))  # the same owner's macro fragment
+        assert outline.rsplit("-", 1)[0] == body.rsplit("-", 1)[0].replace("/micro/", "/macro/")
         keyword = KeywordIndex.build([r.frag for r in rows], [f"{r.name or ''} {r.qn or ''}\n{r.text}" for r in rows])
         ranking = RankingIndex.build(
             FragmentRow(r.frag, paths[r.file], r.start, r.end, r.text,  # type: ignore[arg-type]
-                        CONTAINER.get(kinds.get(r.frag, ""), 0), (r.name or "") if r.qn is not None else "",
-                        outlines.get(r.frag, ""), r.qn or "")
+                        CONTAINER.get(kinds.get(r.frag, ""), 0) or (NESTING if r.frag in nesting else 0),
+                        (r.name or "") if r.qn is not None else "", outlines.get(r.frag) or nesting.get(r.frag, ""),
+                        r.qn or "")
             for r in rows if r.file is not None and r.file in paths)
         keyword.save(tmp_path / "keyword", key=caches.text_key)
         ranking.save(tmp_path / "ranking", key=caches.text_key)

@@ -10,11 +10,12 @@ changes the graph. Three parts:
   functions, classes, methods; not the module or the file itself, which the path already gives);
 - ``frag_ids`` / ``locations``: fragment IRIs (sorted, UTF-8 bytes: a numpy ``str`` array would pad
   each to the longest at four bytes a character, 117 MB at 4x the standard library instead of 29)
-  → (file number, start line, end line, 1 for a class body, 2 for a module header, else 0), as
-  arrays, to map fragment scores to files;
-- ``outlines``: per fragment id, the outline (macro fragment) of a class body, else "", as one UTF-8
-  blob and offsets (most are ""): what the first stage shows for a class whose body gives way to its
-  matching methods;
+  → (file number, start line, end line, 1 for a class body, 2 for a module header, 3 for code in a
+  test module, 4 for a Python function that defines functions, else 0), as arrays, to map fragment
+  scores to files;
+- ``outlines``: per fragment id, the outline (macro fragment) of a class body or of a Python function
+  that defines functions, else "", as one UTF-8 blob and offsets (most are ""): what the first stage
+  shows for a class whose body gives way to its matching methods (a long function: to its nested one);
 - ``qualified``: per fragment id, its symbol's qualified name ("" for none), as one UTF-8 blob and
   offsets (a few bytes a fragment, memory-mapped): what a task that names a symbol is matched against;
 - ``dense``: the files whose lines are dense with terms (minified or generated code, see
@@ -36,12 +37,13 @@ from acms.ranking.roles import Role, role_of
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.window_tokens import FileWindows, file_windows
 
-__all__ = ["CONTAINER", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex", "StringColumn", "ids_array"]
+__all__ = ["CONTAINER", "NESTING", "TEST_SCOPE", "FragmentPlace", "FragmentRow", "RankingIndex", "StringColumn", "ids_array"]
 
 CONTAINER = {"Class": 1, "Namespace": 1, "Module": 2}  # a namespace (Rust's `mod tests { }`) holds members as a class does
 TEST_SCOPE = 3  # the container code of a symbol inside a test module of a source file (roles.in_test_scope)
+NESTING = 4  # the container code of a Python function that defines functions (``search/function-outlines.rq``)
 
-FORMAT = "acms.ranking-index/11"
+FORMAT = "acms.ranking-index/12"
 # The names field is not damped by its length: a file that defines the symbol a task names is the
 # answer however many other names it defines (BM25's usual b = 0.75 let the many small helpers of a
 # JavaScript file outscore the one utility module that defines the name); k1 still saturates a name
@@ -59,9 +61,9 @@ class FragmentRow:
     start: int
     end: int
     text: str
-    container: int = 0  # CONTAINER: 1 a class (its body encloses its methods), 2 a module header; TEST_SCOPE
+    container: int = 0  # CONTAINER: 1 a class (its body encloses its methods), 2 a module header; TEST_SCOPE; NESTING
     name: str = ""  # the symbol's name when the fragment is a code symbol's body, else ""
-    outline: str = ""  # a class body's outline fragment (macro), else ""
+    outline: str = ""  # the outline fragment (macro) of a class body or of a NESTING function's, else ""
     qualified: str = ""  # the symbol's qualified name when the fragment is a code symbol's body, else ""
 
 
@@ -218,7 +220,7 @@ class RankingIndex:
                    dense=dense)
 
     def outline_of(self, frag: str) -> str:
-        """The outline fragment of a class body ``frag`` ("" for anything else)."""
+        """The outline fragment of a class body or NESTING function ``frag`` ("" for anything else)."""
         i = self.position(frag)
         return self.outlines[i] if i >= 0 else ""
 

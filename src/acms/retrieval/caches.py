@@ -20,7 +20,7 @@ from acms.index.vectors import VectorMatrix, decode
 from acms.retrieval.corpus_read import CorpusReader, CorpusRow
 from acms.memory import release_freed
 from acms.index.token_table import TokenizedLines, TokenTable
-from acms.ranking.index import CONTAINER, TEST_SCOPE, FragmentPlace, RankingIndex
+from acms.ranking.index import CONTAINER, NESTING, TEST_SCOPE, FragmentPlace, RankingIndex
 from acms.ranking.roles import in_test_scope
 from acms.ranking.window_tokens import file_windows, ranges
 from acms.sparql import catalog
@@ -185,15 +185,17 @@ class DerivedCaches:
         paths = {r["file"].value: r["path"].value for r in self._solutions("search/file-paths")}
         kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1] for r in self._solutions("search/class-fragments")}
         outlines = {r["frag"].value: r["outline"].value for r in self._solutions("search/class-outlines")}
+        nesting = {r["frag"].value: r["outline"].value for r in self._solutions("search/function-outlines")}
         places = []
         for i in order:
             file = rows.files[i]
             if file is None or file not in paths:
                 continue
             frag, name, qn, path = rows.frags[i], rows.names[i], rows.qns[i], paths[file]
-            container = CONTAINER.get(kinds.get(frag, ""), 0) or (TEST_SCOPE if qn is not None and in_test_scope(qn, path) else 0)
+            container = (CONTAINER.get(kinds.get(frag, ""), 0) or (TEST_SCOPE if qn is not None and in_test_scope(qn, path) else 0)
+                         or (NESTING if frag in nesting else 0))
             places.append(FragmentPlace(frag, path, rows.starts[i], rows.ends[i], container,
-                                        (name or "") if qn is not None else "", outlines.get(frag, ""),
+                                        (name or "") if qn is not None else "", outlines.get(frag) or nesting.get(frag, ""),
                                         rows.firsts[i], rows.counts[i], qualified=qn or ""))
         return places
 
