@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,18 @@ def test_parallel_extraction_matches_serial(tmp_path: Path, monkeypatch: pytest.
         store.close()
     assert graphs[0] == graphs[1]
     assert any(p.endswith("#calls") for _, p, _ in graphs[0])
+
+
+@pytest.mark.skipif(not hasattr(os, "nice"), reason="POSIX niceness")
+def test_extraction_workers_run_below_the_writers_priority() -> None:
+    """The writer is a streamed index's bottleneck: its pool's workers yield the cores to it."""
+    from acms.ingest import pipeline
+
+    paths = {f"m{i}.py" for i in range(pipeline.PARALLEL_MIN_FILES)}
+    with pipeline.ExtractorPool(paths, 40, workers=2) as pool:
+        assert pool._pool is not None
+        niceness = pool._pool.submit(os.nice, 0).result()
+    assert niceness == min(19, os.nice(0) + pipeline.WORKER_NICENESS)
 
 
 def test_an_index_run_gives_back_the_collectors_thresholds(sample_project: Path, monkeypatch: pytest.MonkeyPatch
