@@ -95,9 +95,9 @@ _WORKER: dict[str, object] = {}  # a pool worker's run settings (every listed pa
 
 
 # The pool's workers run at a lower priority than the process that writes (issue 14). The writer
-# (emit, validate, bulk-load a group) is a streamed index's bottleneck: the workers read one group
-# ahead and then wait, but at equal priority the three processes share two cores evenly and the writer
-# got about two thirds of one. Standard library, 1x, interleaved runs on the same machine, the files'
+# (emit, validate, bulk-load a group) is a streamed index's bottleneck: the workers read ahead
+# (``index_stream.GROUPS_AHEAD``) and then wait, but at equal priority the three processes shared
+# two cores evenly and the writer got about two thirds of one. Measured with one group ahead, standard library, 1x, interleaved runs on the same machine, the files'
 # phases (reading + emitting + validation + store + linking): niceness 0: 52.8 / 54.2 s; 5: 47.6 /
 # 52.4; 10: 45.9 / 50.4; 19: 51.6 (the workers then fall behind: the writer waited 9.4 s for them).
 # It also keeps a large index from starving a server or an agent's commands on the same machine.
