@@ -65,9 +65,10 @@ EDGE_GROUP = 20_000  # edges validated and written at once
 # Groups the workers read and extract ahead of the one being written. With their lower priority
 # (pipeline.WORKER_NICENESS) one group ahead left the writer waiting for them 6.9 / 8.5 s of a 1x
 # standard library, two 4.8 / 3.8 s (files' phases 52.3 / 46.0 -> 44.1 / 46.6 s, interleaved runs; the
-# peak of all processes no higher: 740 / 766 -> 742 / 700 MB). But the one `--scale 1,4` run with two
-# took 470.8 s at 4x (4.70x its 1x, against 362.9 s and 4.02x with one, an hour earlier) at 948 MB
-# (924): not shown to be the machine alone, so one, until a 4x A/B says otherwise.
+# peak of all processes no higher: 740 / 766 -> 742 / 700 MB). The one `--scale 1,4` run with two took
+# 470.8 s at 4x (4.70x its 1x of 100.1 s) at 948 MB; one ahead, an hour before and right after:
+# 362.9 s (4.02x) / 924 MB and 473.9 s (3.81x, the 1x 124.4 s) / 926 MB. The machine's speed moved
+# more than the setting can; two is left for a 4x A/B on a quieter machine.
 GROUPS_AHEAD = 1
 
 
