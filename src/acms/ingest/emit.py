@@ -58,6 +58,9 @@ class FileBatch:
         self.lines: list[str] = lines if lines is not None else []
         self.entities: dict[str, NamedNode] = {}  # qualname -> IRI (code only)
         self.fragment_count = 0
+        # The file's rows of ``search/corpus-full.rq`` (frag, text, name, qn, start, end, file): what a
+        # first index spills for the caches' build instead of that join (issue 14, ``CorpusSpill``).
+        self.corpus: list[tuple[str, str, str, str, int, int, str]] = []
         self._quads: list[Quad] | None = None
 
     @property
@@ -116,6 +119,7 @@ def emit_file(
             add(fs, u.secretKind, nt_literal(kind))
 
     owners: dict[str, NamedNode] = {FILE: f}
+    heads: dict[str, tuple[set[str], set[str]]] = {}  # code entity -> its names, its qualified names
     if ext is not None:
         for sym in ext.symbols:
             e = minter.code(source.path, sym.qualname)
@@ -125,6 +129,9 @@ def emit_file(
             add(es, a, str(UKO[sym.kind.value]))
             add(es, u.name, nt_literal(sym.name))
             add(es, u.qualifiedName, nt_literal(sym.qualname))
+            names, qualified = heads.setdefault(es, (set(), set()))
+            names.add(sym.name)
+            qualified.add(sym.qualname)
             add(es, u.startLine, nt_literal(str(sym.start_line), integer))
             add(es, u.endLine, nt_literal(str(sym.end_line), integer))
             add(es, u.inFile, fs)
@@ -154,10 +161,18 @@ def emit_file(
                 add(fs, u.defines, es)
 
     language = nt_literal(source.language)
+    placed: dict[str, tuple[set[str], set[str], set[int], set[int]]] = {}  # micro fragment -> owners, texts, starts, ends
     for spec, tokens in zip(fragments, token_counts, strict=True):
         owner = owners[spec.owner]
         digest = sha256(spec.text)
-        fr = str(minter.fragment(owner, spec.lod, digest, spec.start_line))
+        frag = minter.fragment(owner, spec.lod, digest, spec.start_line)
+        fr = str(frag)
+        if spec.lod == "micro":
+            own, texts, starts, ends = placed.setdefault(frag.value, (set(), set(), set(), set()))
+            own.add(str(owner))
+            texts.add(spec.text)
+            starts.add(spec.start_line)
+            ends.add(spec.end_line)
         add(str(owner), u.hasFragment, fr)
         add(fr, a, u.Fragment)
         add(fr, u.text, nt_literal(spec.text))
@@ -172,7 +187,25 @@ def emit_file(
         out.fragment_count += 1
     # A fragment can repeat (same owner, lod, text and start): keep one copy of each quad.
     out.lines = list(dict.fromkeys(q))
+    out.corpus = _corpus_rows(placed, heads, f.value)
     return out
+
+
+def _corpus_rows(placed: Mapping[str, tuple[set[str], set[str], set[int], set[int]]],
+                 heads: Mapping[str, tuple[set[str], set[str]]], file: str
+                 ) -> list[tuple[str, str, str, str, int, int, str]]:
+    """The solutions of ``search/corpus-full.rq`` over one file's triples: every combination of a micro
+    fragment's owner's name and qualified name with its text, start and end (one each, but for a repeated
+    symbol). Fragments whose owner has no qualified name (a file's, a section's) are not among them."""
+    rows = []
+    for frag, (own, texts, starts, ends) in placed.items():
+        for owner in sorted(own):
+            if owner not in heads:
+                continue
+            names, qualified = heads[owner]
+            rows += [(frag, text, name, qn, start, end, file) for name in sorted(names) for qn in sorted(qualified)
+                     for text in sorted(texts) for start in sorted(starts) for end in sorted(ends)]
+    return rows
 
 
 class _Terms:

@@ -18,6 +18,7 @@ import numpy as np
 from acms.index.keyword import KeywordIndex
 from acms.index.vectors import VectorMatrix, decode
 from acms.retrieval.corpus_read import CorpusReader, CorpusRow
+from acms.retrieval.corpus_spill import read_spill
 from acms.memory import release_freed
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.index import CONTAINER, NESTING, TEST_SCOPE, FragmentPlace, RankingIndex
@@ -41,11 +42,14 @@ _Keyed = TypeVar("_Keyed", bound=_HasKey)
 
 
 class DerivedCaches:
-    def __init__(self, store: GraphStore, layout: IndexLayout, progress: Callable[[int], object] | None = None) -> None:
+    def __init__(self, store: GraphStore, layout: IndexLayout, progress: Callable[[int], object] | None = None,
+                 spill: Path | None = None) -> None:
         """``progress(step)`` hears of each of ``BUILD_STEPS`` steps of building the keyword and ranking
-        caches (a standard library's took ~20 s)."""
+        caches (a standard library's took ~20 s). ``spill``: the corpus rows the index run that made
+        this graph state spilled (:mod:`acms.retrieval.corpus_spill`), read instead of the store's join."""
         self.store = store
         self.layout = layout
+        self._spill = spill
         self._progress = progress or (lambda _step: None)
         self.rebuilt: list[str] = []
         self._keyword: KeywordIndex | None = None  # loaded once per instance (one graph state)
@@ -146,7 +150,8 @@ class DerivedCaches:
         step = self._progress
         table = TokenTable()
         rows = _Rows()
-        reader = CorpusReader(self.store, then=lambda: step(1))
+        reader = CorpusReader(self.store, then=lambda: step(1),
+                              full=None if self._spill is None else read_spill(self._spill))
         for row in reader.rows():
             rows.add(row, table)
         order = rows.order(reader.full, reader.dropped)

@@ -48,22 +48,24 @@ class CorpusReader:
     """Iterate ``rows()`` once; then the first ``full`` rows whose fragment is in ``dropped`` are to be
     ignored (the fragment's every row came again after them)."""
 
-    def __init__(self, store: GraphStore, then: Callable[[], object] | None = None) -> None:
-        """``then()`` is called once the rows of ``search/corpus-full.rq`` are given (a progress step)."""
+    def __init__(self, store: GraphStore, then: Callable[[], object] | None = None,
+                 full: Iterable[CorpusRow] | None = None) -> None:
+        """``then()`` is called once the rows of ``search/corpus-full.rq`` are given (a progress step).
+        ``full``: solutions of that query known otherwise (a first index's spill,
+        :mod:`acms.retrieval.corpus_spill`), read in its place; the fragments it lacks come as ever."""
         self.store = store
         self._then = then or (lambda: None)
+        self._full = full
         self.full = 0
         self.dropped: set[str] = set()
 
     def rows(self) -> Iterator[CorpusRow]:
         seen: dict[str, bool] = {}  # fragment given by corpus-full -> one corpus-keys solution of it met
         files: dict[str, str] = {}  # one string per file IRI, shared by its fragments' rows
-        for r in self._solutions("search/corpus-full"):
-            frag, file = r["frag"].value, r["file"].value
-            seen[frag] = False
+        for row in self._full_rows():
+            seen[row.frag] = False
             self.full += 1
-            yield CorpusRow(frag, r["text"].value, r["name"].value, r["qn"].value, int(r["start"].value),
-                            int(r["end"].value), files.setdefault(file, file))
+            yield row._replace(file=files.setdefault(row.file, row.file))
         self._then()
         rest: dict[str, Any] = {}  # fragments corpus-full did not give (every solution of them missing)
         for r in self._solutions("search/corpus-keys"):
@@ -81,6 +83,14 @@ class CorpusReader:
         again = [*rest.values(), *(NamedNode(frag) for frag in sorted(self.dropped))]
         for start in range(0, len(again), BOUND_AT_ONCE):
             yield from self._some({"frag": again[start : start + BOUND_AT_ONCE]}, files)
+
+    def _full_rows(self) -> Iterator[CorpusRow]:
+        if self._full is not None:
+            yield from self._full
+            return
+        for r in self._solutions("search/corpus-full"):
+            yield CorpusRow(r["frag"].value, r["text"].value, r["name"].value, r["qn"].value, int(r["start"].value),
+                            int(r["end"].value), r["file"].value)
 
     def _some(self, bindings: dict[str, Any], files: dict[str, str]) -> Iterator[CorpusRow]:
         for r in self._solutions("search/corpus-some", bindings):

@@ -64,6 +64,7 @@ class _Job:
     started: datetime
     head: str | None
     parent: int  # the coordinator's pid
+    spill: Path | None  # where the files' corpus rows go (``IndexRun.corpus_spill``)
 
 
 class _PipeProgress:
@@ -86,7 +87,8 @@ def stream_in_child(run: IndexRun, listing: Listing) -> None:
     """``stream_first_index(run, listing)`` in a child process; the child's report becomes ``run.report``."""
     store = run.store
     assert isinstance(store, OxigraphStore) and store.path is not None
-    job = _Job(run.root, store.path, run.settings, listing, run.report, run.started, run.head, os.getpid())
+    job = _Job(run.root, store.path, run.settings, listing, run.report, run.started, run.head, os.getpid(),
+               run.corpus_spill)
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
     with store.lent():
@@ -135,6 +137,7 @@ def _child_main(job: _Job, conn: Connection) -> None:
         try:
             run = IndexRun(job.root, store, job.settings, progress=_PipeProgress(conn))
             run.adopt(job.started, job.report, job.head)
+            run.corpus_spill = job.spill
             with collecting_rarely():
                 stream_first_index(run, job.listing)
         finally:

@@ -49,6 +49,7 @@ from acms.ontology.versioning import plan as plan_migration
 from acms.privacy.at_rest import apply_policy
 from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
 from acms.retrieval.caches import DerivedCaches
+from acms.retrieval.corpus_spill import remove_spills, spill_path
 from acms.retrieval.embedding_store import active_model, embed_missing
 from acms.service.progress import NullProgress, Progress
 from acms.sparql import catalog
@@ -124,6 +125,8 @@ class IndexRun:
         self.minter = IriMinter(settings.project_name or self.root.name)
         self.extensions = ontology_extensions.configured(settings.extensions, self.root)
         self.full_ontology = ontology_quads(ontology_extensions.ontology_quads(self.extensions))
+        # A streamed first index's corpus rows, for the caches' build (:mod:`acms.retrieval.corpus_spill`)
+        self.corpus_spill: Path | None = None
         self._t0 = time.perf_counter()
 
     def adopt(self, started: datetime, report: IndexReport, head: str | None) -> None:
@@ -160,9 +163,13 @@ class IndexRun:
 
     # -- the run ----------------------------------------------------------------------------------
     def run(self) -> IndexReport:
-        with collecting_rarely(), self.store.atomic():
-            self._files()
-            self._after_files()
+        try:
+            with collecting_rarely(), self.store.atomic():
+                self._files()
+                self._after_files()
+        finally:
+            if self.corpus_spill is not None:
+                remove_spills(self.corpus_spill.parent)
         self.report.seconds = time.perf_counter() - self._t0
         return self.report
 
@@ -195,6 +202,9 @@ class IndexRun:
                 from acms.service.index_reindex import StreamedReindex
 
                 reindex = StreamedReindex(self)
+            elif self.layout is not None:  # the caches' build reads the files' corpus rows from a spill
+                remove_spills(self.layout.cache)
+                self.corpus_spill = spill_path(self.layout.cache, self.stamp)
             if reindex is None and separate(self, listing):
                 stream_in_child(self, listing)  # the later phases then start from a heap that never held the files
             else:
@@ -400,11 +410,17 @@ class IndexRun:
             release_freed()
 
     def _warm_caches(self, layout: IndexLayout) -> None:
-        """Build the keyword and ranking caches now, so the first search after an index run is not the slow one."""
+        """Build the keyword and ranking caches now, so the first search after an index run is not the slow one.
+        A first index's spill stands for the store's corpus join unless a later phase rewrote texts."""
         self._let_go()
-        caches = DerivedCaches(self.store, layout, progress=self.progress.update)  # steps 1 … CACHE_STEPS
+        spill = self.corpus_spill
+        usable = spill is not None and spill.is_file() and not self.report.texts_rescrubbed
+        caches = DerivedCaches(self.store, layout, progress=self.progress.update,  # steps 1 … CACHE_STEPS
+                               spill=spill if usable else None)
         caches.keyword()
         caches.ranking()
+        if spill is not None:
+            remove_spills(spill.parent)
 
     def _warm_vectors(self, layout: IndexLayout) -> None:
         """The vector cache, for the model the embeddings used (a first embedding has written it already)."""

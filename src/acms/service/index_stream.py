@@ -48,6 +48,7 @@ from acms.ingest.pipeline import Counted, ExtractorPool, Reading
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.memory import release_freed
+from acms.retrieval.corpus_spill import SpillWriter
 from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
 from acms.validation.batch import check_batch, check_lines, check_links, describe, rejection, split_by_file
@@ -100,7 +101,20 @@ def _slim(ext: Extraction) -> Extraction:
 def stream_first_index(run: IndexRun, listing: Listing, reindex: StreamedReindex | None = None) -> None:
     """Write every listed file into the (empty) store of ``run``, group by group; then edges and tree.
     ``reindex``: the store holds an index whose every file is redone (:mod:`acms.service.index_reindex`
-    clears its old triples group by group)."""
+    clears its old triples group by group). A first index spills its corpus rows to ``run.corpus_spill``
+    (:mod:`acms.retrieval.corpus_spill`), complete only if this returns."""
+    spill = SpillWriter(run.corpus_spill) if run.corpus_spill is not None and reindex is None else None
+    try:
+        _stream(run, listing, reindex, spill)
+    except BaseException:
+        if spill is not None:
+            spill.discard()
+        raise
+    if spill is not None:
+        spill.close()
+
+
+def _stream(run: IndexRun, listing: Listing, reindex: StreamedReindex | None, spill: SpillWriter | None) -> None:
     report, store, settings, progress = run.report, run.store, run.settings, run.progress
     all_paths = {f.path for f in listing.files}
     checks = None  # the shipped shapes: a streamed run has no extensions with rules (see the module doc)
@@ -134,7 +148,7 @@ def stream_first_index(run: IndexRun, listing: Listing, reindex: StreamedReindex
                 report.secrets_removed.update(got.secrets_removed)
                 report.files_listed += len(got.sources)
                 _write_group(run, got.sources, got.counted, all_paths, checks, promised, code, symbols, written,
-                             reindex)
+                             reindex, spill)
                 done += len(got.sources) + sum(len(p) for p in got.skipped.values())
                 progress.update(done)
                 del got
@@ -176,7 +190,7 @@ def stream_first_index(run: IndexRun, listing: Listing, reindex: StreamedReindex
 def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted], all_paths: set[str],
                  checks: list | None, promised: list[tuple[NamedNode, NamedNode]], code: dict[str, Extraction],
                  symbols: dict[str, tuple[NamedNode, str]], written: list[str],
-                 reindex: StreamedReindex | None = None) -> None:
+                 reindex: StreamedReindex | None = None, spill: SpillWriter | None = None) -> None:
     """Emit, validate (quarantining files that fail) and write one group of files (read and extracted)."""
     report, store = run.report, run.store
     batches: dict[str, emit.FileBatch] = {}
@@ -219,6 +233,8 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
         else:
             store.load(quads, bulk=True)
     report.triples_written += written_quads
+    if spill is not None:
+        spill.add(row for s in keep for row in batches[s.path].corpus)
     for s in keep:
         batch, ext = batches[s.path], extractions.get(s.path)
         written.append(s.path)

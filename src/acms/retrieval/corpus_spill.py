@@ -1,0 +1,86 @@
+"""The corpus rows a first index spills as it writes its groups, so the caches' build need not read them
+back from the store.
+
+Why (issue 14): the caches' build starts with ``search/corpus-full.rq``, Oxigraph's join of eight
+patterns over every fragment: 14 s on a standard library's index with a warm page cache, 26 s cold,
+the largest part of the caches phase. The writer of a streamed first index has each group's rows at
+hand (``emit.FileBatch.corpus``, the same solutions over the file's own triples), so it appends them
+here after the group is loaded. :class:`acms.retrieval.corpus_read.CorpusReader` takes them in place
+of that query and still reads the rest the way it always does (``search/corpus-keys.rq``): a fragment
+the spill lacks, or one with several owners, comes from the store, so the rows stay exactly the
+query's (``tests/retrieval/test_corpus_spill.py``).
+
+Valid only for the run that wrote it, and only while nothing rewrites the texts (a changed secrets
+policy does): :class:`acms.service.index_run.IndexRun` decides, and deletes it after the caches.
+The file is complete only once ``close()`` renamed it into place; a writer that fails leaves nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from acms.retrieval.corpus_read import CorpusRow
+
+__all__ = ["SpillWriter", "read_spill", "remove_spills", "spill_path"]
+
+_PREFIX = ".corpus-"
+_SUFFIX = ".spill"
+
+
+def spill_path(cache: Path, run_stamp: str) -> Path:
+    """Where the run stamped ``run_stamp`` spills its corpus rows (inside the index's cache directory)."""
+    return cache / f"{_PREFIX}{run_stamp}{_SUFFIX}"
+
+
+def remove_spills(cache: Path) -> None:
+    """Remove every spill (complete or not) left in ``cache``: one a killed run left behind, or this run's.
+    Only the index's writer (it holds the index lock) calls this."""
+    if not cache.is_dir():
+        return
+    for path in cache.glob(f"{_PREFIX}*"):
+        path.unlink(missing_ok=True)
+
+
+class SpillWriter:
+    """Append groups of rows; ``close()`` makes the spill complete, ``discard()`` removes it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._partial = path.with_name(path.name + ".partial")
+        self._out: BinaryIO | None = open(self._partial, "wb")  # noqa: SIM115 (closed by close/discard)
+
+    def add(self, rows: Iterable[tuple[str, str, str, str, int, int, str]]) -> None:
+        rows = list(rows)
+        if rows and self._out is not None:
+            pickle.dump(rows, self._out, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def close(self) -> None:
+        if self._out is None:
+            return
+        self._out.close()  # read by this run only (a crash ends the run): no fsync
+        self._out = None
+        os.replace(self._partial, self.path)
+
+    def discard(self) -> None:
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+        self._partial.unlink(missing_ok=True)
+        self.path.unlink(missing_ok=True)
+
+
+def read_spill(path: Path) -> Iterator[CorpusRow]:
+    """The spilled rows in the order written, a group at a time."""
+    with open(path, "rb") as stream:
+        while True:
+            try:
+                rows = pickle.load(stream)
+            except EOFError:
+                return
+            for row in rows:
+                yield CorpusRow(*row)

@@ -1,0 +1,136 @@
+"""A first index spills its corpus rows as it writes its groups, and the caches' build reads them in place
+of the store's join (issue 14). The spilled rows must be exactly the solutions of
+``search/corpus-full.rq`` over what was written, and the caches built from them byte for byte those
+built from the store; the spill never outlives its run."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from acms.api import Index
+from acms.config import Settings
+from acms.ingest.walker import list_files
+from acms.retrieval.caches import DerivedCaches
+from acms.retrieval.corpus_read import CorpusRow
+from acms.retrieval.corpus_spill import SpillWriter, read_spill
+from acms.service import index_stream
+from acms.service.index_run import IndexRun
+from acms.sparql import catalog
+from acms.store.oxigraph import OxigraphStore
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def _project(tmp_path: Path) -> Path:
+    """Code of every kind of owner: classes, methods, a repeated class, nested functions, JavaScript, a
+    Python 2 module (tree-sitter), Markdown sections and ADRs (no qualified name), plain text (the file's)."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    shutil.copytree(FIXTURES / "adr_project" / "docs", root / "more")
+    (root / "pkg" / "twice.py").write_text("class A:\n    def f(self):\n        return 1\n\n\nclass A:\n    pass\n")
+    (root / "pkg" / "deco.py").write_text(
+        "def retried(times):\n    \"\"\"Retry a call.\"\"\"\n    def wrap(fn):\n        return fn\n    return wrap\n")
+    (root / "pkg" / "old.py").write_text("def shout(x):\n    print x\n\n\nclass Old:\n    def run(self):\n        print 'r'\n")
+    (root / "web").mkdir()
+    (root / "web" / "adapter.js").write_text(
+        "function adapter(config) {\n  return new Promise(function dispatch(resolve) {\n    resolve(config);\n  });\n}\n")
+    return root
+
+
+def _rows(solutions: object) -> Counter[tuple]:
+    return Counter((r["frag"].value, r["text"].value, r["name"].value, r["qn"].value, int(r["start"].value),
+                    int(r["end"].value), r["file"].value) for r in solutions)  # type: ignore[attr-defined]
+
+
+def test_the_spilled_rows_are_the_join_over_what_was_written(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(index_stream, "GROUP_FILES", 3)  # several groups, several appends
+    root = _project(tmp_path)
+    store = OxigraphStore(tmp_path / "graph")
+    try:
+        run = IndexRun(root, store, Settings())
+        run.corpus_spill = tmp_path / "rows.spill"
+        store.ensure_ontology([])
+        index_stream.stream_first_index(run, list_files(root))
+        spilled = Counter(tuple(r) for r in read_spill(run.corpus_spill))
+        joined = _rows(store.select(catalog.text("search/corpus-full")))
+    finally:
+        store.close()
+    assert spilled == joined
+    names = {row[3] for row in spilled}
+    assert {"pkg.twice.A", "pkg.deco.retried.wrap", "pkg.old.Old.run"} <= names
+    assert "adapter" in {row[2] for row in spilled}
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_a_failed_stream_leaves_no_spill(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    root = _project(tmp_path)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(index_stream, "_load_nquads", broken)  # the store refuses the first group
+    store = OxigraphStore(tmp_path / "graph")
+    try:
+        run = IndexRun(root, store, Settings())
+        run.corpus_spill = tmp_path / "rows.spill"
+        store.ensure_ontology([])
+        try:
+            index_stream.stream_first_index(run, list_files(root))
+        except RuntimeError:
+            pass
+    finally:
+        store.close()
+    assert list(tmp_path.glob("rows.spill*")) == []
+
+
+class _SeesSpill:
+    """A progress listener noting the spills in the cache directory as each phase starts."""
+
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
+        self.at: dict[str, list[str]] = {}
+
+    def start(self, phase: str, total: int | None = None) -> None:
+        self.at[phase] = sorted(p.name for p in self.cache.glob(".corpus-*"))
+
+    def update(self, done: int, total: int | None = None) -> None: ...
+
+    def finish(self, phase: str) -> None: ...
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def test_an_index_run_builds_its_caches_from_its_spill_as_from_the_store(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(index_stream, "GROUP_FILES", 3)
+    root = _project(tmp_path)
+    with Index.open(root, embed_on_index=False) as idx:
+        cache = idx.layout.cache
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / ".corpus-20200101T000000000000Z.spill.partial").write_bytes(b"left by a killed run")
+        seen = _SeesSpill(cache)
+        idx.index(progress=seen)
+        assert len(seen.at["caches"]) == 1 and seen.at["caches"][0].endswith(".spill")  # complete, this run's
+        assert list(cache.glob(".corpus-*")) == []  # gone after the run, the stale one too
+        built = {name: _files(idx.layout.cache_dir(name)) for name in ("keyword", "ranking")}
+        shutil.rmtree(idx.layout.cache_dir("keyword"))
+        shutil.rmtree(idx.layout.cache_dir("ranking"))
+        again = DerivedCaches(idx.store, idx.layout)
+        again.keyword(), again.ranking()
+        assert again.rebuilt == ["keyword", "ranking"]
+        assert {name: _files(idx.layout.cache_dir(name)) for name in ("keyword", "ranking")} == built
+        assert len(built["ranking"]) > 1
+
+
+def test_spill_rows_read_back_in_order(tmp_path: Path) -> None:
+    writer = SpillWriter(tmp_path / "s.spill")
+    writer.add([("f1", "a\nb", "n", "m.n", 1, 2, "file")])
+    writer.add([])
+    writer.add([("f0", "é \\ \"", "k", "m.k", 3, 3, "file")])
+    assert not (tmp_path / "s.spill").exists()  # not complete before close
+    writer.close()
+    assert list(read_spill(tmp_path / "s.spill")) == [CorpusRow("f1", "a\nb", "n", "m.n", 1, 2, "file"),
+                                                       CorpusRow("f0", "é \\ \"", "k", "m.k", 3, 3, "file")]
