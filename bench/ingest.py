@@ -7,8 +7,8 @@ run on the same files:
 - per size (``--scale 1,2,4``: the library copied 1, 2, 4 times under different roots): wall seconds,
   the ratio to the 1x time, peak RSS of the indexing process, and the floor (read every file and
   ``ast.parse`` the Python ones, the least any indexer pays) with the wall / floor ratio;
-- per phase of the 1x run: seconds (phases of a streamed run add up the groups'), with the floors
-  that bound them: read, ``ast.parse``, and tiktoken over every file's text once;
+- per phase, for every size: seconds (phases of a streamed run add up the groups') and each size's
+  ratio to the first, with the floors that bound them: read, ``ast.parse``, and tiktoken over every file's text once;
 - the unchanged re-index of the 1x copy;
 - with ``--migration``: a migration of the 1x copy's index (marked as built by an older UKO, as an
   index an older acms left; every file is redone), next to the first index of the same run.
@@ -222,16 +222,22 @@ def main() -> None:
     assert first is not None
     n, floor, got = rows[0]
     print()
-    print(f"phases of the {n}x run (seconds; floors measured on the same files in this run):")
+    print(f"phases (seconds; the share is of the {n}x run's wall; floors measured on the same files in this run; "
+          "a phase that grows faster than the project shows in the last columns):")
     print()
-    print("| phase | s | share |")
-    print("| --- | --- | --- |")
+    others = rows[1:]
+    print("| phase | " + " | ".join(f"{size}x s" for size, _, _ in rows) + f" | share of {n}x |"
+          + "".join(f" {size}x / {n}x |" for size, _, _ in others))
+    print("| --- | " + " | ".join("---" for _ in rows) + " | --- |" + "".join(" --- |" for _ in others))
     timings = got["report"]["timings"]
     for phase, seconds in sorted(timings.items(), key=lambda kv: -kv[1]):
-        print(f"| {phase} | {seconds:.1f} | {seconds / got['wall']:.0%} |")
-    print(f"| *floor: read* | {floor['read']:.1f} | |")
-    print(f"| *floor: ast.parse* | {floor['parse']:.1f} | |")
-    print(f"| *floor: tiktoken, each file once* | {floor['tokenize']:.1f} | |")
+        at = [g["report"]["timings"].get(phase, 0.0) for _, _, g in rows]
+        ratios = [f"{t / seconds:.2f}x" if seconds >= 0.05 else "" for t in at[1:]]
+        print(f"| {phase} | " + " | ".join(f"{t:.1f}" for t in at) + f" | {seconds / got['wall']:.0%} |"
+              + "".join(f" {r} |" for r in ratios))
+    for label, key in (("read", "read"), ("ast.parse", "parse"), ("tiktoken, each file once", "tokenize")):
+        print(f"| *floor: {label}* | " + " | ".join(f"{fl[key]:.1f}" for _, fl, _ in rows) + " | |"
+              + "".join(" |" for _ in others))
     print()
     print("peak MB of all acms processes (PSS) while each reported phase ran, per size (a streamed run reports "
           "'indexing' for its files):")

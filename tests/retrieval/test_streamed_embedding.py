@@ -52,3 +52,32 @@ def test_a_query_stream_reads_the_store_as_it_began(tmp_path: Path) -> None:
             store.bulk_extend([ox.Quad(row[0], ox.NamedNode("urn:v"), ox.Literal("v"), g)])
     assert sorted(seen) == sorted(f"urn:s{i}" for i in range(3000))
     assert len(store) == 3000 + 6 * 501
+
+
+def test_vectors_folded_in_a_worker_are_those_folded_here(tmp_path: Path, sample_project: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from acms.retrieval import embedding_fold
+
+    monkeypatch.setattr(embedding_store, "STREAM_BATCH", 3)  # many batches, each written while the next folds
+    made = []
+    real = embedding_fold.Folder.__enter__
+    for worker_from in (10**9, 1):
+        monkeypatch.setattr(embedding_fold, "WORKER_FROM", worker_from)
+        root = tmp_path / f"copy-{worker_from}"
+        shutil.copytree(sample_project, root, ignore=shutil.ignore_patterns(".acms"))
+        seen: list[bool] = []
+
+        def noting(self: embedding_fold.Folder, seen: list[bool] = seen) -> embedding_fold.Folder:
+            seen.append(self.in_worker)
+            return real(self)
+
+        monkeypatch.setattr(embedding_fold.Folder, "__enter__", noting)
+        with Index.open(root, embedding_dims=4, project_name="proj") as idx:  # the same IRIs in both
+            report = idx.index()
+            written = VectorMatrix.load(idx.layout.cache_dir("vectors"))
+        assert written is not None and len(written.ids) == report.embedded > 6
+        assert seen == [worker_from == 1]
+        made.append(written)
+    assert made[0].model_id == made[1].model_id
+    assert made[0].ids == made[1].ids
+    np.testing.assert_array_equal(np.asarray(made[0].matrix), np.asarray(made[1].matrix))

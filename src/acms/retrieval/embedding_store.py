@@ -7,7 +7,7 @@ first and then swaps old for new in ONE update, so an interrupted migration leav
 
 An index without any vector (a first index) is embedded as a stream instead (issue 14: the one
 update of a whole standard library's vectors took ~50 s and held them all in memory): the LSA model
-is fitted on at most ``FIT_SAMPLE`` fragments (beyond that, a sample by a hash of the IRI), then the
+is fitted on at most ``FIT_SAMPLE`` fragments (beyond that, those of lowest IRI hash), then the
 fragments are folded in ``STREAM_BATCH`` at a time, each batch bulk-loaded, the model node last (so
 an interrupted stream leaves no active model, and the next run starts over); the vector cache is
 written from the same vectors rather than decoded back from the graph.
@@ -16,9 +16,11 @@ written from the same vectors rather than decoded back from the graph.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -195,25 +197,31 @@ def _texts(store: GraphStore) -> Iterator[tuple[NamedNode, str, NamedNode]]:
         yield row["frag"], row["text"].value, row["g"]
 
 
-def _sampled(iri: str, step: int) -> bool:
-    """Every ``step``-th fragment, by a hash of its IRI: the same sample whatever order the store reads in."""
-    return step <= 1 or int.from_bytes(hashlib.blake2b(iri.encode(), digest_size=8).digest(), "big") % step == 0
+def _hash(iri: str) -> int:
+    return int.from_bytes(hashlib.blake2b(iri.encode(), digest_size=8).digest(), "big")
 
 
 def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
                   phases: Phases, t0: float) -> EmbedReport:
     """Embed an index that has no vector yet: fit on a sample, fold and write batch by batch."""
-    total = int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
-    if not total:
-        raise ProviderError("nothing to embed: the index has no fragments")
-    step = -(-total // FIT_SAMPLE)
+    seen = [0]
 
     def sample() -> list[str]:
-        return [text for _, text in sorted((f.value, t) for f, t, _ in _texts(store) if _sampled(f.value, step))]
+        """The ``FIT_SAMPLE`` fragments of lowest IRI hash (the same whatever order the store reads in),
+        in IRI order; counted in the same scan (issue 14: a count query first cost ~2 s a standard library)."""
+        lowest: list[tuple[int, str, str]] = []  # a max-heap by hash, as (-hash, iri, text)
+        for frag, text, _ in _texts(store):
+            seen[0] += 1
+            key = -_hash(frag.value)
+            if len(lowest) < FIT_SAMPLE:
+                heapq.heappush(lowest, (key, frag.value, text))
+            elif key > lowest[0][0]:
+                heapq.heapreplace(lowest, (key, frag.value, text))
+        return [text for _, _, text in sorted(lowest, key=lambda row: (row[1], row[2]))]
 
     with _provider(provider_name, sample, layout, settings, phases) as provider:
         iri, model_quads = model_node(provider)
-        return _stream_all(store, layout, provider, iri, model_quads, phases, t0, total)
+        return _stream_all(store, layout, provider, iri, model_quads, phases, t0, seen[0] or None)
 
 
 def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvider, iri: NamedNode,
@@ -224,30 +232,39 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
     import time
 
     from acms.index.vectors import MatrixWriter
+    from acms.retrieval.embedding_fold import Folder
 
     if total is None:
         total = int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
-    with phases.phase("embeddings", total):
+    with phases.phase("embeddings", total), Folder(provider, total) as folder:
         writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
         done = 0
         batch: list[tuple[NamedNode, str, NamedNode]] = []
+        folding: tuple[list[tuple[NamedNode, str, NamedNode]], Future[np.ndarray]] | None = None
 
-        def flush() -> None:
+        def write(rows: list[tuple[NamedNode, str, NamedNode]], vectors: np.ndarray) -> None:
             nonlocal done
-            vectors = np.asarray(provider.embed([text for _, text, _ in batch]), dtype=np.float32)
             quads = []
-            for (frag, _, g), vec in zip(batch, vectors, strict=True):
+            for (frag, _, g), vec in zip(rows, vectors, strict=True):
                 quads.append(Quad(frag, UKO.vector, encode(vec), g))
                 quads.append(Quad(frag, UKO.embeddingModel, iri, g))
             store.load(quads, bulk=True)
-            writer.add([frag.value for frag, _, _ in batch], vectors)
-            done += len(batch)
-            batch.clear()
+            writer.add([frag.value for frag, _, _ in rows], vectors)
+            done += len(rows)
             phases.update(done, total)
+
+        def flush() -> None:
+            """Start folding the batch; write the one before it (folded meanwhile, in order)."""
+            nonlocal batch, folding
+            started = (batch, folder.fold([text for _, text, _ in batch]))
+            batch = []
+            if folding is not None:
+                write(folding[0], folding[1].result())
+            folding = started
 
         # Read while writing: an Oxigraph query reads the store as it was when it began (repeatable
         # read; tests/retrieval/test_streamed_embedding.py), so the vectors loaded meanwhile neither
-        # show up nor disturb it, and no more than a batch of texts is held (issue 14: the list of
+        # show up nor disturb it, and no more than two batches of texts are held (issue 14: the list of
         # every text grew with the project).
         for row in _texts(store):
             batch.append(row)
@@ -255,6 +272,8 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
                 flush()
         if batch:
             flush()
+        if folding is not None:
+            write(folding[0], folding[1].result())
     if model_quads:
         store.load(model_quads)
     from acms.retrieval.caches import DerivedCaches
