@@ -14,7 +14,7 @@ from acms.config import Settings
 from acms.ingest.walker import list_files
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.corpus_read import CorpusRow
-from acms.retrieval.corpus_spill import SpillWriter, read_spill
+from acms.retrieval.corpus_spill import SpillWriter, read_spill, read_texts
 from acms.service import index_stream
 from acms.service.index_run import IndexRun
 from acms.sparql import catalog
@@ -55,9 +55,16 @@ def test_the_spilled_rows_are_the_join_over_what_was_written(tmp_path: Path, mon
         index_stream.stream_first_index(run, list_files(root))
         spilled = Counter(tuple(r) for r in read_spill(run.corpus_spill))
         joined = _rows(store.select(catalog.text("search/corpus-full")))
+        texts = Counter(read_texts(run.corpus_spill))
+        stored = Counter((r["frag"].value, r["text"].value) for r in store.select(catalog.text("embeddings/texts")))
+        decisions = {r["frag"].value for r in store.select(
+            "SELECT ?frag WHERE { GRAPH ?g { ?d a uko:Decision ; uko:hasFragment ?frag } }")}
     finally:
         store.close()
     assert spilled == joined
+    assert texts == stored  # what a first embedding samples: every searchable fragment, files', sections', ADRs' too
+    assert len(stored) > len({row[0] for row in spilled})
+    assert decisions and decisions <= {frag for frag, _ in texts}  # the ADRs' decisions, from their own batch
     names = {row[3] for row in spilled}
     assert {"pkg.twice.A", "pkg.deco.retried.wrap", "pkg.old.Old.run"} <= names
     assert "adapter" in {row[2] for row in spilled}
@@ -134,3 +141,21 @@ def test_spill_rows_read_back_in_order(tmp_path: Path) -> None:
     writer.close()
     assert list(read_spill(tmp_path / "s.spill")) == [CorpusRow("f1", "a\nb", "n", "m.n", 1, 2, "file"),
                                                        CorpusRow("f0", "é \\ \"", "k", "m.k", 3, 3, "file")]
+
+
+def test_a_first_embedding_samples_the_spill_as_it_would_the_store(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    import time
+
+    from acms.retrieval import embedding_store
+
+    monkeypatch.setattr(embedding_store, "FIT_SAMPLE", 7)  # the sample decides the model
+    root = _project(tmp_path)
+    with Index.open(root, embedding_dims=3) as idx:
+        seen = _SeesSpill(idx.layout.cache)
+        report = idx.index(progress=seen)
+        assert len(seen.at["fitting"]) == 1  # the run's spill, still there for the sample
+        assert list(idx.layout.cache.glob(".corpus-*")) == []
+        from_store = embedding_store._stream_first(idx.store, idx.layout, idx.settings, "lsa",
+                                                   embedding_store._Silent(), time.perf_counter())
+    assert report.embedding_model == from_store.model_id
+    assert report.embedded == from_store.embedded

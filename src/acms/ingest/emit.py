@@ -61,6 +61,7 @@ class FileBatch:
         # The file's rows of ``search/corpus-full.rq`` (frag, text, name, qn, start, end, file): what a
         # first index spills for the caches' build instead of that join (issue 14, ``CorpusSpill``).
         self.corpus: list[tuple[str, str, str, str, int, int, str]] = []
+        self.other_texts: list[tuple[str, str]] = []  # (frag, text) of the micro fragments not in ``corpus``
         self._quads: list[Quad] | None = None
 
     @property
@@ -188,6 +189,8 @@ def emit_file(
     # A fragment can repeat (same owner, lod, text and start): keep one copy of each quad.
     out.lines = list(dict.fromkeys(q))
     out.corpus = _corpus_rows(placed, heads, f.value)
+    out.other_texts = [(frag, text) for frag, (own, texts, _, _) in placed.items() if own.isdisjoint(heads)
+                       for text in sorted(texts)]
     return out
 
 

@@ -10,8 +10,13 @@ of that query and still reads the rest the way it always does (``search/corpus-k
 the spill lacks, or one with several owners, comes from the store, so the rows stay exactly the
 query's (``tests/retrieval/test_corpus_spill.py``).
 
+The same spill holds the (fragment, text) of the group's other micro fragments (a file's windows, a
+section's, an ADR's decision), so a first embedding draws its LSA sample from the spill
+(``read_texts``: ``embeddings/texts.rq``'s rows without the graph) instead of scanning every text in the
+store again (~4 s a standard library).
+
 Valid only for the run that wrote it, and only while nothing rewrites the texts (a changed secrets
-policy does): :class:`acms.service.index_run.IndexRun` decides, and deletes it after the caches.
+policy does): :class:`acms.service.index_run.IndexRun` decides, and deletes it when the run ends.
 The file is complete only once ``close()`` renamed it into place; a writer that fails leaves nothing.
 """
 
@@ -25,7 +30,7 @@ from typing import BinaryIO
 
 from acms.retrieval.corpus_read import CorpusRow
 
-__all__ = ["SpillWriter", "read_spill", "remove_spills", "spill_path"]
+__all__ = ["SpillWriter", "read_spill", "read_texts", "remove_spills", "spill_path"]
 
 _PREFIX = ".corpus-"
 _SUFFIX = ".spill"
@@ -54,10 +59,13 @@ class SpillWriter:
         self._partial = path.with_name(path.name + ".partial")
         self._out: BinaryIO | None = open(self._partial, "wb")  # noqa: SIM115 (closed by close/discard)
 
-    def add(self, rows: Iterable[tuple[str, str, str, str, int, int, str]]) -> None:
-        rows = list(rows)
-        if rows and self._out is not None:
-            pickle.dump(rows, self._out, protocol=pickle.HIGHEST_PROTOCOL)
+    def add(self, rows: Iterable[tuple[str, str, str, str, int, int, str]],
+            others: Iterable[tuple[str, str]] = ()) -> None:
+        """A group's corpus rows, and the (fragment, text) of its other micro fragments (a file's or a
+        section's, an ADR's decision: no qualified name) for the embeddings' sample."""
+        rows, others = list(rows), list(others)
+        if (rows or others) and self._out is not None:
+            pickle.dump((rows, others), self._out, protocol=pickle.HIGHEST_PROTOCOL)
 
     def close(self) -> None:
         if self._out is None:
@@ -74,13 +82,29 @@ class SpillWriter:
         self.path.unlink(missing_ok=True)
 
 
-def read_spill(path: Path) -> Iterator[CorpusRow]:
-    """The spilled rows in the order written, a group at a time."""
+def _groups(path: Path) -> Iterator[tuple[list[tuple[str, str, str, str, int, int, str]], list[tuple[str, str]]]]:
     with open(path, "rb") as stream:
         while True:
             try:
-                rows = pickle.load(stream)
+                yield pickle.load(stream)
             except EOFError:
                 return
-            for row in rows:
-                yield CorpusRow(*row)
+
+
+def read_spill(path: Path) -> Iterator[CorpusRow]:
+    """The spilled corpus rows in the order written, a group at a time."""
+    for rows, _ in _groups(path):
+        for row in rows:
+            yield CorpusRow(*row)
+
+
+def read_texts(path: Path) -> Iterator[tuple[str, str]]:
+    """(fragment, text) of every micro fragment written: ``embeddings/texts.rq``'s rows without the graph
+    (once per fragment and text; a fragment of several owners comes once)."""
+    for rows, others in _groups(path):
+        last = None
+        for row in rows:
+            if (row[0], row[1]) != last:  # a fragment's rows are together: one per name of its owner
+                last = (row[0], row[1])
+                yield last
+        yield from others

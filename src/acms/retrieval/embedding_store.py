@@ -19,7 +19,7 @@ import hashlib
 import heapq
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -41,6 +41,7 @@ from acms.store.protocol import GraphStore
 from acms.vocab import DCT, GRAPH_META, RDF, UKO, XSD
 
 BATCH = 256
+KnownTexts = Callable[[], Iterable[tuple[str, str]]]  # (fragment IRI, text) of every searchable fragment
 FIT_SAMPLE = 20_000  # fragments an LSA model is fitted on at most (time and memory flat beyond)
 STREAM_BATCH = 4096  # fragments folded and written at once by a streamed first embedding
 
@@ -137,16 +138,18 @@ def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedN
 
 
 def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
-                  phases: Phases | None = None) -> EmbedReport | None:
+                  phases: Phases | None = None, texts: KnownTexts | None = None) -> EmbedReport | None:
     """Embed the fragments that have no vector; fit the default LSA model on first use.
-    ``phases`` hears of the ``fitting`` phase (when a model is fitted) and the ``embeddings`` one."""
+    ``phases`` hears of the ``fitting`` phase (when a model is fitted) and the ``embeddings`` one.
+    ``texts()``: every searchable fragment's (IRI, text), when known without reading the store (a first
+    index's spill, :mod:`acms.retrieval.corpus_spill`): a first model's sample is drawn from them."""
     import time
 
     t0 = time.perf_counter()
     phases = phases or _Silent()
     model = active_model(store)
     if model is None:
-        return migrate(store, layout, settings, settings.embedding_provider, phases)
+        return migrate(store, layout, settings, settings.embedding_provider, phases, texts)
     if not store.ask(catalog.text("embeddings/any-fragment-vector")):
         # a model and no vector: a re-index that started over (index_reindex) kept the model; every
         # fragment is new, so they stream with it as a first embedding does, vector cache included
@@ -173,14 +176,15 @@ def _kept_provider(model: ModelInfo, settings: Settings, layout: IndexLayout) ->
 
 
 def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
-            phases: Phases | None = None) -> EmbedReport:
-    """Recompute every vector with ``provider_name`` and swap them in atomically."""
+            phases: Phases | None = None, texts: KnownTexts | None = None) -> EmbedReport:
+    """Recompute every vector with ``provider_name`` and swap them in atomically. ``texts`` as for
+    ``embed_missing`` (used when the index has no vector yet)."""
     import time
 
     t0 = time.perf_counter()
     phases = phases or _Silent()
     if not store.ask(catalog.text("embeddings/any-vector")):
-        return _stream_first(store, layout, settings, provider_name, phases, t0)
+        return _stream_first(store, layout, settings, provider_name, phases, t0, texts)
     rows = store.select(catalog.text("search/corpus"))
     with _provider(provider_name, lambda: [r["text"].value for r in rows], layout, settings, phases) as provider:
         iri, model_quads = model_node(provider)
@@ -202,21 +206,23 @@ def _hash(iri: str) -> int:
 
 
 def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
-                  phases: Phases, t0: float) -> EmbedReport:
+                  phases: Phases, t0: float, texts: KnownTexts | None = None) -> EmbedReport:
     """Embed an index that has no vector yet: fit on a sample, fold and write batch by batch."""
     seen = [0]
 
     def sample() -> list[str]:
-        """The ``FIT_SAMPLE`` fragments of lowest IRI hash (the same whatever order the store reads in),
-        in IRI order; counted in the same scan (issue 14: a count query first cost ~2 s a standard library)."""
+        """The ``FIT_SAMPLE`` fragments of lowest IRI hash (the same whatever order they are read in),
+        in IRI order; counted in the same scan (issue 14: a count query first cost ~2 s a standard
+        library, the scan of the store ~4 s, which ``texts()`` spares)."""
         lowest: list[tuple[int, str, str]] = []  # a max-heap by hash, as (-hash, iri, text)
-        for frag, text, _ in _texts(store):
+        every = texts() if texts is not None else ((frag.value, text) for frag, text, _ in _texts(store))
+        for iri, text in every:
             seen[0] += 1
-            key = -_hash(frag.value)
+            key = -_hash(iri)
             if len(lowest) < FIT_SAMPLE:
-                heapq.heappush(lowest, (key, frag.value, text))
+                heapq.heappush(lowest, (key, iri, text))
             elif key > lowest[0][0]:
-                heapq.heapreplace(lowest, (key, frag.value, text))
+                heapq.heapreplace(lowest, (key, iri, text))
         return [text for _, _, text in sorted(lowest, key=lambda row: (row[1], row[2]))]
 
     with _provider(provider_name, sample, layout, settings, phases) as provider:

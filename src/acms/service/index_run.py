@@ -22,7 +22,7 @@ quarantined (``IndexReport.quarantined``): left out, with the rest of the batch 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -49,7 +49,7 @@ from acms.ontology.versioning import plan as plan_migration
 from acms.privacy.at_rest import apply_policy
 from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
 from acms.retrieval.caches import DerivedCaches
-from acms.retrieval.corpus_spill import remove_spills, spill_path
+from acms.retrieval.corpus_spill import read_texts, remove_spills, spill_path
 from acms.retrieval.embedding_store import active_model, embed_missing
 from acms.service.progress import NullProgress, Progress
 from acms.sparql import catalog
@@ -394,12 +394,21 @@ class IndexRun:
     def _embed(self, layout: IndexLayout) -> None:
         """Vectors for the new fragments; a provider failure is a warning (the graph stays as written)."""
         try:
-            done = embed_missing(self.store, layout, self.settings, self)
+            done = embed_missing(self.store, layout, self.settings, self, self._spilled_texts())
         except ProviderError as exc:
             self.report.warnings.append(f"vectors not computed: {exc.message}")
             return
         if done is not None:
             self.report.embedded, self.report.embedding_model = done.embedded, done.model_id
+
+    def _usable_spill(self) -> Path | None:
+        """This run's complete spill, unless a phase after the files rewrote texts (the secrets policy)."""
+        spill = self.corpus_spill
+        return spill if spill is not None and spill.is_file() and not self.report.texts_rescrubbed else None
+
+    def _spilled_texts(self) -> Callable[[], Iterator[tuple[str, str]]] | None:
+        spill = self._usable_spill()
+        return None if spill is None else lambda: read_texts(spill)
 
     def _let_go(self) -> None:
         """Before a phase that reads the whole index (fitting and embedding, the caches): the embedded
@@ -413,14 +422,10 @@ class IndexRun:
         """Build the keyword and ranking caches now, so the first search after an index run is not the slow one.
         A first index's spill stands for the store's corpus join unless a later phase rewrote texts."""
         self._let_go()
-        spill = self.corpus_spill
-        usable = spill is not None and spill.is_file() and not self.report.texts_rescrubbed
         caches = DerivedCaches(self.store, layout, progress=self.progress.update,  # steps 1 … CACHE_STEPS
-                               spill=spill if usable else None)
+                               spill=self._usable_spill())
         caches.keyword()
         caches.ranking()
-        if spill is not None:
-            remove_spills(spill.parent)
 
     def _warm_vectors(self, layout: IndexLayout) -> None:
         """The vector cache, for the model the embeddings used (a first embedding has written it already)."""

@@ -234,7 +234,12 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
             store.load(quads, bulk=True)
     report.triples_written += written_quads
     if spill is not None:
-        spill.add(row for s in keep for row in batches[s.path].corpus)
+        rows = [row for s in keep for row in batches[s.path].corpus]
+        others = [text for s in keep for text in batches[s.path].other_texts]
+        if adrs.quads or quads is not None:  # the decisions' texts, from what was written (quarantine redoes the ADRs)
+            known = {row[0] for row in rows} | {frag for frag, _ in others}
+            others += [t for t in _micro_texts(adrs.quads if quads is None else quads) if t[0] not in known]
+        spill.add(rows, others)
     for s in keep:
         batch, ext = batches[s.path], extractions.get(s.path)
         written.append(s.path)
@@ -246,6 +251,12 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
                     symbols[sym.qualname] = (batch.entities[sym.qualname], sym.kind.value)
             if ext.parse_error is None and ext.module:
                 code[s.path] = _slim(ext)
+
+
+def _micro_texts(quads: list[Quad]) -> list[tuple[str, str]]:
+    """(fragment, text) of the micro fragments among ``quads`` (an ADR batch's decisions)."""
+    micro = {q.subject.value for q in quads if q.predicate == UKO.lod and q.object.value == "micro"}
+    return [(q.subject.value, q.object.value) for q in quads if q.predicate == UKO.text and q.subject.value in micro]
 
 
 def _quarantine(run: IndexRun, keep: list[SourceFile], batches: dict[str, emit.FileBatch], adrs: AdrBatch,
