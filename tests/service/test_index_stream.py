@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import NamedNode
 
-from acms.ingest import emit
+from acms.ingest import emit, pipeline
 from acms.service import index_stream
 from acms.service.index_run import IndexRun
 from acms.store.oxigraph import OxigraphStore
@@ -58,15 +58,23 @@ def _project(tmp_path: Path, name: str = "proj") -> Path:
     return root
 
 
-def test_streamed_first_index_is_the_one_batch_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("pool", [False, True], ids=["in-process", "worker-pool"])
+def test_streamed_first_index_is_the_one_batch_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     pool: bool) -> None:
     streamed, batch = _project(tmp_path / "a"), _project(tmp_path / "b")
     monkeypatch.setattr(index_stream, "GROUP_FILES", 2)  # many groups
+    if pool:  # files read, extracted, emitted and validated in the pool's worker processes
+        monkeypatch.setattr(pipeline, "PARALLEL_MIN_FILES", 2)
     seen: list[int] = []
-    real = index_stream._write_group
+    emitted: list[int] = []
+    real, real_emitted = index_stream._write_group, index_stream._write_emitted
     monkeypatch.setattr(index_stream, "_write_group", lambda run, sources, *a: (seen.append(len(sources)),
                                                                                 real(run, sources, *a)))
+    monkeypatch.setattr(index_stream, "_write_emitted", lambda run, got, *a: (emitted.append(len(got.sources)),
+                                                                              real_emitted(run, got, *a)))
     one = _index(streamed)
-    assert len(seen) > 4 and max(seen[:-1]) <= 2  # the last group: every ADR file
+    # the groups emitted where they were read; the last group, every ADR file, emitted by the writer
+    assert len(emitted) > 4 and max(emitted) <= 2 and len(seen) == 1
     monkeypatch.setattr(IndexRun, "_streams", lambda self, migration: False)
     two = _index(batch)
     assert _graph(streamed) == _graph(batch)
@@ -100,7 +108,7 @@ def test_an_error_between_groups_leaves_no_index(tmp_path: Path, monkeypatch: py
     root = _project(tmp_path)
     monkeypatch.setattr(index_stream, "GROUP_FILES", 2)
     calls = []
-    real = index_stream._write_group
+    real = index_stream._write_emitted
 
     def fail_third(*args):
         calls.append(1)
@@ -108,7 +116,7 @@ def test_an_error_between_groups_leaves_no_index(tmp_path: Path, monkeypatch: py
             raise RuntimeError("injected fault in the third group")
         return real(*args)
 
-    monkeypatch.setattr(index_stream, "_write_group", fail_third)
+    monkeypatch.setattr(index_stream, "_write_emitted", fail_third)
     with pytest.raises(RuntimeError, match="third group"):
         _index(root)
     assert not (root / ".acms" / "run-pending").exists()

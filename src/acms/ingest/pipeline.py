@@ -5,6 +5,7 @@ strings them together is :class:`acms.service.index_run.IndexRun`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import multiprocessing
 import os
@@ -15,6 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode
 
@@ -25,6 +27,8 @@ from acms.ingest.walker import ListedFile, Listing, SkipReason, language_for, re
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
+if TYPE_CHECKING:
+    from acms.ingest.emitted import EmitSettings, EmittedFile
 
 SCRUBBED = b"\0acms-secrets-scrubbed/2"  # in the content hash: turning scrubbing on or off re-reads every file
 
@@ -136,6 +140,7 @@ class ReadGroup:
     skipped: dict[str, list[str]] = field(default_factory=dict)
     secrets_removed: dict[str, dict[str, int]] = field(default_factory=dict)
     counted: list[Counted] = field(default_factory=list)
+    emitted: list[EmittedFile] | None = None  # each source's triples, when emitted where it was read
 
     def merge(self, other: ReadGroup) -> None:
         self.sources += other.sources
@@ -143,20 +148,39 @@ class ReadGroup:
             self.skipped.setdefault(reason, []).extend(paths)
         self.secrets_removed.update(other.secrets_removed)
         self.counted += other.counted
+        if other.emitted is not None:
+            self.emitted = (self.emitted or []) + other.emitted
 
 
 def read_and_extract(files: list[ListedFile], all_paths: set[str], window: int, max_file_bytes: int | None,
-                     keep_secrets: bool) -> ReadGroup:
-    """Read, scrub, extract and count one group of files (in a pool worker, beside the writer)."""
+                     keep_secrets: bool, emitting: EmitSettings | None = None) -> ReadGroup:
+    """Read, scrub, extract and count one group of files (in a pool worker, beside the writer);
+    ``emitting``: emit and validate them too (:mod:`acms.ingest.emitted`), and keep of each extraction
+    only what linking reads."""
     got = ReadGroup()
     listing = Listing(Path("."), files, {}, False)
     got.sources = read_sources(listing, got.skipped, got.secrets_removed, max_file_bytes, keep_secrets)
     got.counted = extract_and_count(got.sources, all_paths, window)
+    if emitting is not None:
+        from acms.ingest.emitted import emit_and_check
+
+        got.emitted = [emit_and_check(emitting, source, ext, frags, counts, got.secrets_removed.get(source.path))
+                       for source, (ext, frags, counts) in zip(got.sources, got.counted, strict=True)]
+        got.counted = [(None if ext is None else slim(ext), [], []) for ext, _, _ in got.counted]
+        got.sources = [dataclasses.replace(source, text="") for source in got.sources]
     return got
 
 
-def _read_in_worker(files: list[ListedFile], max_file_bytes: int | None, keep_secrets: bool) -> ReadGroup:
-    return read_and_extract(files, _WORKER["paths"], _WORKER["window"], max_file_bytes, keep_secrets)  # type: ignore[arg-type]
+def slim(ext: Extraction) -> Extraction:
+    """What edge resolution reads of an extraction (symbols' names, nesting, bases and calls; imports)."""
+    symbols = [dataclasses.replace(s, signature="", docstring=None, decorators=[]) for s in ext.symbols]
+    return dataclasses.replace(ext, symbols=symbols, sections=[])
+
+
+def _read_in_worker(files: list[ListedFile], max_file_bytes: int | None, keep_secrets: bool,
+                    emitting: EmitSettings | None = None) -> ReadGroup:
+    return read_and_extract(files, _WORKER["paths"], _WORKER["window"], max_file_bytes, keep_secrets,  # type: ignore[arg-type]
+                            emitting)
 
 
 class ExtractorPool:
@@ -194,12 +218,16 @@ class ExtractorPool:
                            for i in range(0, len(sources), size)])
 
 
-    def submit_files(self, files: list[ListedFile], max_file_bytes: int | None, keep_secrets: bool) -> Reading:
-        """Start reading, scrubbing, extracting and counting ``files``; ``.result()`` waits for them."""
+    def submit_files(self, files: list[ListedFile], max_file_bytes: int | None, keep_secrets: bool,
+                     emitting: EmitSettings | None = None) -> Reading:
+        """Start reading, scrubbing, extracting and counting ``files`` (and emitting and validating them,
+        with ``emitting``); ``.result()`` waits for them."""
         if self._pool is None or len(files) < 2:
-            return Reading([], read_and_extract(files, self.all_paths, self.window, max_file_bytes, keep_secrets))
+            return Reading([], read_and_extract(files, self.all_paths, self.window, max_file_bytes, keep_secrets,
+                                                emitting))
         size = max(1, -(-len(files) // (self.workers * 2)))
-        return Reading([self._pool.submit(_read_in_worker, files[i : i + size], max_file_bytes, keep_secrets)
+        return Reading([self._pool.submit(_read_in_worker, files[i : i + size], max_file_bytes, keep_secrets,
+                                          emitting)
                         for i in range(0, len(files), size)])
 
 

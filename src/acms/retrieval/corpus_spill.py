@@ -67,6 +67,13 @@ class SpillWriter:
         if (rows or others) and self._out is not None:
             pickle.dump((rows, others), self._out, protocol=pickle.HIGHEST_PROTOCOL)
 
+    def add_records(self, records: Iterable[bytes]) -> None:
+        """Records pickled elsewhere as ``add`` pickles them (a file's, by the worker that emitted it)."""
+        if self._out is not None:
+            for record in records:
+                if record:
+                    self._out.write(record)
+
     def close(self) -> None:
         if self._out is None:
             return

@@ -32,7 +32,6 @@ group's old triples just before the group is loaded, and the files not read agai
 
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
 from collections.abc import Iterator
 from itertools import chain
@@ -44,7 +43,8 @@ from acms.decisions.adr import is_adr_path
 from acms.decisions.ingest import AdrBatch, adr_batch
 from acms.ingest import emit
 from acms.ingest.model import Extraction, SourceFile
-from acms.ingest.pipeline import Counted, ExtractorPool, Reading
+from acms.ingest.emitted import EmitSettings, EmittedFile
+from acms.ingest.pipeline import Counted, ExtractorPool, Reading, ReadGroup, slim
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.memory import release_freed
@@ -92,12 +92,6 @@ def groups(files: list[ListedFile]) -> Iterator[list[ListedFile]]:
         yield adrs
 
 
-def _slim(ext: Extraction) -> Extraction:
-    """What edge resolution reads of an extraction (symbols' names, nesting, bases and calls; imports)."""
-    symbols = [dataclasses.replace(s, signature="", docstring=None, decorators=[]) for s in ext.symbols]
-    return dataclasses.replace(ext, symbols=symbols, sections=[])
-
-
 def stream_first_index(run: IndexRun, listing: Listing, reindex: StreamedReindex | None = None) -> None:
     """Write every listed file into the (empty) store of ``run``, group by group; then edges and tree.
     ``reindex``: the store holds an index whose every file is redone (:mod:`acms.service.index_reindex`
@@ -133,13 +127,18 @@ def _stream(run: IndexRun, listing: Listing, reindex: StreamedReindex | None, sp
     if reindex is not None:
         reindex.begin()
 
+    # Emitted and validated beside the extraction (acms.ingest.emitted): a first index with the shipped
+    # shapes, but for the ADR files' group
+    emitting = (EmitSettings(run.minter, TIER_WARM.value, run.generated_at, spill is not None)
+                if reindex is None and checks is None else None)
     progress.start("indexing", len(listing.files))
     with ExtractorPool(all_paths, settings.window_lines) as pool:
         pending: deque[Reading] = deque()
         for group in [*groups(listing.files), *[None] * GROUPS_AHEAD]:  # the workers read and extract ahead
             if group is not None:
                 with run.timed("reading"):  # at once in a worker; here when the project is too small for the pool
-                    pending.append(pool.submit_files(group, settings.max_file_bytes, settings.store_secrets))
+                    here = None if any(is_adr_path(f.path) for f in group) else emitting
+                    pending.append(pool.submit_files(group, settings.max_file_bytes, settings.store_secrets, here))
             if len(pending) > (GROUPS_AHEAD if group is not None else 0):
                 with run.timed("reading"):  # reading, scrubbing, parsing and tokenizing, in the workers: waited for here
                     got = pending.popleft().result()
@@ -147,8 +146,11 @@ def _stream(run: IndexRun, listing: Listing, reindex: StreamedReindex | None, sp
                     report.skipped.setdefault(reason, []).extend(paths)
                 report.secrets_removed.update(got.secrets_removed)
                 report.files_listed += len(got.sources)
-                _write_group(run, got.sources, got.counted, all_paths, checks, promised, code, symbols, written,
-                             reindex, spill)
+                if got.emitted is not None:
+                    _write_emitted(run, got, promised, code, symbols, written, spill)
+                else:
+                    _write_group(run, got.sources, got.counted, all_paths, checks, promised, code, symbols, written,
+                                 reindex, spill)
                 done += len(got.sources) + sum(len(p) for p in got.skipped.values())
                 progress.update(done)
                 del got
@@ -250,7 +252,61 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
                 if sym.qualname in batch.entities:
                     symbols[sym.qualname] = (batch.entities[sym.qualname], sym.kind.value)
             if ext.parse_error is None and ext.module:
-                code[s.path] = _slim(ext)
+                code[s.path] = slim(ext)
+
+
+def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode, NamedNode]],
+                   code: dict[str, Extraction], symbols: dict[str, tuple[NamedNode, str]], written: list[str],
+                   spill: SpillWriter | None) -> None:
+    """Write one group emitted and validated in the workers (quarantining the files that fail)."""
+    report, store = run.report, run.store
+    assert got.emitted is not None
+    kept: list[tuple[SourceFile, Extraction | None, EmittedFile]] = []
+    quarantined: list[str] = []
+    for source, (ext, _, _), done in zip(got.sources, got.counted, got.emitted, strict=True):
+        for phase, seconds in done.seconds.items():
+            report.timings[f"{phase} (workers)"] = report.timings.get(f"{phase} (workers)", 0.0) + seconds
+        if ext is not None and ext.parse_error:
+            report.parse_errors[source.path] = ext.parse_error
+        violations = done.violations
+        if violations is None:  # a link only the store can type: decided here, as in a group
+            with run.timed("validation"):
+                violations = check_lines(store, done.nquads.decode("utf-8").splitlines(keepends=True), TIER_WARM,
+                                         None, promised)
+            if violations is None:
+                violations = check_batch(store, list(parse(done.nquads, format=RdfFormat.N_QUADS)), None, promised)
+        if violations:
+            quads = list(parse(done.nquads, format=RdfFormat.N_QUADS))
+            split = split_by_file(violations, quads, {source.path})
+            if split.unattributed or not split.by_file:
+                raise rejection(violations, quads)
+            report.quarantined[source.path] = describe(violations)
+            report.parse_errors.pop(source.path, None)
+            quarantined.append(source.path)
+            continue
+        kept.append((source, ext, done))
+    if quarantined:
+        report.warnings.append(
+            f"{len(quarantined)} file(s) quarantined (they fail the shapes and were not written): "
+            + ", ".join(quarantined[:10])
+            + (f" and {len(quarantined) - 10} more (--verbose lists them)" if len(quarantined) > 10 else ""))
+    if not kept:
+        return
+    with run.timed("store"):
+        _load_nquads(store, b"".join(done.nquads for _, _, done in kept))
+    report.triples_written += sum(done.quads for _, _, done in kept)
+    if spill is not None:
+        spill.add_records(done.spill for _, _, done in kept)
+    for source, ext, done in kept:
+        written.append(source.path)
+        report.entities += len(done.entities) + done.sections
+        report.fragments += done.fragment_count
+        if ext is not None:
+            for sym in ext.symbols:
+                if sym.qualname in done.entities:
+                    symbols[sym.qualname] = (done.entities[sym.qualname], sym.kind.value)
+            if ext.parse_error is None and ext.module:
+                code[source.path] = ext
 
 
 def _micro_texts(quads: list[Quad]) -> list[tuple[str, str]]:
