@@ -9,13 +9,15 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from acms.api import Index
 from acms.config import Settings
 from acms.ingest.walker import list_files
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.corpus_read import CorpusRow
 from acms.retrieval.corpus_spill import SpillWriter, read_spill, read_texts
-from acms.service import index_stream
+from acms.service import index_child, index_stream
 from acms.service.index_run import IndexRun
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
@@ -111,8 +113,12 @@ def _files(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-def test_an_index_run_builds_its_caches_from_its_spill_as_from_the_store(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("child", [False, True], ids=["one-process", "files-in-a-child"])
+def test_an_index_run_builds_its_caches_from_its_spill_as_from_the_store(tmp_path: Path, monkeypatch,  # noqa: ANN001
+                                                                         child: bool) -> None:
     monkeypatch.setattr(index_stream, "GROUP_FILES", 3)
+    if child:  # the files written by a child process (as for a large project), the caches built here
+        monkeypatch.setattr(index_child, "SEPARATE_BYTES", 0)
     root = _project(tmp_path)
     with Index.open(root, embed_on_index=False) as idx:
         cache = idx.layout.cache
