@@ -179,8 +179,13 @@ def slim(ext: Extraction) -> Extraction:
 
 def _read_in_worker(files: list[ListedFile], max_file_bytes: int | None, keep_secrets: bool,
                     emitting: EmitSettings | None = None) -> ReadGroup:
-    return read_and_extract(files, _WORKER["paths"], _WORKER["window"], max_file_bytes, keep_secrets,  # type: ignore[arg-type]
-                            emitting)
+    from acms.memory import release_freed
+
+    try:
+        return read_and_extract(files, _WORKER["paths"], _WORKER["window"], max_file_bytes, keep_secrets,  # type: ignore[arg-type]
+                                emitting)
+    finally:
+        release_freed()  # a long-lived worker: what the chunk's texts and triples took goes back to the system
 
 
 class ExtractorPool:
