@@ -58,7 +58,7 @@ from acms.store.oxigraph import ontology_quads
 from acms.store.protocol import Bindings, GraphStore
 from acms.temporal import git_history, tiers, versions
 from acms.tokens import count_many
-from acms.validation.batch import check_batch, describe, rejection, split_by_file
+from acms.validation.batch import check_batch, describe, quarantine_warning, rejection, split_by_file
 from acms.vocab import GRAPH_META, GRAPH_ONTOLOGY, PROV, TIER_WARM, UKO, IriMinter
 
 __all__ = ["IndexReport", "IndexRun", "index_project"]
@@ -293,10 +293,7 @@ class IndexRun:
             current -= split.by_file.keys()
             removed = sorted(set(removed) | {p for p in split.by_file if p in stored})
             names = sorted(split.by_file)
-            report.warnings.append(
-                f"{len(names)} file(s) quarantined (they fail the shapes and were not written): "
-                + ", ".join(names[:10]) + (f" and {len(names) - 10} more (--verbose lists them)" if len(names) > 10 else "")
-            )
+            report.warnings.append(quarantine_warning(names))
             if not changed and not removed:  # nothing left to write: the store stays as it is
                 report.files_indexed = report.entities = report.fragments = report.derived = 0
                 report.versions_archived = 0

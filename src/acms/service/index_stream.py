@@ -51,7 +51,8 @@ from acms.memory import release_freed
 from acms.retrieval.corpus_spill import SpillWriter
 from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
-from acms.validation.batch import check_batch, check_lines, check_links, describe, rejection, split_by_file
+from acms.validation.batch import (check_batch, check_lines, check_links, describe, quarantine_warning, rejection,
+                                   split_by_file)
 from acms.vocab import TIER_WARM, UKO
 
 if TYPE_CHECKING:
@@ -244,15 +245,8 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
         spill.add(rows, others)
     for s in keep:
         batch, ext = batches[s.path], extractions.get(s.path)
-        written.append(s.path)
-        report.entities += len(batch.entities) + (len(ext.sections) if ext is not None else 0)
-        report.fragments += batch.fragment_count
-        if ext is not None:
-            for sym in ext.symbols:
-                if sym.qualname in batch.entities:
-                    symbols[sym.qualname] = (batch.entities[sym.qualname], sym.kind.value)
-            if ext.parse_error is None and ext.module:
-                code[s.path] = slim(ext)
+        _landed(run, s.path, ext, batch.entities, len(ext.sections) if ext is not None else 0, batch.fragment_count,
+                code, symbols, written)
 
 
 def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode, NamedNode]],
@@ -286,10 +280,7 @@ def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode
             continue
         kept.append((source, ext, done))
     if quarantined:
-        report.warnings.append(
-            f"{len(quarantined)} file(s) quarantined (they fail the shapes and were not written): "
-            + ", ".join(quarantined[:10])
-            + (f" and {len(quarantined) - 10} more (--verbose lists them)" if len(quarantined) > 10 else ""))
+        report.warnings.append(quarantine_warning(quarantined))
     if not kept:
         return
     with run.timed("store"):
@@ -298,15 +289,22 @@ def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode
     if spill is not None:
         spill.add_records(done.spill for _, _, done in kept)
     for source, ext, done in kept:
-        written.append(source.path)
-        report.entities += len(done.entities) + done.sections
-        report.fragments += done.fragment_count
-        if ext is not None:
-            for sym in ext.symbols:
-                if sym.qualname in done.entities:
-                    symbols[sym.qualname] = (done.entities[sym.qualname], sym.kind.value)
-            if ext.parse_error is None and ext.module:
-                code[source.path] = ext
+        _landed(run, source.path, ext, done.entities, done.sections, done.fragment_count, code, symbols, written)
+
+
+def _landed(run: IndexRun, path: str, ext: Extraction | None, entities: dict[str, NamedNode], sections: int,
+            fragments: int, code: dict[str, Extraction], symbols: dict[str, tuple[NamedNode, str]],
+            written: list[str]) -> None:
+    """A file whose triples are in the store: counted, and what linking needs of it kept."""
+    written.append(path)
+    run.report.entities += len(entities) + sections
+    run.report.fragments += fragments
+    if ext is not None:
+        for sym in ext.symbols:
+            if sym.qualname in entities:
+                symbols[sym.qualname] = (entities[sym.qualname], sym.kind.value)
+        if ext.parse_error is None and ext.module:
+            code[path] = slim(ext)
 
 
 def _micro_texts(quads: list[Quad]) -> list[tuple[str, str]]:
@@ -334,10 +332,7 @@ def _quarantine(run: IndexRun, keep: list[SourceFile], batches: dict[str, emit.F
             report.quarantined[path] = describe(found)
             report.parse_errors.pop(path, None)
         names = sorted(split.by_file)
-        report.warnings.append(
-            f"{len(names)} file(s) quarantined (they fail the shapes and were not written): "
-            + ", ".join(names[:10]) + (f" and {len(names) - 10} more (--verbose lists them)" if len(names) > 10 else "")
-        )
+        report.warnings.append(quarantine_warning(names))
         keep = [s for s in keep if s.path not in split.by_file]
         if any(is_adr_path(p) for p in names):  # an ADR's decision may link to the one left out
             adrs = adr_batch(store, run.minter, keep, all_paths, TIER_WARM, run.generated_at)

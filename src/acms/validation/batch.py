@@ -136,6 +136,12 @@ def split_by_file(violations: Iterable[Violation], quads: Sequence[Quad], files:
     return out
 
 
+def quarantine_warning(paths: Sequence[str]) -> str:
+    """The run's warning naming the files it quarantined (the first ten)."""
+    more = f" and {len(paths) - 10} more (--verbose lists them)" if len(paths) > 10 else ""
+    return f"{len(paths)} file(s) quarantined (they fail the shapes and were not written): {', '.join(paths[:10])}{more}"
+
+
 def describe(violations: Sequence[Violation]) -> str:
     """One line for a quarantined file: the first violation's focus, shape and message, and how many more."""
     first = violations[0]
