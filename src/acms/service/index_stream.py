@@ -259,7 +259,8 @@ def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode
     quarantined: list[str] = []
     for source, (ext, _, _), done in zip(got.sources, got.counted, got.emitted, strict=True):
         for phase, seconds in done.seconds.items():
-            report.timings[f"{phase} (workers)"] = report.timings.get(f"{phase} (workers)", 0.0) + seconds
+            key = f"{phase} (per file)"  # where the file was read: a pool worker, or here for a small project
+            report.timings[key] = report.timings.get(key, 0.0) + seconds
         if ext is not None and ext.parse_error:
             report.parse_errors[source.path] = ext.parse_error
         violations = done.violations
