@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import NamedNode
 
-from acms.ingest import emit, pipeline
+from acms.ingest import emit, emitted, pipeline
 from acms.service import index_stream
 from acms.service.index_run import IndexRun
 from acms.store.oxigraph import OxigraphStore
@@ -83,10 +83,13 @@ def test_streamed_first_index_is_the_one_batch_graph(tmp_path: Path, monkeypatch
     assert one.files_indexed > 10 and one.parse_errors  # pkg/broken.py is indexed as text
 
 
-def test_a_file_failing_the_shapes_is_quarantined_in_its_group(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("where", ["beside-extraction", "in-the-writer"])
+def test_a_file_failing_the_shapes_is_quarantined_in_its_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              where: str) -> None:
     root = _project(tmp_path)
     monkeypatch.setattr(index_stream, "GROUP_FILES", 2)
+    if where == "in-the-writer":  # as for a file linking to a node only the store can type
+        monkeypatch.setattr(emitted, "_check", lambda *args: None)
     real = emit.emit_file
 
     def drop_hash(*args, **kwargs):  # the File node of util.py lacks its content hash

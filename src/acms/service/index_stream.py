@@ -9,11 +9,14 @@ read the checkpoint until the run's last write has landed; a crash or an error a
 the whole run back. A first index has no checkpoint to speak of (an empty store), so the readers of a
 failed first index see an empty index, as before.
 
-What is validated where (each group as the whole batch was, against the same compiled shapes):
+What is validated where (against the same compiled shapes as the whole batch was):
 
-- a group of files: its files' triples, with the classes of what they link to from the store and the
-  project node *promised* (it is written with the directory tree, at the end); a file that violates
-  the shapes is quarantined (left out, the rest of the group re-checked and written), as before;
+- a file: its triples on their own, in the extraction worker that read it (:mod:`acms.ingest.emitted`:
+  every node they describe is the file's, the project node *promised*: it is written with the directory
+  tree, at the end); a file that violates the shapes is quarantined (left out), as before;
+- the ADR files' group (a decision links across files and reads the store), a migration's groups and a
+  run with extension checks: the group's triples in the writer, with the classes of what they link to
+  from the store; a file that violates the shapes is left out and the rest of the group re-checked;
 - the cross-file edges (calls, imports, inherits, references), resolved once every file is
   extracted: their subjects' stored classes make them focus nodes, and the constraints on those
   predicates are checked (``check_links``), in groups of ``EDGE_GROUP``;
@@ -266,8 +269,8 @@ def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode
         violations = done.violations
         if violations is None:  # a link only the store can type: decided here, as in a group
             with run.timed("validation"):
-                violations = check_lines(store, done.nquads.decode("utf-8").splitlines(keepends=True), TIER_WARM,
-                                         None, promised)
+                lines = [f"{line}\n" for line in done.nquads.decode("utf-8").split("\n")[:-1]]  # not splitlines:
+                violations = check_lines(store, lines, TIER_WARM, None, promised)  # a literal may hold U+2028
             if violations is None:
                 violations = check_batch(store, list(parse(done.nquads, format=RdfFormat.N_QUADS)), None, promised)
         if violations:
