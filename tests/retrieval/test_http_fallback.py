@@ -33,3 +33,22 @@ def test_migrate_to_http_provider_then_survive_its_outage(project: Path, server:
     assert degraded.hits and degraded.hits[0].name == "net.headers.parseHttpHeader"
     assert all(h.vector == 0 for h in degraded.hits)
     assert any("vector signal unavailable" in w for w in degraded.warnings)
+
+
+def test_a_first_index_streams_its_vectors_from_an_http_provider(tmp_path: Path, server: Server) -> None:  # noqa: F811
+    """No LSA sample to read the texts (and count them) first: the stream counts them itself."""
+    import shutil
+
+    from acms.api import Index
+
+    root, empty = tmp_path / "proj", tmp_path / "empty"
+    shutil.copytree(Path(__file__).parent.parent / "fixtures" / "sample_project", root)
+    empty.mkdir()
+    (empty / "data.bin").write_bytes(b"\0\1\2")  # nothing with text: no fragment
+    http = {"embedding_provider": "openai", "embedding_base_url": server.url, "embedding_model": "test-embed"}
+    with Index.open(root, **http) as idx:
+        report = idx.index()
+    assert report.embedded > 5 and "test-embed" in report.embedding_model and not report.warnings
+    with Index.open(empty, **http) as idx:
+        nothing = idx.index()
+    assert nothing.embedded == 0 and any("nothing to embed" in w for w in nothing.warnings)

@@ -227,7 +227,10 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
 
     with _provider(provider_name, sample, layout, settings, phases) as provider:
         iri, model_quads = model_node(provider)
-        return _stream_all(store, layout, provider, iri, model_quads, phases, t0, seen[0] or None)
+        total = seen[0] or int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)  # not LSA: no sample read
+        if not total:
+            raise ProviderError("nothing to embed: the index has no fragments")
+        return _stream_all(store, layout, provider, iri, model_quads, phases, t0, total)
 
 
 def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvider, iri: NamedNode,
