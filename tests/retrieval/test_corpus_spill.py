@@ -165,3 +165,15 @@ def test_a_first_embedding_samples_the_spill_as_it_would_the_store(tmp_path: Pat
                                                    embedding_store._Silent(), time.perf_counter())
     assert report.embedding_model == from_store.model_id
     assert report.embedded == from_store.embedded
+
+
+def test_any_index_run_removes_a_spill_a_killed_run_left(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    with Index.open(root, embed_on_index=False) as idx:
+        idx.index()
+        stale = idx.layout.cache / ".corpus-20200101T000000000000Z.spill"
+        stale.write_bytes(b"texts of a run killed before its end")
+        (root / "pkg" / "deco.py").write_text("def retried(times):\n    return times\n")
+        report = idx.index()  # an incremental run: nothing streamed, nothing spilled
+        assert report.files_indexed == 1 and not report.first_run
+        assert not stale.exists()

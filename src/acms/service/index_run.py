@@ -163,6 +163,8 @@ class IndexRun:
 
     # -- the run ----------------------------------------------------------------------------------
     def run(self) -> IndexReport:
+        if self.layout is not None:  # a spill a killed run left (the texts it holds are the index's)
+            remove_spills(self.layout.cache)
         try:
             with collecting_rarely(), self.store.atomic():
                 self._files()
@@ -203,7 +205,6 @@ class IndexRun:
 
                 reindex = StreamedReindex(self)
             elif self.layout is not None:  # the caches' build reads the files' corpus rows from a spill
-                remove_spills(self.layout.cache)
                 self.corpus_spill = spill_path(self.layout.cache, self.stamp)
             if reindex is None and separate(self, listing):
                 stream_in_child(self, listing)  # the later phases then start from a heap that never held the files
