@@ -177,3 +177,32 @@ def test_any_index_run_removes_a_spill_a_killed_run_left(tmp_path: Path) -> None
         report = idx.index()  # an incremental run: nothing streamed, nothing spilled
         assert report.files_indexed == 1 and not report.first_run
         assert not stale.exists()
+
+
+def test_a_spill_that_cannot_be_written_is_dropped_and_the_run_goes_on(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    root = _project(tmp_path)
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the spill's directory would be")
+    store = OxigraphStore(tmp_path / "graph")
+    try:
+        run = IndexRun(root, store, Settings())
+        run.corpus_spill = blocker / "rows.spill"  # its parent cannot be made
+        store.ensure_ontology([])
+        index_stream.stream_first_index(run, list_files(root))
+        assert run.report.files_indexed > 5 and not run.corpus_spill.exists()
+    finally:
+        store.close()
+    writer = SpillWriter(tmp_path / "full.spill")
+
+    class Full:
+        def write(self, data: bytes) -> int:
+            raise OSError(28, "No space left on device")
+
+        def close(self) -> None: ...
+
+    assert writer._out is not None
+    writer._out.close()
+    writer._out = Full()  # type: ignore[assignment]  (the disk fills up mid-run)
+    writer.add([("f", "t", "n", "m.n", 1, 1, "file")])
+    writer.close()
+    assert list(tmp_path.glob("full.spill*")) == []

@@ -51,42 +51,65 @@ def remove_spills(cache: Path) -> None:
 
 
 class SpillWriter:
-    """Append groups of rows; ``close()`` makes the spill complete, ``discard()`` removes it."""
+    """Append groups of rows; ``close()`` makes the spill complete, ``discard()`` removes it.
+
+    A spill only spares the caches a read: when it cannot be written (a full disk, an unwritable cache
+    directory) it is dropped and the run goes on without it (the caches then read the store)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._partial = path.with_name(path.name + ".partial")
-        self._out: BinaryIO | None = open(self._partial, "wb")  # noqa: SIM115 (closed by close/discard)
+        self._out: BinaryIO | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._out = open(self._partial, "wb")  # noqa: SIM115 (closed by close/discard)
+        except OSError:
+            self._drop()
 
     def add(self, rows: Iterable[tuple[str, str, str, str, int, int, str]],
             others: Iterable[tuple[str, str]] = ()) -> None:
         """A group's corpus rows, and the (fragment, text) of its other micro fragments (a file's or a
         section's, an ADR's decision: no qualified name) for the embeddings' sample."""
         rows, others = list(rows), list(others)
-        if (rows or others) and self._out is not None:
-            pickle.dump((rows, others), self._out, protocol=pickle.HIGHEST_PROTOCOL)
+        if rows or others:
+            self.add_records([pickle.dumps((rows, others), protocol=pickle.HIGHEST_PROTOCOL)])
 
     def add_records(self, records: Iterable[bytes]) -> None:
         """Records pickled elsewhere as ``add`` pickles them (a file's, by the worker that emitted it)."""
-        if self._out is not None:
+        if self._out is None:
+            return
+        try:
             for record in records:
                 if record:
                     self._out.write(record)
+        except OSError:
+            self._drop()
 
     def close(self) -> None:
         if self._out is None:
             return
-        self._out.close()  # read by this run only (a crash ends the run): no fsync
-        self._out = None
-        os.replace(self._partial, self.path)
+        try:
+            self._out.close()  # read by this run only (a crash ends the run): no fsync
+            self._out = None
+            os.replace(self._partial, self.path)
+        except OSError:
+            self._drop()
 
     def discard(self) -> None:
-        if self._out is not None:
-            self._out.close()
-            self._out = None
-        self._partial.unlink(missing_ok=True)
+        self._drop()
         self.path.unlink(missing_ok=True)
+
+    def _drop(self) -> None:
+        if self._out is not None:
+            try:
+                self._out.close()
+            except OSError:
+                pass
+            self._out = None
+        try:
+            self._partial.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _groups(path: Path) -> Iterator[tuple[list[tuple[str, str, str, str, int, int, str]], list[tuple[str, str]]]]:
