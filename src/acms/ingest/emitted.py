@@ -21,7 +21,7 @@ from pyoxigraph import NamedNode
 from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
-from acms.validation.native import BatchTriples, validate
+from acms.validation.batch import check_lines
 from acms.validation.shapes import Violation
 from acms.vocab import UKO, IriMinter
 
@@ -71,11 +71,4 @@ def emit_and_check(settings: EmitSettings, source: SourceFile, ext: Extraction |
 
 def _check(lines: list[str], graph: NamedNode, project: NamedNode) -> list[Violation] | None:
     """The file's violations, or None when its triples link to a node only the store can type."""
-    batch = BatchTriples.from_lines(lines, graph)
-    if batch is None:
-        return None
-    project_text = str(project)
-    if any(node != project_text for node in batch.linked()):
-        return None
-    batch.add_types([(project_text, str(UKO.Project))])
-    return validate(batch)
+    return check_lines(None, lines, graph, None, [(project, UKO.Project)])

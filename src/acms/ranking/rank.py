@@ -175,6 +175,11 @@ def _units(cands: list[Cand], keep: int) -> tuple[list[Cand], list[Cand]]:
     return [(units[u], *cands[u][1:]) for u in units] or cands, gave_way  # type: ignore[misc]
 
 
+def _body(fid: str, rel: float, file_score: float, why: str) -> Ranked:
+    """A fragment chosen for its words, at ``rel`` of its file's best fragment."""
+    return Ranked(fid, file_score * rel, f"{why}; fragment bm25 {rel:.2f} of the file's best")
+
+
 def _outlines(gave_way: list[Cand], chosen: list[Cand], best: float, file_score: float, why: str,
               index: RankingIndex) -> list[Ranked]:
     """The outlines of the classes (and long functions) that gave way to members shown from them, each
@@ -184,7 +189,7 @@ def _outlines(gave_way: list[Cand], chosen: list[Cand], best: float, file_score:
     for s, fid, start, end, container in gave_way:
         shown = [c[0] for c in chosen if start <= c[2] and c[3] <= end]
         if container == NESTING and not shown:
-            out.append(Ranked(fid, file_score * min(1.0, s / best), f"{why}; fragment bm25 {s / best:.2f} of the file's best"))
+            out.append(_body(fid, min(1.0, s / best), file_score, why))
             continue
         outline = index.outline_of(fid)
         if outline and shown:
@@ -252,9 +257,7 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
         chosen: list[Cand] = []
         if best > 0:
             chosen = sorted((c for c in cands if c[0] >= MIN_RELATIVE * best), key=lambda c: (-c[0], c[1]))[:per_file]
-            for s, fid, *_ in chosen:
-                rel = s / best
-                out.append(Ranked(fid, float(fs.score[f] * rel), f"{why}; fragment bm25 {rel:.2f} of the file's best"))
+            out.extend(_body(fid, s / best, float(fs.score[f]), why) for s, fid, *_ in chosen)
             out.extend(_outlines(classes, chosen, best, float(fs.score[f]), why, index))
             out.extend(_declared_apart(by_file[f], chosen, best, float(fs.score[f]), why, qualified))
         else:

@@ -248,8 +248,8 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
         spill.add(rows, others)
     for s in keep:
         batch, ext = batches[s.path], extractions.get(s.path)
-        _landed(run, s.path, ext, batch.entities, len(ext.sections) if ext is not None else 0, batch.fragment_count,
-                code, symbols, written)
+        _landed(run, s.path, None if ext is None else slim(ext), batch.entities,
+                len(ext.sections) if ext is not None else 0, batch.fragment_count, code, symbols, written)
 
 
 def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode, NamedNode]],
@@ -299,7 +299,8 @@ def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode
 def _landed(run: IndexRun, path: str, ext: Extraction | None, entities: dict[str, NamedNode], sections: int,
             fragments: int, code: dict[str, Extraction], symbols: dict[str, tuple[NamedNode, str]],
             written: list[str]) -> None:
-    """A file whose triples are in the store: counted, and what linking needs of it kept."""
+    """A file whose triples are in the store: counted, and what linking needs of it kept (``ext``
+    slimmed already: :func:`acms.ingest.pipeline.slim`)."""
     written.append(path)
     run.report.entities += len(entities) + sections
     run.report.fragments += fragments
@@ -308,7 +309,7 @@ def _landed(run: IndexRun, path: str, ext: Extraction | None, entities: dict[str
             if sym.qualname in entities:
                 symbols[sym.qualname] = (entities[sym.qualname], sym.kind.value)
         if ext.parse_error is None and ext.module:
-            code[path] = slim(ext)
+            code[path] = ext
 
 
 def _micro_texts(quads: list[Quad]) -> list[tuple[str, str]]:

@@ -33,27 +33,34 @@ if TYPE_CHECKING:  # rdflib is for the pyshacl reference (``validate_whole_store
     import rdflib
 
 
-def _add_context(store: GraphStore, batch: BatchTriples, promised: Iterable[tuple[NamedNode, NamedNode]]) -> None:
+def _add_context(store: GraphStore | None, batch: BatchTriples, promised: Iterable[tuple[NamedNode, NamedNode]]
+                 ) -> bool:
     """The classes of the nodes the batch links to: from the store, and ``promised`` (node, class)
     pairs of nodes a streamed run writes later. A promised node is not looked up: its class is the
-    promise, so a group that links to nothing else asks the store nothing."""
+    promise, so a group that links to nothing else asks the store nothing. Without a store: False
+    when the batch links to a node only the store could type."""
     promised = [(str(node), str(cls)) for node, cls in promised]
     known = {node for node, _ in promised}
     linked = [NamedNode(n[1:-1]) for n in batch.linked() if n not in known]
     if linked:
+        if store is None:
+            return False
         rows = store.select(catalog.text("validation/types-of"), {"node": linked})
         batch.add_types((str(r["node"]), str(r["type"])) for r in rows)
     batch.add_types(promised)
+    return True
 
 
-def check_lines(store: GraphStore, lines: Iterable[str], graph: NamedNode, checks: Iterable[CompiledCheck] | None = None,
+def check_lines(store: GraphStore | None, lines: Iterable[str], graph: NamedNode,
+                checks: Iterable[CompiledCheck] | None = None,
                 promised: Iterable[tuple[NamedNode, NamedNode]] = ()) -> list[Violation] | None:
     """``check_batch`` of a batch given as N-Quads lines all in ``graph`` (a streamed first index's
-    group, as emitted: no term object per quad). None when a line is in another graph."""
+    group or file, as emitted: no term object per quad). None when a line is in another graph, or,
+    without a ``store`` (a file checked where it was extracted), when the lines link to a node neither
+    they nor ``promised`` type."""
     batch = BatchTriples.from_lines(lines, graph)
-    if batch is None:
+    if batch is None or not _add_context(store, batch, promised):
         return None
-    _add_context(store, batch, promised)
     return validate(batch, checks)
 
 
