@@ -206,3 +206,44 @@ def test_a_spill_that_cannot_be_written_is_dropped_and_the_run_goes_on(tmp_path:
     writer.add([("f", "t", "n", "m.n", 1, 1, "file")])
     writer.close()
     assert list(tmp_path.glob("full.spill*")) == []
+
+
+def test_a_first_embedding_streams_the_spill_into_the_graphs_the_store_holds(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The texts come from the spill, each vector goes to its fragment's graph: the tier policy moved a
+    git checkout's recently changed entities (with their fragments) to hot before the embeddings. This
+    process folds every other batch beside the worker; the vectors are those of a run reading the store."""
+    from acms.retrieval import embedding_fold, embedding_store
+
+    from ..temporal.gitrepo import build, commit
+
+    monkeypatch.setattr(embedding_store, "STREAM_BATCH", 3)
+    monkeypatch.setattr(embedding_fold, "WORKER_FROM", 1)
+    made = {}
+    real = embedding_fold.Folder.__init__
+    for spilled in (True, False):
+        root = tmp_path / f"repo-{spilled}"
+        shutil.copytree(FIXTURES / "sample_project", root)
+        build(root)  # the sample's files come with the first commit
+        util = root / "pkg" / "util.py"
+        util.write_text(util.read_text().replace("text.strip().lower()", "text.strip().casefold()"))
+        commit(root, "Fold case", "Ada", "2025-01-07T10:00:00+00:00")  # normalize: hot
+        if not spilled:
+            monkeypatch.setattr(IndexRun, "_spilled_texts", lambda self: None)
+        shares = []
+
+        def noting(self, provider, total, *, share=False, shares=shares) -> None:  # noqa: ANN001
+            shares.append(share)
+            real(self, provider, total, share=share)
+
+        monkeypatch.setattr(embedding_fold.Folder, "__init__", noting)
+        with Index.open(root, embedding_dims=3, project_name="repo", hot_commits=1) as idx:
+            report = idx.index(history=10)
+            assert report.hot_entities > 0
+            rows = idx.store.select(
+                "SELECT ?frag ?g ?v WHERE { GRAPH ?g { ?frag <https://w3id.org/acms/uko#vector> ?v } }")
+            texts = idx.store.select(catalog.text("embeddings/texts"))
+        assert shares == [spilled]
+        made[spilled] = Counter((r["frag"].value, r["g"].value, r["v"].value) for r in rows)
+        assert sorted((f, g) for f, g, _ in made[spilled]) == sorted({(r["frag"].value, r["g"].value) for r in texts})
+        assert {g for _, g, _ in made[spilled]} == {"https://w3id.org/acms/tier/hot", "https://w3id.org/acms/tier/warm"}
+    assert made[True] == made[False]

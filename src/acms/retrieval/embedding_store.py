@@ -38,7 +38,7 @@ from acms.memory import release_freed
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore
-from acms.vocab import DCT, GRAPH_META, RDF, UKO, XSD
+from acms.vocab import DCT, GRAPH_META, RDF, TIER_HOT, TIER_WARM, UKO, XSD
 
 BATCH = 256
 KnownTexts = Callable[[], Iterable[tuple[str, str]]]  # (fragment IRI, text) of every searchable fragment
@@ -230,14 +230,28 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
         total = seen[0] or int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)  # not LSA: no sample read
         if not total:
             raise ProviderError("nothing to embed: the index has no fragments")
-        return _stream_all(store, layout, provider, iri, model_quads, phases, t0, total)
+        rows = None if texts is None else _placed(store, texts)
+        return _stream_all(store, layout, provider, iri, model_quads, phases, t0, total, rows)
+
+
+def _placed(store: GraphStore, texts: KnownTexts) -> Iterator[tuple[NamedNode, str, NamedNode]]:
+    """``embeddings/texts.rq``'s rows from the texts of a first index's spill: each fragment in the graph
+    that holds it. The spill holds what the files' writer put in the warm tier; since then the tier
+    policy may have moved entities to hot, each with its fragments, so only those few are asked for.
+    (Nothing the spill holds is cold: history's versions have IRIs of their own.) Issue 14: reading every
+    text back from the store cost ~7 s a standard library."""
+    hot = {row["frag"].value for row in store.select(catalog.text("embeddings/hot-fragments"))}
+    for frag, text in texts():
+        yield NamedNode(frag), text, TIER_HOT if frag in hot else TIER_WARM
 
 
 def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvider, iri: NamedNode,
-                model_quads: list[Quad], phases: Phases, t0: float, total: int | None = None) -> EmbedReport:
+                model_quads: list[Quad], phases: Phases, t0: float, total: int | None = None,
+                rows: Iterable[tuple[NamedNode, str, NamedNode]] | None = None) -> EmbedReport:
     """Fold every searchable fragment (none has a vector) with ``provider`` and bulk-load the vectors
     ``STREAM_BATCH`` at a time, writing the vector cache from them; ``model_quads`` (a new model's
-    node) go last."""
+    node) go last. ``rows``: the fragments, texts and graphs when known without reading the store
+    (``_placed``); this process then folds every other batch itself, beside the worker."""
     import time
 
     from acms.index.vectors import MatrixWriter
@@ -245,7 +259,7 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
 
     if total is None:
         total = int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
-    with phases.phase("embeddings", total), Folder(provider, total) as folder:
+    with phases.phase("embeddings", total), Folder(provider, total, share=rows is not None) as folder:
         writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
         done = 0
         batch: list[tuple[NamedNode, str, NamedNode]] = []
@@ -275,7 +289,7 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
         # read; tests/retrieval/test_streamed_embedding.py), so the vectors loaded meanwhile neither
         # show up nor disturb it, and no more than two batches of texts are held (issue 14: the list of
         # every text grew with the project).
-        for row in _texts(store):
+        for row in _texts(store) if rows is None else rows:
             batch.append(row)
             if len(batch) >= STREAM_BATCH:
                 flush()
