@@ -16,10 +16,11 @@ from acms.config import Settings
 from acms.ingest.walker import list_files
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.corpus_read import CorpusRow
-from acms.retrieval.corpus_spill import SpillWriter, read_spill, read_texts
+from acms.retrieval.corpus_spill import SpillWriter, read_others, read_spill, read_texts
 from acms.service import index_child, index_stream
 from acms.service.index_run import IndexRun
 from acms.sparql import catalog
+from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -41,9 +42,8 @@ def _project(tmp_path: Path) -> Path:
     return root
 
 
-def _rows(solutions: object) -> Counter[tuple]:
-    return Counter((r["frag"].value, r["text"].value, r["name"].value, r["qn"].value, int(r["start"].value),
-                    int(r["end"].value), r["file"].value) for r in solutions)  # type: ignore[attr-defined]
+def _value(row: dict, name: str) -> str | None:
+    return row[name].value if name in row else None
 
 
 def test_the_spilled_rows_are_the_join_over_what_was_written(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
@@ -56,20 +56,40 @@ def test_the_spilled_rows_are_the_join_over_what_was_written(tmp_path: Path, mon
         store.ensure_ontology([])
         index_stream.stream_first_index(run, list_files(root))
         spilled = Counter(tuple(r) for r in read_spill(run.corpus_spill))
-        joined = _rows(store.select(catalog.text("search/corpus-full")))
+        others = list(read_others(run.corpus_spill))
+        joined = Counter((r["frag"].value, r["text"].value, *(_value(r, v) for v in ("name", "qn")),
+                          *(None if _value(r, v) is None else int(_value(r, v)) for v in ("start", "end")),  # type: ignore[arg-type]
+                          _value(r, "file")) for r in store.select(catalog.text("search/corpus")))
         texts = Counter(read_texts(run.corpus_spill))
         stored = Counter((r["frag"].value, r["text"].value) for r in store.select(catalog.text("embeddings/texts")))
         decisions = {r["frag"].value for r in store.select(
             "SELECT ?frag WHERE { GRAPH ?g { ?d a uko:Decision ; uko:hasFragment ?frag } }")}
+        layout = IndexLayout(tmp_path / "index")
+        caches = DerivedCaches(store, layout, spill=run.corpus_spill, complete=True)
+        spilled_places = caches._spilled_places()
+        queried = DerivedCaches(store, layout)
+        queried_places = [{r["file"].value: r["path"].value for r in queried._solutions("search/file-paths")},
+                          {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1]
+                           for r in queried._solutions("search/class-fragments")},
+                          {r["frag"].value: r["outline"].value for r in queried._solutions("search/class-outlines")},
+                          {r["frag"].value: r["outline"].value for r in queried._solutions("search/function-outlines")}]
     finally:
         store.close()
-    assert spilled == joined
+    # every fragment's rows (search/corpus.rq, bar the vector): those of one row spilled, the others named
+    assert spilled + Counter({row: n for row, n in joined.items() if row[0] in others}) == joined
+    assert all(sum(1 for row in joined if row[0] == frag) > 1 or frag in decisions for frag in others)
+    assert decisions and decisions <= set(others)  # the ADRs' decisions, from their own batch
     assert texts == stored  # what a first embedding samples: every searchable fragment, files', sections', ADRs' too
-    assert len(stored) > len({row[0] for row in spilled})
-    assert decisions and decisions <= {frag for frag, _ in texts}  # the ADRs' decisions, from their own batch
     names = {row[3] for row in spilled}
-    assert {"pkg.twice.A", "pkg.deco.retried.wrap", "pkg.old.Old.run"} <= names
+    assert {"pkg.twice.A", "pkg.deco.retried.wrap", "pkg.old.Old.run", None} <= names  # files', sections' too
     assert "adapter" in {row[2] for row in spilled}
+    # the places, as the four place queries give them for the searchable fragments' files and fragments
+    assert spilled_places is not None
+    micro = {row[0] for row in joined}
+    files = {row[6] for row in joined}
+    for got, want, keys in zip(spilled_places, queried_places, (files, micro, micro, micro), strict=True):
+        assert {k: v for k, v in got.items() if k in keys} == {k: v for k, v in want.items() if k in keys}
+    assert all(spilled_places[1:]) and spilled_places[3]  # kinds, class outlines, nested functions: each met
     assert not list(tmp_path.glob("*.partial"))
 
 
@@ -113,22 +133,66 @@ def _files(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("child", [False, True], ids=["one-process", "files-in-a-child"])
+PLACE_QUERIES = {"search/corpus-keys", "search/file-paths", "search/class-fragments", "search/class-outlines",
+                 "search/function-outlines"}
+
+
+@pytest.mark.parametrize("case", ["one-process", "files-in-a-child", "tiers-moved", "fragments-before"])
 def test_an_index_run_builds_its_caches_from_its_spill_as_from_the_store(tmp_path: Path, monkeypatch,  # noqa: ANN001
-                                                                         child: bool) -> None:
+                                                                         case: str) -> None:
+    """The caches a first index builds from its spill are those a rebuild from the store gives. The spill
+    stands for every searchable fragment and place (no store query for them) unless the store held some
+    before the run, or the tier policy moved entities since their files were written."""
+    from acms.sparql import catalog as catalog_module
+
+    from ..temporal.gitrepo import commit, git
+
     monkeypatch.setattr(index_stream, "GROUP_FILES", 3)
-    if child:  # the files written by a child process (as for a large project), the caches built here
+    if case == "files-in-a-child":  # the files written by a child process (as for a large project), the caches built here
         monkeypatch.setattr(index_child, "SEPARATE_BYTES", 0)
     root = _project(tmp_path)
-    with Index.open(root, embed_on_index=False) as idx:
+    history = 0
+    if case == "tiers-moved":  # a checkout whose last commit changed a function: it goes to the hot tier
+        git(root, "init", "-q", "-b", "main")
+        commit(root, "Add the project", "Ada", "2025-01-01T10:00:00+00:00")
+        util = root / "pkg" / "util.py"
+        util.write_text(util.read_text().replace("text.strip().lower()", "text.strip().casefold()"))
+        commit(root, "Fold case", "Ada", "2025-01-02T10:00:00+00:00")
+        history = 1
+    asked: list[str] = []
+    real_text = catalog_module.text
+
+    def noting(key: str) -> str:
+        asked.append(key)
+        return real_text(key)
+
+    with Index.open(root, embed_on_index=False, hot_commits=1) as idx:
         cache = idx.layout.cache
         cache.mkdir(parents=True, exist_ok=True)
         (cache / ".corpus-20200101T000000000000Z.spill.partial").write_bytes(b"left by a killed run")
+        if case == "fragments-before":  # a note with a searchable fragment, there before the first index
+            from pyoxigraph import Literal, NamedNode, Quad
+
+            from acms.vocab import TIER_WARM, UKO
+
+            note, frag = NamedNode("urn:test:note"), NamedNode("urn:test:note/frag")
+            idx.store.load([Quad(note, UKO.hasFragment, frag, TIER_WARM), Quad(note, UKO.name, Literal("note"), TIER_WARM),
+                            Quad(frag, UKO.lod, Literal("micro"), TIER_WARM),
+                            Quad(frag, UKO.text, Literal("zanzibar quokka"), TIER_WARM)])
         seen = _SeesSpill(cache)
-        idx.index(progress=seen)
+        monkeypatch.setattr(catalog_module, "text", noting)
+        report = idx.index(progress=seen, history=history)
+        monkeypatch.setattr(catalog_module, "text", real_text)
         assert len(seen.at["caches"]) == 1 and seen.at["caches"][0].endswith(".spill")  # complete, this run's
         assert list(cache.glob(".corpus-*")) == []  # gone after the run, the stale one too
+        if case in ("one-process", "files-in-a-child"):
+            assert not PLACE_QUERIES & set(asked) and "search/kind-closure" in asked
+        else:
+            assert PLACE_QUERIES <= set(asked)
+        assert (report.hot_entities > 0) == (case == "tiers-moved")
         built = {name: _files(idx.layout.cache_dir(name)) for name in ("keyword", "ranking")}
+        if case == "fragments-before":
+            assert "urn:test:note/frag" in DerivedCaches(idx.store, idx.layout).keyword().ids
         shutil.rmtree(idx.layout.cache_dir("keyword"))
         shutil.rmtree(idx.layout.cache_dir("ranking"))
         again = DerivedCaches(idx.store, idx.layout)

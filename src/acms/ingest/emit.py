@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import pickle
 import re
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 from posixpath import basename, dirname
 
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, parse
@@ -58,10 +60,12 @@ class FileBatch:
         self.lines: list[str] = lines if lines is not None else []
         self.entities: dict[str, NamedNode] = {}  # qualname -> IRI (code only)
         self.fragment_count = 0
-        # The file's rows of ``search/corpus-full.rq`` (frag, text, name, qn, start, end, file): what a
-        # first index spills for the caches' build instead of that join (issue 14, ``CorpusSpill``).
-        self.corpus: list[tuple[str, str, str, str, int, int, str]] = []
-        self.other_texts: list[tuple[str, str]] = []  # (frag, text) of the micro fragments not in ``corpus``
+        # What a first index spills for the caches' build instead of reading it back (issue 14,
+        # ``acms.retrieval.corpus_spill``): the file's rows of ``search/corpus.rq`` (frag, text, name, qn,
+        # start, end, file; None where the query leaves one unbound) for each micro fragment that has one row,
+        self.corpus: list[tuple[str, str, str | None, str | None, int | None, int | None, str | None]] = []
+        self.other_texts: list[tuple[str, str]] = []  # (frag, text) of those with several (the store gives them)
+        self.places: Places | None = None  # and what the ranking index's places are made of
         self._quads: list[Quad] | None = None
 
     @property
@@ -120,7 +124,9 @@ def emit_file(
             add(fs, u.secretKind, nt_literal(kind))
 
     owners: dict[str, NamedNode] = {FILE: f}
-    heads: dict[str, tuple[set[str], set[str]]] = {}  # code entity -> its names, its qualified names
+    heads: dict[str, tuple[set[str], set[str]]] = {fs: ({basename(source.path)}, set())}  # entity -> names, qualified names
+    kinds: dict[str, str] = {fs: UKO.File.value}  # entity -> its class
+    nests: set[str] = set()  # entities that define a function
     if ext is not None:
         for sym in ext.symbols:
             e = minter.code(source.path, sym.qualname)
@@ -128,6 +134,7 @@ def emit_file(
             owners[code_key(sym.qualname)] = e
             out.entities[sym.qualname] = e
             add(es, a, str(UKO[sym.kind.value]))
+            kinds[es] = UKO[sym.kind.value].value
             add(es, u.name, nt_literal(sym.name))
             add(es, u.qualifiedName, nt_literal(sym.qualname))
             names, qualified = heads.setdefault(es, (set(), set()))
@@ -145,11 +152,15 @@ def emit_file(
                 add(es, u.decorator, nt_literal(deco))
             parent = owners.get(code_key(sym.parent)) if sym.parent else None
             add(str(parent or f), u.defines, es)
+            if sym.kind.value == "Function":
+                nests.add(str(parent or f))
         for sec in ext.sections:
             e = minter.doc(source.path, sec.anchor)
             es = str(e)
             owners[section_key(sec.anchor)] = e
             add(es, a, u.DocSection)
+            kinds[es] = UKO.DocSection.value
+            heads[es] = ({sec.title}, set())
             add(es, u.name, nt_literal(sec.title))
             add(es, u.headingLevel, nt_literal(str(sec.level), integer))
             add(es, u.startLine, nt_literal(str(sec.start_line), integer))
@@ -163,11 +174,14 @@ def emit_file(
 
     language = nt_literal(source.language)
     placed: dict[str, tuple[set[str], set[str], set[int], set[int]]] = {}  # micro fragment -> owners, texts, starts, ends
+    held: dict[str, tuple[set[str], set[str]]] = {}  # entity -> its micro fragments, its macro ones
     for spec, tokens in zip(fragments, token_counts, strict=True):
         owner = owners[spec.owner]
         digest = sha256(spec.text)
         frag = minter.fragment(owner, spec.lod, digest, spec.start_line)
         fr = str(frag)
+        micro, macro = held.setdefault(str(owner), (set(), set()))
+        (micro if spec.lod == "micro" else macro if spec.lod == "macro" else set()).add(frag.value)
         if spec.lod == "micro":
             own, texts, starts, ends = placed.setdefault(frag.value, (set(), set(), set(), set()))
             own.add(str(owner))
@@ -188,27 +202,50 @@ def emit_file(
         out.fragment_count += 1
     # A fragment can repeat (same owner, lod, text and start): keep one copy of each quad.
     out.lines = list(dict.fromkeys(q))
-    out.corpus = _corpus_rows(placed, heads, f.value)
-    out.other_texts = [(frag, text) for frag, (own, texts, _, _) in placed.items() if own.isdisjoint(heads)
-                       for text in sorted(texts)]
+    out.corpus, out.other_texts = _corpus_rows(placed, heads, f.value)
+    out.places = Places([(f.value, source.path)], [
+        (kinds[owner], owner in nests, source.language, sorted(micro), sorted(macro))
+        for owner, (micro, macro) in sorted(held.items())
+    ])
     return out
 
 
 def _corpus_rows(placed: Mapping[str, tuple[set[str], set[str], set[int], set[int]]],
                  heads: Mapping[str, tuple[set[str], set[str]]], file: str
-                 ) -> list[tuple[str, str, str, str, int, int, str]]:
-    """The solutions of ``search/corpus-full.rq`` over one file's triples: every combination of a micro
-    fragment's owner's name and qualified name with its text, start and end (one each, but for a repeated
-    symbol). Fragments whose owner has no qualified name (a file's, a section's) are not among them."""
-    rows = []
+                 ) -> tuple[list[tuple[str, str, str | None, str | None, int | None, int | None, str | None]],
+                            list[tuple[str, str]]]:
+    """The solutions of ``search/corpus.rq`` (bar the vector) over one file's triples, for each micro
+    fragment with one solution (one owner, name, qualified name or none, text, start and end: all but a
+    repeated symbol's); and (fragment, text) of each with several, whose order only the store knows."""
+    rows, several = [], []
     for frag, (own, texts, starts, ends) in placed.items():
-        for owner in sorted(own):
-            if owner not in heads:
-                continue
-            names, qualified = heads[owner]
-            rows += [(frag, text, name, qn, start, end, file) for name in sorted(names) for qn in sorted(qualified)
+        solutions = [(frag, text, name, qn, start, end, file) for owner in sorted(own)
+                     for name in sorted(heads[owner][0]) or [None] for qn in sorted(heads[owner][1]) or [None]
                      for text in sorted(texts) for start in sorted(starts) for end in sorted(ends)]
-    return rows
+        if len(solutions) == 1:
+            rows += solutions
+        else:
+            several += [(frag, text) for text in sorted(texts)]
+    return rows, several
+
+
+# What the ranking index's places are made of, for one file (``search/file-paths.rq``, ``class-fragments``,
+# ``class-outlines`` and ``function-outlines`` over its triples, before the ontology's classes are applied):
+# (file, path) pairs, and per entity that has fragments and a class: (that class, whether it defines a
+# uko:Function, its micro fragments' language (None: not one), its micro fragments, its macro ones).
+Place = tuple[str, bool, str | None, list[str], list[str]]
+
+
+class Places(NamedTuple):
+    paths: list[tuple[str, str]]
+    owners: list[Place]
+
+
+def spill_record(rows: list[tuple[str, str, str | None, str | None, int | None, int | None, str | None]],
+                 others: list[tuple[str, str]], places: Places | None) -> bytes:
+    """A file's or group's record in a first index's spill (``acms.retrieval.corpus_spill``, which reads
+    it): made here so that a pool worker pickles its files' own."""
+    return pickle.dumps((rows, others, places), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class _Terms:

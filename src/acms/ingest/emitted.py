@@ -12,7 +12,6 @@ decisions link across files and read the store, and runs with extension checks s
 
 from __future__ import annotations
 
-import pickle
 import time
 from dataclasses import dataclass, field
 
@@ -48,7 +47,7 @@ class EmittedFile:
     fragment_count: int
     sections: int
     violations: list[Violation] | None  # None: the writer decides (a link to a node the file does not describe)
-    spill: bytes = b""  # the file's spill record (rows, other texts), pickled
+    spill: bytes = b""  # the file's spill record (``emit.spill_record``)
     seconds: dict[str, float] = field(default_factory=dict)  # emitting, validation
 
 
@@ -62,8 +61,7 @@ def emit_and_check(settings: EmitSettings, source: SourceFile, ext: Extraction |
     t1 = time.perf_counter()
     violations = _check(batch.lines, graph, minter.project())
     t2 = time.perf_counter()
-    spill = (pickle.dumps((batch.corpus, batch.other_texts), protocol=pickle.HIGHEST_PROTOCOL)
-             if settings.spill and (batch.corpus or batch.other_texts) else b"")
+    spill = emit.spill_record(batch.corpus, batch.other_texts, batch.places) if settings.spill else b""
     return EmittedFile(data, len(batch.lines), batch.entities, batch.fragment_count,
                        len(ext.sections) if ext is not None else 0, violations, spill,
                        {"emitting": t1 - t0 + time.perf_counter() - t2, "validation": t2 - t1})

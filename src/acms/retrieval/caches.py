@@ -18,7 +18,7 @@ import numpy as np
 from acms.index.keyword import KeywordIndex
 from acms.index.vectors import VectorMatrix, decode
 from acms.retrieval.corpus_read import CorpusReader, CorpusRow
-from acms.retrieval.corpus_spill import read_spill
+from acms.retrieval.corpus_spill import read_others, read_places, read_spill
 from acms.memory import release_freed
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.index import CONTAINER, NESTING, TEST_SCOPE, FragmentPlace, RankingIndex
@@ -43,13 +43,16 @@ _Keyed = TypeVar("_Keyed", bound=_HasKey)
 
 class DerivedCaches:
     def __init__(self, store: GraphStore, layout: IndexLayout, progress: Callable[[int], object] | None = None,
-                 spill: Path | None = None) -> None:
+                 spill: Path | None = None, complete: bool = False) -> None:
         """``progress(step)`` hears of each of ``BUILD_STEPS`` steps of building the keyword and ranking
         caches (a standard library's took ~20 s). ``spill``: the corpus rows the index run that made
-        this graph state spilled (:mod:`acms.retrieval.corpus_spill`), read instead of the store's join."""
+        this graph state spilled (:mod:`acms.retrieval.corpus_spill`), read instead of the store's join;
+        ``complete``: the spill holds every searchable fragment and place as the store does (the run
+        found none in the store and moved none to another tier), so the store is not asked for the rest."""
         self.store = store
         self.layout = layout
         self._spill = spill
+        self._complete = complete and spill is not None
         self._progress = progress or (lambda _step: None)
         self.rebuilt: list[str] = []
         self._keyword: KeywordIndex | None = None  # loaded once per instance (one graph state)
@@ -150,8 +153,9 @@ class DerivedCaches:
         step = self._progress
         table = TokenTable()
         rows = _Rows()
-        reader = CorpusReader(self.store, then=lambda: step(1),
-                              full=None if self._spill is None else read_spill(self._spill))
+        spill = self._spill
+        reader = CorpusReader(self.store, then=lambda: step(1), full=None if spill is None else read_spill(spill),
+                              ask=read_others(spill) if spill is not None and self._complete else None)
         for row in reader.rows():
             rows.add(row, table)
         order = rows.order(reader.full, reader.dropped)
@@ -187,10 +191,15 @@ class DerivedCaches:
 
     def _places(self, rows: _Rows, order: list[int]) -> list[FragmentPlace]:
         """The ranking index's rows: those with a place in a file that has a path, in ``order``."""
-        paths = {r["file"].value: r["path"].value for r in self._solutions("search/file-paths")}
-        kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1] for r in self._solutions("search/class-fragments")}
-        outlines = {r["frag"].value: r["outline"].value for r in self._solutions("search/class-outlines")}
-        nesting = {r["frag"].value: r["outline"].value for r in self._solutions("search/function-outlines")}
+        spilled = self._spilled_places() if self._complete else None
+        if spilled is not None:
+            paths, kinds, outlines, nesting = spilled
+        else:
+            paths = {r["file"].value: r["path"].value for r in self._solutions("search/file-paths")}
+            kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1]
+                     for r in self._solutions("search/class-fragments")}
+            outlines = {r["frag"].value: r["outline"].value for r in self._solutions("search/class-outlines")}
+            nesting = {r["frag"].value: r["outline"].value for r in self._solutions("search/function-outlines")}
         places = []
         for i in order:
             file = rows.files[i]
@@ -203,6 +212,38 @@ class DerivedCaches:
                                         (name or "") if qn is not None else "", outlines.get(frag) or nesting.get(frag, ""),
                                         rows.firsts[i], rows.counts[i], qualified=qn or ""))
         return places
+
+    def _spilled_places(self) -> tuple[dict[str, str], dict[str, str], dict[str, str], dict[str, str]] | None:
+        """``_places``' four dicts from the places a complete spill holds, with the ontology's classes
+        applied as the place queries apply them (issue 14: those queries took ~2-4 s a standard library).
+        None, and the queries decide, when the store's dicts would depend on their rows' order: a
+        fragment given two kinds or outlines."""
+        assert self._spill is not None
+        closure: dict[str, set[str]] = {}
+        for r in self._solutions("search/kind-closure"):
+            closure.setdefault(r["type"].value, set()).add(r["kind"].value.rsplit("#", 1)[-1])
+        paths: dict[str, str] = {}
+        kinds: dict[str, str] = {}
+        outlines: dict[str, str] = {}
+        nesting: dict[str, str] = {}
+        for places in read_places(self._spill):  # a group at a time: every entity's fragments are in the spill
+            if places is None:
+                return None
+            paths.update(places.paths)
+            for cls, nests, language, micro, macro in places.owners:
+                of = closure.get(cls, set())
+                wanted = [(kinds, kind) for kind in sorted(of & _CONTAINERS)]  # each micro fragment of the entity:
+                if micro and macro and of & _OUTLINED:
+                    wanted += [(outlines, outline) for outline in macro]  # ... its outlines
+                if micro and macro and nests and of & _FUNCTIONS:
+                    if language is None:
+                        return None
+                    if language == "python":
+                        wanted += [(nesting, outline) for outline in macro]
+                for into, value in wanted:
+                    if not all(into.setdefault(frag, value) == value for frag in micro):
+                        return None  # two values for one fragment: the query's last row would decide
+        return paths, kinds, outlines, nesting
 
     def vectors(self, model_id: str) -> VectorMatrix:
         if self._vectors is None or self._vectors.model_id != model_id:
@@ -292,3 +333,6 @@ class _Rows:
 
 
 DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once
+_CONTAINERS = frozenset({"Class", "Namespace", "Module"})  # search/class-fragments.rq's kinds
+_OUTLINED = frozenset({"Class", "Namespace"})  # search/class-outlines.rq's
+_FUNCTIONS = frozenset({"Function", "Method"})  # search/function-outlines.rq's

@@ -49,13 +49,15 @@ class CorpusReader:
     ignored (the fragment's every row came again after them)."""
 
     def __init__(self, store: GraphStore, then: Callable[[], object] | None = None,
-                 full: Iterable[CorpusRow] | None = None) -> None:
+                 full: Iterable[CorpusRow] | None = None, ask: Iterable[str] | None = None) -> None:
         """``then()`` is called once the rows of ``search/corpus-full.rq`` are given (a progress step).
-        ``full``: solutions of that query known otherwise (a first index's spill,
-        :mod:`acms.retrieval.corpus_spill`), read in its place; the fragments it lacks come as ever."""
+        ``full``: rows known otherwise (a first index's spill, :mod:`acms.retrieval.corpus_spill`), each
+        its fragment's only row, read in place of that query; the fragments it lacks come as ever, or,
+        with ``ask`` (the spill is known to hold every other fragment's row), only those it names."""
         self.store = store
         self._then = then or (lambda: None)
         self._full = full
+        self._ask = ask
         self.full = 0
         self.dropped: set[str] = set()
 
@@ -67,6 +69,11 @@ class CorpusReader:
             self.full += 1
             yield row._replace(file=files.setdefault(row.file, row.file))
         self._then()
+        if self._ask is not None:  # no search/corpus-keys.rq: ~2-5 s a standard library
+            named = [NamedNode(frag) for frag in self._ask]
+            for start in range(0, len(named), BOUND_AT_ONCE):
+                yield from self._some({"frag": named[start : start + BOUND_AT_ONCE]}, files)
+            return
         rest: dict[str, Any] = {}  # fragments corpus-full did not give (every solution of them missing)
         for r in self._solutions("search/corpus-keys"):
             frag = r["frag"].value

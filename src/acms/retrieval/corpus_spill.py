@@ -1,19 +1,21 @@
-"""The corpus rows a first index spills as it writes its groups, so the caches' build need not read them
-back from the store.
+"""The corpus rows a first index spills as it writes its groups, so the caches' build and the first
+embedding need not read them back from the store.
 
-Why (issue 14): the caches' build starts with ``search/corpus-full.rq``, Oxigraph's join of eight
-patterns over every fragment: 14 s on a standard library's index with a warm page cache, 26 s cold,
-the largest part of the caches phase. The writer of a streamed first index has each group's rows at
-hand (``emit.FileBatch.corpus``, the same solutions over the file's own triples), so it appends them
-here after the group is loaded. :class:`acms.retrieval.corpus_read.CorpusReader` takes them in place
-of that query and still reads the rest the way it always does (``search/corpus-keys.rq``): a fragment
-the spill lacks, or one with several owners, comes from the store, so the rows stay exactly the
-query's (``tests/retrieval/test_corpus_spill.py``).
+Why (issue 14): the caches' build started with ``search/corpus-full.rq``, Oxigraph's join of eight
+patterns over every fragment: 14 s on a standard library's index with a warm page cache, 26 s cold.
+The writer of a streamed first index has each file's rows at hand (``emit.FileBatch.corpus``:
+``search/corpus.rq``'s solutions over the file's own triples, for each micro fragment that has one; a
+fragment with several, whose order only the store knows, is named in ``others``), so it appends them
+here after the group is loaded, with what the ranking index's places are made of (``emit.Places``).
+:class:`acms.retrieval.corpus_read.CorpusReader` takes the rows in place of that query. The rest comes
+from the store as it always did (``search/corpus-keys.rq``, the four place queries), unless the spill is
+complete: the store held no searchable fragment before the run and the tier policy moved nothing
+since, so the spill holds every row and place the store would give (``DerivedCaches(complete=True)``;
+the places get the ontology's classes from ``search/kind-closure.rq``). The caches are byte for byte
+those built from the store either way (``tests/retrieval/test_corpus_spill.py``).
 
-The same spill holds the (fragment, text) of the group's other micro fragments (a file's windows, a
-section's, an ADR's decision), so a first embedding draws its LSA sample from the spill
-(``read_texts``: ``embeddings/texts.rq``'s rows without the graph) instead of scanning every text in the
-store again (~4 s a standard library).
+The same spill gives a first embedding its LSA sample and every text it folds (``read_texts``:
+``embeddings/texts.rq``'s rows without the graph) instead of scanning every text in the store again.
 
 Valid only for the run that wrote it, and only while nothing rewrites the texts (a changed secrets
 policy does): :class:`acms.service.index_run.IndexRun` decides, and deletes it when the run ends.
@@ -26,11 +28,16 @@ import os
 import pickle
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from acms.retrieval.corpus_read import CorpusRow
 
-__all__ = ["SpillWriter", "read_spill", "read_texts", "remove_spills", "spill_path"]
+if TYPE_CHECKING:
+    from acms.ingest.emit import Places
+
+__all__ = ["SpillWriter", "read_others", "read_places", "read_spill", "read_texts", "remove_spills", "spill_path"]
+
+SpilledRow = tuple[str, str, str | None, str | None, int | None, int | None, str | None]  # a CorpusRow's fields
 
 _PREFIX = ".corpus-"
 _SUFFIX = ".spill"
@@ -66,16 +73,18 @@ class SpillWriter:
         except OSError:
             self._drop()
 
-    def add(self, rows: Iterable[tuple[str, str, str, str, int, int, str]],
-            others: Iterable[tuple[str, str]] = ()) -> None:
-        """A group's corpus rows, and the (fragment, text) of its other micro fragments (a file's or a
-        section's, an ADR's decision: no qualified name) for the embeddings' sample."""
-        rows, others = list(rows), list(others)
-        if rows or others:
-            self.add_records([pickle.dumps((rows, others), protocol=pickle.HIGHEST_PROTOCOL)])
+    def add(self, rows: Iterable[SpilledRow], others: Iterable[tuple[str, str]] = (),
+            places: Places | None = None) -> None:
+        """A group's corpus rows (its micro fragments' with one row each), the (fragment, text) of its
+        other micro fragments (several rows each, an ADR's decision: the store gives their rows) and what
+        its ranking places are made of (None: not known, the store is asked for every place)."""
+        from acms.ingest.emit import spill_record
+
+        self.add_records([spill_record(list(rows), list(others), places)])
 
     def add_records(self, records: Iterable[bytes]) -> None:
-        """Records pickled elsewhere as ``add`` pickles them (a file's, by the worker that emitted it)."""
+        """Records pickled elsewhere as ``add`` pickles them (``emit.spill_record``: a file's, by the worker
+        that emitted it)."""
         if self._out is None:
             return
         try:
@@ -112,7 +121,7 @@ class SpillWriter:
             pass
 
 
-def _groups(path: Path) -> Iterator[tuple[list[tuple[str, str, str, str, int, int, str]], list[tuple[str, str]]]]:
+def _groups(path: Path) -> Iterator[tuple[list[SpilledRow], list[tuple[str, str]], Places | None]]:
     with open(path, "rb") as stream:
         while True:
             try:
@@ -123,18 +132,27 @@ def _groups(path: Path) -> Iterator[tuple[list[tuple[str, str, str, str, int, in
 
 def read_spill(path: Path) -> Iterator[CorpusRow]:
     """The spilled corpus rows in the order written, a group at a time."""
-    for rows, _ in _groups(path):
+    for rows, _, _ in _groups(path):
         for row in rows:
             yield CorpusRow(*row)
+
+
+def read_others(path: Path) -> Iterator[str]:
+    """The micro fragments written whose rows the spill does not hold (the store gives them)."""
+    for _, others, _ in _groups(path):
+        yield from dict.fromkeys(frag for frag, _ in others)
 
 
 def read_texts(path: Path) -> Iterator[tuple[str, str]]:
     """(fragment, text) of every micro fragment written: ``embeddings/texts.rq``'s rows without the graph
     (once per fragment and text; a fragment of several owners comes once)."""
-    for rows, others in _groups(path):
-        last = None
+    for rows, others, _ in _groups(path):
         for row in rows:
-            if (row[0], row[1]) != last:  # a fragment's rows are together: one per name of its owner
-                last = (row[0], row[1])
-                yield last
+            yield row[0], row[1]
         yield from others
+
+
+def read_places(path: Path) -> Iterator[Places | None]:
+    """What each group written said of its places (None: it did not say), a group at a time."""
+    for _, _, places in _groups(path):
+        yield places

@@ -127,6 +127,8 @@ class IndexRun:
         self.full_ontology = ontology_quads(ontology_extensions.ontology_quads(self.extensions))
         # A streamed first index's corpus rows, for the caches' build (:mod:`acms.retrieval.corpus_spill`)
         self.corpus_spill: Path | None = None
+        self._spill_whole = False  # it will hold every searchable fragment: the store had none before
+        self._tiers_moved = False
         self._t0 = time.perf_counter()
 
     def adopt(self, started: datetime, report: IndexReport, head: str | None) -> None:
@@ -206,6 +208,7 @@ class IndexRun:
                 reindex = StreamedReindex(self)
             elif self.layout is not None:  # the caches' build reads the files' corpus rows from a spill
                 self.corpus_spill = spill_path(self.layout.cache, self.stamp)
+                self._spill_whole = not self.store.ask(catalog.text("index/any-searchable-fragment"))
             if reindex is None and separate(self, listing):
                 stream_in_child(self, listing)  # the later phases then start from a heap that never held the files
             else:
@@ -321,7 +324,8 @@ class IndexRun:
                                                     lambda _phase, done, total: self.progress.update(done, total),
                                                     keep_secrets=settings.store_secrets)
         with self.phase("tiers"):
-            report.hot_entities = tiers.rebalance(store, tiers.Policy.of(settings)).hot_entities
+            rebalanced = tiers.rebalance(store, tiers.Policy.of(settings))
+            report.hot_entities, self._tiers_moved = rebalanced.hot_entities, bool(rebalanced.promoted + rebalanced.demoted)
         with self.phase("secrets"):
             report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
         if self.layout is None:
@@ -420,8 +424,11 @@ class IndexRun:
         """Build the keyword and ranking caches now, so the first search after an index run is not the slow one.
         A first index's spill stands for the store's corpus join unless a later phase rewrote texts."""
         self._let_go()
+        spill = self._usable_spill()
+        # complete when it holds every searchable fragment and place: the store had none before this
+        # run, and no entity changed tier since its files were written (a place query joins two)
         caches = DerivedCaches(self.store, layout, progress=self.progress.update,  # steps 1 … CACHE_STEPS
-                               spill=self._usable_spill())
+                               spill=spill, complete=self._spill_whole and not self._tiers_moved)
         caches.keyword()
         caches.ranking()
 

@@ -56,7 +56,7 @@ from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
 from acms.validation.batch import (check_batch, check_lines, check_links, describe, quarantine_warning, rejection,
                                    split_by_file)
-from acms.vocab import TIER_WARM, UKO
+from acms.vocab import RDF, TIER_WARM, UKO
 
 if TYPE_CHECKING:
     from acms.service.index_reindex import StreamedReindex
@@ -248,7 +248,12 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
         if adrs.quads or quads is not None:  # the decisions' texts, from what was written (quarantine redoes the ADRs)
             known = {row[0] for row in rows} | {frag for frag, _ in others}
             others += [t for t in _micro_texts(adrs.quads if quads is None else quads) if t[0] not in known]
-        spill.add(rows, others)
+        places = None  # after a quarantine the store is asked for every place
+        if quads is None:
+            decisions = _quad_places(adrs.quads)
+            places = emit.Places([path for s in keep for path in batches[s.path].places.paths] + decisions.paths,  # type: ignore[union-attr]
+                                 [o for s in keep for o in batches[s.path].places.owners] + decisions.owners)  # type: ignore[union-attr]
+        spill.add(rows, others, places)
     for s in keep:
         batch, ext = batches[s.path], extractions.get(s.path)
         _landed(run, s.path, None if ext is None else slim(ext), batch.entities,
@@ -313,6 +318,40 @@ def _landed(run: IndexRun, path: str, ext: Extraction | None, entities: dict[str
                 symbols[sym.qualname] = (entities[sym.qualname], sym.kind.value)
         if ext.parse_error is None and ext.module:
             code[path] = ext
+
+
+def _quad_places(quads: list[Quad]) -> emit.Places:
+    """What the ranking places are made of among ``quads`` (an ADR group's decisions), as ``emit_file``
+    says it of a file's triples."""
+    types: dict[str, list[str]] = {}
+    held: dict[str, list[str]] = {}
+    defines: dict[str, list[str]] = {}
+    lods: dict[str, str] = {}
+    languages: dict[str, str] = {}
+    paths = []
+    for q in quads:
+        s, p, o = q.subject.value, q.predicate, q.object.value
+        if p == RDF.type:
+            types.setdefault(s, []).append(o)
+        elif p == UKO.hasFragment:
+            held.setdefault(s, []).append(o)
+        elif p == UKO.defines:
+            defines.setdefault(s, []).append(o)
+        elif p == UKO.lod:
+            lods[s] = o
+        elif p == UKO.language:
+            languages[s] = o
+        elif p == UKO.path:
+            paths.append((s, o))
+    owners = []
+    for owner, frags in sorted(held.items()):
+        micro = sorted(f for f in frags if lods.get(f) == "micro")
+        nests = any(UKO.Function.value in types.get(inner, ()) for inner in defines.get(owner, ()))
+        spoken = {languages.get(f, "") for f in micro}
+        language = spoken.pop() if len(spoken) == 1 else "" if not spoken else None  # None: several
+        for cls in types.get(owner, ()):
+            owners.append((cls, nests, language, micro, sorted(f for f in frags if lods.get(f) == "macro")))
+    return emit.Places(paths, owners)
 
 
 def _micro_texts(quads: list[Quad]) -> list[tuple[str, str]]:
