@@ -6,8 +6,8 @@ import hashlib
 import pickle
 import re
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple
 from posixpath import basename, dirname
+from typing import NamedTuple
 
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, parse
 
@@ -16,6 +16,9 @@ from acms.ingest.model import CLASS_LIKE_NAMES, Edge, Extraction, SourceFile
 from acms.vocab import PROV, RDF, UKO, XSD, IriMinter
 
 A = RDF.type
+# A row of ``search/corpus.rq`` bar the vector and graph (frag, text, name, qn, start, end, file; None where
+# the query leaves one unbound), as a first index spills it (``acms.retrieval.corpus_spill``)
+SpillRow = tuple[str, str, str | None, str | None, int | None, int | None, str | None]
 
 
 def lit(value: str) -> Literal:
@@ -61,9 +64,9 @@ class FileBatch:
         self.entities: dict[str, NamedNode] = {}  # qualname -> IRI (code only)
         self.fragment_count = 0
         # What a first index spills for the caches' build instead of reading it back (issue 14,
-        # ``acms.retrieval.corpus_spill``): the file's rows of ``search/corpus.rq`` (frag, text, name, qn,
-        # start, end, file; None where the query leaves one unbound) for each micro fragment that has one row,
-        self.corpus: list[tuple[str, str, str | None, str | None, int | None, int | None, str | None]] = []
+        # ``acms.retrieval.corpus_spill``): the file's rows of ``search/corpus.rq`` for each micro fragment
+        # that has one row,
+        self.corpus: list[SpillRow] = []
         self.other_texts: list[tuple[str, str]] = []  # (frag, text) of those with several (the store gives them)
         self.places: Places | None = None  # and what the ranking index's places are made of
         self._quads: list[Quad] | None = None
@@ -212,11 +215,11 @@ def emit_file(
 
 def _corpus_rows(placed: Mapping[str, tuple[set[str], set[str], set[int], set[int]]],
                  heads: Mapping[str, tuple[set[str], set[str]]], file: str
-                 ) -> tuple[list[tuple[str, str, str | None, str | None, int | None, int | None, str | None]],
-                            list[tuple[str, str]]]:
+                 ) -> tuple[list[SpillRow], list[tuple[str, str]]]:
     """The solutions of ``search/corpus.rq`` (bar the vector) over one file's triples, for each micro
-    fragment with one solution (one owner, name, qualified name or none, text, start and end: all but a
-    repeated symbol's); and (fragment, text) of each with several, whose order only the store knows."""
+    fragment with one solution (one owner, name, qualified name or none, text, start and end: all but
+    one whose owner has several names); and (fragment, text) of each with several, whose order only the
+    store knows."""
     rows, several = [], []
     for frag, (own, texts, starts, ends) in placed.items():
         solutions = [(frag, text, name, qn, start, end, file) for owner in sorted(own)
@@ -241,8 +244,7 @@ class Places(NamedTuple):
     owners: list[Place]
 
 
-def spill_record(rows: list[tuple[str, str, str | None, str | None, int | None, int | None, str | None]],
-                 others: list[tuple[str, str]], places: Places | None) -> bytes:
+def spill_record(rows: list[SpillRow], others: list[tuple[str, str]], places: Places | None) -> bytes:
     """A file's or group's record in a first index's spill (``acms.retrieval.corpus_spill``, which reads
     it): made here so that a pool worker pickles its files' own."""
     return pickle.dumps((rows, others, places), protocol=pickle.HIGHEST_PROTOCOL)

@@ -33,11 +33,9 @@ from typing import TYPE_CHECKING, BinaryIO
 from acms.retrieval.corpus_read import CorpusRow
 
 if TYPE_CHECKING:
-    from acms.ingest.emit import Places
+    from acms.ingest.emit import Places, SpillRow
 
 __all__ = ["SpillWriter", "read_others", "read_places", "read_spill", "read_texts", "remove_spills", "spill_path"]
-
-SpilledRow = tuple[str, str, str | None, str | None, int | None, int | None, str | None]  # a CorpusRow's fields
 
 _PREFIX = ".corpus-"
 _SUFFIX = ".spill"
@@ -73,7 +71,7 @@ class SpillWriter:
         except OSError:
             self._drop()
 
-    def add(self, rows: Iterable[SpilledRow], others: Iterable[tuple[str, str]] = (),
+    def add(self, rows: Iterable[SpillRow], others: Iterable[tuple[str, str]] = (),
             places: Places | None = None) -> None:
         """A group's corpus rows (its micro fragments' with one row each), the (fragment, text) of its
         other micro fragments (several rows each, an ADR's decision: the store gives their rows) and what
@@ -121,7 +119,7 @@ class SpillWriter:
             pass
 
 
-def _groups(path: Path) -> Iterator[tuple[list[SpilledRow], list[tuple[str, str]], Places | None]]:
+def _groups(path: Path) -> Iterator[tuple[list[SpillRow], list[tuple[str, str]], Places | None]]:
     with open(path, "rb") as stream:
         while True:
             try:
