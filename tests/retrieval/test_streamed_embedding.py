@@ -81,3 +81,29 @@ def test_vectors_folded_in_a_worker_are_those_folded_here(tmp_path: Path, sample
     assert made[0].model_id == made[1].model_id
     assert made[0].ids == made[1].ids
     np.testing.assert_array_equal(np.asarray(made[0].matrix), np.asarray(made[1].matrix))
+
+
+def test_a_re_index_embeds_only_the_new_fragments_with_the_index_model(sample_project: Path, tmp_path: Path) -> None:
+    from acms.index.vectors import decode
+    from acms.sparql import catalog
+
+    root = tmp_path / "proj"
+    shutil.copytree(sample_project, root, ignore=shutil.ignore_patterns(".acms"))
+    with Index.open(root, embedding_dims=4) as idx:
+        first = idx.index()
+        assert idx.index().embedded == 0  # unchanged: nothing to embed
+        util = root / "pkg" / "util.py"
+        util.write_text(util.read_text() + "\n\ndef shout(text: str) -> str:\n    return text.upper() + '!'\n")
+        again = idx.index()
+        store = idx.store
+        rows = store.select("SELECT ?frag ?text ?v ?file WHERE { GRAPH ?g { ?frag uko:lod \"micro\" ; uko:text ?text ; "
+                            "uko:vector ?v ; uko:inFile ?file } FILTER(?g != <https://w3id.org/acms/tier/cold>) }")
+        assert store.select(catalog.text("embeddings/unembedded")) == []  # every searchable fragment has one
+        provider = embedding_store.make_provider("lsa", idx.settings, idx.layout)
+        assert again.embedding_model == first.embedding_model == provider.model_id
+        new = [r for r in rows if "shout" in r["text"].value]
+        redone = [r for r in rows if r["file"].value.endswith("/pkg/util.py")]
+        assert again.embedded == len(redone) < first.embedded and new  # the changed file's, not the whole index
+        for r in new:
+            np.testing.assert_allclose(decode(r["v"].value), np.asarray(provider.embed([r["text"].value])[0]),
+                                       rtol=1e-5, atol=1e-6)

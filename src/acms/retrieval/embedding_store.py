@@ -44,6 +44,7 @@ BATCH = 256
 KnownTexts = Callable[[], Iterable[tuple[str, str]]]  # (fragment IRI, text) of every searchable fragment
 FIT_SAMPLE = 20_000  # fragments an LSA model is fitted on at most (time and memory flat beyond)
 STREAM_BATCH = 4096  # fragments folded and written at once by a streamed first embedding
+TEXTS_AT_ONCE = 500  # fragments whose texts one query reads
 
 
 class Phases(Protocol):
@@ -155,9 +156,14 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         # fragment is new, so they stream with it as a first embedding does, vector cache included
         provider = _kept_provider(model, settings, layout)
         return _stream_all(store, layout, provider, model.iri, [], phases, t0)
-    rows = store.select(catalog.text("embeddings/unembedded"))
-    if not rows:
+    missing = {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
+    if not missing:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
+    frags = sorted({NamedNode(frag) for frag, _ in missing}, key=lambda n: n.value)
+    rows = [r for start in range(0, len(frags), TEXTS_AT_ONCE)
+            for r in store.select(catalog.text("embeddings/texts-of"), {"frag": frags[start : start + TEXTS_AT_ONCE]})
+            if (r["frag"].value, r["g"].value) in missing]
+    rows.sort(key=lambda r: r["frag"].value)
     provider = _kept_provider(model, settings, layout)
     quads = _embed_rows(provider, rows, model.iri, phases)
     store.load(quads)
