@@ -166,7 +166,7 @@ def test_an_index_run_builds_its_caches_from_its_spill_as_from_the_store(tmp_pat
         asked.append(key)
         return real_text(key)
 
-    with Index.open(root, embed_on_index=False, hot_commits=1) as idx:
+    with Index.open(root, embed_on_index=case == "fragments-before", embedding_dims=4, hot_commits=1) as idx:
         cache = idx.layout.cache
         cache.mkdir(parents=True, exist_ok=True)
         (cache / ".corpus-20200101T000000000000Z.spill.partial").write_bytes(b"left by a killed run")
@@ -193,6 +193,8 @@ def test_an_index_run_builds_its_caches_from_its_spill_as_from_the_store(tmp_pat
         built = {name: _files(idx.layout.cache_dir(name)) for name in ("keyword", "ranking")}
         if case == "fragments-before":
             assert "urn:test:note/frag" in DerivedCaches(idx.store, idx.layout).keyword().ids
+            assert report.embedded and idx.store.ask(  # the texts come from the store: the spill lacks the note's
+                "ASK { GRAPH ?g { <urn:test:note/frag> <https://w3id.org/acms/uko#vector> ?v } }")
         shutil.rmtree(idx.layout.cache_dir("keyword"))
         shutil.rmtree(idx.layout.cache_dir("ranking"))
         again = DerivedCaches(idx.store, idx.layout)

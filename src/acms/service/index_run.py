@@ -409,8 +409,10 @@ class IndexRun:
         return spill if spill is not None and spill.is_file() and not self.report.texts_rescrubbed else None
 
     def _spilled_texts(self) -> Callable[[], Iterator[tuple[str, str]]] | None:
+        """Every searchable fragment's text, from the spill when it holds them all (the store had none
+        before this run; entities the tier policy moved since are placed by the embedding stream)."""
         spill = self._usable_spill()
-        return None if spill is None else lambda: read_texts(spill)
+        return None if spill is None or not self._spill_whole else lambda: read_texts(spill)
 
     def _let_go(self) -> None:
         """Before a phase that reads the whole index (fitting and embedding, the caches): the embedded
