@@ -65,7 +65,8 @@ class CorpusReader:
         seen: dict[str, bool] = {}  # fragment given by corpus-full -> one corpus-keys solution of it met
         files: dict[str, str] = {}  # one string per file IRI, shared by its fragments' rows
         for row in self._full_rows():
-            seen[row.frag] = False
+            if self._ask is None:
+                seen[row.frag] = False
             self.full += 1
             yield row._replace(file=files.setdefault(row.file, row.file))
         self._then()

@@ -404,7 +404,8 @@ class IndexRun:
             self.report.embedded, self.report.embedding_model = done.embedded, done.model_id
 
     def _usable_spill(self) -> Path | None:
-        """This run's complete spill, unless a phase after the files rewrote texts (the secrets policy)."""
+        """This run's spill, closed and in place, unless a phase after the files rewrote texts (the secrets
+        policy)."""
         spill = self.corpus_spill
         return spill if spill is not None and spill.is_file() and not self.report.texts_rescrubbed else None
 

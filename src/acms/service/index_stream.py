@@ -248,11 +248,12 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
         if adrs.quads or quads is not None:  # the decisions' texts, from what was written (quarantine redoes the ADRs)
             known = {row[0] for row in rows} | {frag for frag, _ in others}
             others += [t for t in _micro_texts(adrs.quads if quads is None else quads) if t[0] not in known]
-        places = None  # after a quarantine the store is asked for every place
-        if quads is None:
+        places = None  # after a quarantine (or for a batch made otherwise) the store is asked for every place
+        made = [m for s in keep if (m := batches[s.path].places) is not None]
+        if quads is None and len(made) == len(keep):
             decisions = _quad_places(adrs.quads)
-            places = emit.Places([path for s in keep for path in batches[s.path].places.paths] + decisions.paths,  # type: ignore[union-attr]
-                                 [o for s in keep for o in batches[s.path].places.owners] + decisions.owners)  # type: ignore[union-attr]
+            places = emit.Places([path for m in made for path in m.paths] + decisions.paths,
+                                 [o for m in made for o in m.owners] + decisions.owners)
         spill.add(rows, others, places)
     for s in keep:
         batch, ext = batches[s.path], extractions.get(s.path)
