@@ -99,7 +99,7 @@ def test_a_failed_stream_leaves_no_spill(tmp_path: Path, monkeypatch) -> None:  
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(index_stream, "_load_nquads", broken)  # the store refuses the first group
+    monkeypatch.setattr(index_stream, "load_nquads", broken)  # the store refuses the first group
     store = OxigraphStore(tmp_path / "graph")
     try:
         run = IndexRun(root, store, Settings())

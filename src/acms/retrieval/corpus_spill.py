@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -35,7 +36,7 @@ from acms.retrieval.corpus_read import CorpusRow
 if TYPE_CHECKING:
     from acms.ingest.emit import Places, SpillRow
 
-__all__ = ["SpillWriter", "read_others", "read_places", "read_spill", "read_texts", "remove_spills", "spill_path"]
+__all__ = ["SpillWriter", "beside", "read_others", "read_places", "read_spill", "read_texts", "remove_spills", "spill_path"]
 
 _PREFIX = ".corpus-"
 _SUFFIX = ".spill"
@@ -46,13 +47,21 @@ def spill_path(cache: Path, run_stamp: str) -> Path:
     return cache / f"{_PREFIX}{run_stamp}{_SUFFIX}"
 
 
+def beside(spill: Path, name: str) -> Path:
+    """A path for more of the run's transient work (a directory or file), removed with its spill."""
+    return spill.with_name(f"{spill.stem}.{name}")
+
+
 def remove_spills(cache: Path) -> None:
-    """Remove every spill (complete or not) left in ``cache``: one a killed run left behind, or this run's.
-    Only the index's writer (it holds the index lock) calls this."""
+    """Remove every spill (complete or not) left in ``cache``, with what was put ``beside`` it: one a
+    killed run left behind, or this run's. Only the index's writer (it holds the index lock) calls this."""
     if not cache.is_dir():
         return
     for path in cache.glob(f"{_PREFIX}*"):
-        path.unlink(missing_ok=True)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 class SpillWriter:

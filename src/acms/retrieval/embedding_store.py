@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from pyoxigraph import Literal, NamedNode, Quad
@@ -37,8 +37,12 @@ from acms.index.vectors import encode
 from acms.memory import release_freed
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
+from acms.store.oxigraph import load_nquads
 from acms.store.protocol import GraphStore
 from acms.vocab import DCT, GRAPH_META, RDF, TIER_HOT, TIER_WARM, UKO, XSD
+
+if TYPE_CHECKING:
+    from acms.retrieval.embedding_ahead import EmbeddingAhead
 
 BATCH = 256
 KnownTexts = Callable[[], Iterable[tuple[str, str]]]  # (fragment IRI, text) of every searchable fragment
@@ -87,8 +91,12 @@ def active_model(store: GraphStore) -> ModelInfo | None:
     return ModelInfo(r["model"], r["id"].value, int(r["dims"].value), r["created"].value)  # type: ignore[arg-type]
 
 
+def model_iri(model_id: str) -> NamedNode:
+    return NamedNode(f"https://w3id.org/acms/model/{model_id}")
+
+
 def model_node(provider: EmbeddingProvider) -> tuple[NamedNode, list[Quad]]:
-    iri = NamedNode(f"https://w3id.org/acms/model/{provider.model_id}")
+    iri = model_iri(provider.model_id)
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     g = GRAPH_META
     return iri, [
@@ -139,18 +147,21 @@ def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedN
 
 
 def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
-                  phases: Phases | None = None, texts: KnownTexts | None = None) -> EmbedReport | None:
+                  phases: Phases | None = None, texts: KnownTexts | None = None,
+                  ahead: EmbeddingAhead | None = None) -> EmbedReport | None:
     """Embed the fragments that have no vector; fit the default LSA model on first use.
     ``phases`` hears of the ``fitting`` phase (when a model is fitted) and the ``embeddings`` one.
     ``texts()``: every searchable fragment's (IRI, text), when known without reading the store (a first
-    index's spill, :mod:`acms.retrieval.corpus_spill`): a first model's sample is drawn from them."""
+    index's spill, :mod:`acms.retrieval.corpus_spill`): a first model's sample is drawn from them.
+    ``ahead``: a worker that fitted and folded those texts meanwhile (:mod:`acms.retrieval.embedding_ahead`),
+    whose vectors are loaded when this is a first LSA embedding."""
     import time
 
     t0 = time.perf_counter()
     phases = phases or _Silent()
     model = active_model(store)
     if model is None:
-        return migrate(store, layout, settings, settings.embedding_provider, phases, texts)
+        return migrate(store, layout, settings, settings.embedding_provider, phases, texts, ahead)
     if not store.ask(catalog.text("embeddings/any-fragment-vector")):
         # a model and no vector: a re-index that started over (index_reindex) kept the model; every
         # fragment is new, so they stream with it as a first embedding does, vector cache included
@@ -182,14 +193,17 @@ def _kept_provider(model: ModelInfo, settings: Settings, layout: IndexLayout) ->
 
 
 def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider_name: str,
-            phases: Phases | None = None, texts: KnownTexts | None = None) -> EmbedReport:
-    """Recompute every vector with ``provider_name`` and swap them in atomically. ``texts`` as for
-    ``embed_missing`` (used when the index has no vector yet)."""
+            phases: Phases | None = None, texts: KnownTexts | None = None,
+            ahead: EmbeddingAhead | None = None) -> EmbedReport:
+    """Recompute every vector with ``provider_name`` and swap them in atomically. ``texts`` and ``ahead``
+    as for ``embed_missing`` (used when the index has no vector yet)."""
     import time
 
     t0 = time.perf_counter()
     phases = phases or _Silent()
     if not store.ask(catalog.text("embeddings/any-vector")):
+        if ahead is not None and provider_name == "lsa":
+            return _land_ahead(store, layout, ahead, phases, t0)
         return _stream_first(store, layout, settings, provider_name, phases, t0, texts)
     rows = store.select(catalog.text("search/corpus"))
     with _provider(provider_name, lambda: [r["text"].value for r in rows], layout, settings, phases) as provider:
@@ -217,19 +231,8 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
     seen = [0]
 
     def sample() -> list[str]:
-        """The ``FIT_SAMPLE`` fragments of lowest IRI hash (the same whatever order they are read in),
-        in IRI order; counted in the same scan (issue 14: a count query first cost ~2 s a standard
-        library, the scan of the store ~4 s, which ``texts()`` spares)."""
-        lowest: list[tuple[int, str, str]] = []  # a max-heap by hash, as (-hash, iri, text)
         every = texts() if texts is not None else ((frag.value, text) for frag, text, _ in _texts(store))
-        for iri, text in every:
-            seen[0] += 1
-            key = -_hash(iri)
-            if len(lowest) < FIT_SAMPLE:
-                heapq.heappush(lowest, (key, iri, text))
-            elif key > lowest[0][0]:
-                heapq.heapreplace(lowest, (key, iri, text))
-        return [text for _, _, text in sorted(lowest, key=lambda row: (row[1], row[2]))]
+        return fit_sample(every, FIT_SAMPLE, seen)
 
     with _provider(provider_name, sample, layout, settings, phases) as provider:
         iri, model_quads = model_node(provider)
@@ -238,6 +241,62 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
             raise ProviderError("nothing to embed: the index has no fragments")
         rows = None if texts is None else _placed(store, texts)
         return _stream_all(store, layout, provider, iri, model_quads, phases, t0, total, rows)
+
+
+def fit_sample(texts: Iterable[tuple[str, str]], size: int, seen: list[int] | None = None) -> list[str]:
+    """The texts of the ``size`` fragments of lowest IRI hash (the same whatever order they are read
+    in), in IRI order; ``seen[0]`` counts every text, in the same scan (issue 14: a count query first
+    cost ~2 s a standard library, the scan of the store ~4 s, which a first index's spill spares)."""
+    lowest: list[tuple[int, str, str]] = []  # a max-heap by hash, as (-hash, iri, text)
+    n = 0
+    for iri, text in texts:
+        n += 1
+        key = -_hash(iri)
+        if len(lowest) < size:
+            heapq.heappush(lowest, (key, iri, text))
+        elif key > lowest[0][0]:
+            heapq.heapreplace(lowest, (key, iri, text))
+    if seen is not None:
+        seen[0] += n
+    return [text for _, _, text in sorted(lowest, key=lambda row: (row[1], row[2]))]
+
+
+def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, phases: Phases,
+                t0: float) -> EmbedReport:
+    """A first LSA embedding a worker made while the caches were built: its model staged as a fit here
+    stages it, its N-Quads bulk-loaded and its rows written to the vector cache batch by batch, the
+    model node last (as ``_stream_all`` does)."""
+    import time
+
+    from acms.embeddings.lsa import FIT_STEPS, LsaModel, LsaProvider
+    from acms.index.vectors import MatrixWriter
+
+    with phases.phase("fitting", FIT_STEPS):  # what is left of the worker's fit and folding
+        folded = ahead.result()
+        phases.update(FIT_STEPS, FIT_STEPS)
+    staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))
+    shutil.rmtree(staged)
+    folded.model.rename(staged)
+    try:
+        provider = LsaProvider(LsaModel.load(staged))
+        iri, model_quads = model_node(provider)
+        writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
+        total, done = folded.total, 0
+        with phases.phase("embeddings", total):
+            for ids, nquads, vectors in folded.read():
+                load_nquads(store, nquads)
+                writer.add(ids, vectors)
+                done += len(ids)
+                phases.update(done, total)
+        store.load(model_quads)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    _land_model(staged, layout)
+    from acms.retrieval.caches import DerivedCaches
+
+    writer.close(DerivedCaches(store, layout).state_key)
+    return EmbedReport(provider.model_id, done, time.perf_counter() - t0)
 
 
 def _placed(store: GraphStore, texts: KnownTexts) -> Iterator[tuple[NamedNode, str, NamedNode]]:
@@ -336,6 +395,10 @@ def _provider(name: str, texts: Callable[[], list[str]], layout: IndexLayout,
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
+    _land_model(staged, layout)
+
+
+def _land_model(staged: Path, layout: IndexLayout) -> None:
     target = layout.cache_dir("lsa")
     shutil.rmtree(target, ignore_errors=True)
     staged.rename(target)

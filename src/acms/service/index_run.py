@@ -21,6 +21,7 @@ quarantined (``IndexReport.quarantined``): left out, with the rest of the batch 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,7 +50,9 @@ from acms.ontology.versioning import plan as plan_migration
 from acms.privacy.at_rest import apply_policy
 from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
 from acms.retrieval.caches import DerivedCaches
-from acms.retrieval.corpus_spill import read_texts, remove_spills, spill_path
+from acms.retrieval import embedding_ahead
+from acms.retrieval.corpus_spill import beside, read_texts, remove_spills, spill_path
+from acms.retrieval.embedding_ahead import EmbeddingAhead
 from acms.retrieval.embedding_store import active_model, embed_missing
 from acms.service.progress import NullProgress, Progress
 from acms.sparql import catalog
@@ -332,12 +335,17 @@ class IndexRun:
             return
         # The keyword and ranking caches before the embeddings (they do not depend on them): after a
         # files' phase in a child process this heap is still clean, and the caches' build is the
-        # run's largest (issue 14).
-        with self.phase("caches", CACHE_STEPS):
-            self._warm_caches(self.layout)
-        if settings.embed_on_index:  # phases of its own: fitting (a new model), embeddings
-            self._let_go()
-            self._embed(self.layout)
+        # run's largest (issue 14). A first index's embedding is made meanwhile in a worker.
+        ahead = self._embedding_ahead(self.layout) if settings.embed_on_index else None
+        try:
+            with self.phase("caches", CACHE_STEPS):
+                self._warm_caches(self.layout)
+            if settings.embed_on_index:  # phases of its own: fitting (a new model), embeddings
+                self._let_go()
+                self._embed(self.layout, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
         with self.phase("vectors", 1):
             self._warm_vectors(self.layout)
 
@@ -393,15 +401,26 @@ class IndexRun:
             deletes.append((f"DROP SILENT GRAPH {GRAPH_ONTOLOGY}", None))
         return Plan(deletes, quads, new_iris, replaced_files, archived, derived)
 
-    def _embed(self, layout: IndexLayout) -> None:
+    def _embed(self, layout: IndexLayout, ahead: EmbeddingAhead | None = None) -> None:
         """Vectors for the new fragments; a provider failure is a warning (the graph stays as written)."""
         try:
-            done = embed_missing(self.store, layout, self.settings, self, self._spilled_texts())
+            done = embed_missing(self.store, layout, self.settings, self, self._spilled_texts(), ahead)
         except ProviderError as exc:
             self.report.warnings.append(f"vectors not computed: {exc.message}")
             return
         if done is not None:
             self.report.embedded, self.report.embedding_model = done.embedded, done.model_id
+
+    def _embedding_ahead(self, layout: IndexLayout) -> EmbeddingAhead | None:
+        """A worker fitting and folding a first index's embedding from its spill while the caches are
+        built (:mod:`acms.retrieval.embedding_ahead`); None when the embedding is not that one."""
+        spill = self._usable_spill()
+        if (spill is None or not self._spill_whole or self.settings.embedding_provider != "lsa"
+                or self.report.fragments < embedding_ahead.AHEAD_FROM or (os.cpu_count() or 1) < 2
+                or active_model(self.store) is not None):
+            return None
+        hot = {row["frag"].value for row in self.store.select(catalog.text("embeddings/hot-fragments"))}
+        return embedding_ahead.EmbeddingAhead(spill, beside(spill, "embedding"), self.settings.embedding_dims, hot)
 
     def _usable_spill(self) -> Path | None:
         """This run's spill, closed and in place, unless a phase after the files rewrote texts (the secrets

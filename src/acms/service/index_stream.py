@@ -52,7 +52,7 @@ from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.memory import release_freed
 from acms.retrieval.corpus_spill import SpillWriter
-from acms.store.oxigraph import OxigraphStore
+from acms.store.oxigraph import load_nquads
 from acms.store.protocol import GraphStore
 from acms.validation.batch import (check_batch, check_lines, check_links, describe, quarantine_warning, rejection,
                                    split_by_file)
@@ -237,7 +237,7 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
             data = b"".join(batches[s.path].nquads() for s in keep)
             if adrs.quads:
                 data += serialize(adrs.quads, format=RdfFormat.N_QUADS)
-            _load_nquads(store, data)
+            load_nquads(store, data)
             del data
         else:
             store.load(quads, bulk=True)
@@ -297,7 +297,7 @@ def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode
     if not kept:
         return
     with run.timed("store"):
-        _load_nquads(store, b"".join(done.nquads for _, _, done in kept))
+        load_nquads(store, b"".join(done.nquads for _, _, done in kept))
     report.triples_written += sum(done.quads for _, _, done in kept)
     if spill is not None:
         spill.add_records(done.spill for _, _, done in kept)
@@ -385,10 +385,3 @@ def _quarantine(run: IndexRun, keep: list[SourceFile], batches: dict[str, emit.F
         if any(is_adr_path(p) for p in names):  # an ADR's decision may link to the one left out
             adrs = adr_batch(store, run.minter, keep, all_paths, TIER_WARM, run.generated_at)
 
-
-def _load_nquads(store: GraphStore, data: bytes) -> None:
-    """Bulk-load N-Quads text: parsed by the embedded store itself, or parsed here for any other."""
-    if isinstance(store, OxigraphStore):
-        store.load_nquads(data)
-    else:
-        store.load(parse(data, format=RdfFormat.N_QUADS), bulk=True)

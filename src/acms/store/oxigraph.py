@@ -21,7 +21,7 @@ from acms.errors import QuerySyntaxError, StoreError, StoreLocked, StoreMissing
 from acms.sparql.bind import bind
 from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
-from acms.store.protocol import Bindings, CustomFunctions, Row
+from acms.store.protocol import Bindings, CustomFunctions, GraphStore, Row
 from acms.terms import Term
 from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
 
@@ -365,6 +365,15 @@ def prune_info_logs(path: Path) -> None:
     store. RocksDB never reads them; the current ``LOG`` stays for whoever debugs the store."""
     for old in path.glob("LOG.old.*"):
         old.unlink(missing_ok=True)
+
+
+def load_nquads(store: GraphStore, data: bytes) -> None:
+    """Bulk-load N-Quads text (acms' own emission): parsed by the embedded store itself, or parsed here
+    for any other."""
+    if isinstance(store, OxigraphStore):
+        store.load_nquads(data)
+    else:
+        store.load(ox.parse(data, format=ox.RdfFormat.N_QUADS), bulk=True)
 
 
 def insert_data(quads: Sequence[Quad]) -> str:

@@ -1,0 +1,125 @@
+"""A first index's LSA model fitted, and every text folded, in a worker process while the indexing
+process builds the keyword and ranking caches.
+
+Why (issue 14): after a first index's files, the caches' build (~11-15 s a standard library), the fit
+(~5-7 s) and the embeddings (~7-9 s) ran one after the other, the first two on one of the two cores.
+None needs the other: the caches read the spill, and the fit and the folding read only the spill's
+texts. So the worker fits the model on the same sample (``embedding_store.fit_sample``), saves it,
+folds the texts in the same batches, in the same order, into the graphs the store holds them in (the
+tier policy ran before), and writes the vectors both as N-Quads and as raw rows. The indexing process
+then only loads them (``embedding_store.land_folded``): the store and the vector cache are those of
+the streamed embedding it replaces (``tests/retrieval/test_embedding_ahead.py``).
+
+Only for a first index's complete spill (nothing rewrote the texts since) with the LSA provider and
+at least ``AHEAD_FROM`` fragments (a worker's start-up is ~0.3 s). The worker touches no store: it
+writes into a directory of its own beside the spill, which :func:`corpus_spill.remove_spills`
+removes with the spill.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["AHEAD_FROM", "EmbeddingAhead", "Folded", "fit_and_fold"]
+
+AHEAD_FROM = 16_384  # fragments from which a first index's embedding is made ahead in a worker
+
+MODEL_DIR = "model"
+NQUADS = "vectors.nq"
+ROWS = "rows.f32"
+
+
+@dataclass(frozen=True)
+class Folded:
+    """What the worker made in ``directory``: the model (``model/``), and per batch its fragments and
+    the length of its N-Quads (``vectors.nq``) and rows (``rows.f32``, little-endian float32)."""
+
+    directory: Path
+    batches: list[tuple[list[str], int]]
+    dimensions: int
+
+    @property
+    def model(self) -> Path:
+        return self.directory / MODEL_DIR
+
+    @property
+    def total(self) -> int:
+        return sum(len(ids) for ids, _ in self.batches)
+
+    def read(self) -> Iterator[tuple[list[str], bytes, np.ndarray]]:
+        """Each batch's fragments, N-Quads and vectors, in the order folded (one batch held at a time)."""
+        row_bytes = 4 * self.dimensions
+        with open(self.directory / NQUADS, "rb") as nquads, open(self.directory / ROWS, "rb") as rows:
+            for ids, length in self.batches:
+                vectors = np.frombuffer(rows.read(len(ids) * row_bytes), dtype="<f4").reshape(len(ids), self.dimensions)
+                yield ids, nquads.read(length), vectors
+
+
+def fit_and_fold(spill: Path, out: Path, dimensions: int, hot: frozenset[str], batch: int, sample_size: int) -> Folded:
+    """In the worker: fit on the spill's sample, fold every text, write model, N-Quads and rows into ``out``."""
+    import pyoxigraph as ox
+
+    from acms.embeddings.lsa import LsaModel, LsaProvider
+    from acms.index.vectors import encode
+    from acms.memory import release_freed
+    from acms.retrieval.corpus_spill import read_texts
+    from acms.retrieval.embedding_store import fit_sample, model_iri
+    from acms.vocab import TIER_HOT, TIER_WARM, UKO
+
+    sample = fit_sample(read_texts(spill), sample_size)
+    if not sample:
+        from acms.errors import ProviderError
+
+        raise ProviderError("nothing to embed: the index has no fragments")
+    model = LsaModel.fit(sample, dimensions=dimensions)
+    del sample
+    release_freed()  # the fit's matrices: the folding holds only the model and a batch
+    model.save(out / MODEL_DIR)
+    provider = LsaProvider(model)
+    iri = model_iri(provider.model_id)
+    batches: list[tuple[list[str], int]] = []
+    texts = read_texts(spill)
+    with open(out / NQUADS, "wb") as nquads, open(out / ROWS, "wb") as rows:
+        while chunk := list(islice(texts, batch)):
+            vectors = np.asarray(provider.embed([text for _, text in chunk]), dtype=np.float32)
+            quads = []
+            for (frag, _), vec in zip(chunk, vectors, strict=True):
+                node, g = ox.NamedNode(frag), TIER_HOT if frag in hot else TIER_WARM
+                quads.append(ox.Quad(node, UKO.vector, encode(vec), g))
+                quads.append(ox.Quad(node, UKO.embeddingModel, iri, g))
+            data = ox.serialize(quads, format=ox.RdfFormat.N_QUADS)
+            nquads.write(data)
+            rows.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
+            batches.append(([frag for frag, _ in chunk], len(data)))
+    return Folded(out, batches, provider.dimensions)
+
+
+class EmbeddingAhead:
+    """The worker making a first index's embedding; ``result()`` waits for it, ``close()`` stops it."""
+
+    def __init__(self, spill: Path, out: Path, dimensions: int, hot: set[str]) -> None:
+        from acms.retrieval import embedding_store
+
+        self.directory = out
+        ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+        self._pool = ctx.Pool(1)
+        out.mkdir(parents=True, exist_ok=True)
+        self._result = self._pool.apply_async(
+            fit_and_fold,
+            (spill, out, dimensions, frozenset(hot), embedding_store.STREAM_BATCH, embedding_store.FIT_SAMPLE))
+
+    def result(self) -> Folded:
+        """The worker's work (its error raised here: a ``ProviderError`` when nothing can be fitted)."""
+        return self._result.get()
+
+    def close(self) -> None:
+        """Stop the worker (done or not); what it wrote goes with the spill."""
+        self._pool.terminate()
+        self._pool.join()

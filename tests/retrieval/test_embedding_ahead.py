@@ -1,0 +1,115 @@
+"""A first index's embedding made ahead in a worker while the caches are built (issue 14): the store,
+the vector cache and the model are those of the streamed embedding made afterwards in this process."""
+
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from acms.api import Index
+from acms.index.vectors import VectorMatrix
+from acms.retrieval import embedding_ahead, embedding_store
+from acms.retrieval.caches import DerivedCaches
+from acms.service.index_run import IndexRun
+
+from ..temporal.gitrepo import build, commit
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+VECTOR = "https://w3id.org/acms/uko#vector"
+
+
+def _checkout(tmp_path: Path, name: str) -> Path:
+    """The sample project as a git checkout whose last commit puts one function in the hot tier."""
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / "sample_project", root, ignore=shutil.ignore_patterns(".acms"))
+    build(root)
+    util = root / "pkg" / "util.py"
+    util.write_text(util.read_text().replace("text.strip().lower()", "text.strip().casefold()"))
+    commit(root, "Fold case", "Ada", "2025-01-07T10:00:00+00:00")
+    return root
+
+
+def _started(monkeypatch: pytest.MonkeyPatch) -> list[EmbeddingAhead]:
+    started: list[embedding_ahead.EmbeddingAhead] = []
+    real = embedding_ahead.EmbeddingAhead.__init__
+
+    def noting(self, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        started.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(embedding_ahead.EmbeddingAhead, "__init__", noting)
+    return started
+
+
+EmbeddingAhead = embedding_ahead.EmbeddingAhead
+
+
+def test_vectors_made_ahead_are_those_made_after_the_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedding_store, "FIT_SAMPLE", 9)  # the sample decides the model
+    monkeypatch.setattr(embedding_store, "STREAM_BATCH", 4)  # many batches
+    started = _started(monkeypatch)
+    streamed: list[bool] = []  # this process folded the texts after the caches
+    real = embedding_store._stream_all
+    monkeypatch.setattr(embedding_store, "_stream_all", lambda *a, **k: streamed.append(True) or real(*a, **k))
+    made = {}
+    for ahead_from in (0, 10**9):
+        monkeypatch.setattr(embedding_ahead, "AHEAD_FROM", ahead_from)
+        root = _checkout(tmp_path, f"repo-{ahead_from}")
+        with Index.open(root, embedding_dims=3, project_name="repo", hot_commits=1) as idx:
+            report = idx.index(history=10)
+            assert report.hot_entities > 0 and report.warnings == []
+            rows = idx.store.select(f"SELECT ?frag ?g ?v ?m WHERE {{ GRAPH ?g {{ ?frag <{VECTOR}> ?v ; "
+                                    "<https://w3id.org/acms/uko#embeddingModel> ?m } }")
+            matrix = VectorMatrix.load(idx.layout.cache_dir("vectors"))
+            assert matrix is not None and matrix.key == DerivedCaches(idx.store, idx.layout).state_key
+            model = embedding_store.make_provider("lsa", idx.settings, idx.layout)
+            left = sorted(p.name for p in idx.layout.cache.iterdir() if p.name.startswith("."))
+        assert left == []  # neither the spill nor the worker's directory, nor a staged model
+        made[ahead_from] = (report.embedded, report.embedding_model, model.model_id,
+                            Counter((r["frag"].value, r["g"].value, r["v"].value, r["m"].value) for r in rows),
+                            matrix.ids, np.asarray(matrix.matrix))
+        assert len(started) == 1 and len(streamed) == (ahead_from > 0)  # the first run only made it ahead
+    ahead, after = made[0], made[10**9]
+    assert ahead[0] == after[0] == len(ahead[3]) > 8
+    assert ahead[1] == after[1] == ahead[2] == after[2]
+    assert ahead[3] == after[3]
+    assert {g for _, g, _, _ in ahead[3]} == {"https://w3id.org/acms/tier/hot", "https://w3id.org/acms/tier/warm"}
+    assert ahead[4] == after[4]
+    np.testing.assert_array_equal(ahead[5], after[5])
+
+
+def test_nothing_to_fit_is_the_same_warning_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    warnings = []
+    for ahead_from in (0, 10**9):
+        monkeypatch.setattr(embedding_ahead, "AHEAD_FROM", ahead_from)
+        root = tmp_path / f"p{ahead_from}"
+        root.mkdir()
+        (root / "empty.py").write_text("")
+        with Index.open(root) as idx:
+            report = idx.index()
+            warnings.append(report.warnings)
+            assert report.embedded == 0
+    assert warnings[0] == warnings[1] and any("vectors not computed" in w for w in warnings[0])
+
+
+def test_a_failed_caches_build_stops_the_worker_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedding_ahead, "AHEAD_FROM", 0)
+    started = _started(monkeypatch)
+
+    def broken(self, layout) -> None:  # noqa: ANN001
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(IndexRun, "_warm_caches", broken)
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root, ignore=shutil.ignore_patterns(".acms"))
+    with Index.open(root) as idx:
+        with pytest.raises(OSError):
+            idx.index()
+        assert len(started) == 1
+        assert multiprocessing.active_children() == []
+        assert [p.name for p in idx.layout.cache.iterdir() if p.name.startswith(".corpus-")] == []
