@@ -4,11 +4,13 @@ process builds the keyword and ranking caches.
 Why (issue 14): after a first index's files, the caches' build (~11-15 s a standard library), the fit
 (~5-7 s) and the embeddings (~7-9 s) ran one after the other, the first two on one of the two cores.
 None needs the other: the caches read the spill, and the fit and the folding read only the spill's
-texts. So the worker fits the model on the same sample (``embedding_store.fit_sample``), saves it,
-folds the texts in the same batches, in the same order, into the graphs the store holds them in (the
-tier policy ran before), and writes the vectors both as N-Quads and as raw rows. The indexing process
-then only loads them (``embedding_store.land_folded``): the store and the vector cache are those of
-the streamed embedding it replaces (``tests/retrieval/test_embedding_ahead.py``).
+texts. So a worker fits the model on the same sample (``embedding_store.fit_sample``) and saves it;
+a fresh one (the fit's heap, ~200 MB, is let go before the caches' build peaks: a 4x standard
+library's caches phase peaked at 1,077 MB with one worker doing both) folds the texts in the same
+batches, in the same order, into the graphs the store holds them in (the tier policy ran before),
+and writes the vectors both as N-Quads and as raw rows. The indexing process then only loads them
+(``embedding_store._land_ahead``): the store, the vector cache and the model are those of the
+streamed embedding it replaces (``tests/retrieval/test_embedding_ahead.py``).
 
 Only for a first index's complete spill (nothing rewrote the texts since) with the LSA provider and
 at least ``AHEAD_FROM`` fragments (a worker's start-up is ~0.3 s). The worker touches no store: it
@@ -27,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["AHEAD_FROM", "EmbeddingAhead", "Folded", "fit_and_fold"]
+__all__ = ["AHEAD_FROM", "EmbeddingAhead", "Folded", "fit_ahead", "fold_ahead"]
 
 AHEAD_FROM = 16_384  # fragments from which a first index's embedding is made ahead in a worker
 
@@ -62,27 +64,32 @@ class Folded:
                 yield ids, nquads.read(length), vectors
 
 
-def fit_and_fold(spill: Path, out: Path, dimensions: int, hot: frozenset[str], batch: int, sample_size: int) -> Folded:
-    """In the worker: fit on the spill's sample, fold every text, write model, N-Quads and rows into ``out``."""
-    import pyoxigraph as ox
-
-    from acms.embeddings.lsa import LsaModel, LsaProvider
-    from acms.index.vectors import encode
-    from acms.memory import release_freed
+def fit_ahead(spill: Path, out: Path, dimensions: int, sample_size: int) -> None:
+    """In a worker: fit on the spill's sample and save the model into ``out``."""
+    from acms.embeddings.lsa import LsaModel
     from acms.retrieval.corpus_spill import read_texts
-    from acms.retrieval.embedding_store import fit_sample, model_iri
-    from acms.vocab import TIER_HOT, TIER_WARM, UKO
+    from acms.retrieval.embedding_store import fit_sample
 
     sample = fit_sample(read_texts(spill), sample_size)
     if not sample:
         from acms.errors import ProviderError
 
         raise ProviderError("nothing to embed: the index has no fragments")
-    model = LsaModel.fit(sample, dimensions=dimensions)
-    del sample
-    release_freed()  # the fit's matrices: the folding holds only the model and a batch
-    model.save(out / MODEL_DIR)
-    provider = LsaProvider(model)
+    LsaModel.fit(sample, dimensions=dimensions).save(out / MODEL_DIR)
+
+
+def fold_ahead(spill: Path, out: Path, hot: frozenset[str], batch: int) -> Folded:
+    """In a worker (a fresh one: the fit's heap is not kept while the caches' build peaks): fold every
+    text of the spill with the saved model, write the N-Quads and the rows into ``out``."""
+    import pyoxigraph as ox
+
+    from acms.embeddings.lsa import LsaModel, LsaProvider
+    from acms.index.vectors import encode
+    from acms.retrieval.corpus_spill import read_texts
+    from acms.retrieval.embedding_store import model_iri
+    from acms.vocab import TIER_HOT, TIER_WARM, UKO
+
+    provider = LsaProvider(LsaModel.load(out / MODEL_DIR))
     iri = model_iri(provider.model_id)
     batches: list[tuple[list[str], int]] = []
     texts = read_texts(spill)
@@ -109,15 +116,15 @@ class EmbeddingAhead:
 
         self.directory = out
         ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
-        self._pool = ctx.Pool(1)
+        self._pool = ctx.Pool(1, maxtasksperchild=1)  # the fit, then the folding in a fresh process
         out.mkdir(parents=True, exist_ok=True)
-        self._result = self._pool.apply_async(
-            fit_and_fold,
-            (spill, out, dimensions, frozenset(hot), embedding_store.STREAM_BATCH, embedding_store.FIT_SAMPLE))
+        self._fitted = self._pool.apply_async(fit_ahead, (spill, out, dimensions, embedding_store.FIT_SAMPLE))
+        self._folded = self._pool.apply_async(fold_ahead, (spill, out, frozenset(hot), embedding_store.STREAM_BATCH))
 
     def result(self) -> Folded:
         """The worker's work (its error raised here: a ``ProviderError`` when nothing can be fitted)."""
-        return self._result.get()
+        self._fitted.get()
+        return self._folded.get()
 
     def close(self) -> None:
         """Stop the worker (done or not); what it wrote goes with the spill."""
