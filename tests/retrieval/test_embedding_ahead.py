@@ -52,6 +52,7 @@ EmbeddingAhead = embedding_ahead.EmbeddingAhead
 def test_vectors_made_ahead_are_those_made_after_the_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedding_store, "FIT_SAMPLE", 9)  # the sample decides the model
     monkeypatch.setattr(embedding_store, "STREAM_BATCH", 4)  # many batches
+    monkeypatch.setattr(embedding_store, "LAND_BYTES", 3000)  # landed in several loads, none of whole batches
     started = _started(monkeypatch)
     streamed: list[bool] = []  # this process folded the texts after the caches
     real = embedding_store._stream_all

@@ -40,11 +40,12 @@ ROWS = "rows.f32"
 
 @dataclass(frozen=True)
 class Folded:
-    """What the worker made in ``directory``: the model (``model/``), and per batch its fragments and
-    the length of its N-Quads (``vectors.nq``) and rows (``rows.f32``, little-endian float32)."""
+    """What the workers made in ``directory``: the model (``model/``), the vectors as N-Quads
+    (``vectors.nq``, two lines a fragment) and as rows (``rows.f32``, little-endian float32), and the
+    fragments of each batch folded, in order."""
 
     directory: Path
-    batches: list[tuple[list[str], int]]
+    batches: list[list[str]]
     dimensions: int
 
     @property
@@ -53,15 +54,20 @@ class Folded:
 
     @property
     def total(self) -> int:
-        return sum(len(ids) for ids, _ in self.batches)
+        return sum(map(len, self.batches))
 
-    def read(self) -> Iterator[tuple[list[str], bytes, np.ndarray]]:
-        """Each batch's fragments, N-Quads and vectors, in the order folded (one batch held at a time)."""
+    def nquads(self, size: int) -> Iterator[tuple[bytes, int]]:
+        """The N-Quads in chunks of whole lines of about ``size`` bytes, each with its fragments' count."""
+        with open(self.directory / NQUADS, "rb") as stream:
+            while lines := stream.readlines(size):
+                yield b"".join(lines), len(lines) // 2
+
+    def rows(self) -> Iterator[tuple[list[str], np.ndarray]]:
+        """Each batch's fragments and vectors, in the order folded (one batch held at a time)."""
         row_bytes = 4 * self.dimensions
-        with open(self.directory / NQUADS, "rb") as nquads, open(self.directory / ROWS, "rb") as rows:
-            for ids, length in self.batches:
-                vectors = np.frombuffer(rows.read(len(ids) * row_bytes), dtype="<f4").reshape(len(ids), self.dimensions)
-                yield ids, nquads.read(length), vectors
+        with open(self.directory / ROWS, "rb") as stream:
+            for ids in self.batches:
+                yield ids, np.frombuffer(stream.read(len(ids) * row_bytes), dtype="<f4").reshape(len(ids), self.dimensions)
 
 
 def fit_ahead(spill: Path, out: Path, dimensions: int, sample_size: int) -> None:
@@ -91,7 +97,7 @@ def fold_ahead(spill: Path, out: Path, hot: frozenset[str], batch: int) -> Folde
 
     provider = LsaProvider(LsaModel.load(out / MODEL_DIR))
     iri = model_iri(provider.model_id)
-    batches: list[tuple[list[str], int]] = []
+    batches: list[list[str]] = []
     texts = read_texts(spill)
     with open(out / NQUADS, "wb") as nquads, open(out / ROWS, "wb") as rows:
         while chunk := list(islice(texts, batch)):
@@ -101,10 +107,9 @@ def fold_ahead(spill: Path, out: Path, hot: frozenset[str], batch: int) -> Folde
                 node, g = ox.NamedNode(frag), TIER_HOT if frag in hot else TIER_WARM
                 quads.append(ox.Quad(node, UKO.vector, encode(vec), g))
                 quads.append(ox.Quad(node, UKO.embeddingModel, iri, g))
-            data = ox.serialize(quads, format=ox.RdfFormat.N_QUADS)
-            nquads.write(data)
+            nquads.write(ox.serialize(quads, format=ox.RdfFormat.N_QUADS))
             rows.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
-            batches.append(([frag for frag, _ in chunk], len(data)))
+            batches.append([frag for frag, _ in chunk])
     return Folded(out, batches, provider.dimensions)
 
 
