@@ -57,10 +57,13 @@ class Folded:
         return sum(map(len, self.batches))
 
     def nquads(self, size: int) -> Iterator[tuple[bytes, int]]:
-        """The N-Quads in chunks of whole lines of about ``size`` bytes, each with its fragments' count."""
+        """The N-Quads in chunks of whole lines of about ``size`` bytes, each with the number of
+        fragments whose two lines are all read by then."""
+        read = 0
         with open(self.directory / NQUADS, "rb") as stream:
             while lines := stream.readlines(size):
-                yield b"".join(lines), len(lines) // 2
+                read += len(lines)
+                yield b"".join(lines), read // 2
 
     def rows(self) -> Iterator[tuple[list[str], np.ndarray]]:
         """Each batch's fragments and vectors, in the order folded (one batch held at a time)."""

@@ -285,11 +285,10 @@ def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, p
         provider = LsaProvider(LsaModel.load(staged))
         iri, model_quads = model_node(provider)
         writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
-        total, done = folded.total, 0
+        total = folded.total
         with phases.phase("embeddings", total):
-            for nquads, count in folded.nquads(LAND_BYTES):
+            for nquads, done in folded.nquads(LAND_BYTES):
                 load_nquads(store, nquads)
-                done += count
                 phases.update(done, total)
             for ids, vectors in folded.rows():
                 writer.add(ids, vectors)
@@ -301,7 +300,7 @@ def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, p
     from acms.retrieval.caches import DerivedCaches
 
     writer.close(DerivedCaches(store, layout).state_key)
-    return EmbedReport(provider.model_id, done, time.perf_counter() - t0)
+    return EmbedReport(provider.model_id, total, time.perf_counter() - t0)
 
 
 def _placed(store: GraphStore, texts: KnownTexts) -> Iterator[tuple[NamedNode, str, NamedNode]]:
