@@ -16,7 +16,7 @@ from acms.config import Settings
 from acms.ingest.walker import list_files
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.corpus_read import CorpusRow
-from acms.retrieval.corpus_spill import SpillWriter, read_others, read_spill, read_texts
+from acms.retrieval.corpus_spill import SpillWriter, beside, read_others, read_spill, read_texts
 from acms.service import index_child, index_stream
 from acms.service.index_run import IndexRun
 from acms.sparql import catalog
@@ -239,10 +239,13 @@ def test_any_index_run_removes_a_spill_a_killed_run_left(tmp_path: Path) -> None
         idx.index()
         stale = idx.layout.cache / ".corpus-20200101T000000000000Z.spill"
         stale.write_bytes(b"texts of a run killed before its end")
+        ahead = beside(stale, "embedding") / "model"  # and what its embedding workers had made
+        ahead.mkdir(parents=True)
+        (ahead / "arrays.npz").write_bytes(b"half a model")
         (root / "pkg" / "deco.py").write_text("def retried(times):\n    return times\n")
         report = idx.index()  # an incremental run: nothing streamed, nothing spilled
         assert report.files_indexed == 1 and not report.first_run
-        assert not stale.exists()
+        assert not stale.exists() and not ahead.parent.exists()
 
 
 def test_a_spill_that_cannot_be_written_is_dropped_and_the_run_goes_on(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001

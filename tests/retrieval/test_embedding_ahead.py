@@ -4,6 +4,8 @@ the vector cache and the model are those of the streamed embedding made afterwar
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -114,3 +116,48 @@ def test_a_failed_caches_build_stops_the_worker_and_leaves_nothing(tmp_path: Pat
         assert len(started) == 1
         assert multiprocessing.active_children() == []
         assert [p.name for p in idx.layout.cache.iterdir() if p.name.startswith(".corpus-")] == []
+
+
+KILL_PARENT = """
+import os, signal, sys, time
+from pathlib import Path
+from acms.retrieval.embedding_ahead import EmbeddingAhead
+
+if __name__ == "__main__":
+    spill, out, pids = map(Path, sys.argv[1:4])
+    ahead = EmbeddingAhead(spill, out, 3, set())  # its worker blocks reading the spill, a FIFO no one writes
+    time.sleep(1.0)
+    pids.write_text(" ".join(str(p.pid) for p in ahead._pool._pool))
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir() or not hasattr(os, "mkfifo"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+def test_kill_9_of_the_indexing_process_takes_its_embedding_worker_with_it(tmp_path: Path) -> None:
+    """A worker left running would write into the cache directory after the next run cleared it."""
+    import subprocess
+    import sys
+    import time
+
+    spill, pids = tmp_path / "stuck.spill", tmp_path / "pids"
+    os.mkfifo(spill)
+    script = tmp_path / "kill_parent.py"
+    script.write_text(KILL_PARENT, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), str(spill), str(tmp_path / "out"), str(pids)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, (proc.stdout, proc.stderr)
+    workers = [int(p) for p in pids.read_text().split()]
+    assert workers
+    deadline = time.monotonic() + 10
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if Path(f"/proc/{p}").exists() and "\nState:\tZ" not in _status(p)]
+        time.sleep(0.05)
+    assert alive == [], "the embedding worker outlived the indexing process"
+
+
+def _status(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return "\nState:\tZ"

@@ -21,6 +21,7 @@ removes with the spill.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from itertools import islice
 from pathlib import Path
 
 import numpy as np
+
+from acms.lifetime import die_with
 
 __all__ = ["AHEAD_FROM", "EmbeddingAhead", "Folded", "fit_ahead", "fold_ahead"]
 
@@ -124,7 +127,8 @@ class EmbeddingAhead:
 
         self.directory = out
         ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
-        self._pool = ctx.Pool(1, maxtasksperchild=1)  # the fit, then the folding in a fresh process
+        # the fit, then the folding in a fresh process; neither outlives this one (a kill -9)
+        self._pool = ctx.Pool(1, initializer=die_with, initargs=(os.getpid(),), maxtasksperchild=1)
         out.mkdir(parents=True, exist_ok=True)
         self._fitted = self._pool.apply_async(fit_ahead, (spill, out, dimensions, embedding_store.FIT_SAMPLE))
         self._folded = self._pool.apply_async(fold_ahead, (spill, out, frozenset(hot), embedding_store.STREAM_BATCH))

@@ -20,8 +20,6 @@ Small projects (under ``SEPARATE_BYTES`` of listed files) stay in one process: a
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import multiprocessing
 import os
 import pickle
@@ -35,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from acms.config import Settings
 from acms.errors import StoreError
 from acms.ingest.walker import Listing
+from acms.lifetime import die_with_parent
 from acms.memory import collecting_rarely, limit_arenas
 from acms.store.oxigraph import OxigraphStore, open_handle
 
@@ -124,7 +123,7 @@ def stream_in_child(run: IndexRun, listing: Listing) -> None:
 
 def _child_main(job: _Job, conn: Connection) -> None:
     """The child: write the files into the lent store; send the report, or the error."""
-    _die_with_parent()
+    die_with_parent()
     if os.getppid() != job.parent:  # the parent died before the kernel was told
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process
@@ -174,14 +173,3 @@ def _rebuilt(cls: type[BaseException], args: tuple[Any, ...], attrs: dict[str, A
         return exc
     except Exception:  # noqa: BLE001
         return StoreError(f"the process writing the index's files failed: {text}")
-
-
-def _die_with_parent() -> None:
-    """Linux: the kernel sends this process SIGKILL when its parent dies (a ``kill -9`` of ``acms index``
-    must not leave a child writing into the index). Elsewhere nothing."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-

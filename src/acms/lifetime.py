@@ -1,0 +1,61 @@
+"""Helper processes that die with the process that started them.
+
+Why: ``kill -9`` of ``acms index`` must not leave a child writing into the index, or a worker writing
+into the index's cache directory after the next run has cleared it.
+
+- A child the indexing process starts itself asks the kernel for SIGKILL when its parent dies
+  (``PR_SET_PDEATHSIG``, Linux; elsewhere nothing): ``die_with_parent``.
+- A pool worker started through multiprocessing's forkserver has the forkserver as its parent, and
+  the forkserver outlives the process that started it as long as one of its workers runs (each holds
+  the end of the pipe whose closing would stop it). A long task would run on, so the worker watches
+  the starting process itself: ``die_with(pid)`` (a thread waiting on the process's pidfd on Linux,
+  polling elsewhere).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import select
+import signal
+import threading
+import time
+
+__all__ = ["die_with", "die_with_parent"]
+
+
+def die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def die_with(pid: int) -> None:
+    """End this process at once when process ``pid`` ends (or has already ended)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):  # no pidfd here: poll
+        threading.Thread(target=_poll, args=(pid,), daemon=True, name="acms-die-with").start()
+        return
+    threading.Thread(target=_wait, args=(fd,), daemon=True, name="acms-die-with").start()
+
+
+def _wait(fd: int) -> None:
+    select.select([fd], [], [])  # readable once the process has ended
+    os._exit(1)
+
+
+def _poll(pid: int) -> None:
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:
+            pass
+        time.sleep(0.5)
