@@ -10,7 +10,9 @@ update of a whole standard library's vectors took ~50 s and held them all in mem
 is fitted on at most ``FIT_SAMPLE`` fragments (beyond that, those of lowest IRI hash), then the
 fragments are folded in ``STREAM_BATCH`` at a time, each batch bulk-loaded, the model node last (so
 an interrupted stream leaves no active model, and the next run starts over); the vector cache is
-written from the same vectors rather than decoded back from the graph.
+written from the same vectors rather than decoded back from the graph. A first index's embedding is
+made beside its caches' build by worker processes that read its spill (:mod:`acms.retrieval.embedding_ahead`)
+and only landed here.
 """
 
 from __future__ import annotations

@@ -52,7 +52,6 @@ from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval import embedding_ahead
 from acms.retrieval.corpus_spill import beside, read_texts, remove_spills, spill_path
-from acms.retrieval.embedding_ahead import EmbeddingAhead
 from acms.retrieval.embedding_store import active_model, embed_missing
 from acms.service.progress import NullProgress, Progress
 from acms.sparql import catalog
@@ -336,7 +335,7 @@ class IndexRun:
         # The keyword and ranking caches before the embeddings (they do not depend on them): after a
         # files' phase in a child process this heap is still clean, and the caches' build is the
         # run's largest (issue 14). A first index's embedding is made meanwhile in a worker.
-        ahead = self._embedding_ahead(self.layout) if settings.embed_on_index else None
+        ahead = self._embedding_ahead() if settings.embed_on_index else None
         try:
             with self.phase("caches", CACHE_STEPS):
                 self._warm_caches(self.layout)
@@ -401,7 +400,7 @@ class IndexRun:
             deletes.append((f"DROP SILENT GRAPH {GRAPH_ONTOLOGY}", None))
         return Plan(deletes, quads, new_iris, replaced_files, archived, derived)
 
-    def _embed(self, layout: IndexLayout, ahead: EmbeddingAhead | None = None) -> None:
+    def _embed(self, layout: IndexLayout, ahead: embedding_ahead.EmbeddingAhead | None = None) -> None:
         """Vectors for the new fragments; a provider failure is a warning (the graph stays as written)."""
         try:
             done = embed_missing(self.store, layout, self.settings, self, self._spilled_texts(), ahead)
@@ -411,7 +410,7 @@ class IndexRun:
         if done is not None:
             self.report.embedded, self.report.embedding_model = done.embedded, done.model_id
 
-    def _embedding_ahead(self, layout: IndexLayout) -> EmbeddingAhead | None:
+    def _embedding_ahead(self) -> embedding_ahead.EmbeddingAhead | None:
         """A worker fitting and folding a first index's embedding from its spill while the caches are
         built (:mod:`acms.retrieval.embedding_ahead`); None when the embedding is not that one."""
         spill = self._usable_spill()
