@@ -120,12 +120,11 @@ def fold_ahead(spill: Path, out: Path, hot: frozenset[str], batch: int) -> Folde
 
 
 class EmbeddingAhead:
-    """The worker making a first index's embedding; ``result()`` waits for it, ``close()`` stops it."""
+    """The workers making a first index's embedding; ``result()`` waits for them, ``close()`` stops them."""
 
     def __init__(self, spill: Path, out: Path, dimensions: int, hot: set[str]) -> None:
         from acms.retrieval import embedding_store
 
-        self.directory = out
         ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
         # the fit, then the folding in a fresh process; neither outlives this one (a kill -9)
         self._pool = ctx.Pool(1, initializer=die_with, initargs=(os.getpid(),), maxtasksperchild=1)
@@ -134,11 +133,11 @@ class EmbeddingAhead:
         self._folded = self._pool.apply_async(fold_ahead, (spill, out, frozenset(hot), embedding_store.STREAM_BATCH))
 
     def result(self) -> Folded:
-        """The worker's work (its error raised here: a ``ProviderError`` when nothing can be fitted)."""
+        """The workers' work (their error raised here: a ``ProviderError`` when nothing can be fitted)."""
         self._fitted.get()
         return self._folded.get()
 
     def close(self) -> None:
-        """Stop the worker (done or not); what it wrote goes with the spill."""
+        """Stop the workers (done or not); what they wrote goes with the spill."""
         self._pool.terminate()
         self._pool.join()
