@@ -1,8 +1,10 @@
-"""A first index's embedding made ahead in a worker while the caches are built (issue 14): the store,
-the vector cache and the model are those of the streamed embedding made afterwards in this process."""
+"""A first index's embedding made ahead by workers while the caches are built (issue 14): the store,
+the vector cache and the model are those of the streamed embedding made afterwards in this process;
+a failure or a kill -9 of the indexing process leaves no worker and nothing they wrote."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -36,7 +38,7 @@ def _checkout(tmp_path: Path, name: str) -> Path:
     return root
 
 
-def _started(monkeypatch: pytest.MonkeyPatch) -> list[EmbeddingAhead]:
+def _started(monkeypatch: pytest.MonkeyPatch) -> list[embedding_ahead.EmbeddingAhead]:
     started: list[embedding_ahead.EmbeddingAhead] = []
     real = embedding_ahead.EmbeddingAhead.__init__
 
@@ -46,9 +48,6 @@ def _started(monkeypatch: pytest.MonkeyPatch) -> list[EmbeddingAhead]:
 
     monkeypatch.setattr(embedding_ahead.EmbeddingAhead, "__init__", noting)
     return started
-
-
-EmbeddingAhead = embedding_ahead.EmbeddingAhead
 
 
 def test_vectors_made_ahead_are_those_made_after_the_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,7 +131,7 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir() or not hasattr(os, "mkfifo"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+@pytest.mark.skipif(not Path("/proc").is_dir() or not hasattr(os, "mkfifo"), reason="/proc and FIFOs")
 def test_kill_9_of_the_indexing_process_takes_its_embedding_worker_with_it(tmp_path: Path) -> None:
     """A worker left running would write into the cache directory after the next run cleared it."""
     import subprocess
@@ -143,17 +142,23 @@ def test_kill_9_of_the_indexing_process_takes_its_embedding_worker_with_it(tmp_p
     os.mkfifo(spill)
     script = tmp_path / "kill_parent.py"
     script.write_text(KILL_PARENT, encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(script), str(spill), str(tmp_path / "out"), str(pids)],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == -signal.SIGKILL, (proc.stdout, proc.stderr)
+    with open(tmp_path / "stderr", "w") as err:  # not a pipe: a worker left alive would hold it open
+        proc = subprocess.run([sys.executable, str(script), str(spill), str(tmp_path / "out"), str(pids)],
+                              stdout=subprocess.DEVNULL, stderr=err, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, (tmp_path / "stderr").read_text()
     workers = [int(p) for p in pids.read_text().split()]
     assert workers
     deadline = time.monotonic() + 10
     alive = workers
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if Path(f"/proc/{p}").exists() and "\nState:\tZ" not in _status(p)]
-        time.sleep(0.05)
-    assert alive == [], "the embedding worker outlived the indexing process"
+    try:
+        while alive and time.monotonic() < deadline:
+            alive = [p for p in alive if Path(f"/proc/{p}").exists() and "\nState:\tZ" not in _status(p)]
+            time.sleep(0.05)
+        assert alive == [], "the embedding worker outlived the indexing process"
+    finally:
+        for pid in alive:  # not left running by a failed run of this test
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _status(pid: int) -> str:
