@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -188,6 +189,57 @@ def test_extraction_workers_run_below_the_writers_priority() -> None:
         assert pool._pool is not None
         niceness = pool._pool.submit(os.nice, 0).result()
     assert niceness == min(19, os.nice(0) + pipeline.WORKER_NICENESS)
+
+
+KILL_OWNER = """
+import os, signal, sys, time
+from pathlib import Path
+from acms.ingest import pipeline
+
+if __name__ == "__main__":
+    paths = {f"m{i}.py" for i in range(pipeline.PARALLEL_MIN_FILES)}
+    with pipeline.ExtractorPool(paths, 40, workers=2) as pool:
+        busy = [pool._pool.submit(time.sleep, 600) for _ in range(2)]  # a long task each
+        time.sleep(1.0)
+        Path(sys.argv[1]).write_text(" ".join(map(str, pool._pool._processes)))
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="/proc")
+def test_extraction_workers_end_with_the_process_that_started_them(tmp_path: Path) -> None:
+    """A ``kill -9`` of ``acms index`` left its pool's forkserver and workers idle forever (a forkserver
+    worker's parent is the forkserver, which waits for its workers)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script, pids = tmp_path / "kill_owner.py", tmp_path / "pids"
+    script.write_text(KILL_OWNER, encoding="utf-8")
+    with open(tmp_path / "stderr", "w") as err:  # not a pipe: a worker left alive would hold it open
+        proc = subprocess.run([sys.executable, str(script), str(pids)], stdout=subprocess.DEVNULL, stderr=err,
+                              timeout=60)
+    assert proc.returncode == -signal.SIGKILL, (tmp_path / "stderr").read_text()
+    alive = [int(p) for p in pids.read_text().split()]
+    assert len(alive) == 2
+    deadline = time.monotonic() + 10
+    try:
+        while alive and time.monotonic() < deadline:
+            alive = [p for p in alive if _running(p)]
+            time.sleep(0.05)
+        assert alive == [], "the extraction workers outlived the process that started them"
+    finally:
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
 
 
 def test_an_index_run_gives_back_the_collectors_thresholds(sample_project: Path, monkeypatch: pytest.MonkeyPatch

@@ -3,10 +3,12 @@ files that fail the shapes. Real stores on disk, projects made here, plain walk 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -248,6 +250,37 @@ def test_file_deleted_between_listing_and_reading_is_vanished(tmp_path: Path, mo
     monkeypatch.setattr(index_run, "list_files", list_then_delete)
     report = _index(root)
     assert report.skipped["vanished"] == ["doomed\\xff.py", "notes.txt"]
+    assert set(_file_paths(root)) == set(ORDINARY) - {"notes.txt"} | {"acms.toml"}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_file_replaced_by_a_fifo_after_listing_is_unreadable_not_waited_for(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening a FIFO for reading waits for a writer: no one would ever write to it, and the run hung."""
+    root = _project(tmp_path / "proj", odd=False)
+    real = index_run.list_files
+
+    def list_then_replace(*args: object, **kwargs: object) -> walker.Listing:
+        listing = real(*args, **kwargs)  # type: ignore[arg-type]
+        (root / "notes.txt").unlink()
+        os.mkfifo(root / "notes.txt")
+        return listing
+
+    def unblock() -> None:  # were the reader waiting, a writer comes and goes: the test fails, not hangs
+        with contextlib.suppress(OSError):
+            os.close(os.open(root / "notes.txt", os.O_WRONLY | os.O_NONBLOCK))
+            waited.append(True)
+
+    waited: list[bool] = []
+    monkeypatch.setattr(index_run, "list_files", list_then_replace)
+    timer = threading.Timer(20, unblock)
+    timer.start()
+    try:
+        report = _index(root)
+    finally:
+        timer.cancel()
+    assert waited == []
+    assert report.skipped["unreadable"] == ["notes.txt"]
     assert set(_file_paths(root)) == set(ORDINARY) - {"notes.txt"} | {"acms.toml"}
 
 

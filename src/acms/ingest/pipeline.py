@@ -24,6 +24,7 @@ from acms.ingest.extractors import extract
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.walker import ListedFile, Listing, SkipReason, language_for, read_source
+from acms.lifetime import die_with
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
@@ -90,7 +91,7 @@ def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> 
     size = max(16, len(sources) // (workers * 8))
     chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
     ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with, initargs=(os.getpid(),)) as pool:
         for results in pool.map(extract_chunk, chunks, [all_paths] * len(chunks), [window] * len(chunks)):
             yield from results
 
@@ -108,8 +109,11 @@ _WORKER: dict[str, object] = {}  # a pool worker's run settings (every listed pa
 WORKER_NICENESS = 10
 
 
-def _init_worker(all_paths: set[str], window: int) -> None:
+def _init_worker(all_paths: set[str], window: int, owner: int) -> None:
+    """``owner``: the process whose pool this is; the worker ends with it (a ``kill -9`` of ``acms index``
+    left the pool's forkserver and workers idle forever, :mod:`acms.lifetime`)."""
     _WORKER["paths"], _WORKER["window"] = all_paths, window
+    die_with(owner)
     if hasattr(os, "nice"):  # POSIX
         os.nice(WORKER_NICENESS)
 
@@ -206,7 +210,7 @@ class ExtractorPool:
         if self.workers >= 2 and len(self.all_paths) >= PARALLEL_MIN_FILES:
             ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_init_worker,
-                                             initargs=(self.all_paths, self.window))
+                                             initargs=(self.all_paths, self.window, os.getpid()))
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:

@@ -34,9 +34,11 @@ WORKER_FROM = 16_384  # fragments from which a first embedding folds in a worker
 _WORKER: dict[str, object] = {}
 
 
-def _init(model: object) -> None:
+def _init(model: object, owner: int) -> None:
     from acms.embeddings.lsa import LsaProvider
+    from acms.lifetime import die_with
 
+    die_with(owner)  # not left folding after a kill -9 of the indexing process
     _WORKER["provider"] = LsaProvider(model)  # type: ignore[arg-type]
 
 
@@ -60,7 +62,7 @@ class Folder:
         if isinstance(provider, LsaProvider) and (total or 0) >= WORKER_FROM and (os.cpu_count() or 1) >= 2:
             ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init,
-                                             initargs=(provider.model,))
+                                             initargs=(provider.model, os.getpid()))
 
     @property
     def in_worker(self) -> bool:
