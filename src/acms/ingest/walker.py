@@ -396,7 +396,8 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)  # no effect on a regular file
+def _opener(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))  # no effect on a regular file
 
 
 def _read_stable(path: Path, max_bytes: int | None) -> bytes | SkipReason:
@@ -409,7 +410,7 @@ def _read_stable(path: Path, max_bytes: int | None) -> bytes | SkipReason:
     limit = -1 if max_bytes is None else max_bytes + 1
     for _ in range(READ_ATTEMPTS):
         try:
-            with os.fdopen(os.open(path, _OPEN_FLAGS), "rb") as fh:  # a fifo would block an open without O_NONBLOCK
+            with open(path, "rb", opener=_opener) as fh:  # a fifo would block an open without O_NONBLOCK
                 before = os.fstat(fh.fileno())
                 if not stat.S_ISREG(before.st_mode):  # replaced by a fifo or a device since listing
                     return SkipReason.UNREADABLE
