@@ -233,7 +233,7 @@ def test_a_first_embedding_samples_the_spill_as_it_would_the_store(tmp_path: Pat
     assert report.embedded == from_store.embedded
 
 
-def test_any_index_run_removes_a_spill_a_killed_run_left(tmp_path: Path) -> None:
+def test_any_index_run_removes_what_a_killed_run_left(tmp_path: Path) -> None:
     root = _project(tmp_path)
     with Index.open(root, embed_on_index=False) as idx:
         idx.index()
@@ -242,10 +242,13 @@ def test_any_index_run_removes_a_spill_a_killed_run_left(tmp_path: Path) -> None
         ahead = beside(stale, "embedding") / "model"  # and what its embedding workers had made
         ahead.mkdir(parents=True)
         (ahead / "arrays.npz").write_bytes(b"half a model")
+        staged = idx.layout.cache / ".lsa-k1ll3d"  # and a model it had staged
+        staged.mkdir()
+        (staged / "arrays.npz").write_bytes(b"a model never landed")
         (root / "pkg" / "deco.py").write_text("def retried(times):\n    return times\n")
         report = idx.index()  # an incremental run: nothing streamed, nothing spilled
         assert report.files_indexed == 1 and not report.first_run
-        assert not stale.exists() and not ahead.parent.exists()
+        assert not stale.exists() and not ahead.parent.exists() and not staged.exists()
 
 
 def test_a_spill_that_cannot_be_written_is_dropped_and_the_run_goes_on(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001

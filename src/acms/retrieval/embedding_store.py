@@ -280,7 +280,7 @@ def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, p
     with phases.phase("fitting", FIT_STEPS):  # what is left of the worker's fit and folding
         folded = ahead.result()
         phases.update(FIT_STEPS, FIT_STEPS)
-    staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))
+    staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=_STAGED))
     shutil.rmtree(staged)
     folded.model.rename(staged)
     try:
@@ -393,7 +393,7 @@ def _provider(name: str, texts: Callable[[], list[str]], layout: IndexLayout,
         release_freed()  # the fit's matrices
     if fitted is None:
         raise ProviderError("nothing to embed: the index has no fragments")
-    staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=".lsa-"))
+    staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=_STAGED))
     shutil.rmtree(staged)
     fitted.save(staged)
     try:
@@ -408,6 +408,17 @@ def _land_model(staged: Path, layout: IndexLayout) -> None:
     target = layout.cache_dir("lsa")
     shutil.rmtree(target, ignore_errors=True)
     staged.rename(target)
+
+
+_STAGED = ".lsa-"  # a fitted model staged beside the cache until its embedding lands
+
+
+def remove_staged_models(cache: Path) -> None:
+    """Remove the staged models a killed writer left in ``cache``; only a writer (it holds the index
+    lock, and only writers fit) calls this."""
+    if cache.is_dir():
+        for path in cache.glob(f"{_STAGED}*"):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _ensure(path: Path) -> Path:

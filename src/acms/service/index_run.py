@@ -52,7 +52,7 @@ from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval import embedding_ahead
 from acms.retrieval.corpus_spill import beside, read_texts, remove_spills, spill_path
-from acms.retrieval.embedding_store import active_model, embed_missing
+from acms.retrieval.embedding_store import active_model, embed_missing, remove_staged_models
 from acms.service.progress import NullProgress, Progress
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -167,8 +167,9 @@ class IndexRun:
 
     # -- the run ----------------------------------------------------------------------------------
     def run(self) -> IndexReport:
-        if self.layout is not None:  # a spill a killed run left (the texts it holds are the index's)
+        if self.layout is not None:  # a spill, a staged model a killed run left (the texts are the index's)
             remove_spills(self.layout.cache)
+            remove_staged_models(self.layout.cache)
         try:
             with collecting_rarely(), self.store.atomic():
                 self._files()
