@@ -16,16 +16,26 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import multiprocessing
 import os
 import select
 import signal
+import sys
 import threading
 import time
+from multiprocessing.context import BaseContext
 
-__all__ = ["die_with", "die_with_parent"]
+__all__ = ["die_with", "die_with_parent", "pool_context"]
+
+
+def pool_context() -> BaseContext:
+    """Where acms' worker pools start their processes: the forkserver (fork is unsafe beside the store's
+    threads), spawn where there is none. Each pool's initializer calls ``die_with`` its owner."""
+    return multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
 
 
 def die_with_parent() -> None:
+    """Linux: the kernel sends this process SIGKILL when its parent dies; elsewhere nothing."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import multiprocessing
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -24,7 +22,7 @@ from acms.ingest.extractors import extract
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.walker import ListedFile, Listing, SkipReason, language_for, read_source
-from acms.lifetime import die_with
+from acms.lifetime import die_with, pool_context
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
@@ -90,7 +88,7 @@ def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> 
         return
     size = max(16, len(sources) // (workers * 8))
     chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
-    ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+    ctx = pool_context()
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with, initargs=(os.getpid(),)) as pool:
         for results in pool.map(extract_chunk, chunks, [all_paths] * len(chunks), [window] * len(chunks)):
             yield from results
@@ -208,7 +206,7 @@ class ExtractorPool:
 
     def __enter__(self) -> ExtractorPool:
         if self.workers >= 2 and len(self.all_paths) >= PARALLEL_MIN_FILES:
-            ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+            ctx = pool_context()
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_init_worker,
                                              initargs=(self.all_paths, self.window, os.getpid()))
         return self

@@ -20,9 +20,7 @@ removes with the spill.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -30,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from acms.lifetime import die_with
+from acms.lifetime import die_with, pool_context
 
 __all__ = ["AHEAD_FROM", "EmbeddingAhead", "Folded", "fit_ahead", "fold_ahead"]
 
@@ -125,7 +123,7 @@ class EmbeddingAhead:
     def __init__(self, spill: Path, out: Path, dimensions: int, hot: set[str]) -> None:
         from acms.retrieval import embedding_store
 
-        ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+        ctx = pool_context()
         # the fit, then the folding in a fresh process; neither outlives this one (a kill -9)
         self._pool = ctx.Pool(1, initializer=die_with, initargs=(os.getpid(),), maxtasksperchild=1)
         out.mkdir(parents=True, exist_ok=True)

@@ -16,9 +16,7 @@ library's embeddings phase went from ~10 to ~6.6 s.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import sys
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
@@ -26,6 +24,7 @@ from types import TracebackType
 import numpy as np
 
 from acms.embeddings.base import EmbeddingProvider
+from acms.lifetime import die_with, pool_context
 
 __all__ = ["WORKER_FROM", "Folder"]
 
@@ -36,7 +35,6 @@ _WORKER: dict[str, object] = {}
 
 def _init(model: object, owner: int) -> None:
     from acms.embeddings.lsa import LsaProvider
-    from acms.lifetime import die_with
 
     die_with(owner)  # not left folding after a kill -9 of the indexing process
     _WORKER["provider"] = LsaProvider(model)  # type: ignore[arg-type]
@@ -60,7 +58,7 @@ class Folder:
         self._turn = 0
         self._pool: ProcessPoolExecutor | None = None
         if isinstance(provider, LsaProvider) and (total or 0) >= WORKER_FROM and (os.cpu_count() or 1) >= 2:
-            ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+            ctx = pool_context()
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init,
                                              initargs=(provider.model, os.getpid()))
 

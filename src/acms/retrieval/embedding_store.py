@@ -280,8 +280,7 @@ def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, p
     with phases.phase("fitting", FIT_STEPS):  # what is left of the worker's fit and folding
         folded = ahead.result()
         phases.update(FIT_STEPS, FIT_STEPS)
-    staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=_STAGED))
-    shutil.rmtree(staged)
+    staged = _staged_path(layout)
     folded.model.rename(staged)
     try:
         provider = LsaProvider(LsaModel.load(staged))
@@ -393,8 +392,7 @@ def _provider(name: str, texts: Callable[[], list[str]], layout: IndexLayout,
         release_freed()  # the fit's matrices
     if fitted is None:
         raise ProviderError("nothing to embed: the index has no fragments")
-    staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=_STAGED))
-    shutil.rmtree(staged)
+    staged = _staged_path(layout)
     fitted.save(staged)
     try:
         yield LsaProvider(fitted)
@@ -411,6 +409,13 @@ def _land_model(staged: Path, layout: IndexLayout) -> None:
 
 
 _STAGED = ".lsa-"  # a fitted model staged beside the cache until its embedding lands
+
+
+def _staged_path(layout: IndexLayout) -> Path:
+    """A fresh name beside the cache for a fitted model until its embedding lands (``_land_model``)."""
+    staged = Path(tempfile.mkdtemp(dir=_ensure(layout.cache), prefix=_STAGED))
+    shutil.rmtree(staged)
+    return staged
 
 
 def remove_staged_models(cache: Path) -> None:
