@@ -79,7 +79,7 @@ import numpy as np
 from acms.embeddings.base import normalize_rows
 
 from acms.errors import ProviderError
-from acms.index.keyword import atomic_directory
+from acms.index.scratch import atomic_directory
 from acms.index.tokenize import TOKENIZER_VERSION, code_tokens
 
 if TYPE_CHECKING:  # scipy (~0.1 s to import) is for fitting only; a query is folded in with numpy

@@ -37,14 +37,9 @@ uses ``get_scores_from_ids`` and a partial sort instead.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
-import uuid
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence, Sized
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence, Sized
 from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,51 +49,18 @@ import numpy as np
 from acms.errors import StoreError, StoreMissing
 from acms.index.postings import Postings as Postings_
 from acms.index.postings import lucene_postings
+from acms.index.scratch import atomic_directory
 from acms.index.tokenize import SEARCH_TERMS_VERSION, search_terms
 
 if TYPE_CHECKING:  # bm25s imports scipy.sparse (~0.15 s): only the writer (``build``/``save``) needs it
     import bm25s
 
-__all__ = ["KeywordIndex", "atomic_directory"]
+__all__ = ["KeywordIndex"]
 
 FORMAT = "acms.keyword-index/1"
 _MANIFEST = "manifest.json"
 _IDS = "ids.json"
 _BM25_DIR = "bm25"
-
-
-@contextmanager
-def atomic_directory(target: Path) -> Iterator[Path]:
-    """Yield an empty temporary directory next to ``target``; on success it becomes ``target``.
-
-    The swap is a rename (``os.replace``), so a reader sees the old directory or the new one,
-    never a half-written one. Replacing an existing non-empty directory takes two renames (old
-    aside, new in); a reader arriving between them finds nothing and should treat the cache as
-    missing. Files are not fsynced: this is for derived caches, which a power loss may force us
-    to rebuild. On error the temporary directory is removed and ``target`` is untouched.
-    """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    try:
-        yield tmp
-        try:
-            os.replace(tmp, target)  # target absent (or an empty directory)
-        except OSError:
-            old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
-            os.replace(target, old)
-            try:
-                os.replace(tmp, target)
-            except OSError:
-                os.replace(old, target)  # put the previous version back
-                raise
-            if old.is_dir():
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                old.unlink(missing_ok=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _retriever(postings: Postings_, vocab: dict[str, int], k1: float, b: float) -> bm25s.BM25:

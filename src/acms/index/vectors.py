@@ -10,14 +10,13 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from pyoxigraph import Literal
 
+from acms.index.scratch import Scratch, atomic_directory
 from acms.vocab import XSD
 
 
@@ -48,15 +47,9 @@ class VectorMatrix:
         return [(self.ids[i], float(sims[i])) for i in ranked]
 
     def save(self, directory: Path) -> None:
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=".vectors-"))
-        np.save(tmp / "matrix.npy", self.matrix.astype(np.float32))
-        (tmp / "manifest.json").write_text(json.dumps({"ids": self.ids, "key": self.key, "model_id": self.model_id}))
-        old = directory.with_name(directory.name + ".old")
-        if directory.exists():
-            os.replace(directory, old)
-        os.replace(tmp, directory)
-        shutil.rmtree(old, ignore_errors=True)
+        with atomic_directory(directory) as tmp:
+            np.save(tmp / "matrix.npy", self.matrix.astype(np.float32))
+            (tmp / "manifest.json").write_text(json.dumps({"ids": self.ids, "key": self.key, "model_id": self.model_id}))
 
     @classmethod
     def load(cls, directory: Path) -> VectorMatrix | None:
@@ -80,8 +73,8 @@ class MatrixWriter:
 
     def __init__(self, directory: Path, dims: int, model_id: str) -> None:
         self.directory, self.dims, self.model_id = directory, dims, model_id
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=".vectors-"))
+        self._scratch = Scratch(directory.parent, directory.name)
+        self._tmp = self._scratch.path
         self._raw = (self._tmp / "rows.f32").open("wb")
         self._ids: list[str] = []
 
@@ -89,7 +82,19 @@ class MatrixWriter:
         self._raw.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
         self._ids += ids
 
+    def discard(self) -> None:
+        """Leave nothing behind (a failed run): the cache stays as it was."""
+        self._raw.close()
+        self._scratch.discard()
+
     def close(self, key: str) -> None:
+        try:
+            self._close(key)
+        except BaseException:
+            self.discard()
+            raise
+
+    def _close(self, key: str) -> None:
         self._raw.close()
         n = len(self._ids)
         raw = self._tmp / "rows.f32"
@@ -108,8 +113,4 @@ class MatrixWriter:
         raw.unlink()
         ids = [self._ids[i] for i in order]
         (self._tmp / "manifest.json").write_text(json.dumps({"ids": ids, "key": key, "model_id": self.model_id}))
-        old = self.directory.with_name(self.directory.name + ".old")
-        if self.directory.exists():
-            os.replace(self.directory, old)
-        os.replace(self._tmp, self.directory)
-        shutil.rmtree(old, ignore_errors=True)
+        self._scratch.swap_into(self.directory)

@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from acms.errors import StoreError, StoreMissing
-from acms.index.keyword import KeywordIndex, atomic_directory
+from acms.index.keyword import KeywordIndex
+from acms.index.scratch import atomic_directory
 from acms.ranking.roles import Role, role_of
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.window_tokens import FileWindows, file_windows

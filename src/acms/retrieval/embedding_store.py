@@ -35,7 +35,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from acms.config import Settings
 from acms.embeddings.base import EmbeddingProvider
 from acms.errors import ModelMismatch, ProviderError
-from acms.index.vectors import encode
+from acms.index.vectors import MatrixWriter, encode
 from acms.memory import release_freed
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -275,13 +275,13 @@ def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, p
     import time
 
     from acms.embeddings.lsa import FIT_STEPS, LsaModel, LsaProvider
-    from acms.index.vectors import MatrixWriter
 
     with phases.phase("fitting", FIT_STEPS):  # what is left of the worker's fit and folding
         folded = ahead.result()
         phases.update(FIT_STEPS, FIT_STEPS)
     staged = _staged_path(layout)
     folded.model.rename(staged)
+    writer: MatrixWriter | None = None
     try:
         provider = LsaProvider(LsaModel.load(staged))
         iri, model_quads = model_node(provider)
@@ -294,13 +294,15 @@ def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, p
             for ids, vectors in folded.rows():
                 writer.add(ids, vectors)
         store.load(model_quads)
+        _land_model(staged, layout)
+        from acms.retrieval.caches import DerivedCaches
+
+        writer.close(DerivedCaches(store, layout).state_key)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
+        if writer is not None:
+            writer.discard()
         raise
-    _land_model(staged, layout)
-    from acms.retrieval.caches import DerivedCaches
-
-    writer.close(DerivedCaches(store, layout).state_key)
     return EmbedReport(provider.model_id, total, time.perf_counter() - t0)
 
 
@@ -324,13 +326,28 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
     (``_placed``); this process then folds every other batch itself, beside the worker."""
     import time
 
-    from acms.index.vectors import MatrixWriter
-    from acms.retrieval.embedding_fold import Folder
-
     if total is None:
         total = int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
+    writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
+    try:
+        done = _fold_all(store, provider, iri, phases, total, rows, writer)
+        if model_quads:
+            store.load(model_quads)
+        from acms.retrieval.caches import DerivedCaches
+
+        writer.close(DerivedCaches(store, layout).state_key)
+    except BaseException:
+        writer.discard()
+        raise
+    return EmbedReport(provider.model_id, done, time.perf_counter() - t0)
+
+
+def _fold_all(store: GraphStore, provider: EmbeddingProvider, iri: NamedNode, phases: Phases, total: int,
+              rows: Iterable[tuple[NamedNode, str, NamedNode]] | None, writer: MatrixWriter) -> int:
+    """``_stream_all``'s folding and loading: the number of fragments done."""
+    from acms.retrieval.embedding_fold import Folder
+
     with phases.phase("embeddings", total), Folder(provider, total, share=rows is not None) as folder:
-        writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
         done = 0
         batch: list[tuple[NamedNode, str, NamedNode]] = []
         folding: tuple[list[tuple[NamedNode, str, NamedNode]], Future[np.ndarray]] | None = None
@@ -367,12 +384,7 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
             flush()
         if folding is not None:
             write(folding[0], folding[1].result())
-    if model_quads:
-        store.load(model_quads)
-    from acms.retrieval.caches import DerivedCaches
-
-    writer.close(DerivedCaches(store, layout).state_key)
-    return EmbedReport(provider.model_id, done, time.perf_counter() - t0)
+    return done
 
 
 @contextmanager

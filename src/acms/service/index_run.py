@@ -35,6 +35,7 @@ from acms import __version__
 from acms.config import Settings
 from acms.decisions.ingest import adr_batch
 from acms.errors import ProviderError
+from acms.index.scratch import sweep
 from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
@@ -167,9 +168,10 @@ class IndexRun:
 
     # -- the run ----------------------------------------------------------------------------------
     def run(self) -> IndexReport:
-        if self.layout is not None:  # a spill, a staged model a killed run left (the texts are the index's)
+        if self.layout is not None:  # a spill, a staged model, a cache half built that a killed run left
             remove_spills(self.layout.cache)
             remove_staged_models(self.layout.cache)
+            sweep(self.layout.cache)
         try:
             with collecting_rarely(), self.store.atomic():
                 self._files()

@@ -1,0 +1,120 @@
+"""A cache is built in a scratch directory beside it and swapped in; what a killed builder left is
+removed by the next builder or index run, and a live builder's directory never is, whichever process
+sweeps (``acms.index.scratch``)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from acms.api import Index
+from acms.index.scratch import Scratch, atomic_directory, sweep
+from acms.index.vectors import MatrixWriter, VectorMatrix
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+# A builder in another process: it starts the vector cache's writer, says so, then waits to be killed.
+_BUILDER = textwrap.dedent("""
+    import sys, numpy as np
+    from pathlib import Path
+    from acms.index.vectors import MatrixWriter
+    writer = MatrixWriter(Path(sys.argv[1]) / "vectors", 4, "m")
+    writer.add(["a", "b"], np.ones((2, 4), dtype=np.float32))
+    print(writer._tmp, flush=True)
+    sys.stdin.read()
+""")
+
+
+def _builder(cache: Path) -> tuple[subprocess.Popen[str], Path]:
+    proc = subprocess.Popen([sys.executable, "-c", _BUILDER, str(cache)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    assert line, "the builder did not start"
+    return proc, Path(line)
+
+
+def _killed(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            pipe.close()
+
+
+def test_a_built_cache_is_swapped_in_and_nothing_is_left_beside_it(tmp_path: Path) -> None:
+    target = tmp_path / "keyword"
+    with atomic_directory(target) as tmp:
+        (tmp / "a").write_text("one")
+    with atomic_directory(target) as tmp:  # over the previous one: two renames
+        (tmp / "a").write_text("two")
+    assert (target / "a").read_text() == "two"
+    assert [p.name for p in tmp_path.iterdir()] == ["keyword"]
+
+
+def test_a_failed_build_leaves_the_cache_as_it_was_and_nothing_beside_it(tmp_path: Path) -> None:
+    target = tmp_path / "keyword"
+    with atomic_directory(target) as tmp:
+        (tmp / "a").write_text("one")
+    with pytest.raises(RuntimeError), atomic_directory(target) as tmp:
+        (tmp / "a").write_text("half")
+        raise RuntimeError("the build failed")
+    assert (target / "a").read_text() == "one"
+    assert [p.name for p in tmp_path.iterdir()] == ["keyword"]
+    writer = MatrixWriter(tmp_path / "vectors", 4, "m")
+    writer.add(["a"], np.ones((1, 4), dtype=np.float32))
+    writer.discard()
+    assert [p.name for p in tmp_path.iterdir()] == ["keyword"]
+
+
+def test_a_live_builders_directory_survives_a_sweep_and_a_killed_ones_does_not(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    proc, scratch = _builder(cache)
+    try:
+        assert scratch.is_dir() and scratch.parent == cache
+        assert sweep(cache) == []  # another process at work: kept
+        assert scratch.is_dir()
+        mine = Scratch(cache, "keyword")  # this process builds beside it (and sweeps first): still kept
+        assert scratch.is_dir() and mine.path.is_dir()
+        assert sweep(cache) == []  # this process's own live scratch is kept too
+        _killed(proc)
+        assert sweep(cache) == [scratch]
+        assert sorted(p.name for p in cache.iterdir()) == sorted([mine.path.name, mine.path.name + ".lock"])
+        mine.discard()
+        assert list(cache.iterdir()) == []
+    finally:
+        if proc.poll() is None:
+            _killed(proc)
+
+
+def test_what_a_killed_builder_left_goes_with_the_next_build_beside_it(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    proc, scratch = _builder(cache)
+    _killed(proc)
+    assert scratch.is_dir()  # the kill left it
+    VectorMatrix(["x"], np.ones((1, 4), dtype=np.float32), "k", "m").save(cache / "vectors")
+    assert [p.name for p in cache.iterdir()] == ["vectors"]
+
+
+def test_an_index_run_removes_what_a_killed_builder_left_in_its_cache(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "sample_project", root, ignore=shutil.ignore_patterns(".acms"))
+    with Index.open(root) as index:
+        index.index()
+    cache = root / ".acms" / "cache"
+    before = sorted(p.name for p in cache.iterdir())
+    proc, scratch = _builder(cache)
+    _killed(proc)
+    assert scratch.is_dir()
+    with Index.open(root) as index:
+        report = index.index()  # nothing changed: no cache is rebuilt, the run still sweeps
+    assert report.files_indexed == 0
+    assert sorted(p.name for p in cache.iterdir()) == before
