@@ -235,6 +235,47 @@ def test_extraction_workers_end_with_the_process_that_started_them(tmp_path: Pat
                 os.kill(pid, signal.SIGKILL)
 
 
+UNGUARDED = """
+import sys
+from acms.api import Index
+
+with Index.open(sys.argv[1]) as index:  # no `if __name__ == "__main__":` guard
+    index.index()
+"""
+
+
+def test_a_script_without_the_main_guard_fails_at_once_with_what_to_do(tmp_path: Path) -> None:
+    """Python runs a script again in every helper process it starts (spawn, the forkserver), so an
+    unguarded script's index ran again in the first extraction worker and waited, for good, for the
+    index lock its parent held (64 files or more start the pool). Now that repeated call is refused
+    with the fix, the pool breaks, and the run fails in seconds with the index as it was."""
+    import signal
+    import subprocess
+    import sys
+
+    from acms.ingest.pipeline import PARALLEL_MIN_FILES
+
+    root = tmp_path / "project"
+    root.mkdir()
+    for i in range(PARALLEL_MIN_FILES + 6):
+        (root / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n", encoding="utf-8")
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script), str(root)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the workers too: each would index the project once it got the lock
+        proc.communicate()
+        pytest.fail("an unguarded script's index hung")
+    assert proc.returncode == 1, err
+    assert 'if __name__ == "__main__":' in err and "ended abruptly" in err
+    assert "Traceback" in err  # (the script's own: it did not catch the error)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
 def _running(pid: int) -> bool:
     try:
         return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()

@@ -23,15 +23,38 @@ import signal
 import sys
 import threading
 import time
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import BaseContext
+from typing import TypeVar
 
-__all__ = ["die_with", "die_with_parent", "pool_context"]
+from acms.errors import StoreError
+
+T = TypeVar("T")
+
+__all__ = ["die_with", "die_with_parent", "helper_result", "pool_context", "starting_helper"]
 
 
 def pool_context() -> BaseContext:
     """Where acms' worker pools start their processes: the forkserver (fork is unsafe beside the store's
-    threads), spawn where there is none. Each pool's initializer calls ``die_with`` its owner."""
-    return multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+    threads), spawn where there is none. Each pool's initializer calls ``die_with`` its owner.
+
+    The forkserver preloads nothing: by default it runs a ``__main__`` script again (as every helper
+    does, see ``starting_helper``), and a script without an ``if __name__ == "__main__":`` guard that
+    indexes would have failed there, leaving no server for the pool."""
+    if sys.platform == "win32":
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([])  # takes effect when this process's forkserver starts (it starts once)
+    return ctx
+
+
+def starting_helper() -> bool:
+    """Whether this process is a helper multiprocessing is starting, running the parent's ``__main__``
+    script again before its task (spawn and the forkserver do this on every platform for a script run by
+    path): an acms call made there is the parent's own, repeated by a script without an
+    ``if __name__ == "__main__":`` guard. It would wait for the index lock its parent holds, for good."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
 
 
 def die_with_parent() -> None:
@@ -69,3 +92,13 @@ def _poll(pid: int) -> None:
         except PermissionError:
             pass
         time.sleep(0.5)
+
+
+def helper_result(future: Future[T], what: str) -> T:
+    """``future.result()`` of a pool's helper; one that ended abruptly (killed, out of memory, unable to
+    start) is a ``StoreError`` saying so, where the pool raised ``BrokenProcessPool``."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise StoreError(f"{what} ended abruptly (killed, out of memory, or unable to start: its own error, if "
+                         "any, is printed above); the index is as it was before this run") from None

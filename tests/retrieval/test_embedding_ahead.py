@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import signal
 import shutil
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from acms.api import Index
+from acms.errors import StoreError
 from acms.index.vectors import VectorMatrix
 from acms.retrieval import embedding_ahead, embedding_store
 from acms.retrieval.caches import DerivedCaches
@@ -126,7 +128,7 @@ if __name__ == "__main__":
     spill, out, pids = map(Path, sys.argv[1:4])
     ahead = EmbeddingAhead(spill, out, 3, set())  # its worker blocks reading the spill, a FIFO no one writes
     time.sleep(1.0)
-    pids.write_text(" ".join(str(p.pid) for p in ahead._pool._pool))
+    pids.write_text(" ".join(str(pid) for pid in ahead._pool._processes))
     os.kill(os.getpid(), signal.SIGKILL)
 """
 
@@ -159,6 +161,38 @@ def test_kill_9_of_the_indexing_process_takes_its_embedding_worker_with_it(tmp_p
         for pid in alive:  # not left running by a failed run of this test
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_worker_killed_mid_task_fails_the_run_instead_of_hanging_it(tmp_path: Path) -> None:
+    """The OOM killer taking the worker: ``multiprocessing.Pool`` waited for its result forever, so
+    ``acms index`` hung in "fitting"; the pool now breaks and ``result()`` raises at once."""
+    import threading
+
+    spill = tmp_path / "stuck.spill"
+    os.mkfifo(spill)  # the worker blocks reading it
+    ahead = embedding_ahead.EmbeddingAhead(spill, tmp_path / "out", 3, set())
+    try:
+        deadline = time.monotonic() + 20
+        while not ahead._pool._processes and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        for pid in list(ahead._pool._processes):
+            os.kill(pid, signal.SIGKILL)
+        raised: list[BaseException] = []
+
+        def wait() -> None:
+            try:
+                ahead.result()
+            except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
+                raised.append(exc)
+
+        waiter = threading.Thread(target=wait, daemon=True)
+        waiter.start()
+        waiter.join(20)
+        assert not waiter.is_alive(), "result() still waits for a killed worker"
+        assert len(raised) == 1 and isinstance(raised[0], StoreError) and "ended abruptly" in str(raised[0])
+    finally:
+        ahead.close()
 
 
 def _status(pid: int) -> str:

@@ -22,7 +22,7 @@ from acms.ingest.extractors import extract
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.walker import ListedFile, Listing, SkipReason, language_for, read_source
-from acms.lifetime import die_with, pool_context
+from acms.lifetime import die_with, helper_result, pool_context
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
@@ -248,7 +248,7 @@ class Reading:
         if self._done is None:
             self._done = ReadGroup()
             for part in self._parts:
-                self._done.merge(part.result())
+                self._done.merge(helper_result(part, "a worker reading the files"))
             self._parts = []
         return self._done
 
@@ -261,7 +261,7 @@ class Extracting:
 
     def result(self) -> list[Counted]:
         if self._done is None:
-            self._done = [r for part in self._parts for r in part.result()]
+            self._done = [r for part in self._parts for r in helper_result(part, "a worker extracting the files")]
             self._parts = []
         return self._done
 

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
 import numpy as np
 
-from acms.lifetime import die_with, pool_context
+from acms.lifetime import die_with, helper_result, pool_context
 
 __all__ = ["AHEAD_FROM", "EmbeddingAhead", "Folded", "fit_ahead", "fold_ahead"]
 
@@ -118,24 +119,29 @@ def fold_ahead(spill: Path, out: Path, hot: frozenset[str], batch: int) -> Folde
 
 
 class EmbeddingAhead:
-    """The workers making a first index's embedding; ``result()`` waits for them, ``close()`` stops them."""
+    """The workers making a first index's embedding; ``result()`` waits for them, ``close()`` stops them.
+
+    A ``concurrent.futures`` pool, not ``multiprocessing.Pool``: a worker of the latter killed mid-task
+    (the OOM killer) left its result waited for forever, so ``acms index`` hung in "fitting"; here the
+    pool breaks and ``result()`` raises (``lifetime.helper_result``)."""
 
     def __init__(self, spill: Path, out: Path, dimensions: int, hot: set[str]) -> None:
         from acms.retrieval import embedding_store
 
-        ctx = pool_context()
         # the fit, then the folding in a fresh process; neither outlives this one (a kill -9)
-        self._pool = ctx.Pool(1, initializer=die_with, initargs=(os.getpid(),), maxtasksperchild=1)
+        self._pool = ProcessPoolExecutor(max_workers=1, mp_context=pool_context(), initializer=die_with,
+                                         initargs=(os.getpid(),), max_tasks_per_child=1)
         out.mkdir(parents=True, exist_ok=True)
-        self._fitted = self._pool.apply_async(fit_ahead, (spill, out, dimensions, embedding_store.FIT_SAMPLE))
-        self._folded = self._pool.apply_async(fold_ahead, (spill, out, frozenset(hot), embedding_store.STREAM_BATCH))
+        self._fitted = self._pool.submit(fit_ahead, spill, out, dimensions, embedding_store.FIT_SAMPLE)
+        self._folded = self._pool.submit(fold_ahead, spill, out, frozenset(hot), embedding_store.STREAM_BATCH)
 
     def result(self) -> Folded:
         """The workers' work (their error raised here: a ``ProviderError`` when nothing can be fitted)."""
-        self._fitted.get()
-        return self._folded.get()
+        helper_result(self._fitted, "the worker fitting the embedding model")
+        return helper_result(self._folded, "the worker folding the texts into vectors")
 
     def close(self) -> None:
-        """Stop the workers (done or not); what they wrote goes with the spill."""
-        self._pool.terminate()
-        self._pool.join()
+        """Stop the workers (done or not) at once; what they wrote goes with the spill."""
+        for process in list((self._pool._processes or {}).values()):
+            process.kill()  # the pool has no way to stop a running task before Python 3.14's kill_workers()
+        self._pool.shutdown(wait=True, cancel_futures=True)

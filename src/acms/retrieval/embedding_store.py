@@ -36,6 +36,7 @@ from acms.config import Settings
 from acms.embeddings.base import EmbeddingProvider
 from acms.errors import ModelMismatch, ProviderError
 from acms.index.vectors import MatrixWriter, encode
+from acms.lifetime import helper_result
 from acms.memory import release_freed
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -342,6 +343,9 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
     return EmbedReport(provider.model_id, done, time.perf_counter() - t0)
 
 
+_FOLDER = "the worker folding the texts into vectors"
+
+
 def _fold_all(store: GraphStore, provider: EmbeddingProvider, iri: NamedNode, phases: Phases, total: int,
               rows: Iterable[tuple[NamedNode, str, NamedNode]] | None, writer: MatrixWriter) -> int:
     """``_stream_all``'s folding and loading: the number of fragments done."""
@@ -369,7 +373,7 @@ def _fold_all(store: GraphStore, provider: EmbeddingProvider, iri: NamedNode, ph
             started = (batch, folder.fold([text for _, text, _ in batch]))
             batch = []
             if folding is not None:
-                write(folding[0], folding[1].result())
+                write(folding[0], helper_result(folding[1], _FOLDER))
             folding = started
 
         # Read while writing: an Oxigraph query reads the store as it was when it began (repeatable
@@ -383,7 +387,7 @@ def _fold_all(store: GraphStore, provider: EmbeddingProvider, iri: NamedNode, ph
         if batch:
             flush()
         if folding is not None:
-            write(folding[0], folding[1].result())
+            write(folding[0], helper_result(folding[1], _FOLDER))
     return done
 
 

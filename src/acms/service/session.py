@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from enum import Enum
 
 from acms.errors import UsageError
+from acms.lifetime import starting_helper
 from acms.store.access import IndexAccess
 from acms.store.layout import IndexLayout
 from acms.store.lock import DEFAULT_WAIT
@@ -137,4 +138,9 @@ def open_session(layout: IndexLayout, mode: Mode | str = Mode.READ, *, wait: flo
     """``create``: a ``write`` session may start a new index (``acms index``); otherwise a missing
     index is ``StoreMissing``. ``remote``: the project in a SPARQL engine (``layout`` then holds only
     the local caches)."""
+    if starting_helper():  # a clear error, not a wait for the lock the parent holds (``lifetime.starting_helper``)
+        raise UsageError(
+            "acms was called again while one of its helper processes started: Python runs the calling "
+            "script again in every process it starts this way, so a script that uses acms must call it "
+            'under `if __name__ == "__main__":`')
     return Session(layout, Mode(mode), wait=wait, command=command, create=create, remote=remote)
