@@ -90,8 +90,8 @@ def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> 
     chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
     ctx = pool_context()
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with, initargs=(os.getpid(),)) as pool:
-        for results in pool.map(extract_chunk, chunks, [all_paths] * len(chunks), [window] * len(chunks)):
-            yield from results
+        for future in [pool.submit(extract_chunk, chunk, all_paths, window) for chunk in chunks]:
+            yield from helper_result(future, "a worker extracting the files")
 
 
 _WORKER: dict[str, object] = {}  # a pool worker's run settings (every listed path, window lines), set once
