@@ -37,16 +37,8 @@ __all__ = ["die_with", "die_with_parent", "helper_result", "pool_context", "star
 
 def pool_context() -> BaseContext:
     """Where acms' worker pools start their processes: the forkserver (fork is unsafe beside the store's
-    threads), spawn where there is none. Each pool's initializer calls ``die_with`` its owner.
-
-    The forkserver preloads nothing: by default it runs a ``__main__`` script again (as every helper
-    does, see ``starting_helper``), and a script without an ``if __name__ == "__main__":`` guard that
-    indexes would have failed there, leaving no server for the pool."""
-    if sys.platform == "win32":
-        return multiprocessing.get_context("spawn")
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([])  # takes effect when this process's forkserver starts (it starts once)
-    return ctx
+    threads), spawn where there is none. Each pool's initializer calls ``die_with`` its owner."""
+    return multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
 
 
 def starting_helper() -> bool:
