@@ -178,3 +178,33 @@ def test_float_settings_work_and_a_bad_one_writes_nothing(sample_project: Path) 
     assert code == 0, err
     code, out, _ = run("tiers", "-C", str(sample_project), "--json")
     assert code == 0 and "7" in out
+
+
+def test_readers_of_a_first_index_that_did_not_finish_say_so(sample_project: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first `acms index` that fails after writing (a full disk, here an error in its last phases) is
+    rolled back to the empty store it started from; readers answered from it as if the project were
+    empty ("no matching fragments", an empty context, exit 0). They now say there is no index yet."""
+    from acms.api import Index
+    from acms.errors import StoreMissing
+    from acms.service.index_run import IndexRun
+
+    def fail(self: IndexRun) -> None:
+        raise OSError("No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(IndexRun, "_after_files", fail)
+        with pytest.raises(OSError), Index.open(sample_project) as index:
+            index.index()
+    assert (sample_project / ".acms" / "graph").is_dir()  # the store is there, empty
+    with pytest.raises(StoreMissing, match="did not finish"):
+        Index.open(sample_project, mode="read")
+    with Index.open(sample_project, mode="shared") as shared, pytest.raises(StoreMissing, match="did not finish"):
+        shared.search("parse header")  # a long-lived reader (acms serve, acms mcp) checks per call
+    for args in (["search", "parse header"], ["assemble", "how are headers parsed"], ["stats"]):
+        code, out, err = run(*args, "-C", str(sample_project))
+        assert code == 4 and "did not finish" in err and out == "", (args, code, out, err)
+    code, _, err = run("index", str(sample_project), "--quiet")
+    assert code == 0, err
+    code, out, _ = run("search", "parse header", "-C", str(sample_project))
+    assert code == 0 and "parse_header" in out

@@ -23,7 +23,7 @@ import pyoxigraph as ox
 from acms.errors import StoreMissing
 from acms.store import run_marker
 from acms.store.lock import DEFAULT_WAIT, lock_for
-from acms.store.oxigraph import OxigraphStore, open_handle
+from acms.store.oxigraph import OxigraphStore, open_handle, require_index
 
 __all__ = ["IndexAccess"]
 
@@ -48,7 +48,9 @@ class IndexAccess:
                 generation = self.lock.generation()
                 if self._store is None or generation != self._generation:
                     # No reader of this process is inside: a writer had the index in between.
-                    self._raw = open_handle(run_marker.readable(self.path), read_only=True)
+                    raw = open_handle(run_marker.readable(self.path), read_only=True)
+                    require_index(raw, self.path)
+                    self._raw = raw
                     self._store = OxigraphStore.attached(self._raw, self.path)
                     self._generation = generation
                 store = self._store

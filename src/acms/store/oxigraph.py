@@ -54,6 +54,7 @@ class OxigraphStore:
         try:
             if path is not None and read_only:
                 self._store = open_handle(run_marker.readable(path), read_only=True)
+                require_index(self._store, path)
             else:
                 if path is not None:
                     run_marker.recover(path)  # an index run that did not land: the last complete index back
@@ -365,6 +366,13 @@ def prune_info_logs(path: Path) -> None:
     store. RocksDB never reads them; the current ``LOG`` stays for whoever debugs the store."""
     for old in path.glob("LOG.old.*"):
         old.unlink(missing_ok=True)
+
+
+def require_index(raw: ox.Store, path: Path) -> None:
+    """A reader's check: a store without a single quad holds no index (a first ``acms index`` that did not
+    finish was rolled back to it), so searches and contexts would answer as if the project were empty."""
+    if next(iter(raw.quads_for_pattern(None, None, None, None)), None) is None:
+        raise StoreMissing(f"no index at {path}: the first `acms index` here did not finish; run it again")
 
 
 def load_nquads(store: GraphStore, data: bytes) -> None:
