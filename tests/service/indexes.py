@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from acms.config import Settings
+from acms.errors import StoreMissing
 from acms.service.index_run import IndexReport, index_project
 from acms.service.progress import Progress
 from acms.store.oxigraph import OxigraphStore
@@ -34,8 +35,12 @@ def graph(root: Path) -> set[str]:
 
 
 def reader_sees_files(root: Path) -> bool:
-    """Whether a reader opening the index now sees any file (it reads a pending run's checkpoint)."""
-    store = OxigraphStore(root / ".acms" / "graph", read_only=True)
+    """Whether a reader opening the index now sees any file (it reads a pending run's checkpoint); a
+    first index that never finished is no index to it (``StoreMissing``)."""
+    try:
+        store = OxigraphStore(root / ".acms" / "graph", read_only=True)
+    except StoreMissing:
+        return False
     try:
         return store.ask("ASK { GRAPH ?g { ?f a uko:File } }")
     finally:
