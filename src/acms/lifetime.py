@@ -14,21 +14,19 @@ into the index's cache directory after the next run has cleared it.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import multiprocessing
 import os
 import select
 import signal
 import sys
 import threading
 import time
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.context import BaseContext
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from acms.errors import StoreError
+
+if TYPE_CHECKING:  # imported where used: the read path opens sessions (``starting_helper``) and starts no helper
+    from concurrent.futures import Future
+    from multiprocessing.context import BaseContext
 
 T = TypeVar("T")
 
@@ -38,6 +36,8 @@ __all__ = ["die_with", "die_with_parent", "helper_result", "pool_context", "star
 def pool_context() -> BaseContext:
     """Where acms' worker pools start their processes: the forkserver (fork is unsafe beside the store's
     threads), spawn where there is none. Each pool's initializer calls ``die_with`` its owner."""
+    import multiprocessing
+
     return multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
 
 
@@ -46,12 +46,16 @@ def starting_helper() -> bool:
     script again before its task (spawn and the forkserver do this on every platform for a script run by
     path): an acms call made there is the parent's own, repeated by a script without an
     ``if __name__ == "__main__":`` guard. It would wait for the index lock its parent holds, for good."""
-    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+    process = sys.modules.get("multiprocessing.process")  # a helper being started has imported it
+    return process is not None and bool(getattr(process.current_process(), "_inheriting", False))
 
 
 def die_with_parent() -> None:
     """Linux: the kernel sends this process SIGKILL when its parent dies; elsewhere nothing."""
     try:
+        import ctypes
+        import ctypes.util
+
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -89,6 +93,8 @@ def _poll(pid: int) -> None:
 def helper_result(future: Future[T], what: str) -> T:
     """``future.result()`` of a pool's helper; one that ended abruptly (killed, out of memory, unable to
     start) is a ``StoreError`` saying so, where the pool raised ``BrokenProcessPool``."""
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         return future.result()
     except BrokenProcessPool:
