@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # imported where used: the read path opens sessions (``starti
 
 T = TypeVar("T")
 
-__all__ = ["die_with", "die_with_parent", "helper_result", "pool_context", "starting_helper"]
+__all__ = ["die_with", "die_with_parent", "helper_result", "helper_start", "pool_context", "starting_helper"]
 
 
 def pool_context() -> BaseContext:
@@ -60,6 +60,19 @@ def die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+def helper_start(owner: int) -> None:
+    """What every pool's helper does first: end with ``owner`` (``die_with``), and collect cycles rarely,
+    as the index process does (``memory.collecting_rarely``): a helper's texts, ASTs and triples are freed
+    by reference counting, and at CPython's default thresholds the collector took ~9 % of an extraction
+    worker's CPU for nothing (docs/DESIGN.md)."""
+    import gc
+
+    from acms.memory import RARE_THRESHOLDS
+
+    die_with(owner)
+    gc.set_threshold(*RARE_THRESHOLDS)
 
 
 def die_with(pid: int) -> None:

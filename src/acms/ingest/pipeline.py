@@ -6,7 +6,6 @@ strings them together is :class:`acms.service.index_run.IndexRun`.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import os
 import subprocess
@@ -23,8 +22,7 @@ from acms.ingest.extractors import extract
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.walker import ListedFile, Listing, SkipReason, language_for, read_source
-from acms.lifetime import die_with, helper_result, pool_context
-from acms.memory import RARE_THRESHOLDS
+from acms.lifetime import helper_result, helper_start, pool_context
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
@@ -91,7 +89,7 @@ def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> 
     size = max(16, len(sources) // (workers * 8))
     chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
     ctx = pool_context()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_extractor, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=helper_start, initargs=(os.getpid(),)) as pool:
         for future in [pool.submit(extract_chunk, chunk, all_paths, window) for chunk in chunks]:
             yield from helper_result(future, "a worker extracting the files")
 
@@ -113,19 +111,9 @@ def _init_worker(all_paths: set[str], window: int, owner: int) -> None:
     """``owner``: the process whose pool this is; the worker ends with it (a ``kill -9`` of ``acms index``
     left the pool's forkserver and workers idle forever, :mod:`acms.lifetime`)."""
     _WORKER["paths"], _WORKER["window"] = all_paths, window
-    _init_extractor(owner)
+    helper_start(owner)
     if hasattr(os, "nice"):  # POSIX
         os.nice(WORKER_NICENESS)
-
-
-def _init_extractor(owner: int) -> None:
-    """Any extraction worker: it ends with ``owner``, and collects cycles rarely. Its ASTs, fragments and
-    triples are freed by reference counting; at the default thresholds the collector still ran ~20 full
-    collections a 900 files, ~9 % of the worker's CPU (900 standard library files read, scrubbed,
-    extracted and counted, three pairs of runs: 7.04 / 7.15 / 6.50 s → 6.28 / 6.57 / 5.85 s; peak RSS
-    114 MB both), as the index process's own ``collecting_rarely`` found for it."""
-    die_with(owner)
-    gc.set_threshold(*RARE_THRESHOLDS)
 
 
 Counted = tuple[Extraction | None, list[FragmentSpec], list[int]]  # a file's extraction, fragments, their tokens

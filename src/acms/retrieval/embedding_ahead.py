@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from acms.lifetime import die_with, helper_result, pool_context
+from acms.lifetime import helper_result, helper_start, pool_context
 
 __all__ = ["AHEAD_FROM", "EmbeddingAhead", "Folded", "fit_ahead", "fold_ahead"]
 
@@ -129,7 +129,7 @@ class EmbeddingAhead:
         from acms.retrieval import embedding_store
 
         # the fit, then the folding in a fresh process; neither outlives this one (a kill -9)
-        self._pool = ProcessPoolExecutor(max_workers=1, mp_context=pool_context(), initializer=die_with,
+        self._pool = ProcessPoolExecutor(max_workers=1, mp_context=pool_context(), initializer=helper_start,
                                          initargs=(os.getpid(),), max_tasks_per_child=1)
         out.mkdir(parents=True, exist_ok=True)
         self._fitted = self._pool.submit(fit_ahead, spill, out, dimensions, embedding_store.FIT_SAMPLE)

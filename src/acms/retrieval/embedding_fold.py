@@ -24,7 +24,7 @@ from types import TracebackType
 import numpy as np
 
 from acms.embeddings.base import EmbeddingProvider
-from acms.lifetime import die_with, pool_context
+from acms.lifetime import helper_start, pool_context
 
 __all__ = ["WORKER_FROM", "Folder"]
 
@@ -36,7 +36,7 @@ _WORKER: dict[str, object] = {}
 def _init(model: object, owner: int) -> None:
     from acms.embeddings.lsa import LsaProvider
 
-    die_with(owner)  # not left folding after a kill -9 of the indexing process
+    helper_start(owner)  # not left folding after a kill -9 of the indexing process
     _WORKER["provider"] = LsaProvider(model)  # type: ignore[arg-type]
 
 
