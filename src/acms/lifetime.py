@@ -1,7 +1,9 @@
-"""Helper processes that die with the process that started them.
+"""Helper processes that die with the process that started them, and whose death fails the run at once.
 
 Why: ``kill -9`` of ``acms index`` must not leave a child writing into the index, or a worker writing
-into the index's cache directory after the next run has cleared it.
+into the index's cache directory after the next run has cleared it; a helper that dies (the OOM
+killer) must not leave ``acms index`` waiting for its result; a script that calls acms again inside a
+helper (no ``__main__`` guard) must be told so, not wait for its parent's lock.
 
 - A child the indexing process starts itself asks the kernel for SIGKILL when its parent dies
   (``PR_SET_PDEATHSIG``, Linux; elsewhere nothing): ``die_with_parent``.
@@ -9,7 +11,10 @@ into the index's cache directory after the next run has cleared it.
   the forkserver outlives the process that started it as long as one of its workers runs (each holds
   the end of the pipe whose closing would stop it). A long task would run on, so the worker watches
   the starting process itself: ``die_with(pid)`` (a thread waiting on the process's pidfd on Linux,
-  polling elsewhere).
+  polling elsewhere), from ``helper_start``, every pool's initializer.
+- Every pool is a ``concurrent.futures`` one, which breaks when a helper dies; ``helper_result`` turns
+  that into a ``StoreError``. ``starting_helper`` tells a session it is being opened by the script's
+  re-run inside a helper that is starting.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ __all__ = ["die_with", "die_with_parent", "helper_result", "helper_start", "pool
 
 def pool_context() -> BaseContext:
     """Where acms' worker pools start their processes: the forkserver (fork is unsafe beside the store's
-    threads), spawn where there is none. Each pool's initializer calls ``die_with`` its owner."""
+    threads), spawn where there is none. Each pool's initializer is ``helper_start``."""
     import multiprocessing
 
     return multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
