@@ -208,3 +208,19 @@ def test_readers_of_a_first_index_that_did_not_finish_say_so(sample_project: Pat
     assert code == 0, err
     code, out, _ = run("search", "parse header", "-C", str(sample_project))
     assert code == 0 and "parse_header" in out
+
+
+def test_a_command_asked_for_json_prints_its_error_as_the_v0_envelope(tmp_path: Path) -> None:
+    """An agent reading `--json` output gets the error where it reads (stdout, parseable): its code, whether
+    a retry can help and what to do; the one-line message still goes to stderr, the exit code is the same."""
+    (tmp_path / "a.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    for args in (["search", "f", "--json"], ["assemble", "what does f return", "--format", "json"],
+                 ["stats", "--json"]):
+        code, out, err = run(*args, "-C", str(tmp_path))
+        assert code == 4, (args, out, err)
+        error = json.loads(out)["error"]
+        assert error["code"] == "STORE_MISSING" and error["retriable"] is False, args
+        assert error["options"][0]["action"] == "run_index" and "acms index" in error["message"]
+        assert err.startswith("acms: error: no index at")
+    code, out, err = run("search", "f", "-C", str(tmp_path))  # without --json: stderr only, as before
+    assert code == 4 and out == "" and "no index at" in err

@@ -153,7 +153,9 @@ def _check_arguments(kwargs: dict[str, Any]) -> None:
 
 
 def boundary(func: F) -> F:
-    """Turn AcmsError into a one-line message and its exit code; nothing else is swallowed."""
+    """Turn AcmsError into a one-line message and its exit code; nothing else is swallowed. A command
+    asked for JSON (``--json``, ``--format json``) also prints the error as the v0 error envelope on
+    stdout, where its machine reader looks (code, message, whether a retry can help, what to do)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -161,6 +163,10 @@ def boundary(func: F) -> F:
             _check_arguments(kwargs)
             return func(*args, **kwargs)
         except AcmsError as exc:
+            if kwargs.get("as_json") or kwargs.get("fmt") == "json":
+                from acms.assembly.protocol import envelope_for
+
+                echo_json(envelope_for(exc, request_id=""))
             click.echo(f"acms: error: {exc.message}", err=True)
             for line in getattr(exc, "report", [])[:50]:
                 click.echo(f"  {line}", err=True)
