@@ -118,3 +118,23 @@ def test_an_index_run_removes_what_a_killed_builder_left_in_its_cache(tmp_path: 
         report = index.index()  # nothing changed: no cache is rebuilt, the run still sweeps
     assert report.files_indexed == 0
     assert sorted(p.name for p in cache.iterdir()) == before
+
+
+def test_a_reader_that_builds_nothing_clears_what_a_killed_builder_left(tmp_path: Path) -> None:
+    """A reader killed while rebuilding a cache that another reader then finished: the next command only
+    loads the caches, and still removes the dead builder's directory."""
+    import shutil
+
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "sample_project", root, ignore=shutil.ignore_patterns(".acms"))
+    with Index.open(root) as index:
+        index.index()
+    cache = root / ".acms" / "cache"
+    before = sorted(p.name for p in cache.iterdir())
+    proc, scratch = _builder(cache)
+    _killed(proc)
+    with Index.open(root, mode="read") as index:
+        assert index.search("parse header", k=1).hits
+    assert not scratch.exists()
+    assert sorted(p.name for p in cache.iterdir()) == before
+

@@ -37,7 +37,8 @@ class Scratch:
 
     ``swap_into(target)`` makes it ``target``; ``discard()`` removes it. Either releases the lock; an
     object dropped without either releases it when collected, and the next :func:`sweep` (the next
-    scratch directory made beside it, or the next ``acms index``) removes it.
+    scratch directory made beside it, the next cache loaded beside it, or the next ``acms index``)
+    removes it.
     """
 
     def __init__(self, parent: Path, name: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from acms.index.keyword import KeywordIndex
+from acms.index.scratch import sweep
 from acms.index.vectors import VectorMatrix, decode
 from acms.retrieval.corpus_read import CorpusReader, CorpusRow
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
@@ -105,7 +106,9 @@ class DerivedCaches:
 
     def _saved(self, load: Callable[[Path], _Keyed], directory: Path) -> _Keyed | None:
         """The cache saved in ``directory`` if it is for the current graph state; any unreadable
-        or stale one is simply rebuilt by the caller."""
+        or stale one is simply rebuilt by the caller. What a killed builder left beside it goes first
+        (``index.scratch.sweep``: a listing and a lock try), so a reader that builds nothing clears it too."""
+        sweep(directory.parent)
         try:
             index = load(directory)
         except Exception:  # noqa: BLE001
