@@ -138,3 +138,36 @@ def test_a_reader_that_builds_nothing_clears_what_a_killed_builder_left(tmp_path
     assert not scratch.exists()
     assert sorted(p.name for p in cache.iterdir()) == before
 
+
+def test_a_sweep_while_a_lock_file_is_made_leaves_the_builder_owning_its_directory(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four searches rebuilding caches at once: one's sweep found another's lock file made but not yet
+    locked, removed it, and the directory built beside it was left unowned when its builder was killed."""
+    import subprocess
+    import tempfile
+
+    from acms.index import scratch as scratch_module
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    real, calls = tempfile.mkstemp, []
+
+    def made_then_swept(*args: object, **kwargs: object) -> tuple[int, str]:
+        got = real(*args, **kwargs)  # type: ignore[call-overload]
+        if not calls:
+            calls.append(got)
+            sweep(cache)  # another process's sweep, in the window before this file is locked
+        return got
+
+    monkeypatch.setattr(scratch_module.tempfile, "mkstemp", made_then_swept)
+    built = Scratch(cache, "ranking")
+    monkeypatch.undo()
+    lock = built.path.with_name(built.path.name + ".lock")
+    assert built.path.is_dir() and lock.is_file()
+    other = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                            "from acms.index.scratch import sweep; print(sweep(Path(sys.argv[1])))", str(cache)],
+                           capture_output=True, text=True, timeout=60)
+    assert other.stdout.strip() == "[]" and built.path.is_dir()  # a live builder's: kept
+    built.discard()
+    assert list(cache.iterdir()) == []
+

@@ -29,6 +29,7 @@ __all__ = ["LOCK_SUFFIX", "OLD_SUFFIX", "Scratch", "atomic_directory", "sweep"]
 LOCK_SUFFIX = ".lock"
 OLD_SUFFIX = ".old"  # the cache a swap moved aside, until it is removed
 _TMP = ".tmp-"
+_LOCKING = ".locking"  # a lock file being made (``_locked_file``)
 
 
 class Scratch:
@@ -44,10 +45,8 @@ class Scratch:
     def __init__(self, parent: Path, name: str) -> None:
         parent.mkdir(parents=True, exist_ok=True)
         sweep(parent)  # a builder first removes what dead builders left beside it
-        fd, lock = tempfile.mkstemp(dir=parent, prefix=f".{name}{_TMP}", suffix=LOCK_SUFFIX)
-        self._lock: BinaryIO | None = os.fdopen(fd, "r+b")  # closed when collected: the lock goes with it
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        self._lock_path = Path(lock)
+        self._lock: BinaryIO | None
+        self._lock, self._lock_path = _locked_file(parent, f".{name}{_TMP}")
         self.path = self._lock_path.with_name(self._lock_path.name[: -len(LOCK_SUFFIX)])
         try:
             self.path.mkdir()
@@ -90,6 +89,29 @@ class Scratch:
             self._lock = None
 
 
+def _locked_file(parent: Path, prefix: str) -> tuple[BinaryIO, Path]:
+    """A new lock file under its ``.lock`` name, already locked by this process.
+
+    It is made and locked under another name (``.locking``) and only then linked to its ``.lock`` name:
+    a lock file created and locked in two steps was seen unlocked by a sweep between them (four searches
+    rebuilding caches at once), which removed it, and the directory built beside it was left unowned
+    when its builder was killed. A sweep that removes the ``.locking`` file first makes this try again.
+    """
+    while True:
+        fd, staged = tempfile.mkstemp(dir=parent, prefix=prefix, suffix=_LOCKING)
+        handle = os.fdopen(fd, "r+b")  # closed when collected: the lock goes with it
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock = Path(staged[: -len(_LOCKING)] + LOCK_SUFFIX)
+        try:
+            os.link(staged, lock)  # never over an existing name
+        except (FileNotFoundError, FileExistsError):  # swept before it was locked; a name taken
+            handle.close()
+            Path(staged).unlink(missing_ok=True)
+            continue
+        Path(staged).unlink(missing_ok=True)
+        return handle, lock
+
+
 @contextmanager
 def atomic_directory(target: Path) -> Iterator[Path]:
     """Yield an empty scratch directory beside ``target``; on success it becomes ``target``
@@ -110,30 +132,37 @@ def sweep(directory: Path) -> list[Path]:
     removed: list[Path] = []
     if not directory.is_dir():
         return removed
+    for staged in directory.glob(f".*{_TMP}*{_LOCKING}"):  # a builder killed between making and naming its lock
+        _remove_unlocked(staged, [])
     for lock in directory.glob(f".*{_TMP}*{LOCK_SUFFIX}"):
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
-        except OSError:
-            continue  # gone meanwhile (released), or not ours
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # its builder is at work
-            try:
-                if os.stat(lock).st_ino != os.fstat(fd).st_ino:
-                    continue  # released and made again under the same name meanwhile
-            except FileNotFoundError:
-                continue  # released meanwhile: the directory became a cache
-            stem = lock.with_name(lock.name[: -len(LOCK_SUFFIX)])
-            for path in (stem, stem.with_name(stem.name + OLD_SUFFIX)):
-                if path.exists() or path.is_symlink():
-                    _remove(path)
-                    removed.append(path)
-            lock.unlink(missing_ok=True)
-        finally:
-            os.close(fd)
+        stem = lock.with_name(lock.name[: -len(LOCK_SUFFIX)])
+        removed += _remove_unlocked(lock, [stem, stem.with_name(stem.name + OLD_SUFFIX)])
     return removed
+
+
+def _remove_unlocked(lock: Path, paths: list[Path]) -> list[Path]:
+    """Remove ``paths``, then ``lock``, when no process holds ``lock``; what was removed."""
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return []  # gone meanwhile (released), or not ours
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return []  # its builder is at work
+        try:
+            if os.stat(lock).st_ino != os.fstat(fd).st_ino:
+                return []  # released and made again under the same name meanwhile
+        except FileNotFoundError:
+            return []  # released meanwhile: the directory became a cache
+        gone = [path for path in paths if path.exists() or path.is_symlink()]
+        for path in gone:
+            _remove(path)
+        lock.unlink(missing_ok=True)
+        return gone
+    finally:
+        os.close(fd)
 
 
 def _remove(path: Path) -> None:
