@@ -102,7 +102,9 @@ def test_what_a_killed_builder_left_goes_with_the_next_build_beside_it(tmp_path:
     assert [p.name for p in cache.iterdir()] == ["vectors"]
 
 
-def test_an_index_run_removes_what_a_killed_builder_left_in_its_cache(tmp_path: Path) -> None:
+def _indexed_with_a_dead_builder(tmp_path: Path) -> tuple[Path, Path, list[str], Path]:
+    """The sample project indexed, and a builder killed beside its caches: (root, cache, the cache's
+    names before, the killed builder's directory)."""
     import shutil
 
     root = tmp_path / "project"
@@ -113,6 +115,11 @@ def test_an_index_run_removes_what_a_killed_builder_left_in_its_cache(tmp_path: 
     before = sorted(p.name for p in cache.iterdir())
     proc, scratch = _builder(cache)
     _killed(proc)
+    return root, cache, before, scratch
+
+
+def test_an_index_run_removes_what_a_killed_builder_left_in_its_cache(tmp_path: Path) -> None:
+    root, cache, before, scratch = _indexed_with_a_dead_builder(tmp_path)
     assert scratch.is_dir()
     with Index.open(root) as index:
         report = index.index()  # nothing changed: no cache is rebuilt, the run still sweeps
@@ -123,16 +130,7 @@ def test_an_index_run_removes_what_a_killed_builder_left_in_its_cache(tmp_path: 
 def test_a_reader_that_builds_nothing_clears_what_a_killed_builder_left(tmp_path: Path) -> None:
     """A reader killed while rebuilding a cache that another reader then finished: the next command only
     loads the caches, and still removes the dead builder's directory."""
-    import shutil
-
-    root = tmp_path / "project"
-    shutil.copytree(FIXTURES / "sample_project", root, ignore=shutil.ignore_patterns(".acms"))
-    with Index.open(root) as index:
-        index.index()
-    cache = root / ".acms" / "cache"
-    before = sorted(p.name for p in cache.iterdir())
-    proc, scratch = _builder(cache)
-    _killed(proc)
+    root, cache, before, scratch = _indexed_with_a_dead_builder(tmp_path)
     with Index.open(root, mode="read") as index:
         assert index.search("parse header", k=1).hits
     assert not scratch.exists()
