@@ -93,7 +93,7 @@ def test_plans_decisions_and_superseding(project: Path) -> None:
     finally:
         store.close()
     assert len(frags) == 1
-    assert _triples(project, frags[0]) == {"hot": 0, "warm": 0, "cold": 9}
+    assert _triples(project, frags[0]) == {"hot": 0, "warm": 0, "cold": 7}
 
     # Plans and recorded decisions survive re-indexing.
     (project / "pkg" / "store.py").write_text((project / "pkg" / "store.py").read_text() + "\n\nX = 1\n")

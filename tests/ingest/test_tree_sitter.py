@@ -313,9 +313,10 @@ def test_history_maps_go_hunks_to_go_methods(tmp_path: Path) -> None:
         touched = store.select(f"""SELECT ?q WHERE {{ GRAPH ?g {{ ?c uko:commitHash "{changed}" ; uko:touches ?e }}
                                    GRAPH ?g2 {{ ?e uko:qualifiedName ?q }} }}""")
         assert {r["q"].value for r in touched} == {"geo.shape.Circle.Area"}
-        old = store.select("""SELECT ?q ?lang WHERE { GRAPH ?g { ?v a uko:Version ; uko:qualifiedName ?q ;
-                              uko:hasFragment ?f . ?f uko:language ?lang } }""")
-        assert {(r["q"].value, r["lang"].value) for r in old} == {("geo.shape.Circle.Area", "go")}
+        old = store.select("""SELECT ?q ?path ?text WHERE { GRAPH ?g { ?v a uko:Version ; uko:qualifiedName ?q ;
+                              uko:path ?path ; uko:hasFragment ?f . ?f uko:text ?text } }""")
+        assert [(r["q"].value, r["path"].value) for r in old] == [("geo.shape.Circle.Area", "geo/shape.go")]
+        assert "square(c.R)" in old[0]["text"].value  # the method as it was before the commit
     finally:
         store.close()
 

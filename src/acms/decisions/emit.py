@@ -62,10 +62,8 @@ def decision_quads(minter: IriMinter, data: DecisionData, graph: NamedNode) -> l
     add(fr, UKO.tokenCount, int_lit(count(text)))
     add(fr, UKO.startLine, int_lit(1))
     add(fr, UKO.endLine, int_lit(end))
-    add(fr, UKO.contentHash, lit(digest))
     add(fr, UKO.lod, lit("micro"))
     add(fr, UKO.sourceRef, lit(f"{data.source_ref_path}:1-{end}"))
-    add(fr, UKO.language, lit("markdown"))
     if data.in_file is not None:
         add(fr, UKO.inFile, data.in_file)
     return list(dict.fromkeys(q))

@@ -175,7 +175,6 @@ def emit_file(
             else:
                 add(fs, u.defines, es)
 
-    language = nt_literal(source.language)
     placed: dict[str, tuple[set[str], set[str], set[int], set[int]]] = {}  # micro fragment -> owners, texts, starts, ends
     held: dict[str, tuple[set[str], set[str]]] = {}  # entity -> its micro fragments, its macro ones
     for spec, tokens in zip(fragments, token_counts, strict=True):
@@ -197,11 +196,8 @@ def emit_file(
         add(fr, u.tokenCount, nt_literal(str(tokens), integer))
         add(fr, u.startLine, nt_literal(str(spec.start_line), integer))
         add(fr, u.endLine, nt_literal(str(spec.end_line), integer))
-        add(fr, u.contentHash, nt_literal(digest))
         add(fr, u.lod, nt_literal(spec.lod))
-        add(fr, u.sourceRef, nt_literal(f"{source.path}:{spec.start_line}-{spec.end_line}"))
         add(fr, u.inFile, fs)
-        add(fr, u.language, language)
         out.fragment_count += 1
     # A fragment can repeat (same owner, lod, text and start): keep one copy of each quad.
     out.lines = list(dict.fromkeys(q))
@@ -235,7 +231,7 @@ def _corpus_rows(placed: Mapping[str, tuple[set[str], set[str], set[int], set[in
 # What the ranking index's places are made of, for one file (``search/file-paths.rq``, ``class-fragments``,
 # ``class-outlines`` and ``function-outlines`` over its triples, before the ontology's classes are applied):
 # (file, path) pairs, and per entity that has fragments and a class: (that class, whether it defines a
-# uko:Function, its micro fragments' language (None: not one), its micro fragments, its macro ones).
+# uko:Function, its file's language (None: several), its micro fragments, its macro ones).
 Place = tuple[str, bool, str | None, list[str], list[str]]
 
 

@@ -328,7 +328,6 @@ def _quad_places(quads: list[Quad]) -> emit.Places:
     held: dict[str, list[str]] = {}
     defines: dict[str, list[str]] = {}
     lods: dict[str, str] = {}
-    languages: dict[str, str] = {}
     paths = []
     for q in quads:
         s, p, o = q.subject.value, q.predicate, q.object.value
@@ -340,18 +339,14 @@ def _quad_places(quads: list[Quad]) -> emit.Places:
             defines.setdefault(s, []).append(o)
         elif p == UKO.lod:
             lods[s] = o
-        elif p == UKO.language:
-            languages[s] = o
         elif p == UKO.path:
             paths.append((s, o))
     owners = []
     for owner, frags in sorted(held.items()):
         micro = sorted(f for f in frags if lods.get(f) == "micro")
         nests = any(UKO.Function.value in types.get(inner, ()) for inner in defines.get(owner, ()))
-        spoken = {languages.get(f, "") for f in micro}
-        language = spoken.pop() if len(spoken) == 1 else "" if not spoken else None  # None: several
-        for cls in types.get(owner, ()):
-            owners.append((cls, nests, language, micro, sorted(f for f in frags if lods.get(f) == "macro")))
+        for cls in types.get(owner, ()):  # a decision is no Python function: its language does not count
+            owners.append((cls, nests, "", micro, sorted(f for f in frags if lods.get(f) == "macro")))
     return emit.Places(paths, owners)
 
 

@@ -22,7 +22,6 @@ from pyoxigraph import NamedNode, Quad
 from acms.errors import GitError
 from acms.ingest.emit import int_lit, lit, sha256, time_lit
 from acms.ingest.spans import Span, has_spans, spans_for
-from acms.ingest.walker import language_for
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 from acms.temporal.versions import Update
@@ -366,8 +365,7 @@ def _version(entity: NamedNode, sym: Span, path: str, lines: list[str], c: Commi
         Quad(v, PROV.wasInvalidatedBy, change, g), Quad(v, UKO.hasFragment, fr, g),
         Quad(fr, RDF.type, UKO.Fragment, g), Quad(fr, UKO.text, lit(body), g),
         Quad(fr, UKO.startLine, int_lit(sym.start), g), Quad(fr, UKO.endLine, int_lit(max(sym.start, sym.end)), g),
-        Quad(fr, UKO.contentHash, lit(digest), g), Quad(fr, UKO.lod, lit("micro"), g),
-        Quad(fr, UKO.sourceRef, lit(ref), g), Quad(fr, UKO.language, lit(language_for(path)), g),
+        Quad(fr, UKO.lod, lit("micro"), g),
     ]
     frag_texts.append((fr, body))
     previous = last.get(entity)

@@ -1,7 +1,7 @@
 """Superseded versions: what a re-index replaces goes to the cold tier instead of away.
 
-An entity (or file) is archived only when its content changed: the set of (level of detail, content
-hash) of its fragments differs from the new one, or it is gone. A move alone (new line numbers, same
+An entity (or file) is archived only when its content changed: the set of (level of detail, text) of
+its fragments differs from the new one, or it is gone. A move alone (new line numbers, same
 text) is not a new version. The cold copy is built by two CONSTRUCT rules (``archive-entities``,
 ``archive-fragments``) and validated with the rest of the batch; ``relink-versions`` chains the
 previous version to it, and the new version points at the current entity while one exists.
@@ -29,21 +29,21 @@ class Archive:
 
 
 def fragment_sets(quads: Sequence[Quad]) -> dict[NamedNode, set[tuple[str, str]]]:
-    """owner -> {(lod, content hash)} of the fragments a batch emits."""
+    """owner -> {(lod, text)} of the fragments a batch emits."""
     lod: dict[object, str] = {}
-    digest: dict[object, str] = {}
+    text: dict[object, str] = {}
     owners: dict[object, list[NamedNode]] = {}
     for q in quads:
         if q.predicate == UKO.lod:
             lod[q.subject] = q.object.value
-        elif q.predicate == UKO.contentHash:
-            digest[q.subject] = q.object.value
+        elif q.predicate == UKO.text:
+            text[q.subject] = q.object.value
         elif q.predicate == UKO.hasFragment and isinstance(q.subject, NamedNode):
             owners.setdefault(q.object, []).append(q.subject)
     out: dict[NamedNode, set[tuple[str, str]]] = {}
     for frag, who in owners.items():
         for owner in who:
-            out.setdefault(owner, set()).add((lod.get(frag, ""), digest.get(frag, "")))
+            out.setdefault(owner, set()).add((lod.get(frag, ""), text.get(frag, "")))
     return out
 
 
@@ -54,8 +54,8 @@ def archive(store: GraphStore, replaced_files: list[NamedNode], new_quads: Seque
     if not replaced_files:
         return out
     old: dict[NamedNode, set[tuple[str, str]]] = {}
-    for r in store.select(catalog.text("rules/entity-fragment-hashes"), {"file": replaced_files}):
-        old.setdefault(r["e"], set()).add((r["lod"].value, r["hash"].value))  # type: ignore[arg-type]
+    for r in store.select(catalog.text("rules/entity-fragment-texts"), {"file": replaced_files}):
+        old.setdefault(r["e"], set()).add((r["lod"].value, r["text"].value))  # type: ignore[arg-type]
     new = fragment_sets(new_quads)
     changed = sorted((e for e, frags in old.items() if new.get(e) != frags), key=lambda n: n.value)
     if not changed:
