@@ -231,8 +231,8 @@ def _corpus_rows(placed: Mapping[str, tuple[set[str], set[str], set[int], set[in
 # What the ranking index's places are made of, for one file (``search/file-paths.rq``, ``class-fragments``,
 # ``class-outlines`` and ``function-outlines`` over its triples, before the ontology's classes are applied):
 # (file, path) pairs, and per entity that has fragments and a class: (that class, whether it defines a
-# uko:Function, its file's language (None: several), its micro fragments, its macro ones).
-Place = tuple[str, bool, str | None, list[str], list[str]]
+# uko:Function, its file's language ("" for a decision), its micro fragments, its macro ones).
+Place = tuple[str, bool, str, list[str], list[str]]
 
 
 class Places(NamedTuple):

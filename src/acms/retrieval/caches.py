@@ -238,11 +238,8 @@ class DerivedCaches:
                 wanted = [(kinds, kind) for kind in sorted(of & _CONTAINERS)]  # each micro fragment of the entity:
                 if micro and macro and of & _OUTLINED:
                     wanted += [(outlines, outline) for outline in macro]  # ... its outlines
-                if micro and macro and nests and of & _FUNCTIONS:
-                    if language is None:
-                        return None
-                    if language == "python":
-                        wanted += [(nesting, outline) for outline in macro]
+                if micro and macro and nests and of & _FUNCTIONS and language == "python":
+                    wanted += [(nesting, outline) for outline in macro]
                 for into, value in wanted:
                     if not all(into.setdefault(frag, value) == value for frag in micro):
                         return None  # two values for one fragment: the query's last row would decide
