@@ -6,7 +6,10 @@ run on the same files:
 
 - per size (``--scale 1,2,4``: the library copied 1, 2, 4 times under different roots): wall seconds,
   the ratio to the 1x time, peak RSS of the indexing process, and the floor (read every file and
-  ``ast.parse`` the Python ones, the least any indexer pays) with the wall / floor ratio;
+  ``ast.parse`` the Python ones, the least any indexer pays) with the wall / floor ratio, and the CPU
+  seconds of all acms processes together with their ratio to the same floor (the floor is one core's
+  work; on a shared machine the CPU sum moves less than the wall between runs of the same code, so it
+  is the figure to compare two versions by);
 - per phase, for every size: seconds (phases of a streamed run add up the groups') and each size's
   ratio to the first, with the floors that bound them: read, ``ast.parse``, and tiktoken over every file's text once;
 - the unchanged re-index of the 1x copy;
@@ -45,6 +48,7 @@ import json, os, resource, subprocess, sys, threading, time
 start = time.perf_counter()
 proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 phases, state = {}, {"peak": 0, "tree_peak": 0, "tree": 0}
+cpu = {}  # (pid, start time) -> the most user + system ticks seen: every acms process's CPU, whoever reaps it
 def field(pid, name, where="status"):
     try:
         with open(f"/proc/{pid}/{where}") as f:
@@ -63,8 +67,19 @@ def descendants(pid):
         except OSError:
             pass
     return out
+def ticks(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read().rsplit(")", 1)[1].split()
+        key = (pid, st[19])
+        cpu[key] = max(cpu.get(key, 0), int(st[11]) + int(st[12]))
+    except (OSError, IndexError, ValueError):
+        pass
 def tree():  # every acms process (the index process, its files' child, the extraction workers): PSS, shared pages once
-    return sum(field(p, "Pss:", "smaps_rollup") for p in descendants(proc.pid))
+    pids = descendants(proc.pid)
+    for p in pids:
+        ticks(p)
+    return sum(field(p, "Pss:", "smaps_rollup") for p in pids)
 def watch():  # a phase's peak: the highest sample since the previous phase ended
     err = []
     for line in proc.stderr:
@@ -82,7 +97,8 @@ while proc.poll() is None:
 out = proc.stdout.read(); t.join()
 wall = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"code": proc.returncode, "wall": wall, "peak_kb": peak, "tree_kb": state["tree_peak"],
+print(json.dumps({"code": proc.returncode, "wall": wall, "cpu": sum(cpu.values()) / os.sysconf("SC_CLK_TCK"),
+                  "peak_kb": peak, "tree_kb": state["tree_peak"],
                   "phase_kb": phases, "out": out, "err": state.get("err", "")}))
 """
 
@@ -211,14 +227,14 @@ def main() -> None:
           f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
     print()
     print("| size | files | triples | wall s | vs 1x | peak RSS MB, largest process | peak MB, all processes "
-          "| floor s (read + ast.parse) | wall / floor |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| floor s (read + ast.parse) | wall / floor | CPU s, all processes | CPU / floor |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     base = rows[0][2]["wall"]
     for n, floor, got in rows:
         f = floor["read"] + floor["parse"]
         print(f"| {n}x | {got['report']['files_indexed']:,} | {got['report']['triples_written']:,} | {got['wall']:.1f} "
               f"| {got['wall'] / base:.2f}x | {got['peak_kb'] / 1024:,.0f} | {got['tree_kb'] / 1024:,.0f} | {f:.1f} "
-              f"| {got['wall'] / f:.1f}x |")
+              f"| {got['wall'] / f:.1f}x | {got['cpu']:.1f} | {got['cpu'] / f:.1f}x |")
     assert first is not None
     n, floor, got = rows[0]
     print()
