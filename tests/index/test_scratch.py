@@ -169,3 +169,31 @@ def test_a_sweep_while_a_lock_file_is_made_leaves_the_builder_owning_its_directo
     built.discard()
     assert list(cache.iterdir()) == []
 
+
+
+def test_what_an_older_acms_left_goes_once_it_is_an_hour_old(tmp_path: Path) -> None:
+    """acms before 2026-11-28 built caches without a lock beside them; a kill left these names."""
+    import os
+    import time
+
+    from acms.index.scratch import LEGACY_AGE
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "keyword").mkdir()  # the caches themselves are never touched
+    (cache / "vectors").mkdir()
+    legacy = [cache / ".vectors-k2j4", cache / "vectors.old", cache / ".keyword.old-0a1b2c3d",
+              cache / ".ranking.tmp-x9y8"]
+    for path in legacy:
+        path.mkdir()
+        (path / "rows.npy").write_bytes(b"\0" * 64)
+    mine = Scratch(cache, "keyword")  # this acms's scratch directory: its lock is beside it
+    assert sweep(cache) == []  # all of them changed just now: an older acms may be at work in them
+    stale = time.time() - LEGACY_AGE - 60
+    for path in [*legacy, mine.path, cache / "keyword", cache / "vectors"]:
+        os.utime(path, (stale, stale))
+    assert sorted(sweep(cache)) == sorted(legacy)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(["keyword", "vectors", mine.path.name,
+                                                              mine.path.name + ".lock"])
+    mine.discard()
+    assert sorted(p.name for p in cache.iterdir()) == ["keyword", "vectors"]

@@ -10,7 +10,7 @@ and held locked (``flock``) by its builder until the directory is renamed into p
 drops the lock when its holder dies, however it dies, so :func:`sweep` removes exactly the scratch
 directories (and the cache a two-rename swap had moved aside) whose builder is gone, whoever calls it,
 beside any number of live builders. No process id is compared: none can be reused or belong to
-another PID namespace.
+another PID namespace. What an older acms left (no lock beside it) goes once it is an hour old.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import fcntl
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -137,6 +138,35 @@ def sweep(directory: Path) -> list[Path]:
     for lock in directory.glob(f".*{_TMP}*{LOCK_SUFFIX}"):
         stem = lock.with_name(lock.name[: -len(LOCK_SUFFIX)])
         removed += _remove_unlocked(lock, [stem, stem.with_name(stem.name + OLD_SUFFIX)])
+    return removed + _sweep_legacy(directory)
+
+
+# What acms before 2026-11-28 left when killed while it built a cache: scratch directories without a
+# lock (``.vectors-*``, ``.<name>.tmp-*``) and the cache a swap had moved aside (``vectors.old``,
+# ``.<name>.old-*``). Nothing tells whether such a builder is alive, but none runs for an hour, and this
+# acms never makes these names (its own scratch directory always has its lock beside it).
+LEGACY_AGE = 3600.0  # seconds since the entry last changed
+_LEGACY = (".vectors-*", "*.old", ".*.old-*", f".*{_TMP}*")
+
+
+def _sweep_legacy(directory: Path) -> list[Path]:
+    removed: list[Path] = []
+    now = time.time()
+    for path in {p for pattern in _LEGACY for p in directory.glob(pattern)}:
+        name = path.name
+        if name.endswith((LOCK_SUFFIX, _LOCKING)):
+            continue  # the lock sweep's
+        if _TMP in name:  # this acms's names too: left alone while their lock is there
+            stem = name[: -len(OLD_SUFFIX)] if name.endswith(OLD_SUFFIX) else name
+            if path.with_name(stem + LOCK_SUFFIX).exists():
+                continue
+        try:
+            age = now - path.lstat().st_mtime
+        except FileNotFoundError:
+            continue
+        if age >= LEGACY_AGE:
+            _remove(path)
+            removed.append(path)
     return removed
 
 
