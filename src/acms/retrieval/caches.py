@@ -287,12 +287,17 @@ class _Rows:
         self.head_ends = array("q")  # row i's head is heads[head_ends[i - 1]:head_ends[i]]
         self.firsts, self.counts = array("q"), array("q")
         self._names: dict[str, str] = {}
+        # The last text tokenised as lines start..end of its file: (file, start, its lines, its first
+        # line in the table). A row whose text is a run of those lines (a method after its class, a
+        # nested function after its function) takes them from the table instead of being tokenised
+        # again: no term spans a line break, so its lines' tokens are the same.
+        self._block: tuple[str, int, list[str], int] | None = None
 
     def __len__(self) -> int:
         return len(self.frags)
 
     def add(self, row: CorpusRow, table: TokenTable) -> None:
-        first, count_ = table.add_lines(row.text)
+        first, count_ = self._lines_of(row, table)
         self.frags.append(row.frag)
         self.names.append(None if row.name is None else self._names.setdefault(row.name, row.name))
         self.qns.append(row.qn)
@@ -304,6 +309,19 @@ class _Rows:
         self.head_ends.append(len(self.heads))
         self.firsts.append(first)
         self.counts.append(count_)
+
+    def _lines_of(self, row: CorpusRow, table: TokenTable) -> tuple[int, int]:
+        """(first line in ``table``, number of lines) of the row's text, tokenised only when it is not a
+        run of the lines tokenised last."""
+        block, start, end = self._block, row.start, row.end
+        if block is not None and start is not None and end is not None and row.file == block[0]:
+            file, at, lines, first = block
+            if at <= start and end < at + len(lines) and row.text == "\n".join(lines[start - at : end - at + 1]):
+                return first + start - at, end - start + 1
+        first, count_ = table.add_lines(row.text)
+        if row.file is not None and start is not None and end is not None and end - start + 1 == count_:
+            self._block = (row.file, start, row.text.split("\n"), first)
+        return first, count_
 
     def order(self, full: int, dropped: set[str]) -> list[int]:
         """The rows to use (not the first ``full`` rows of a fragment in ``dropped``), sorted by fragment
