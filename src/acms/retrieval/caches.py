@@ -315,7 +315,7 @@ class _Rows:
         run of the lines tokenised last."""
         block, start, end = self._block, row.start, row.end
         if block is not None and start is not None and end is not None and row.file == block[0]:
-            file, at, lines, first = block
+            _, at, lines, first = block
             if at <= start and end < at + len(lines) and row.text == "\n".join(lines[start - at : end - at + 1]):
                 return first + start - at, end - start + 1
         first, count_ = table.add_lines(row.text)
