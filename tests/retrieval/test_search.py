@@ -103,8 +103,8 @@ def test_migration_replaces_vectors_and_interruption_keeps_old(project: Path, mo
     vectors_before = sorted(str(q) for q in store.raw.quads_for_pattern(None, None, None, None) if "vector" in str(q.predicate))
     real = embedding_store._embed_rows
 
-    def interrupted(provider, rows, iri, progress=None):  # the provider dies halfway through the corpus
-        real(provider, rows[: len(rows) // 2], iri, progress)
+    def interrupted(provider, rows, progress=None):  # the provider dies halfway through the corpus
+        real(provider, rows[: len(rows) // 2], progress)
         raise ProviderError("connection reset by peer")
 
     monkeypatch.setattr(embedding_store, "_embed_rows", interrupted)

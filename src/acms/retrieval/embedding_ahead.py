@@ -97,11 +97,9 @@ def fold_ahead(spill: Path, out: Path, hot: frozenset[str], batch: int) -> Folde
     from acms.embeddings.lsa import LsaModel, LsaProvider
     from acms.index.vectors import encode
     from acms.retrieval.corpus_spill import read_texts
-    from acms.retrieval.embedding_store import model_iri
     from acms.vocab import TIER_HOT, TIER_WARM, UKO
 
     provider = LsaProvider(LsaModel.load(out / MODEL_DIR))
-    iri = model_iri(provider.model_id)
     batches: list[list[str]] = []
     texts = read_texts(spill)
     with open(out / NQUADS, "wb") as nquads, open(out / ROWS, "wb") as rows:
@@ -111,7 +109,6 @@ def fold_ahead(spill: Path, out: Path, hot: frozenset[str], batch: int) -> Folde
             for (frag, _), vec in zip(chunk, vectors, strict=True):
                 node, g = ox.NamedNode(frag), TIER_HOT if frag in hot else TIER_WARM
                 quads.append(ox.Quad(node, UKO.vector, encode(vec), g))
-                quads.append(ox.Quad(node, UKO.embeddingModel, iri, g))
             nquads.write(ox.serialize(quads, format=ox.RdfFormat.N_QUADS))
             rows.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
             batches.append([frag for frag, _ in chunk])

@@ -102,11 +102,13 @@ def model_iri(model_id: str) -> NamedNode:
     return NamedNode(f"https://w3id.org/acms/model/{model_id}")
 
 
-def model_node(provider: EmbeddingProvider) -> tuple[NamedNode, list[Quad]]:
+def model_node(provider: EmbeddingProvider) -> list[Quad]:
+    """The index's one embedding model (meta graph): every vector of an index is of this model, so a
+    fragment does not name it (73k quads a standard library, never read)."""
     iri = model_iri(provider.model_id)
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     g = GRAPH_META
-    return iri, [
+    return [
         Quad(iri, RDF.type, UKO.EmbeddingModel, g),
         Quad(iri, UKO.modelId, Literal(provider.model_id), g),
         Quad(iri, UKO.dimensions, Literal(str(provider.dimensions), datatype=XSD.integer), g),
@@ -139,7 +141,7 @@ def query_provider(store: GraphStore, settings: Settings, layout: IndexLayout) -
     return provider
 
 
-def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedNode, phases: Phases) -> list[Quad]:
+def _embed_rows(provider: EmbeddingProvider, rows: list[dict], phases: Phases) -> list[Quad]:
     quads: list[Quad] = []
     with phases.phase("embeddings", len(rows)):
         for start in range(0, len(rows), BATCH):
@@ -148,7 +150,6 @@ def _embed_rows(provider: EmbeddingProvider, rows: list[dict], model_iri: NamedN
             for row, vec in zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True):
                 g = row["g"]
                 quads.append(Quad(row["frag"], UKO.vector, encode(vec), g))
-                quads.append(Quad(row["frag"], UKO.embeddingModel, model_iri, g))
             phases.update(start + len(chunk), len(rows))
     return quads
 
@@ -173,7 +174,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         # a model and no vector: a re-index that started over (index_reindex) kept the model; every
         # fragment is new, so they stream with it as a first embedding does, vector cache included
         provider = _kept_provider(model, settings, layout)
-        return _stream_all(store, layout, provider, model.iri, [], phases, t0)
+        return _stream_all(store, layout, provider, [], phases, t0)
     missing = {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
     if not missing:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
@@ -183,7 +184,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
             if (r["frag"].value, r["g"].value) in missing]
     rows.sort(key=lambda r: r["frag"].value)
     provider = _kept_provider(model, settings, layout)
-    quads = _embed_rows(provider, rows, model.iri, phases)
+    quads = _embed_rows(provider, rows, phases)
     store.load(quads)
     return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
 
@@ -214,8 +215,7 @@ def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider
         return _stream_first(store, layout, settings, provider_name, phases, t0, texts)
     rows = store.select(catalog.text("search/corpus"))
     with _provider(provider_name, lambda: [r["text"].value for r in rows], layout, settings, phases) as provider:
-        iri, model_quads = model_node(provider)
-        quads = _embed_rows(provider, rows, iri, phases) + model_quads
+        quads = _embed_rows(provider, rows, phases) + model_node(provider)
         store.replace([(catalog.text("embeddings/drop-vectors.ru"), None)], quads)
     return EmbedReport(provider.model_id, len(rows), time.perf_counter() - t0)
 
@@ -242,12 +242,12 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
         return fit_sample(every, FIT_SAMPLE, seen)
 
     with _provider(provider_name, sample, layout, settings, phases) as provider:
-        iri, model_quads = model_node(provider)
+        model_quads = model_node(provider)
         total = seen[0] or int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)  # not LSA: no sample read
         if not total:
             raise ProviderError("nothing to embed: the index has no fragments")
         rows = None if texts is None else _placed(store, texts)
-        return _stream_all(store, layout, provider, iri, model_quads, phases, t0, total, rows)
+        return _stream_all(store, layout, provider, model_quads, phases, t0, total, rows)
 
 
 def fit_sample(texts: Iterable[tuple[str, str]], size: int, seen: list[int] | None = None) -> list[str]:
@@ -285,7 +285,7 @@ def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, p
     writer: MatrixWriter | None = None
     try:
         provider = LsaProvider(LsaModel.load(staged))
-        iri, model_quads = model_node(provider)
+        model_quads = model_node(provider)
         writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
         total = folded.total
         with phases.phase("embeddings", total):
@@ -318,7 +318,7 @@ def _placed(store: GraphStore, texts: KnownTexts) -> Iterator[tuple[NamedNode, s
         yield NamedNode(frag), text, TIER_HOT if frag in hot else TIER_WARM
 
 
-def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvider, iri: NamedNode,
+def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvider,
                 model_quads: list[Quad], phases: Phases, t0: float, total: int | None = None,
                 rows: Iterable[tuple[NamedNode, str, NamedNode]] | None = None) -> EmbedReport:
     """Fold every searchable fragment (none has a vector) with ``provider`` and bulk-load the vectors
@@ -331,7 +331,7 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
         total = int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
     writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
     try:
-        done = _fold_all(store, provider, iri, phases, total, rows, writer)
+        done = _fold_all(store, provider, phases, total, rows, writer)
         if model_quads:
             store.load(model_quads)
         from acms.retrieval.caches import DerivedCaches
@@ -346,7 +346,7 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
 _FOLDER = "the worker folding the texts into vectors"
 
 
-def _fold_all(store: GraphStore, provider: EmbeddingProvider, iri: NamedNode, phases: Phases, total: int,
+def _fold_all(store: GraphStore, provider: EmbeddingProvider, phases: Phases, total: int,
               rows: Iterable[tuple[NamedNode, str, NamedNode]] | None, writer: MatrixWriter) -> int:
     """``_stream_all``'s folding and loading: the number of fragments done."""
     from acms.retrieval.embedding_fold import Folder
@@ -361,7 +361,6 @@ def _fold_all(store: GraphStore, provider: EmbeddingProvider, iri: NamedNode, ph
             quads = []
             for (frag, _, g), vec in zip(rows, vectors, strict=True):
                 quads.append(Quad(frag, UKO.vector, encode(vec), g))
-                quads.append(Quad(frag, UKO.embeddingModel, iri, g))
             store.load(quads, bulk=True)
             writer.add([frag.value for frag, _, _ in rows], vectors)
             done += len(rows)
