@@ -100,6 +100,13 @@ class IriMinter:
         self.project_slug = slug(project)
         self.base = f"{ID_NS}{self.project_slug}/"
 
+    @classmethod
+    def of_iri(cls, iri: str) -> IriMinter:
+        """The minter of the project that ``iri`` (one this class minted) belongs to: a slug is its own slug."""
+        if not iri.startswith(ID_NS):
+            raise ValueError(f"not an acms IRI: {iri}")
+        return cls(iri[len(ID_NS):].split("/", 1)[0])
+
     def project(self) -> NamedNode:
         return NamedNode(self.base)
 

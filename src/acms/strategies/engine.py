@@ -232,17 +232,46 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
     # Depth: full bodies for the best nodes while they fit in about 60 % of the phase budget.
     body_budget = 0.6 * ctx.budget * phase.share
     used = 0.0
-    out: list[Candidate] = []
+    picks: list[tuple[str, float, dict[str, Term]]] = []
+    unstored: list[tuple[str, dict[str, Term]]] = []  # shown as outlines that are not stored: (node, its body)
     for rank, (node, s) in enumerate(nodes):
         frags = by_entity.get(node, {})
         micro, macro = frags.get("micro"), frags.get("macro")
         cost = len(micro["text"].value) / 4 if micro else 0
-        pick = micro if micro is not None and (rank < 3 or used + cost <= body_budget) else macro or micro
-        if pick is None:
-            continue
-        if pick is micro:
+        if micro is not None and (rank < 3 or used + cost <= body_budget):
             used += cost
-        out.append(_candidate(pick, desc.name, s, why.get(node, "")))
+            picks.append((node, s, micro))
+        elif macro is not None or micro is not None:
+            picks.append((node, s, macro or micro))  # type: ignore[arg-type]
+            if macro is None:
+                unstored.append((node, micro))  # type: ignore[arg-type]
+    outlines = _leaf_outlines(ctx, desc, unstored)
+    return [_candidate(outlines.get(node, pick), desc.name, s, why.get(node, "")) for node, s, pick in picks]
+
+
+def _leaf_outlines(ctx: RunContext, desc: StrategyDescriptor, wanted: list[tuple[str, dict[str, Term]]]
+                   ) -> dict[str, dict[str, Term]]:
+    """Outline rows, made like ``node-fragments.rq``'s, for the functions and methods shown as outlines that
+    have no stored one (``acms.ingest.fragments.stores_outline``): from their signature, doc string and
+    decorators (``node-outlines.rq``), with the IRI ingest would have given the fragment."""
+    from acms.ingest.emit import sha256
+    from acms.ingest.fragments import LEAF_KINDS, leaf_outline
+    from acms.vocab import IriMinter
+
+    kinds = {kind.value for kind in LEAF_KINDS}
+    leaves = {node: row for node, row in wanted if row["kind"].value.rsplit("#", 1)[-1] in kinds}
+    if not leaves:
+        return {}
+    out: dict[str, dict[str, Term]] = {}
+    for r in ctx.searcher.store.select(_query("node-outlines.rq", ctx, desc), {"entity": [NamedNode(n) for n in sorted(leaves)]}):
+        node = r["entity"].value
+        micro = leaves[node]
+        decorators = r["decorators"].value.split("\n") if "decorators" in r and r["decorators"].value else []
+        text = leaf_outline(r["signature"].value if "signature" in r else "", decorators,
+                            r["doc"].value if "doc" in r else None)
+        start = int(micro["start"].value)
+        frag = IriMinter.of_iri(node).fragment(NamedNode(node), "macro", sha256(text), start)
+        out[node] = {**micro, "frag": frag, "lod": Literal("macro"), "text": Literal(text)}
     return out
 
 
