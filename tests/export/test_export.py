@@ -59,7 +59,7 @@ def test_rdf_round_trips(project: Path, fmt: str, parser: str) -> None:
     for s, p, o, _ in parsed.quads((None, None, None, None)):
         merged.add((s, p, o))
     want = expected_graph(project)
-    assert len(merged) == len(want) > 500
+    assert len(merged) == len(want) > 400
     assert isomorphic(merged, want)
 
 
@@ -161,6 +161,6 @@ def test_progress_reports_the_export_phase(project: Path) -> None:
     lines = [line for line in err.splitlines() if line.startswith("acms: export")]
     assert code == 0 and len(lines) == 1 and " done (" in lines[0]
     done, total = lines[0].split()[2].split("/")
-    assert int(done) == int(total) > 500
+    assert int(done) == int(total) > 400
     code, _, err = export(project, "--format", "nquads", "--quiet")
     assert code == 0 and "acms: export" not in err

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.ingest.emit import A, int_lit, lit, sha256, time_lit
-from acms.tokens import count
 from acms.vocab import PROV, UKO, IriMinter
 
 
@@ -59,7 +58,6 @@ def decision_quads(minter: IriMinter, data: DecisionData, graph: NamedNode) -> l
     add(d, UKO.hasFragment, fr)
     add(fr, A, UKO.Fragment)
     add(fr, UKO.text, lit(text))
-    add(fr, UKO.tokenCount, int_lit(count(text)))
     add(fr, UKO.startLine, int_lit(1))
     add(fr, UKO.endLine, int_lit(end))
     add(fr, UKO.lod, lit("micro"))

@@ -91,7 +91,6 @@ def emit_file(
     source: SourceFile,
     ext: Extraction | None,
     fragments: list[FragmentSpec],
-    token_counts: list[int],
     graph: NamedNode,
     generated_at: str,
     secrets: dict[str, int] | None = None,
@@ -177,7 +176,7 @@ def emit_file(
 
     placed: dict[str, tuple[set[str], set[str], set[int], set[int]]] = {}  # micro fragment -> owners, texts, starts, ends
     held: dict[str, tuple[set[str], set[str]]] = {}  # entity -> its micro fragments, its macro ones
-    for spec, tokens in zip(fragments, token_counts, strict=True):
+    for spec in fragments:
         owner = owners[spec.owner]
         digest = sha256(spec.text)
         frag = minter.fragment(owner, spec.lod, digest, spec.start_line)
@@ -193,7 +192,6 @@ def emit_file(
         add(str(owner), u.hasFragment, fr)
         add(fr, a, u.Fragment)
         add(fr, u.text, nt_literal(spec.text))
-        add(fr, u.tokenCount, nt_literal(str(tokens), integer))
         add(fr, u.startLine, nt_literal(str(spec.start_line), integer))
         add(fr, u.endLine, nt_literal(str(spec.end_line), integer))
         add(fr, u.lod, nt_literal(spec.lod))

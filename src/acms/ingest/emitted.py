@@ -52,11 +52,11 @@ class EmittedFile:
 
 
 def emit_and_check(settings: EmitSettings, source: SourceFile, ext: Extraction | None, frags: list[FragmentSpec],
-                   counts: list[int], secrets: dict[str, int] | None) -> EmittedFile:
+                   secrets: dict[str, int] | None) -> EmittedFile:
     t0 = time.perf_counter()
     minter = settings.minter
     graph = NamedNode(settings.graph)
-    batch = emit.emit_file(minter, source, ext, frags, counts, graph, settings.generated_at, secrets=secrets)
+    batch = emit.emit_file(minter, source, ext, frags, graph, settings.generated_at, secrets=secrets)
     data = batch.nquads()
     t1 = time.perf_counter()
     violations = _check(batch.lines, graph, minter.project())

@@ -75,11 +75,14 @@ def read_sources(listing: Listing, skipped: dict[str, list[str]], secrets_remove
 PARALLEL_MIN_FILES = 64
 
 
-def extract_chunk(chunk: list[SourceFile], all_paths: set[str], window: int) -> list[tuple[Extraction | None, list[FragmentSpec]]]:
+Extracted = tuple[Extraction | None, list[FragmentSpec]]  # a file's extraction and fragments
+
+
+def extract_chunk(chunk: list[SourceFile], all_paths: set[str], window: int) -> list[Extracted]:
     return [extract(source, all_paths, window) for source in chunk]
 
 
-def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> Iterator[tuple[Extraction | None, list[FragmentSpec]]]:
+def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> Iterator[Extracted]:
     """Parse in worker processes when there is enough work: ast is CPU-bound and holds the GIL."""
     workers = min(os.cpu_count() or 1, 4)
     if len(sources) < PARALLEL_MIN_FILES or workers < 2:
@@ -116,32 +119,19 @@ def _init_worker(all_paths: set[str], window: int, owner: int) -> None:
         os.nice(WORKER_NICENESS)
 
 
-Counted = tuple[Extraction | None, list[FragmentSpec], list[int]]  # a file's extraction, fragments, their tokens
-
-
-def extract_and_count(chunk: list[SourceFile], all_paths: set[str], window: int) -> list[Counted]:
-    """Extract the files and count their fragments' tokens (tiktoken), in one go: in a pool worker
-    both run beside the writer, which is the busy process of a streamed index."""
-    from acms.tokens import count_many
-
-    extracted = extract_chunk(chunk, all_paths, window)
-    counts = iter(count_many([spec.text for _, frags in extracted for spec in frags]))
-    return [(ext, frags, [next(counts) for _ in frags]) for ext, frags in extracted]
-
-
-def _extract_in_worker(chunk: list[SourceFile]) -> list[Counted]:
-    return extract_and_count(chunk, _WORKER["paths"], _WORKER["window"])  # type: ignore[arg-type]
+def _extract_in_worker(chunk: list[SourceFile]) -> list[Extracted]:
+    return extract_chunk(chunk, _WORKER["paths"], _WORKER["window"])  # type: ignore[arg-type]
 
 
 @dataclass
 class ReadGroup:
-    """A group of listed files read (secrets scrubbed), extracted and counted: what ``read_sources`` and
-    ``extract_and_count`` give, with the skipped paths and removed secrets they reported."""
+    """A group of listed files read (secrets scrubbed) and extracted: what ``read_sources`` and
+    ``extract_chunk`` give, with the skipped paths and removed secrets they reported."""
 
     sources: list[SourceFile] = field(default_factory=list)
     skipped: dict[str, list[str]] = field(default_factory=dict)
     secrets_removed: dict[str, dict[str, int]] = field(default_factory=dict)
-    counted: list[Counted] = field(default_factory=list)
+    extracted: list[Extracted] = field(default_factory=list)
     emitted: list[EmittedFile] | None = None  # each source's triples, when emitted where it was read
 
     def merge(self, other: ReadGroup) -> None:
@@ -149,26 +139,26 @@ class ReadGroup:
         for reason, paths in other.skipped.items():
             self.skipped.setdefault(reason, []).extend(paths)
         self.secrets_removed.update(other.secrets_removed)
-        self.counted += other.counted
+        self.extracted += other.extracted
         if other.emitted is not None:
             self.emitted = (self.emitted or []) + other.emitted
 
 
 def read_and_extract(files: list[ListedFile], all_paths: set[str], window: int, max_file_bytes: int | None,
                      keep_secrets: bool, emitting: EmitSettings | None = None) -> ReadGroup:
-    """Read, scrub, extract and count one group of files (in a pool worker, beside the writer);
+    """Read, scrub and extract one group of files (in a pool worker, beside the writer);
     ``emitting``: emit and validate them too (:mod:`acms.ingest.emitted`), and keep of each extraction
     only what linking reads."""
     got = ReadGroup()
     listing = Listing(Path("."), files, {}, False)
     got.sources = read_sources(listing, got.skipped, got.secrets_removed, max_file_bytes, keep_secrets)
-    got.counted = extract_and_count(got.sources, all_paths, window)
+    got.extracted = extract_chunk(got.sources, all_paths, window)
     if emitting is not None:
         from acms.ingest.emitted import emit_and_check
 
-        got.emitted = [emit_and_check(emitting, source, ext, frags, counts, got.secrets_removed.get(source.path))
-                       for source, (ext, frags, counts) in zip(got.sources, got.counted, strict=True)]
-        got.counted = [(None if ext is None else slim(ext), [], []) for ext, _, _ in got.counted]
+        got.emitted = [emit_and_check(emitting, source, ext, frags, got.secrets_removed.get(source.path))
+                       for source, (ext, frags) in zip(got.sources, got.extracted, strict=True)]
+        got.extracted = [(None if ext is None else slim(ext), []) for ext, _ in got.extracted]
         got.sources = [dataclasses.replace(source, text="") for source in got.sources]
     return got
 
@@ -194,7 +184,7 @@ class ExtractorPool:
     """Extraction on every core for a whole run: one process pool, the listed paths sent once per worker,
     each at ``WORKER_NICENESS`` below the caller.
 
-    ``submit(sources)`` starts the sources' ``(Extraction, fragments, token counts)``, in order, so the
+    ``submit(sources)`` starts the sources' ``(Extraction, fragments)``, in order, so the
     caller can hand in the next group of files while it emits and writes the previous one (the
     streaming first index). Few files, or one core, extract in this process instead.
     """
@@ -219,7 +209,7 @@ class ExtractorPool:
     def submit(self, sources: list[SourceFile]) -> Extracting:
         """Start extracting ``sources``; ``.result()`` waits for them (in order)."""
         if self._pool is None or len(sources) < 2:
-            return Extracting([], extract_and_count(sources, self.all_paths, self.window))
+            return Extracting([], extract_chunk(sources, self.all_paths, self.window))
         size = max(1, -(-len(sources) // (self.workers * 2)))
         return Extracting([self._pool.submit(_extract_in_worker, sources[i : i + size])
                            for i in range(0, len(sources), size)])
@@ -227,7 +217,7 @@ class ExtractorPool:
 
     def submit_files(self, files: list[ListedFile], max_file_bytes: int | None, keep_secrets: bool,
                      emitting: EmitSettings | None = None) -> Reading:
-        """Start reading, scrubbing, extracting and counting ``files`` (and emitting and validating them,
+        """Start reading, scrubbing and extracting ``files`` (and emitting and validating them,
         with ``emitting``); ``.result()`` waits for them."""
         if self._pool is None or len(files) < 2:
             return Reading([], read_and_extract(files, self.all_paths, self.window, max_file_bytes, keep_secrets,
@@ -256,10 +246,10 @@ class Reading:
 class Extracting:
     """The extraction of one group of files, running in the pool (or done already)."""
 
-    def __init__(self, parts: list[Future[list[Counted]]], done: list[Counted] | None = None) -> None:
+    def __init__(self, parts: list[Future[list[Extracted]]], done: list[Extracted] | None = None) -> None:
         self._parts, self._done = parts, done
 
-    def result(self) -> list[Counted]:
+    def result(self) -> list[Extracted]:
         if self._done is None:
             self._done = [r for part in self._parts for r in helper_result(part, "a worker extracting the files")]
             self._parts = []

@@ -1,4 +1,4 @@
-"""The index run: list → read → diff → parse → tokenize → emit → rules → versions → validate → store,
+"""The index run: list → read → diff → parse → emit → rules → versions → validate → store,
 then history, tiers, the secrets policy, embeddings and caches; one object (``IndexRun``) carries the
 settings, the IRI minter, the timings, the progress reporter and the transaction plan.
 
@@ -60,13 +60,11 @@ from acms.store.layout import IndexLayout
 from acms.store.oxigraph import ontology_quads
 from acms.store.protocol import Bindings, GraphStore
 from acms.temporal import git_history, tiers, versions
-from acms.tokens import count_many
 from acms.validation.batch import check_batch, describe, quarantine_warning, rejection, split_by_file
 from acms.vocab import GRAPH_META, GRAPH_ONTOLOGY, PROV, TIER_WARM, UKO, IriMinter
 
 __all__ = ["IndexReport", "IndexRun", "index_project"]
 
-TOKENIZE_CHUNK = 2000  # fragments counted between two progress updates
 
 
 @dataclass
@@ -256,21 +254,12 @@ class IndexRun:
                 specs[source.path] = frags
                 self.progress.update(i + 1)
 
-        flat = [spec.text for source in changed for spec in specs[source.path]]
-        with self.phase("tokenizing", len(flat)):
-            token_counts: list[int] = []
-            for start in range(0, len(flat), TOKENIZE_CHUNK):
-                token_counts += count_many(flat[start : start + TOKENIZE_CHUNK])
-                self.progress.update(len(token_counts))
-        counts = iter(token_counts)
-
         with self.phase("emitting", len(changed)):
             emitted: dict[str, emit.FileBatch] = {}
             for i, source in enumerate(changed):
-                frags = specs[source.path]
                 emitted[source.path] = emit.emit_file(
-                    self.minter, source, extractions.get(source.path), frags, [next(counts) for _ in frags],
-                    TIER_WARM, self.generated_at, secrets=report.secrets_removed.get(source.path),
+                    self.minter, source, extractions.get(source.path), specs[source.path], TIER_WARM,
+                    self.generated_at, secrets=report.secrets_removed.get(source.path),
                 )
                 self.progress.update(i + 1)
         checks = list(ontology_rules.all_checks(self.extensions)) if self.extensions else None

@@ -1,4 +1,4 @@
-"""A first index, streamed: files are read, scrubbed, extracted and token-counted (in a process pool),
+"""A first index, streamed: files are read, scrubbed and extracted (in a process pool),
 emitted, validated and written group by group,
 so peak memory is flat in the size of the project (issue 14: a whole-batch first index of the standard
 library peaked at 4.5 GB, and 4x the standard library would have needed ~18 GB).
@@ -47,7 +47,7 @@ from acms.decisions.ingest import AdrBatch, adr_batch
 from acms.ingest import emit
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.emitted import EmitSettings, EmittedFile
-from acms.ingest.pipeline import Counted, ExtractorPool, Reading, ReadGroup, slim
+from acms.ingest.pipeline import Extracted, ExtractorPool, Reading, ReadGroup, slim
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.memory import release_freed
@@ -144,7 +144,7 @@ def _stream(run: IndexRun, listing: Listing, reindex: StreamedReindex | None, sp
                     here = None if any(is_adr_path(f.path) for f in group) else emitting
                     pending.append(pool.submit_files(group, settings.max_file_bytes, settings.store_secrets, here))
             if len(pending) > (GROUPS_AHEAD if group is not None else 0):
-                with run.timed("reading"):  # reading, scrubbing, parsing and tokenizing, in the workers: waited for here
+                with run.timed("reading"):  # reading, scrubbing and parsing, in the workers: waited for here
                     got = pending.popleft().result()
                 for reason, paths in got.skipped.items():
                     report.skipped.setdefault(reason, []).extend(paths)
@@ -153,7 +153,7 @@ def _stream(run: IndexRun, listing: Listing, reindex: StreamedReindex | None, sp
                 if got.emitted is not None:
                     _write_emitted(run, got, promised, code, symbols, written, spill)
                 else:
-                    _write_group(run, got.sources, got.counted, all_paths, checks, promised, code, symbols, written,
+                    _write_group(run, got.sources, got.extracted, all_paths, checks, promised, code, symbols, written,
                                  reindex, spill)
                 done += len(got.sources) + sum(len(p) for p in got.skipped.values())
                 progress.update(done)
@@ -196,7 +196,7 @@ def _stream(run: IndexRun, listing: Listing, reindex: StreamedReindex | None, sp
         store.flush()
 
 
-def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted], all_paths: set[str],
+def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Extracted], all_paths: set[str],
                  checks: list | None, promised: list[tuple[NamedNode, NamedNode]], code: dict[str, Extraction],
                  symbols: dict[str, tuple[NamedNode, str]], written: list[str],
                  reindex: StreamedReindex | None = None, spill: SpillWriter | None = None) -> None:
@@ -205,13 +205,13 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Counted
     batches: dict[str, emit.FileBatch] = {}
     extractions: dict[str, Extraction] = {}
     with run.timed("emitting"):
-        for source, (ext, frags, counts) in zip(sources, results, strict=True):
+        for source, (ext, frags) in zip(sources, results, strict=True):
             if ext is not None:
                 extractions[source.path] = ext
                 if ext.parse_error:
                     report.parse_errors[source.path] = ext.parse_error
             batches[source.path] = emit.emit_file(
-                run.minter, source, ext, frags, counts, TIER_WARM, run.generated_at,
+                run.minter, source, ext, frags, TIER_WARM, run.generated_at,
                 secrets=report.secrets_removed.get(source.path),
             )
         adrs = adr_batch(store, run.minter, sources, all_paths, TIER_WARM, run.generated_at)
@@ -269,7 +269,7 @@ def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode
     assert got.emitted is not None
     kept: list[tuple[SourceFile, Extraction | None, EmittedFile]] = []
     quarantined: list[str] = []
-    for source, (ext, _, _), done in zip(got.sources, got.counted, got.emitted, strict=True):
+    for source, (ext, _), done in zip(got.sources, got.extracted, got.emitted, strict=True):
         for phase, seconds in done.seconds.items():
             key = f"{phase} (per file)"  # where the file was read: a pool worker, or here for a small project
             report.timings[key] = report.timings.get(key, 0.0) + seconds

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import Literal, NamedNode
 
-from acms.tokens import count
 from acms.vocab import FN, XSD
 
 
@@ -70,10 +69,19 @@ def functions(tables: ScoreTables) -> Mapping[NamedNode, Callable[..., Literal |
     def rank_reason(frag: object) -> Literal:
         return Literal(tables.rank_reason.get(getattr(frag, "value", ""), ""))
 
-    def token_count(text: object) -> Literal | None:
-        if not isinstance(text, Literal):
-            return None
-        return Literal(str(count(text.value)), datatype=XSD.integer)
-
     return {FN.keywordScore: keyword_score, FN.vectorScore: vector_score, FN.rankScore: rank_score,
-            FN.rankReason: rank_reason, FN.tokenCount: token_count}
+            FN.rankReason: rank_reason, **QUERY_FUNCTIONS}
+
+
+def token_count(text: object) -> Literal | None:
+    """``fn:tokenCount(?text)``: a fragment's count is not stored (a function of its text), so any query
+    on the embedded store can count one (``acms sparql``, the endpoint, the strategies)."""
+    from acms.tokens import count  # tiktoken loads when a query counts, not when a store opens
+
+    if not isinstance(text, Literal):
+        return None
+    return Literal(str(count(text.value)), datatype=XSD.integer)
+
+
+#: The functions every query on the embedded store can call: they need nothing of a request.
+QUERY_FUNCTIONS: Mapping[NamedNode, Callable[..., Literal | None]] = {FN.tokenCount: token_count}

@@ -85,7 +85,10 @@ class OxigraphStore:
 
     # ------------------------------------------------------------------ queries
     def _run(self, query: str, bindings: Bindings | None, **kwargs: object) -> object:
+        from acms.sparql.functions import QUERY_FUNCTIONS
+
         text = bind(query, bindings)
+        kwargs["custom_functions"] = {**QUERY_FUNCTIONS, **kwargs.get("custom_functions", {})}  # type: ignore[dict-item]
         start = time.perf_counter()
         try:  # prefixes= rather than PREFIX lines: a syntax error's line:column are those of the caller's text
             return self._store.query(text, prefixes=self.prefixes(), **kwargs)  # type: ignore[arg-type]

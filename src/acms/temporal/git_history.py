@@ -25,7 +25,6 @@ from acms.ingest.spans import Span, has_spans, spans_for
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 from acms.temporal.versions import Update
-from acms.tokens import count_many
 from acms.validation.batch import validate_batch
 from acms.vocab import PROV, RDF, TIER_COLD, UKO, IriMinter
 
@@ -301,7 +300,6 @@ def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, st
 
     g = TIER_COLD
     q: list[Quad] = []
-    frag_texts: list[tuple[NamedNode, str]] = []
     last_version: dict[NamedNode, tuple[NamedNode, str]] = {}  # entity -> (latest version, its end time)
     for i, c in enumerate(commits):
         if progress:
@@ -328,12 +326,10 @@ def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, st
             for qn in sorted(ended):
                 sym = before[qn]
                 entity = minter.code(f.old_path, qn)  # type: ignore[arg-type]
-                q += _version(entity, sym, f.old_path, old_text, c, change, last_version, frag_texts, g)  # type: ignore[arg-type]
+                q += _version(entity, sym, f.old_path, old_text, c, change, last_version, g)  # type: ignore[arg-type]
                 report.versions += 1
         q += [Quad(change, UKO.touches, t, g) for t in sorted(touched, key=lambda n: n.value)]
         report.touches += len(touched)
-    counts = count_many([t for _, t in frag_texts])
-    q += [Quad(fr, UKO.tokenCount, int_lit(n), g) for (fr, _), n in zip(frag_texts, counts, strict=True)]
     updates = _link_to_present(store, last_version, first_versions(q), q)
     return list(dict.fromkeys(q)), updates
 
@@ -349,8 +345,7 @@ def first_versions(quads: list[Quad]) -> dict[NamedNode, NamedNode]:
 
 
 def _version(entity: NamedNode, sym: Span, path: str, lines: list[str], c: Commit, change: NamedNode,
-             last: dict[NamedNode, tuple[NamedNode, str]], frag_texts: list[tuple[NamedNode, str]],
-             g: NamedNode) -> list[Quad]:
+             last: dict[NamedNode, tuple[NamedNode, str]], g: NamedNode) -> list[Quad]:
     v = NamedNode(f"{entity.value}/v/git-{c.hash[:12]}")
     body = "\n".join(lines[sym.start - 1 : sym.end])
     digest = sha256(body)
@@ -367,7 +362,6 @@ def _version(entity: NamedNode, sym: Span, path: str, lines: list[str], c: Commi
         Quad(fr, UKO.startLine, int_lit(sym.start), g), Quad(fr, UKO.endLine, int_lit(max(sym.start, sym.end)), g),
         Quad(fr, UKO.lod, lit("micro"), g),
     ]
-    frag_texts.append((fr, body))
     previous = last.get(entity)
     if previous is not None:  # the version the previous commit ended was followed by this one
         prev_v, prev_end = previous
