@@ -31,6 +31,7 @@ from acms.api import Index
 from acms.config import Settings
 from acms.errors import AcmsError, ErrorCode, ModelMismatch, ProviderError, ProviderTimeout, StoreLocked, StoreMissing
 from acms.retrieval.search import Searcher
+from acms.tokens import count
 from acms.server import app as app_module
 from acms.service import assembly as service_assembly
 from acms.server.app import STATUS_BY_CODE, create_app
@@ -192,6 +193,13 @@ def test_select_formats(url: str, accept: str | None, media: str) -> None:
     else:
         names = [str(r["c"].value) for r in ox.parse_query_results(body, ox.QueryResultsFormat.TSV)]  # type: ignore[index,union-attr]
     assert [n.rsplit("#", 1)[-1] for n in names] == CLASSES
+
+
+def test_a_query_counts_tokens(url: str) -> None:
+    """A fragment's token count is not stored; the endpoint's queries count a text as the packer does."""
+    text = "def parse_header(self, line):\n    return line"
+    status, _, body = post_query(url, f'SELECT (fn:tokenCount({json.dumps(text)}) AS ?n) WHERE {{}}')
+    assert status == 200 and json.loads(body)["results"]["bindings"][0]["n"]["value"] == str(count(text))
 
 
 def test_post_forms_ask_and_construct(url: str) -> None:

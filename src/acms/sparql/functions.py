@@ -20,7 +20,7 @@ So candidates are always injected; the per-row path is never used on the corpus.
 | ``fn:vectorScore(?frag)`` | fragment IRI | cosine similarity of the fragment to the request's text (0 if below 0) |
 | ``fn:rankScore(?frag)`` | fragment IRI | the first stage's score (:mod:`acms.ranking.rank`): file relevance × the fragment's share of its file's best, in [0, 1] |
 | ``fn:rankReason(?frag)`` | fragment IRI | why the first stage chose the fragment (a string) |
-| ``fn:tokenCount(?text)`` | literal | tiktoken cl100k_base count |
+| ``fn:tokenCount(?text)`` | literal | tiktoken cl100k_base count (in any query on the embedded store: a fragment's count is not stored) |
 """
 
 from __future__ import annotations
