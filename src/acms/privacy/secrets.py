@@ -37,7 +37,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from itertools import accumulate
 from pathlib import PurePosixPath
 from typing import Any
@@ -259,6 +259,9 @@ class _Rule:
     needles: tuple[str, ...] | None = None  # the lower-cased line must hold one (None: always)
     gate: re.Pattern[str] | None = None  # the needles as one regex (set by _line_rules)
     needle_set: frozenset[str] | None = None  # the needles as a set (set by _line_rules)
+    # a cheap search that every accepted match implies: a line without it is not matched at all
+    # (the slow rules run on most lines that hold their needles, yet fire on few)
+    prefilter: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +288,9 @@ _ENAME = r"[A-Za-z0-9_.\-]{0,40}?" + _ENTROPY_WORD + r"[A-Za-z0-9_.\-]{0,40}"
 _SEP = (r"[ \t]*(?::=|=>|\|\|=|\?\?=|=(?!=)|:(?:[ \t]*[\w\[\]., |&<>*']{1,40}[ \t]*=(?!=))?)"
         r"[ \t]*")
 _QUOTED = (r"(?:[rbuRBUfF]{0,2})(?P<q>[\"'`])(?P<v>(?:(?!(?P=q))[^\\\n]|\\.){1,500})(?P=q)")
+# what any _SEP + _QUOTED match holds: _SEP's last sign, blanks, the quote (a rule's prefilter)
+_SEP_QUOTE = r"(?i)[=:>][ \t]*[rbuRBUfF]{0,2}[\"'`]"
+_INLINE_VALUE = r"(?i)=(?!=)[^\s;&\"'<>,)\]}`]{3}"  # what _inline_pattern's matches end in
 _BARE_SKIP = re.compile(
     r"(?i)^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_]\w*\(.*|\d{1,6}|[\[{(|>].*)$"
 )
@@ -523,7 +529,10 @@ _ENTROPY_NEEDLES = ("key", "secret", "token", "salt", "seed", "sig", "hmac", "co
 def _line_rules() -> tuple[_Rule, ...]:
     """Rules matched on one line at a time (only on lines the trigger picked)."""
     c = re.compile
-    rules = [_Rule(kind, c(rx), 0, ok, needles=nd) for kind, rx, ok, nd in _PROVIDER_SPECS]
+    # the one provider without needles runs on every candidate line: its dotted middle first
+    discord = c(r"\.[A-Za-z\d_\-]{6}\.")
+    rules = [_Rule(kind, c(rx), 0, ok, needles=nd, prefilter=None if nd else discord)
+             for kind, rx, ok, nd in _PROVIDER_SPECS]
     not_code = frozenset({"config", "shell", "doc", "any"})
     rules += [
         _Rule("azure_storage_key", c(r"(?i)AccountKey=(?P<v>[A-Za-z0-9+/=]{40,})"), "v",
@@ -563,7 +572,8 @@ def _line_rules() -> tuple[_Rule, ...]:
         # assignments to secret-looking names: quoted anywhere, unquoted outside code
         _Rule("password", c(
             r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _NAME + r")[\"'\]]{0,2}" + _SEP + _QUOTED), "v",
-            _assign_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES),
+            _assign_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES,
+            prefilter=c(_SEP_QUOTE)),
         _Rule("password", c(
             r"(?i)(?<![\w.\-])(?:\\?[\"'])?(?P<n>" + _NAME + r")(?:\\?[\"'])?" + _SEP
             + r"\\(?P<q>[\"'])(?P<v>(?:(?!\\(?P=q))[^\n]){1,300}?)\\(?P=q)"), "v",
@@ -574,18 +584,21 @@ def _line_rules() -> tuple[_Rule, ...]:
             r"(?P<v>[^\s'\"`#;][^\n]{0,300}?)[\"'`]?(?=(?:[ \t]+[#;][^\n]*)?[ \t]*$)"), "v",
             _bare_ok, _kind_for_name, not_code, generic=True, needles=_SECRET_NEEDLES),
         _Rule("password", _inline_pattern(), "v", _inline_ok, _kind_for_name, not_code,
-              generic=True, needles=("pass", "pwd", "secret", "token", "key")),
+              generic=True, needles=("pass", "pwd", "secret", "token", "key"),
+              prefilter=c(_INLINE_VALUE)),
         _Rule("password", _inline_pattern(), "v", _inline_code_ok, _kind_for_name,
-              frozenset({"code"}), generic=True, needles=("pass", "pwd", "secret", "token", "key")),
+              frozenset({"code"}), generic=True, needles=("pass", "pwd", "secret", "token", "key"),
+              prefilter=c(_INLINE_VALUE)),
         # ("DB_PASSWORD", "..."): define(), os.Setenv(), tuples, header setters
         _Rule("password", c(
             r"(?i)[\"'](?P<n>" + _NAME + r")[\"'][ \t]*,[ \t]*" + _QUOTED
             + r"(?=[ \t]*(?:[)\]};]|$))"), "v", _pair_ok, _kind_for_name, generic=True,
-            needles=_SECRET_NEEDLES),
+            needles=_SECRET_NEEDLES, prefilter=c(r"(?i)[\"'][ \t]*,[ \t]*[rbuRBUfF]{0,2}[\"'`]")),
         # <password>...</password>, <add key="ApiKey" value="..."/>
         _Rule("password", c(
             r"(?i)<(?P<n>[\w:.\-]{0,40}?" + _SECRET_WORD + r"[\w:.\-]{0,40})>(?P<v>[^<>\n]{1,300})</"
-            r"(?P=n)>"), "v", _assign_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES),
+            r"(?P=n)>"), "v", _assign_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES,
+            prefilter=c("</")),
         _Rule("password", c(
             r"(?i)\bkey[ \t]*=[ \t]*[\"'](?P<n>" + _NAME + r")[\"'][ \t]+value[ \t]*=[ \t]*"
             r"[\"'](?P<v>[^\"'\n]{1,300})[\"']"), "v", _assign_ok, _kind_for_name, generic=True,
@@ -594,7 +607,8 @@ def _line_rules() -> tuple[_Rule, ...]:
         _Rule("credential", c(
             r"(?i)(?<![\w\-])(?P<n>x-[\w\-]{0,30}(?:api-?key|token|secret|auth)[\w\-]{0,30}|api-?key"
             r"|private-token|x-auth)[ \t]*:[ \t]*(?P<v>[^\s\"'`,;]{8,300})"), "v", _assign_ok,
-            generic=True, needles=("key", "token", "secret", "auth")),
+            generic=True, needles=("key", "token", "secret", "auth"),
+            prefilter=c(r"(?i):[ \t]*[^\s\"'`,;]{8}")),
         # prose in comments and docs: "the password is hunter2!"
         _Rule("password", c(
             r"(?i)\b(?:password|passwd|pwd|passphrase)[ \t]+(?:is|was)[ \t]*:?[ \t]+[\"'`]?"
@@ -628,7 +642,8 @@ def _line_rules() -> tuple[_Rule, ...]:
         # high-entropy values under key/secret/token/salt... names
         _Rule("high_entropy", c(
             r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _ENAME + r")[\"'\]]{0,2}" + _SEP + _QUOTED), "v",
-            _entropy_ok, generic=True, needles=_ENTROPY_NEEDLES),
+            _entropy_ok, generic=True, needles=_ENTROPY_NEEDLES,
+            prefilter=c(_SEP_QUOTE + r"\S{16}")),  # _looks_random: 16+ chars, no blank
         _Rule("high_entropy", c(
             r"(?i)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?(?P<n>" + _ENAME + r")[\"']?"
             r"[ \t]*[=:][ \t]*(?P<v>[A-Za-z0-9+/=_\-.~]{16,})[ \t]*(?:[#;].*)?$"), "v",
@@ -656,12 +671,12 @@ def _needle_index() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
     return pattern, {n: frozenset(m for m in needles if n.startswith(m)) for n in needles}
 
 
-def _needles_in(low_line: str) -> set[str]:
+def _needles_in(low_line: str) -> frozenset[str]:
     pattern, prefixes = _needle_index()
     found: set[str] = set()
     for n in pattern.findall(low_line):
         found |= prefixes[n]
-    return found
+    return frozenset(found)
 
 
 @cache
@@ -716,13 +731,37 @@ _TRIGGER_KEYWORDS = (
     "pass", "pwd", "secret", "token", "key", "auth", "cred", "private", "salt", "seed", "sig",
     "cookie", "session", "nonce", "hmac", "dsn", "contrase",
 )
+# Where the trigger words are matched from. ``re`` skips the characters no alternative starts with
+# in a fast loop but enters the trie at every other one, and words' first letters are the common
+# ones (``e``, ``t``, ``s``...): each word is matched from its first character in this set, chosen
+# to cover every word while rare in source code (``token`` from its ``o``, ``key`` from its ``k``).
+# The trigger pass over the standard library takes 0.43 s instead of 0.97 s (measured).
+_TRIGGER_ANCHORS = frozenset("\\qj/-kvyg_cdoa")
+
+
+def _anchored(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each (word, suffix) as (the word from its anchor on, a lookbehind for the whole word then
+    the suffix): it matches on the same lines as the word, starting a few characters later. The
+    first anchor of a word leaves the longest literal to match before the lookbehind runs."""
+    out = []
+    for word, suffix in items:
+        i = next((i for i, ch in enumerate(word) if ch in _TRIGGER_ANCHORS), 0)
+        out.append((word[i:], "(?<=" + re.escape(word) + ")" + suffix if i else suffix))
+    return out
+
+
 # Cheap hints, matched on the lower-cased text: a line with none of these (nor a long quoted
 # string, :data:`_TRIGGER_QUOTED`) cannot hold a secret that a rule or plugin would flag.
-_TRIGGER = re.compile(_trie(
+_TRIGGER_ITEMS = (
     [(w, "") for w in _TRIGGER_WORDS]
     + [(w, r"[\w.\-]{0,40}[\"'`\]]{0,2}[ \t]*(?:[=:(,>]|=>)") for w in _TRIGGER_KEYWORDS]
-    + [(w, r"[ \t]+(?:is|was)\b") for w in ("password", "passwd", "pwd", "passphrase")]))
-_TRIGGER_QUOTED = re.compile(r"[\"'`][A-Za-z0-9+/=_\-.]{16}")
+    + [(w, r"[ \t]+(?:is|was)\b") for w in ("password", "passwd", "pwd", "passphrase")])
+_QUOTED_LONG = r"[A-Za-z0-9+/=_\-.]{16}"
+_TRIGGER = re.compile(_trie(_anchored(_TRIGGER_ITEMS)))
+_TRIGGER_QUOTED = re.compile(r"[\"'`]" + _QUOTED_LONG)
+# both in one pass over the lower-cased text, for ASCII texts (where lower-casing maps no other
+# character into _QUOTED_LONG)
+_TRIGGER_ASCII = re.compile(_trie(_anchored(_TRIGGER_ITEMS + [(q, _QUOTED_LONG) for q in "\"'`"])))
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 _PEM_CLOSE = re.compile(r"-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_MAX = 20_000  # an 8192-bit RSA key is ~6.5 kB of base64
@@ -733,6 +772,9 @@ _CHAIN = re.compile(
     r"(?:" + _LIT + r")(?:[ \t]*(?:\+|\.\.?|\\)?[ \t]*(?:\r?\n[ \t]*(?:\+|\.\.?)?[ \t]*)?(?:"
     + _LIT + r"))+")
 _LIT_IN = re.compile(_LIT)
+# a closing quote, what may join two literals (a superset of _CHAIN's), an opening quote: one
+# pattern per quote, as ``re`` skips ahead to one literal character ~4x faster than to a class
+_JUNCTIONS = (re.compile(r"\"[ \t+.\\\r\n]*[\"']"), re.compile(r"'[ \t+.\\\r\n]*[\"']"))
 _ASSIGN_BEFORE = re.compile(
     r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _NAME + r")[\"'\]]?" + _SEP + r"\(?[ \t]*$")
 
@@ -764,13 +806,52 @@ def _pem_hits(text: str) -> Iterator[_Hit]:
         yield _Hit(m.start(), end, "private_key", False)
 
 
-def _split_literal_hits(text: str, line_rules: tuple[_Rule, ...]) -> Iterator[_Hit]:
+def _chains(text: str) -> Iterator[re.Match[str]]:
+    """``_CHAIN.finditer(text)``, without running _CHAIN (slow: it reads every literal of the file,
+    ~1 us each) over lines where no chain can start. A chain's first literal is on one line and
+    its closing quote starts a junction (quote, joiners, quote) on that line: only lines where a
+    junction was found are searched, each with the next line (where a chain's second literal may
+    be), and a chain found there is matched again on the whole text for its full length.
+
+    A junction that a found one overlaps is not reported, but then it starts where the found one
+    ends, after a line break and joiners only: no literal opens before it on its line."""
+    starts = sorted(j.start() for junction in _JUNCTIONS for j in junction.finditer(text))
+    pos = 0
+    line_end = -1
+    for at in starts:
+        if at < pos or at <= line_end:
+            continue  # inside the last chain, or on a line already searched
+        line_start = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", at)
+        if line_end < 0:
+            line_end = len(text)
+        next_end = text.find("\n", line_end + 1)
+        window_end = len(text) if next_end < 0 else next_end
+        while True:
+            m = _CHAIN.search(text, max(pos, line_start), window_end)
+            if m is None or m.start() > line_end:
+                break
+            # its first two literals matched, so the whole text matches there too (never None)
+            chain = _CHAIN.match(text, m.start()) or m
+            yield chain
+            pos = chain.end()
+            if pos > line_end:
+                break
+
+
+@cache
+def _split_providers() -> tuple[tuple[_Rule, ...], re.Pattern[str]]:
+    """The provider rules matched on joined literals, and their needles as one regex."""
+    providers = tuple(r for r in _line_rules() if not r.generic and r.group == 0)
+    return providers, _needle_regex(tuple(n for r in providers for n in r.needles or ()))
+
+
+def _split_literal_hits(text: str) -> Iterator[_Hit]:
     """Tokens split across adjacent literals (``"ghp_ab" "cd..."``, ``'x' + 'y'``): join the
     literals, match provider rules on the joined string and map each match back to its parts;
     a chain assigned to a secret-looking name is redacted whole."""
-    providers = [r for r in line_rules if not r.generic and r.group == 0]
-    gate = _needle_regex(tuple(n for r in providers for n in r.needles or ()))
-    for chain in _CHAIN.finditer(text):
+    providers, gate = _split_providers()
+    for chain in _chains(text):
         parts: list[tuple[int, int]] = []  # content spans in text
         for lit in _LIT_IN.finditer(text, chain.start(), chain.end()):
             parts.append((lit.start() + 1, lit.end() - 1))
@@ -782,7 +863,9 @@ def _split_literal_hits(text: str, line_rules: tuple[_Rule, ...]) -> Iterator[_H
         offsets = list(accumulate(b - a for a, b in parts))
         line_start = text.rfind("\n", 0, chain.start()) + 1
         before = text[line_start:chain.start()]
-        assign = _ASSIGN_BEFORE.search(before) if len(before) < 400 else None
+        # _ASSIGN_BEFORE ends in _SEP's last sign, "(" or blanks: test that before searching
+        assign = _ASSIGN_BEFORE.search(before) if len(before) < 400 and before.rstrip(" \t")[
+            -1:] in ("=", ":", ">", "(") else None
         if assign and _name_ok(assign.group("n")) and not _placeholder(joined):
             kind = "password" if re.search(r"(?i)pass|pwd", assign.group("n")) else "credential"
             for a, b in parts:
@@ -958,11 +1041,13 @@ _DS_GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
     "Secret Keyword": ("key", "pass", "pwd", "secret", "contrase"),
     "SendGrid API Key": ("sg.",),
     "Slack Token": ("xox", "hooks.slack"),
+    # (?i)softlayer|(?<![a-z])sl[_\-]?(?:api)?[_\-]?(?:key|pass|pw), from a class of what (?i) takes
+    # for an "s" (with the long s) so that ``re`` skips ahead to one: 5x faster
     "SoftLayer Credentials": re.compile(
-        r"(?i)softlayer|(?<![a-z])sl[_\-]?(?:api)?[_\-]?(?:key|pass|pw)"),
+        r"[Ss\u017f](?i:oftlayer|(?<![a-z]s)l[_\-]?(?:api)?[_\-]?(?:key|pass|pw))"),
     "Square OAuth Secret": ("sq0csp",),
     "Stripe Access Key": ("k_live_",),
-    "Telegram Bot Token": re.compile(r"\d{8}:"),
+    "Telegram Bot Token": re.compile(r":(?<=\d{8}:)"),  # \d{8}: found from its rarer colon
     "Twilio API Key": re.compile(r"(?:AC|SK)[a-z0-9]{32}"),
 }
 
@@ -974,6 +1059,7 @@ class _DsPlugin:
     regex_based: bool
     gate: re.Pattern[str] | None  # searched on the line
     needles: frozenset[str] | None  # one must be in the lower-cased line
+    ascii_gate: re.Pattern[str] | None  # searched on the lower-cased line if it is ASCII
 
 
 @cache
@@ -990,8 +1076,21 @@ def _ds_plugins() -> tuple[_DsPlugin, ...]:
         gate = _DS_GATES.get(secret_type)
         out.append(_DsPlugin(plugin, secret_type, isinstance(plugin, RegexBasedDetector),
                              gate if isinstance(gate, re.Pattern) else None,
-                             frozenset(gate) if isinstance(gate, tuple) else None))
+                             frozenset(gate) if isinstance(gate, tuple) else None,
+                             _ds_ascii_gate(secret_type)))
     return tuple(out)
+
+
+def _ds_ascii_gate(secret_type: str) -> re.Pattern[str] | None:
+    """The keyword plugin's regexes all need one of its DENYLIST words (``api_?key``, ``pwd``...),
+    matched ignoring case. On an ASCII line that is a plain search of the lower-cased line, far
+    tighter than its needles (``key`` is on most lines of code); elsewhere Unicode case folding
+    (``ſ`` for ``s``, ``İ`` for ``i``) lets other spellings match, so the needles alone decide."""
+    if secret_type != "Secret Keyword":
+        return None
+    from detect_secrets.plugins.keyword import DENYLIST
+
+    return re.compile("|".join(DENYLIST))
 
 
 @cache
@@ -1016,15 +1115,25 @@ def _ds_unkeyed_data(value: str, line: str, at: int) -> bool:
     return _b64_is_data(v)
 
 
-def _ds_hits(line: str, found: set[str], offset: int, path: str, lock_file: bool
-             ) -> Iterator[_Hit]:
-    """Run detect-secrets' plugins on one line and locate each reported value in it."""
+@cache
+def _heuristic() -> Any:
+    """detect-secrets' filters module, imported once (an import statement per line is not free)."""
     from detect_secrets.filters import heuristic
 
+    return heuristic
+
+
+def _ds_hits(line: str, low_line: str, plugins: tuple[_DsPlugin, ...], offset: int, path: str,
+             lock_file: bool) -> Iterator[_Hit]:
+    """Run detect-secrets' plugins (those whose needles the line holds: :func:`_line_plan`) on one
+    line and locate each reported value in it."""
+    heuristic = _heuristic()
     indirect: bool | None = None
-    for ds in _ds_plugins():
-        if ds.gate is not None and not ds.gate.search(line) \
-                or ds.needles is not None and found.isdisjoint(ds.needles):
+    ascii_line = line.isascii()
+    for ds in plugins:
+        if ds.gate is not None and not ds.gate.search(line):
+            continue
+        if ds.ascii_gate is not None and ascii_line and not ds.ascii_gate.search(low_line):
             continue
         reported = ds.plugin.analyze_line(filename=path or "text", line=line, line_number=0,
                                           context=None)
@@ -1092,19 +1201,37 @@ _LOCK_FILES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "po
 
 
 def _candidate_lines(text: str, low: str) -> list[tuple[int, int]]:
-    """(start, end) of every line a trigger fires on, in order."""
-    starts: set[int] = set()
-    spans: list[tuple[int, int]] = []
-    for pattern, subject in ((_TRIGGER, low), (_TRIGGER_QUOTED, text)):
+    """(start, end) of every line a trigger fires on, in order. No trigger spans a line break, so
+    a match that starts before the end of the last one's line is on that line."""
+    if text.isascii():
+        passes = ((_TRIGGER_ASCII, low),)
+    else:  # lower-casing may make a letter ASCII (the Kelvin sign a "k"): quotes read the text
+        passes = ((_TRIGGER, low), (_TRIGGER_QUOTED, text))
+    spans: dict[int, int] = {}
+    for pattern, subject in passes:
+        end = -1
         for t in pattern.finditer(subject):
-            start = text.rfind("\n", 0, t.start()) + 1
-            if start in starts:
+            if t.start() < end:
                 continue
-            starts.add(start)
+            start = text.rfind("\n", 0, t.start()) + 1
             end = text.find("\n", t.end())
-            spans.append((start, len(text) if end < 0 else end))
-    spans.sort()
-    return spans
+            if end < 0:
+                end = len(text)
+            spans[start] = end
+    return sorted(spans.items())
+
+
+@lru_cache(maxsize=4096)
+def _line_plan(fclass: str, found: frozenset[str]
+               ) -> tuple[tuple[_Rule, ...], tuple[_DsPlugin, ...]]:
+    """The line rules and detect-secrets plugins that can fire on a line of a ``fclass`` file
+    holding the needles ``found``, in their order: the same for every such line, so the ~90 needle
+    tests are made once per needle set, not once per line. Regex gates still run per line."""
+    rules = tuple(r for r in _line_rules() if (r.classes is None or fclass in r.classes)
+                  and (r.needle_set is None or not found.isdisjoint(r.needle_set)))
+    plugins = tuple(ds for ds in _ds_plugins()
+                    if ds.needles is None or not found.isdisjoint(ds.needles))
+    return rules, plugins
 
 
 def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
@@ -1112,7 +1239,6 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
     at these offsets (a rescan after scrubbing: other lines did not change)."""
     fclass = _file_class(path)
     lock_file = PurePosixPath(path.replace("\\", "/")).name.lower() in _LOCK_FILES
-    rules = [r for r in _line_rules() if r.classes is None or fclass in r.classes]
     low = text.lower()
     if len(low) != len(text):  # a few non-ASCII letters change length when lower-cased
         low = text.translate(_ASCII_LOWER)
@@ -1122,10 +1248,9 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
             continue
         line = text[start:end]
         low_line = low[start:end]
-        long_line = len(line) > _LONG_LINE
-        found = _needles_in(low_line)
+        rules, plugins = _line_plan(fclass, _needles_in(low_line))
         for rule in rules:
-            if rule.needle_set is not None and found.isdisjoint(rule.needle_set):
+            if rule.prefilter is not None and not rule.prefilter.search(line):
                 continue
             for m in rule.pattern.finditer(line):
                 if rule.accept is not None and not rule.accept(m, line):
@@ -1135,12 +1260,12 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
                     continue
                 kind = rule.kind_of(m) if rule.kind_of is not None else rule.kind
                 hits.append(_Hit(start + a, start + b, kind, rule.generic))
-        if not long_line:
-            hits.extend(_ds_hits(line, found, start, path, lock_file))
+        if len(line) <= _LONG_LINE:
+            hits.extend(_ds_hits(line, low_line, plugins, start, path, lock_file))
     hits.extend(_pem_hits(text))
     hits.extend(_k8s_hits(text))
     hits.extend(_terraform_hits(text))
-    hits.extend(_split_literal_hits(text, _line_rules()))
+    hits.extend(_split_literal_hits(text))
     return hits
 
 
