@@ -64,8 +64,14 @@ if TYPE_CHECKING:
 
 __all__ = ["GROUP_BYTES", "GROUP_FILES", "stream_first_index"]
 
-GROUP_FILES = 192  # files per group at most
-GROUP_BYTES = 2 << 20  # bytes of source per group at most (a group's bulk load and staging grow with it: ~+160 and +80 MB at 3 MB)
+# Files per group, and bytes of source, at most. A group is one bulk load, and RocksDB compacts after
+# each: with a standard library's index at 1.45M quads (2026-11-28), 192 files / 2 MB -> 384 / 4 MB
+# cut the compaction threads' CPU 16.0 / 14.4 -> 10.3 / 10.1 s and all processes' 88.5 / 84.1 -> 82.0
+# / 80.5 s (interleaved runs); `bench/ingest.py --scale 1,4` 1x 49.0 s, 4x 203.9 s, 737 / 889 MB for
+# all processes. A group's bulk load and staging grow with it: 768 / 8 MB compacted less still (~7 s)
+# but took 1,046 / 1,383 MB.
+GROUP_FILES = 384
+GROUP_BYTES = 4 << 20
 EDGE_GROUP = 20_000  # edges validated and written at once
 # Groups the workers read and extract ahead of the one being written. With their lower priority
 # (pipeline.WORKER_NICENESS) one group ahead left the writer waiting for them 6.9 / 8.5 s of a 1x
