@@ -67,6 +67,20 @@ def test_sparql_saved_and_formats(indexed_sample: Path) -> None:
     assert "callers" in out and "module-dependencies" in out
 
 
+def test_sparql_counts_tokens_and_refuses_unknown_functions(indexed_sample: Path) -> None:
+    """A fragment's token count is not stored: a query counts one; a function acms does not define is the
+    query's error (exit 3), not the store's."""
+    from acms.tokens import count
+
+    code, out, _ = run("sparql", "-C", str(indexed_sample), "--format", "json",
+                       'SELECT ?t (fn:tokenCount(?t) AS ?n) WHERE { GRAPH ?g { ?e uko:qualifiedName '
+                       '"pkg.util.normalize" ; uko:hasFragment ?f . ?f uko:lod "micro" ; uko:text ?t } }')
+    [row] = json.loads(out)["results"]["bindings"]
+    assert code == 0 and int(row["n"]["value"]) == count(row["t"]["value"]) > 5
+    code, _, err = run("sparql", "-C", str(indexed_sample), 'SELECT (<urn:x:nope>("a") AS ?n) WHERE {}')
+    assert code == 3 and "<urn:x:nope>, a function acms does not define" in err
+
+
 def test_a_300_token_json_request_returns_context(indexed_sample: Path) -> None:
     """In JSON the budget covers the fragments' text (sum of cost_tokens), not the envelope around it."""
     from acms.assembly.protocol import envelope_bound

@@ -33,6 +33,7 @@ its flags (``acms reindex --embeddings``), or a request field (``budgets.time_ms
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -180,6 +181,19 @@ class QuerySyntaxError(QueryError):
 
 class StoreError(AcmsError):
     code = ErrorCode.STORE_ERROR
+
+
+_UNKNOWN_FUNCTION = re.compile(r"The custom function (<[^>]*>) is not supported")
+
+
+def query_failed(exc: Exception) -> AcmsError:
+    """What a query's failure in the engine (``OSError``, ``RuntimeError``) is: a call of a function acms
+    does not define is the query's fault (exit 3, HTTP 400), anything else the store's."""
+    unknown = _UNKNOWN_FUNCTION.search(str(exc))
+    if unknown:
+        return QueryError(f"the query calls {unknown.group(1)}, a function acms does not define "
+                          "(queries can call fn:tokenCount(?text))")
+    return StoreError(f"query failed: {exc}")
 
 
 class StoreLocked(StoreError):

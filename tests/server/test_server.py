@@ -200,6 +200,8 @@ def test_a_query_counts_tokens(url: str) -> None:
     text = "def parse_header(self, line):\n    return line"
     status, _, body = post_query(url, f'SELECT (fn:tokenCount({json.dumps(text)}) AS ?n) WHERE {{}}')
     assert status == 200 and json.loads(body)["results"]["bindings"][0]["n"]["value"] == str(count(text))
+    status, _, body = post_query(url, 'SELECT (<urn:x:nope>("a") AS ?n) WHERE {}')  # the query's fault
+    assert status == 400 and "a function acms does not define" in body
 
 
 def test_post_forms_ask_and_construct(url: str) -> None:

@@ -45,7 +45,7 @@ from typing import Any
 import pyoxigraph as ox
 from starlette.requests import Request
 
-from acms.errors import QueryRejected, StoreError
+from acms.errors import AcmsError, QueryRejected, query_failed
 from acms.sparql.dataset import DefaultGraph, dataset_arguments
 from acms.sparql.guard import check_query, scan
 from acms.store.protocol import GraphStore
@@ -283,7 +283,7 @@ def run_query(store: GraphStore, op: Operation, accept: str, limits: Limits, dea
 
 
 def _evaluate(store: GraphStore, op: Operation, accept: str, limits: Limits,
-              deadline: float) -> Answer | ProtocolError | StoreError:
+              deadline: float) -> Answer | ProtocolError | AcmsError:
     """The answer, or the failure as a fresh exception.
 
     pyoxigraph's result iterators are "unsendable": only the thread that made them may drop them. An
@@ -307,7 +307,7 @@ def _evaluate(store: GraphStore, op: Operation, accept: str, limits: Limits,
     except ProtocolError as exc:
         return ProtocolError(exc.status, exc.message)
     except (OSError, RuntimeError) as exc:  # e.g. while rows are pulled from the store
-        return StoreError(f"query failed: {exc}")
+        return query_failed(exc)
 
 
 def refuse_load(text: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from acms.errors import StoreError
+from acms.errors import query_failed
 
 DEFAULT_MAX_ROWS = 1000
 
@@ -53,4 +53,4 @@ def collect(result: object, max_rows: int = DEFAULT_MAX_ROWS) -> QueryResult:
         lines = [f"{t.subject} {t.predicate} {t.object} ." for t in taken_triples[:max_rows]]
         return QueryResult("graph", triples=lines, truncated=len(taken_triples) > max_rows)
     except (OSError, RuntimeError) as exc:
-        raise StoreError(f"query failed: {exc}") from None
+        raise query_failed(exc) from None

@@ -17,7 +17,7 @@ import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad
 
 from acms import resources
-from acms.errors import QuerySyntaxError, StoreError, StoreLocked, StoreMissing
+from acms.errors import QuerySyntaxError, StoreError, StoreLocked, StoreMissing, query_failed
 from acms.sparql.bind import bind
 from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
@@ -94,10 +94,8 @@ class OxigraphStore:
             return self._store.query(text, prefixes=self.prefixes(), **kwargs)  # type: ignore[arg-type]
         except SyntaxError as exc:
             raise QuerySyntaxError(f"SPARQL syntax error: {exc}") from None
-        except OSError as exc:
-            raise StoreError(f"query failed: {exc}") from None
-        except RuntimeError as exc:
-            raise StoreError(f"query failed: {exc}") from None
+        except (OSError, RuntimeError) as exc:
+            raise query_failed(exc) from None
         finally:
             if self.tracer:
                 self.tracer(text, time.perf_counter() - start)
@@ -119,7 +117,7 @@ class OxigraphStore:
         try:
             rows = [{n: s[n] for n in names if s[n] is not None} for s in result]
         except (OSError, RuntimeError) as exc:
-            raise StoreError(f"query failed: {exc}") from None
+            raise query_failed(exc) from None
         if self.tracer:  # evaluation is lazy: the time that matters includes consuming the rows
             self.tracer(f"(rows consumed) {query[:80]}", time.perf_counter() - start)
         return rows
