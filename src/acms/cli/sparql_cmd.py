@@ -104,6 +104,8 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
     all makes the default graph the union of all of them, --default-graph empty the strict SPARQL one.
     The prefixes uko:, prov:, rdf:, rdfs:, xsd:, owl:, dcterms:, sh: and fn: are predeclared.
     Parameters are bound as VALUES at the head of the WHERE group, never pasted into the text.
+    fn:tokenCount(?text) counts a text's tokens as the context packer does (tiktoken cl100k_base): a
+    fragment's count is not stored.
     """
     if list_saved:
         for key, spec in sorted(catalog.all_queries().items()):

@@ -109,7 +109,8 @@ class AcmsTools:
     def sparql(self, query: Annotated[str, Field(min_length=1, description=(
                    "A SELECT, ASK, CONSTRUCT or DESCRIBE query. Its default graph is the project as it "
                    "is now (the hot and warm tiers); GRAPH ?g { ... } also reaches history, meta and the "
-                   "ontology. Prefixes uko:, prov:, rdf:, rdfs:, xsd:, owl:, dcterms: are predeclared."))],
+                   "ontology. Prefixes uko:, prov:, rdf:, rdfs:, xsd:, owl:, dcterms:, fn: are predeclared; "
+                   "fn:tokenCount(?text) counts a text's tokens as the context packer does."))],
                max_rows: MaxRows = 200) -> str:
         return as_json(self.index.sparql(query, max_rows=max_rows).as_dict())
 
