@@ -3,8 +3,8 @@
 Each code element gets a ``micro`` fragment (its full source) and, when it holds other elements or is a
 class, a ``macro`` one (its outline: signature, first doc line, fields, members). A function or method
 that holds nothing has no stored outline: it would say only what its entity's signature, decorators and
-doc string say, so assembly derives it from them (``leaf_outline``; 52k of a standard library's 73k
-outlines, ~400k quads). Each document section a ``micro`` (its own text, up to its first
+doc string say, so assembly derives it from them (``leaf_outline``; 51,730 of a standard library's 73k
+outlines, ~414k quads). Each document section a ``micro`` (its own text, up to its first
 sub-section) and a ``macro`` (heading and first sentence); each file a ``macro`` outline; files
 without an extractor are cut into line windows. Every file owns at least its ``macro`` outline
 (its path, then its outline or first lines), however empty it is: the File shape requires a fragment.

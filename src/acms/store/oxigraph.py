@@ -19,6 +19,7 @@ from pyoxigraph import NamedNode, Quad
 from acms import resources
 from acms.errors import QuerySyntaxError, StoreError, StoreLocked, StoreMissing, query_failed
 from acms.sparql.bind import bind
+from acms.sparql.functions import QUERY_FUNCTIONS
 from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
 from acms.store.protocol import Bindings, CustomFunctions, GraphStore, Row
@@ -85,8 +86,6 @@ class OxigraphStore:
 
     # ------------------------------------------------------------------ queries
     def _run(self, query: str, bindings: Bindings | None, **kwargs: object) -> object:
-        from acms.sparql.functions import QUERY_FUNCTIONS
-
         text = bind(query, bindings)
         kwargs["custom_functions"] = {**QUERY_FUNCTIONS, **kwargs.get("custom_functions", {})}  # type: ignore[dict-item]
         start = time.perf_counter()

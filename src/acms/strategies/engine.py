@@ -241,10 +241,13 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
         if micro is not None and (rank < 3 or used + cost <= body_budget):
             used += cost
             picks.append((node, s, micro))
-        elif macro is not None or micro is not None:
-            picks.append((node, s, macro or micro))  # type: ignore[arg-type]
-            if macro is None:
-                unstored.append((node, micro))  # type: ignore[arg-type]
+            continue
+        pick = macro or micro
+        if pick is None:
+            continue
+        picks.append((node, s, pick))
+        if macro is None:  # its body stands in unless an outline can be made
+            unstored.append((node, pick))
     outlines = _leaf_outlines(ctx, desc, unstored)
     return [_candidate(outlines.get(node, pick), desc.name, s, why.get(node, "")) for node, s, pick in picks]
 
