@@ -11,7 +11,7 @@
 (trait_item name: (type_identifier) @name) @definition.trait
 (trait_item bounds: (trait_bounds [(type_identifier) (scoped_type_identifier)] @base)) @definition.trait
 
-(impl_item type: [(type_identifier) (scoped_type_identifier) (generic_type type: (_))] @name) @scope.type
+(impl_item type: (_) @name) @scope.type
 (impl_item trait: [(type_identifier) (scoped_type_identifier) (generic_type type: (_) @base)] @base) @scope.type
 (mod_item name: (identifier) @name body: (declaration_list)) @definition.namespace
 

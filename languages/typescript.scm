@@ -20,6 +20,8 @@
   left: (member_expression property: (property_identifier) @name)
   right: [(function_expression) (arrow_function)] @definition.function)
 (pair key: (property_identifier) @name value: [(function_expression) (arrow_function)] @definition.function)
+; the functions of an object literal bound to a name are its members (`defaults.transformRequest`), not the module's
+(variable_declarator name: (identifier) @name value: (object)) @scope
 
 (class_declaration name: (type_identifier) @name) @definition.class
 (abstract_class_declaration name: (type_identifier) @name) @definition.class

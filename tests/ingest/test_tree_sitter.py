@@ -73,7 +73,7 @@ SYMBOLS = {
         ("rs.lib.Norm", "Trait", 9, 11, []),
         ("rs.lib.Axis", "Enum", 13, 13, []),
         ("rs.lib.Point.new", "Method", 16, 18, []),
-        ("rs.lib.Point.norm", "Method", 22, 24, []),
+        ("rs.lib.Point.Norm.norm", "Method", 22, 24, []),  # "impl Norm for Point": the trait names it
         ("rs.lib.hypot", "Function", 27, 29, []),
     ]),
     "java": ("src/main/java/com/ex/Square.java", [
@@ -176,7 +176,7 @@ EXPECTED_EDGES = {
     Edge("cpp.shape.geo.Rect", "inherits", "cpp.shape.geo.Shape"),
     Edge("cs.Geo.Geo.Circle", "inherits", "cs.Geo.Geo.IShape"),
     Edge("rs.lib.Point", "inherits", "rs.lib.Norm"),
-    Edge("rs.lib.Point.norm", "calls", "rs.lib.hypot"),
+    Edge("rs.lib.Point.Norm.norm", "calls", "rs.lib.hypot"),
     Edge("php.User.User", "inherits", "php.User.Greets"),
 }
 
@@ -283,7 +283,8 @@ def test_a_rust_inline_module_is_a_namespace_that_defines_what_is_in_it() -> Non
     ("shapes/shape.go::Circle.Area", "shapes.shape.Circle.Area"),  # Go: Receiver.Method
     ("js/Client.js::Client.request", "js.Client.Client.request"),  # JS: X.prototype.m
     ("web/app.ts::Button.render", "web.app.Button.render"),  # TS: Class.method
-    ("rs/lib.rs::Point.norm", "rs.lib.Point.norm"),
+    ("rs/lib.rs::Point.norm", "rs.lib.Point.Norm.norm"),  # a trait's method by its type and name
+    ("rs/lib.rs::Point.Norm.norm", "rs.lib.Point.Norm.norm"),
 ])
 def test_path_qualified_name_addressing(store: OxigraphStore, key: str, qualname: str) -> None:
     assert resolve_entity(store, key)[1] == qualname
@@ -333,3 +334,99 @@ def test_go_named_types_with_method_sets_are_classes() -> None:
     assert kinds["gin.HandlersChain.Last"] == "Method" and "gin.Alias" not in kinds
     chain = next(s for s in ext.symbols if s.qualname == "gin.HandlersChain")
     assert (chain.start_line, chain.end_line) == (5, 6)  # its doc comment included
+
+
+RUST_TRAITS = """use std::fmt;
+
+/// A point.
+pub struct Point { x: i32 }
+
+impl fmt::Debug for Point {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "P") }
+}
+
+impl Point {
+    /// The origin.
+    ///
+    /// Both coordinates zero.
+    #[must_use]
+    #[inline]
+    pub fn origin() -> Self { Point { x: 0 } }
+}
+
+impl fmt::Display for crate::Point {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "{}", self.x) }
+}
+
+impl Source for dyn std::error::Error + Send + 'static {
+    fn source_of(&self) -> Option<&str> { None }
+}
+"""
+
+
+def test_rust_trait_methods_are_named_by_their_trait_and_keep_their_own_lines() -> None:
+    """``impl Debug for Point`` and ``impl Display for Point`` both define ``fmt``: one entity of that name
+    spanned both blocks and everything between (anyhow's ``Backtrace.fmt`` held six other methods). A
+    trait's method is ``Type.Trait.method``, a method of the type; a type written with its path
+    (``crate::Point``) or as a trait object (``dyn Error + Send``) is named by its last segment."""
+    ext, _ = extract(SourceFile("src/geo.rs", RUST_TRAITS, len(RUST_TRAITS), "0" * 64, "rust"), {"src/geo.rs"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.parent) for s in ext.symbols}
+    assert got["src.geo.Point.Debug.fmt"] == ("Method", 7, 7, "src.geo.Point")
+    assert got["src.geo.Point.Display.fmt"] == ("Method", 20, 20, "src.geo.Point")
+    assert got["src.geo.Error.Source.source_of"][:3] == ("Method", 24, 24)
+    assert "src.geo.Point.fmt" not in got and not any(".crate." in q for q in got)
+    point = next(s for s in ext.symbols if s.qualname == "src.geo.Point")
+    assert point.bases == ["fmt.Debug", "fmt.Display"]
+
+
+def test_a_rust_doc_comment_of_several_lines_and_the_attributes_under_it_belong_to_the_item() -> None:
+    """tree-sitter's ``///`` comment ends at column 0 of the next line; read as ending there, each line
+    was the trailing comment of the one before, and only the last doc line (or none) was kept."""
+    ext, _ = extract(SourceFile("src/geo.rs", RUST_TRAITS, len(RUST_TRAITS), "0" * 64, "rust"), {"src/geo.rs"}, 40)
+    assert ext is not None
+    origin = next(s for s in ext.symbols if s.qualname == "src.geo.Point.origin")
+    assert (origin.start_line, origin.end_line) == (11, 16)  # the doc comment, both attributes, the fn
+    assert origin.docstring == "The origin.\n\nBoth coordinates zero."
+
+
+TS_CALLBACKS = """export function fetch(url: string) {
+    return url;
+}
+
+export class Timer {
+    tick() {}
+}
+
+export const defaults = {
+    delay: (attempt: number) => attempt * 2,
+};
+
+test('retries', async () => {
+    await run({ fetch: async () => new Response('x') });
+});
+"""
+
+
+def test_typescript_functions_of_an_object_bound_to_a_name_are_its_members_and_a_later_namesake_merges_nothing() -> None:
+    """``defaults.delay``, not the module's ``delay``; a callback further down named like an earlier
+    function (``fetch:`` in a test's argument) is no second range of that function's entity."""
+    ext, _ = extract(SourceFile("src/net.ts", TS_CALLBACKS, len(TS_CALLBACKS), "0" * 64, "typescript"), {"src/net.ts"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line) for s in ext.symbols}
+    assert got["src.net.defaults.delay"] == ("Function", 10, 10)
+    assert got["src.net.fetch"] == ("Function", 1, 3)
+    assert "src.net.delay" not in got
+
+
+def test_self_calls_in_a_rust_trait_method_resolve_to_the_type() -> None:
+    """``self.len()`` inside ``impl Display for Stack`` calls ``Stack.len``: the trait in the method's name
+    (``Stack.Display.fmt``) is no type to look the method up in."""
+    src = ("pub struct Stack { items: Vec<i32> }\n\nimpl Stack {\n    pub fn len(&self) -> usize { self.items.len() }\n}\n\n"
+           "impl std::fmt::Display for Stack {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {\n"
+           "        let n = self.len();\n        write!(f, \"{}\", n)\n    }\n}\n")
+    ext, _ = extract(SourceFile("src/stack.rs", src, len(src), "0" * 64, "rust"), {"src/stack.rs"}, 40)
+    assert ext is not None
+    known = {s.qualname: s.kind.value for s in ext.symbols}
+    edges = set(resolve_edges({"src/stack.rs": ext}, known, {"src/stack.rs"}))
+    assert Edge("src.stack.Stack.Display.fmt", "calls", "src.stack.Stack.len") in edges

@@ -591,6 +591,23 @@ def test_test_code_inside_a_source_file_is_demoted_not_dropped(tmp_path: Path) -
                          "src.lib.tests.parse_header_trims_the_header_line", "src.lib.tests"]
 
 
+def test_a_rust_trait_method_brings_its_type_after_it(tmp_path: Path) -> None:
+    """A method of ``impl Display for Parser`` (``Parser.Display.fmt``) is a method of ``Parser`` as one of
+    ``impl Parser`` is: the struct's body comes right after it (the real index and caches)."""
+    from acms.api import Index
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text(
+        "use std::fmt;\n\npub struct Parser { pos: usize }\n\n"
+        "impl fmt::Display for Parser {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
+        "        write!(f, \"parser at position {}\", self.pos)\n    }\n}\n\n"
+        "pub fn unrelated() -> usize {\n    1\n}\n", encoding="utf-8")
+    with Index.open(tmp_path) as idx:
+        idx.index()
+        names = [i.candidate.name for i in idx.assemble("show the position when displayed", budget=2000).assembled.items]
+        assert names[:2] == ["src.lib.Parser.Display.fmt", "src.lib.Parser"]
+
+
 @pytest.mark.parametrize(("task", "named"), [
     ("Use Writer in Context.Status", {"Context.Status"}),
     ("the :class:`Map` now has a class attribute", {"Map"}),  # quoted: a name however plain

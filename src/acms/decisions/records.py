@@ -103,6 +103,8 @@ def resolve_entity(store: GraphStore, key: str) -> tuple[NamedNode, str]:
         rows = store.select(catalog.text("index/entities-in-file"), {"path": Literal(path)})
         hits = sorted({(r["qn"].value, r["entity"].value) for r in rows
                        if r["qn"].value == qual or r["qn"].value.endswith("." + qual)})
+        if not hits:  # Point.norm for Rust's Point.Norm.norm (a method of "impl Norm for Point")
+            hits = sorted({(r["qn"].value, r["entity"].value) for r in rows if _skips_scopes(qual, r["qn"].value)})
         if len(hits) == 1:
             return NamedNode(hits[0][1]), hits[0][0]
         if hits:
@@ -122,6 +124,15 @@ def resolve_entity(store: GraphStore, key: str) -> tuple[NamedNode, str]:
     hint = _near_entities(store, key)
     raise UsageError(f"no entity named {key!r} in the index (give a qualified name, a path, "
                      f"path::Qualified.name or an IRI){hint}")
+
+
+def _skips_scopes(qual: str, qualname: str) -> bool:
+    """Whether ``qual``'s parts are ``qualname``'s last part and, in order, some parts before it."""
+    want, have = qual.split("."), qualname.split(".")
+    if want[-1] != have[-1]:
+        return False
+    rest = iter(have[:-1])
+    return all(part in rest for part in want[:-1])
 
 
 def _near_entities(store: GraphStore, key: str) -> str:

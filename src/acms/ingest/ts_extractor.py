@@ -74,6 +74,7 @@ class _Def:
     bases: list[Node] = field(default_factory=list)
     container: _Def | None = None
     qualname: str = ""
+    type_qualname: str = ""  # a ``scope.type`` block's type (its qualname adds the trait it implements)
     symbol: CodeSymbol | None = None
     calls: list[str] = field(default_factory=list)
 
@@ -105,6 +106,24 @@ def tree_sitter_spans(path: str, text: str, language: str, module: str) -> list[
         return []
     return [Span(s.kind.value, s.name, s.qualname, s.start_line, s.end_line)
             for s in ext.symbols if s.kind is not SymbolKind.MODULE]
+
+
+def _last_row(node: Node) -> int:
+    """The row a node's text ends on: a node that holds its line's newline (Rust's ``///`` comments)
+    ends at column 0 of the next row, which is not one of its lines."""
+    end = node.end_point
+    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
+
+
+def _apart(old: CodeSymbol, new: CodeSymbol, symbols: dict[str, CodeSymbol]) -> bool:
+    """Whether another definition lies between two of one name (overloads and a property's getter and
+    setter are written together; a name defined again further down is another thing)."""
+    for other in reversed(symbols.values()):  # in the order they start
+        if other is old:
+            return False
+        if old.end_line < other.start_line < new.start_line:
+            return True
+    return False
 
 
 def _is_block(node_type: str) -> bool:
@@ -143,7 +162,7 @@ class _Builder:
         root.calls = list(dict.fromkeys(root.calls + self._module_calls))
         for d in ordered:  # a separate block's bases (Rust "impl Trait for Type") go to the type
             if d.kind == "scope.type" and d.bases:
-                target = symbols.get(d.qualname)
+                target = symbols.get(d.type_qualname)
                 if target is not None and target.kind in CLASS_LIKE:
                     target.bases = list(dict.fromkeys(target.bases + self._base_names(d.bases)))
         self.imports.sort(key=lambda item: item[0])
@@ -205,7 +224,7 @@ class _Builder:
         self._module_calls = module_calls
 
     def _qualify(self, d: _Def, symbols: dict[str, CodeSymbol]) -> None:
-        parts = self._parts(d.name)  # type: ignore[arg-type]
+        parts = self._type_parts(d.name) if d.kind == "scope.type" else self._parts(d.name)  # type: ignore[arg-type]
         if not parts:
             return
         outer = d.container.qualname if d.container is not None and d.container.qualname else self.module
@@ -213,8 +232,15 @@ class _Builder:
         prefix = ".".join([outer, *receiver]) if receiver else outer
         d.qualname = f"{prefix}.{parts[-1]}"
         if d.is_scope:
+            if d.kind == "scope.type":
+                d.type_qualname = d.qualname
+                trait = self._base_names(d.bases)
+                if trait:  # "impl Debug for T" and "impl Display for T" both define fmt: T.Debug.fmt, T.Display.fmt
+                    d.qualname = f"{d.qualname}.{trait[0].rsplit('.', 1)[-1]}"
             return
         owner = symbols.get(prefix)
+        if owner is None and d.container is not None and d.container.type_qualname:
+            owner = symbols.get(d.container.type_qualname)  # a trait's method: of the type it is implemented for
         if owner is None:  # the enclosing entity: the nearest definition around it, else the module
             around = d.container
             while around is not None and around.symbol is None:
@@ -245,6 +271,9 @@ class _Builder:
                 self.bodied[d.qualname] = True
             d.symbol = old
             return
+        if old is not None and _apart(old, symbol, symbols):
+            return  # the name again, past other definitions (a callback named like an earlier one): one
+            # entity spanning both would hold the code between them; the first keeps the name
         self.bodied[d.qualname] = bodied
         d.symbol = add_symbol(symbols, symbol)
 
@@ -259,6 +288,16 @@ class _Builder:
         if not parts or not all(_IDENT.fullmatch(p) for p in parts if p) or not parts[-1]:
             return []
         return [p for p in parts if p]
+
+    def _type_parts(self, node: Node) -> list[str]:
+        """The type a Rust ``impl`` block is for, by its last path segment: ``crate::Foo<T>`` -> ["Foo"],
+        ``dyn Error + Send + 'static`` -> ["Error"], ``&'a str`` -> ["str"]; [] when it is no named type."""
+        raw = self._text(node)
+        while _GENERIC.search(raw):
+            raw = _GENERIC.sub("", raw)
+        raw = re.sub(r"'\w+|\b(?:dyn|impl|mut|const)\b|[&*()]", " ", raw).split("+")[0].strip()
+        last = _SEP.split(raw)[-1].strip() if raw else ""
+        return [last] if _IDENT.fullmatch(last) else []
 
     def _dotted(self, node: Node) -> str | None:
         if node.end_byte - node.start_byte > 200:
@@ -309,9 +348,9 @@ class _Builder:
         row, first = n.start_point.row, node.start_point.row
         found: list[str] = []
         prev = n.prev_named_sibling
-        while prev is not None and prev.end_point.row >= row - 1:
+        while prev is not None and _last_row(prev) >= row - 1:
             before = prev.prev_sibling
-            if before is not None and before.end_point.row == prev.start_point.row:
+            if before is not None and _last_row(before) == prev.start_point.row:
                 break  # it shares its line with the code before it: a trailing comment of that code
             if "attribute" in prev.type or "annotation" in prev.type or prev.type == "decorator":
                 row = first = prev.start_point.row

@@ -252,8 +252,9 @@ class _Resolver:
         while current is not None:
             if current.kind in CLASS_LIKE:
                 return current.qualname
-            if current.kind is SymbolKind.METHOD:
-                return current.qualname.rsplit(".", 1)[0]
+            if current.kind is SymbolKind.METHOD:  # its type: the parent, or the receiver its name holds
+                parent = self.symbols.get(current.parent) if current.parent else None
+                return parent.qualname if parent is not None and parent.kind in CLASS_LIKE else current.qualname.rsplit(".", 1)[0]
             current = self.symbols.get(current.parent) if current.parent else None
         return None
 

@@ -213,6 +213,8 @@ def _declared_apart(cands: list[Cand], chosen: list[Cand], best: float, file_sco
     after: dict[str, float] = {}
     for s, fid, start, end, _ in chosen:
         owner = qualified.get(fid, "").rpartition(".")[0]
+        if owner not in types and owner.rpartition(".")[0] in types:
+            owner = owner.rpartition(".")[0]  # a Rust trait's method, Type.Trait.method
         t = types.get(owner) if owner else None
         if t is not None and not (t[2] <= start and end <= t[3]):
             after[owner] = max(after.get(owner, 0.0), s)
