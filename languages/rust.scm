@@ -1,7 +1,7 @@
 ; Rust: functions, structs, enums, unions, traits (with their method signatures), impl blocks (their
 ; functions are methods of the type; "impl Trait for Type" makes Trait a base of Type), inline modules
-; (`mod tests { ... }`) as namespaces (entities that qualify what they define), calls, use
-; declarations. Capture names: languages/README.md.
+; (`mod tests { ... }`) as namespaces (entities that qualify what they define), macro_rules! macros (as
+; functions), calls (a macro's too), use declarations. Capture names: languages/README.md.
 
 (function_item name: (identifier) @name) @definition.function
 (function_signature_item name: (identifier) @name) @definition.method
@@ -14,8 +14,11 @@
 (impl_item type: (_) @name) @scope.type
 (impl_item trait: [(type_identifier) (scoped_type_identifier) (generic_type type: (_) @base)] @base) @scope.type
 (mod_item name: (identifier) @name body: (declaration_list)) @definition.namespace
+; macro_rules! (a crate's API is often its macros: anyhow!, bail!), called as functions are
+(macro_definition name: (identifier) @name) @definition.function
 
 (call_expression function: [(identifier) (scoped_identifier) (field_expression)] @call)
+(macro_invocation macro: [(identifier) (scoped_identifier)] @call)
 
 (use_declaration argument: [(identifier) (scoped_identifier)] @import)
 (use_declaration argument: (use_as_clause path: (_) @import alias: (identifier) @import.alias))

@@ -1,7 +1,7 @@
 ; TypeScript and TSX: everything JavaScript has (the grammar extends JavaScript's: functions declared,
 ; named expressions, assigned to a variable, a property or a prototype; classes and their methods; bases;
-; calls; imports and require()), plus interfaces, enums, abstract classes, implements clauses and
-; namespaces. Capture names: languages/README.md. When several patterns name one node, the first one
+; calls; imports and require()), plus interfaces, type aliases (as interfaces), enums, abstract classes,
+; implements clauses and namespaces. Capture names: languages/README.md. When several patterns name one node, the first one
 ; in this file names it.
 
 ; X.prototype.m = function () {}: a method of X
@@ -56,5 +56,8 @@
 (interface_declaration (extends_type_clause type: (generic_type name: (_) @base))) @definition.interface
 (method_signature name: (property_identifier) @name) @definition.method
 (enum_declaration name: (identifier) @name body: (_) @body) @definition.enum
+; a named type (type Hooks = { ... }, type Id = string | number): TypeScript's other way to write an
+; interface; a file of them (a library's public types) was one fragment as long as the file
+(type_alias_declaration name: (type_identifier) @name) @definition.interface
 (internal_module name: (identifier) @name) @scope
 (function_signature name: (identifier) @name) @definition.function

@@ -430,3 +430,21 @@ def test_self_calls_in_a_rust_trait_method_resolve_to_the_type() -> None:
     known = {s.qualname: s.kind.value for s in ext.symbols}
     edges = set(resolve_edges({"src/stack.rs": ext}, known, {"src/stack.rs"}))
     assert Edge("src.stack.Stack.Display.fmt", "calls", "src.stack.Stack.len") in edges
+
+
+def test_typescript_type_aliases_and_rust_macros_are_entities() -> None:
+    """A library's public types are often ``type`` aliases (ky's ``Hooks``), a crate's API its macros
+    (anyhow's ``bail!``): without entities a file of them was one fragment as long as the file."""
+    ts_src = "/** State before a retry. */\nexport type RetryState = {\n    attempt: number;\n};\n\nexport type Id = string | number;\n"
+    ext, _ = extract(SourceFile("src/types.ts", ts_src, len(ts_src), "0" * 64, "typescript"), {"src/types.ts"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.docstring) for s in ext.symbols}
+    assert got["src.types.RetryState"] == ("Interface", 1, 4, "State before a retry.")
+    assert got["src.types.Id"] == ("Interface", 6, 6, None)
+    rs_src = "/// Return early with an error.\nmacro_rules! bail {\n    ($msg:expr) => { return Err($msg) };\n}\n\nfn check(x: i32) -> Result<(), i32> {\n    if x < 0 { bail!(x); }\n    Ok(())\n}\n"
+    ext, _ = extract(SourceFile("src/lib.rs", rs_src, len(rs_src), "0" * 64, "rust"), {"src/lib.rs"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.docstring) for s in ext.symbols}
+    assert got["src.lib.bail"] == ("Function", 1, 4, "Return early with an error.")
+    known = {s.qualname: s.kind.value for s in ext.symbols}
+    assert Edge("src.lib.check", "calls", "src.lib.bail") in set(resolve_edges({"src/lib.rs": ext}, known, {"src/lib.rs"}))
