@@ -25,6 +25,8 @@
 (class name: (identifier) @name) @definition.class
 (class_declaration (class_heritage [(identifier) (member_expression)] @base)) @definition.class
 (method_definition name: [(property_identifier) (private_property_identifier)] @name) @definition.method
+; a class field holding a function (handleClick = () => { ... }, a React class component's handlers): a method
+(field_definition property: [(property_identifier) (private_property_identifier)] @name value: [(arrow_function) (function_expression)]) @definition.method
 
 (call_expression function: [(identifier) (member_expression)] @call)
 (new_expression constructor: [(identifier) (member_expression)] @call)

@@ -1,6 +1,6 @@
 ; TypeScript and TSX: everything JavaScript has (the grammar extends JavaScript's: functions declared,
 ; named expressions, assigned to a variable, a property or a prototype; classes and their methods; bases;
-; calls; imports and require()), plus interfaces, type aliases (as interfaces), enums, abstract classes,
+; class fields holding functions; calls; imports and require()), plus interfaces, type aliases (as interfaces), enums, abstract classes,
 ; implements clauses and namespaces. Capture names: languages/README.md. When several patterns name one node, the first one
 ; in this file names it.
 
@@ -31,6 +31,8 @@
 (abstract_class_declaration (class_heritage (extends_clause value: [(identifier) (member_expression)] @base))) @definition.class
 (abstract_class_declaration (class_heritage (implements_clause [(type_identifier) (nested_type_identifier)] @base))) @definition.class
 (method_definition name: [(property_identifier) (private_property_identifier)] @name) @definition.method
+; a class field holding a function (handleClick = () => { ... }, a React class component's handlers): a method
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @name value: [(arrow_function) (function_expression)]) @definition.method
 
 (call_expression function: [(identifier) (member_expression)] @call)
 (new_expression constructor: [(identifier) (member_expression)] @call)

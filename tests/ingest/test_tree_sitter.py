@@ -448,3 +448,16 @@ def test_typescript_type_aliases_and_rust_macros_are_entities() -> None:
     assert got["src.lib.bail"] == ("Function", 1, 4, "Return early with an error.")
     known = {s.qualname: s.kind.value for s in ext.symbols}
     assert Edge("src.lib.check", "calls", "src.lib.bail") in set(resolve_edges({"src/lib.rs": ext}, known, {"src/lib.rs"}))
+
+
+@pytest.mark.parametrize("language", ["typescript", "javascript"])
+def test_a_class_field_holding_a_function_is_a_method(language: str) -> None:
+    """``handleClick = () => { ... }`` (a React class component's handlers, a bound callback) is code of the
+    class an agent edits; a field holding a value is not."""
+    src = "class Form {\n  /** Submit the form. */\n  submit = (event) => {\n    send(event);\n  };\n  count = 0;\n}\n"
+    path = "web/form.ts" if language == "typescript" else "web/form.js"
+    ext, _ = extract(SourceFile(path, src, len(src), "0" * 64, language), {path}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.docstring) for s in ext.symbols}
+    assert got["web.form.Form.submit"] == ("Method", 2, 5, "Submit the form.")
+    assert "web.form.Form.count" not in got
