@@ -1,5 +1,5 @@
 ; JavaScript (and JSX): functions (declared, named expressions, assigned to a variable, a property or a
-; prototype), classes and their methods, bases, calls, imports and require(). Capture names:
+; prototype), classes and their methods (and fields holding functions), bases, calls, imports and require(). Capture names:
 ; languages/README.md. When several patterns name one node, the first one in this file names it.
 
 ; X.prototype.m = function () {}: a method of X
