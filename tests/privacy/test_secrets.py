@@ -250,6 +250,10 @@ CAUGHT: list[tuple[str, str, str, list[str], str]] = [
 
 # (id, path, text, value that must survive)
 DECOYS: list[tuple[str, str, str, str]] = [
+    # in code an unquoted name after a secret word is a variable (detect-secrets' keyword rule takes
+    # Go's right-hand side with or without quotes): scrubbing it broke the file's parse
+    ("go-compare-variable", "auth.go", "\treturn ok && password == credPass\n", "credPass"),
+    ("go-assign-variable", "user.go", "\tuser.Password = hashed\n", "hashed"),
     ("aws-example-id", "s.py", 'AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"\n', "AKIAIOSFODNN7EXAMPLE"),
     ("aws-example-secret", "c.ini",
      "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
@@ -486,3 +490,9 @@ def test_scrub_never_raises_and_keeps_the_line_count(text: str, path: str) -> No
         assert 0 <= f.start < f.end <= len(text)
         assert f.line == text.count("\n", 0, f.start) + 1
     assert scrub(out.text, path).text == out.text
+
+
+def test_a_quoted_password_in_go_is_still_caught() -> None:
+    """Beside the decoys above: the value in quotes is a literal, whatever the language."""
+    text = '\tpassword := "Zx9#kLm2pQw"\n\tdb.Password = "s3cr3t-Hunter2!"\n'
+    assert [text[f.start:f.end] for f in scan(text, "auth.go")] == ["Zx9#kLm2pQw", "s3cr3t-Hunter2!"]

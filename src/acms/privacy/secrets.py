@@ -1123,6 +1123,9 @@ def _heuristic() -> Any:
     return heuristic
 
 
+_IDENTIFIER_VALUE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
 def _ds_hits(line: str, low_line: str, plugins: tuple[_DsPlugin, ...], offset: int, path: str,
              lock_file: bool) -> Iterator[_Hit]:
     """Run detect-secrets' plugins (those whose needles the line holds: :func:`_line_plan`) on one
@@ -1130,6 +1133,7 @@ def _ds_hits(line: str, low_line: str, plugins: tuple[_DsPlugin, ...], offset: i
     heuristic = _heuristic()
     indirect: bool | None = None
     ascii_line = line.isascii()
+    code = _file_class(path) == "code"
     for ds in plugins:
         if ds.gate is not None and not ds.gate.search(line):
             continue
@@ -1162,6 +1166,8 @@ def _ds_hits(line: str, low_line: str, plugins: tuple[_DsPlugin, ...], offset: i
                 if ds.secret_type == "Secret Keyword":
                     if _EXPRESSION.search(value) or re.search(r"\s", value):
                         continue  # its greedy values run on into code or YAML structure
+                    if code and _IDENTIFIER_VALUE.fullmatch(value) and (at == 0 or line[at - 1] not in "\"'`"):
+                        continue  # Go's "password == credPass": in code an unquoted name is a variable
                     named = _NAME_BEFORE.search(line, 0, at)
                     if named and not _secret_value(named.group("n"), value):
                         continue
