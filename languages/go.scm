@@ -1,5 +1,5 @@
 ; Go: functions, methods (qualified by their receiver type: Context.JSON), struct and interface types,
-; other named types (as classes: each has a method set),
+; other named types and aliases (as classes: each has a method set),
 ; embedded types as bases, calls, imports. Capture names: languages/README.md.
 
 (function_declaration name: (identifier) @name body: (block)? @body) @definition.function
@@ -17,6 +17,8 @@
 ; any other named type (type HandlersChain []HandlerFunc, type ErrorType uint64): a type with a method set
 (type_spec name: (type_identifier) @name type: [(slice_type) (array_type) (map_type) (function_type) (channel_type)
   (pointer_type) (type_identifier) (qualified_type) (generic_type)]) @definition.class
+; an alias (type FloatArg = ArgumentBase[float64]): a named type as well
+(type_alias name: (type_identifier) @name) @definition.class
 
 ; embedded fields and embedded interfaces
 (type_spec type: (struct_type (field_declaration_list (field_declaration !name type: [

@@ -1,4 +1,4 @@
-; Rust: functions, structs, enums, unions, traits (with their method signatures), impl blocks (their
+; Rust: functions, structs, enums, unions, type aliases (as classes), traits (with their method signatures), impl blocks (their
 ; functions are methods of the type; "impl Trait for Type" makes Trait a base of Type), inline modules
 ; (`mod tests { ... }`) as namespaces (entities that qualify what they define), macro_rules! macros (as
 ; functions), calls (a macro's too), use declarations. Capture names: languages/README.md.
@@ -8,6 +8,10 @@
 (struct_item name: (type_identifier) @name) @definition.struct
 (union_item name: (type_identifier) @name) @definition.struct
 (enum_item name: (type_identifier) @name) @definition.enum
+; a type alias of a module (pub type Dedup<I> = CoalesceBy<I, DedupPred>): a named type, as Go's are classes;
+; not the associated types of impl blocks and traits (type Item = u32), which every iterator has
+(source_file (type_item name: (type_identifier) @name) @definition.class)
+(mod_item body: (declaration_list (type_item name: (type_identifier) @name) @definition.class))
 (trait_item name: (type_identifier) @name) @definition.trait
 (trait_item bounds: (trait_bounds [(type_identifier) (scoped_type_identifier)] @base)) @definition.trait
 

@@ -324,14 +324,15 @@ def test_history_maps_go_hunks_to_go_methods(tmp_path: Path) -> None:
 
 def test_go_named_types_with_method_sets_are_classes() -> None:
     """``type HandlersChain []HandlerFunc`` has methods as a struct does: an entity (a class), and its
-    methods are its members; a type alias (``type A = B``) is not a new type."""
+    methods are its members; a type alias (``type A = B``) is no new type, but a name of the package's
+    API with its doc comment (urfave/cli's ``FloatArg``): an entity too."""
     source = ("package gin\n\ntype HandlerFunc func(*Context)\n\n// HandlersChain is a list of handlers.\n"
               "type HandlersChain []HandlerFunc\n\nfunc (c HandlersChain) Last() HandlerFunc {\n"
               "\treturn c[len(c)-1]\n}\n\ntype ErrorType uint64\n\ntype Alias = ErrorType\n")
     ext = extract_tree_sitter("gin.go", source, "go", "gin")
     kinds = {s.qualname: s.kind.value for s in ext.symbols}
     assert kinds["gin.HandlerFunc"] == kinds["gin.HandlersChain"] == kinds["gin.ErrorType"] == "Class"
-    assert kinds["gin.HandlersChain.Last"] == "Method" and "gin.Alias" not in kinds
+    assert kinds["gin.HandlersChain.Last"] == "Method" and kinds["gin.Alias"] == "Class"
     chain = next(s for s in ext.symbols if s.qualname == "gin.HandlersChain")
     assert (chain.start_line, chain.end_line) == (5, 6)  # its doc comment included
 
@@ -461,3 +462,44 @@ def test_a_class_field_holding_a_function_is_a_method(language: str) -> None:
     got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.docstring) for s in ext.symbols}
     assert got["web.form.Form.submit"] == ("Method", 2, 5, "Submit the form.")
     assert "web.form.Form.count" not in got
+
+
+def test_a_decorated_exported_class_keeps_the_doc_comment_above_its_decorators() -> None:
+    """``@Injectable() export class X`` (every NestJS or Angular service): the decorator opens the export
+    statement, and the comment above is that statement's sibling, not the class's."""
+    src = ("/**\n * Parses an integer.\n */\n@Injectable()\nexport class ParseIntPipe {\n  transform(v: string) {\n"
+           "    return parseInt(v, 10);\n  }\n}\n\n/** The default one. */\n@Injectable()\nexport default class Fallback {}\n")
+    ext, _ = extract(SourceFile("src/pipe.ts", src, len(src), "0" * 64, "typescript"), {"src/pipe.ts"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.start_line, s.end_line, s.docstring) for s in ext.symbols}
+    assert got["src.pipe.ParseIntPipe"] == (1, 9, "Parses an integer.")
+    assert got["src.pipe.Fallback"] == (11, 13, "The default one.")
+
+
+def test_static_methods_named_like_instance_ones_merge_nothing() -> None:
+    """NestJS's ``Logger`` has ``error`` and ``verbose`` twice, instance and static: each later namesake is
+    left out, also after one already left out (a merge had made ``verbose`` span every static method)."""
+    src = ("export class Logger {\n  error(m: string) { a(m); }\n  verbose(m: string) { a(m); }\n"
+           "  static error(m: string) { b(m); }\n  static verbose(m: string) { b(m); }\n  get level() { return 1; }\n"
+           "  set level(v: number) { c(v); }\n}\n")
+    ext, _ = extract(SourceFile("src/log.ts", src, len(src), "0" * 64, "typescript"), {"src/log.ts"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.start_line, s.end_line) for s in ext.symbols}
+    assert got["src.log.Logger.error"] == (2, 2) and got["src.log.Logger.verbose"] == (3, 3)
+    assert got["src.log.Logger.level"] == (6, 7)  # a getter and its setter, written together: one entity
+
+
+def test_rust_and_go_type_aliases_are_named_types_but_not_associated_types() -> None:
+    """itertools' public adaptors are aliases (``pub type Dedup<I> = ...``), urfave/cli's argument types
+    too (``type ( FloatArg = ArgumentBase[float64] ... )``): their doc comments had fallen into the
+    module's gaps. An impl block's ``type Item`` is the trait's, said by every iterator: no entity."""
+    rs = "/// Dedup.\npub type Dedup<I> = CoalesceBy<I, DedupPred>;\n\nimpl Iterator for Dedup2 {\n    type Item = u32;\n}\n"
+    ext, _ = extract(SourceFile("src/a.rs", rs, len(rs), "0" * 64, "rust"), {"src/a.rs"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.docstring) for s in ext.symbols}
+    assert got["src.a.Dedup"] == ("Class", 1, 2, "Dedup.") and not any(q.endswith(".Item") for q in got)
+    go = "package cli\n\ntype (\n\t// FloatArg takes a float.\n\tFloatArg = ArgumentBase[float64]\n\tIntArg = ArgumentBase[int]\n)\n"
+    ext, _ = extract(SourceFile("args.go", go, len(go), "0" * 64, "go"), {"args.go"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.docstring) for s in ext.symbols}
+    assert got["args.FloatArg"] == ("Class", 4, 5, "FloatArg takes a float.") and got["args.IntArg"][:3] == ("Class", 6, 6)

@@ -115,17 +115,6 @@ def _last_row(node: Node) -> int:
     return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
 
 
-def _apart(old: CodeSymbol, new: CodeSymbol, symbols: dict[str, CodeSymbol]) -> bool:
-    """Whether another definition lies between two of one name (overloads and a property's getter and
-    setter are written together; a name defined again further down is another thing)."""
-    for other in reversed(symbols.values()):  # in the order they start
-        if other is old:
-            return False
-        if old.end_line < other.start_line < new.start_line:
-            return True
-    return False
-
-
 def _is_block(node_type: str) -> bool:
     """A node holding a list of members or statements (a class body, a block, a declaration list)."""
     return "body" in node_type or "block" in node_type or node_type.endswith("_list")
@@ -142,6 +131,7 @@ class _Builder:
         self.line_starts = [0] + [m.end() for m in _NEWLINE.finditer(data)]  # tree-sitter's rows end at \n
         self._module_calls: list[str] = []
         self.bodied: dict[str, bool] = {}  # qualname -> its definition has a body
+        self.starts: list[int] = []  # first lines of the definitions qualified so far, in order
 
     # -- collecting ----------------------------------------------------------------------------
     def build(self, matches: list[tuple[int, dict[str, list[Node]]]]) -> Extraction:
@@ -271,11 +261,20 @@ class _Builder:
                 self.bodied[d.qualname] = True
             d.symbol = old
             return
-        if old is not None and _apart(old, symbol, symbols):
-            return  # the name again, past other definitions (a callback named like an earlier one): one
-            # entity spanning both would hold the code between them; the first keeps the name
+        apart = old is not None and self._defined_between(old.end_line, symbol.start_line)
+        self.starts.append(symbol.start_line)
+        if apart:
+            return  # the name again, past other definitions (a callback named like an earlier one, a
+            # static method named like an instance one): one entity spanning both would hold the code
+            # between them; the first keeps the name
         self.bodied[d.qualname] = bodied
         d.symbol = add_symbol(symbols, symbol)
+
+    def _defined_between(self, after: int, before: int) -> bool:
+        """Whether a definition (an entity or one left out) starts between two lines: overloads and a
+        getter and its setter are written together; a name defined again further down is another thing."""
+        i = bisect_right(self.starts, after)
+        return i < len(self.starts) and self.starts[i] < before
 
     def _parts(self, node: Node) -> list[str]:
         """``a::B<T>.c`` -> ["a", "B", "c"]; [] when it is no name (an expression, a string)."""
@@ -348,18 +347,26 @@ class _Builder:
         row, first = n.start_point.row, node.start_point.row
         found: list[str] = []
         prev = n.prev_named_sibling
-        while prev is not None and _last_row(prev) >= row - 1:
-            before = prev.prev_sibling
-            if before is not None and _last_row(before) == prev.start_point.row:
-                break  # it shares its line with the code before it: a trailing comment of that code
-            if "attribute" in prev.type or "annotation" in prev.type or prev.type == "decorator":
-                row = first = prev.start_point.row
-            elif "comment" in prev.type:
-                found.append(self._text(prev))
-                row = first = prev.start_point.row
-            else:
+        while True:
+            while prev is not None and _last_row(prev) >= row - 1:
+                before = prev.prev_sibling
+                if before is not None and _last_row(before) == prev.start_point.row:
+                    break  # it shares its line with the code before it: a trailing comment of that code
+                if "attribute" in prev.type or "annotation" in prev.type or prev.type == "decorator":
+                    row = first = prev.start_point.row
+                elif "comment" in prev.type:
+                    found.append(self._text(prev))
+                    row = first = prev.start_point.row
+                else:
+                    break
+                prev = prev.prev_named_sibling
+            up = n.parent
+            if (prev is not None or up is None or up.parent is None or _is_block(up.type)
+                    or up.start_point.row != row):
                 break
-            prev = prev.prev_named_sibling
+            # the decorators opened the declaration around it ("@Injectable() export class X"): the
+            # comment above is that declaration's sibling
+            n, prev = up, up.prev_named_sibling
         if not found:
             return None, first
         lines = []
