@@ -94,11 +94,16 @@ _CONFIG_NAMES = frozenset(
 )
 
 
-@cache
 def _file_class(path: str) -> str:
     """``code``, ``config``, ``shell``, ``doc`` or ``any``: code files get no unquoted-value rules
     (there ``password = pw`` names a variable), everything else does."""
-    name = PurePosixPath(path.replace("\\", "/")).name.lower()
+    return _class_of_name(PurePosixPath(path.replace("\\", "/")).name.lower())
+
+
+@lru_cache(maxsize=4096)
+def _class_of_name(name: str) -> str:
+    """By file name, not path: a server indexing many projects sees each name once (a cache by path
+    grew with every file it was ever given)."""
     if not name:
         return "any"
     if name.startswith(".env") or name.endswith(".env") or name in _CONFIG_NAMES:
@@ -1127,13 +1132,12 @@ _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 
 
 def _ds_hits(line: str, low_line: str, plugins: tuple[_DsPlugin, ...], offset: int, path: str,
-             lock_file: bool) -> Iterator[_Hit]:
+             lock_file: bool, code: bool = False) -> Iterator[_Hit]:
     """Run detect-secrets' plugins (those whose needles the line holds: :func:`_line_plan`) on one
     line and locate each reported value in it."""
     heuristic = _heuristic()
     indirect: bool | None = None
     ascii_line = line.isascii()
-    code = _file_class(path) == "code"
     for ds in plugins:
         if ds.gate is not None and not ds.gate.search(line):
             continue
@@ -1267,7 +1271,7 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
                 kind = rule.kind_of(m) if rule.kind_of is not None else rule.kind
                 hits.append(_Hit(start + a, start + b, kind, rule.generic))
         if len(line) <= _LONG_LINE:
-            hits.extend(_ds_hits(line, low_line, plugins, start, path, lock_file))
+            hits.extend(_ds_hits(line, low_line, plugins, start, path, lock_file, fclass == "code"))
     hits.extend(_pem_hits(text))
     hits.extend(_k8s_hits(text))
     hits.extend(_terraform_hits(text))
