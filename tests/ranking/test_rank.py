@@ -573,39 +573,38 @@ def test_in_test_scope(qn: str, path: str, inside: bool) -> None:
 def test_test_code_inside_a_source_file_is_demoted_not_dropped(tmp_path: Path) -> None:
     """A Rust test names the function it tests and repeats the task's words; the function comes first, the
     test still comes, and a task about the tests gets it on near-equal terms (the real index and caches)."""
-    from acms.api import Index
-
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "lib.rs").write_text(
+    names = _assembled_rust(tmp_path, "trim the header line in parse_header",
         "pub struct Parser { pos: usize }\n\nimpl Parser {\n"
         "    pub fn parse_header(&mut self, line: &str) -> Option<String> {\n        Some(line.trim().to_string())\n    }\n}\n\n"
         "#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn parse_header_trims_the_header_line() {\n"
         "        let mut p = Parser { pos: 0 };\n        let header = p.parse_header(\" header line \");\n"
-        "        assert_eq!(header, Some(\"header line\".to_string()));\n    }\n}\n", encoding="utf-8")
+        "        assert_eq!(header, Some(\"header line\".to_string()));\n    }\n}\n")
+    # the struct's outline right after its method (written apart, in an impl block); the test
+    # module (a namespace) as its outline right after its test shown
+    assert names == ["src.lib.Parser.parse_header", "src.lib.Parser",
+                     "src.lib.tests.parse_header_trims_the_header_line", "src.lib.tests"]
+
+
+def _assembled_rust(tmp_path: Path, task: str, lib_rs: str) -> list[str]:
+    """The entities of ``task``'s context over a project of one ``src/lib.rs`` (the real index and caches)."""
+    from acms.api import Index
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text(lib_rs, encoding="utf-8")
     with Index.open(tmp_path) as idx:
         idx.index()
-        names = [i.candidate.name for i in idx.assemble("trim the header line in parse_header", budget=2000).assembled.items]
-        # the struct's outline right after its method (written apart, in an impl block); the test
-        # module (a namespace) as its outline right after its test shown
-        assert names == ["src.lib.Parser.parse_header", "src.lib.Parser",
-                         "src.lib.tests.parse_header_trims_the_header_line", "src.lib.tests"]
+        return [i.candidate.name for i in idx.assemble(task, budget=2000).assembled.items]
 
 
 def test_a_rust_trait_method_brings_its_type_after_it(tmp_path: Path) -> None:
     """A method of ``impl Display for Parser`` (``Parser.Display.fmt``) is a method of ``Parser`` as one of
-    ``impl Parser`` is: the struct's body comes right after it (the real index and caches)."""
-    from acms.api import Index
-
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "lib.rs").write_text(
+    ``impl Parser`` is: the struct's body comes right after it."""
+    names = _assembled_rust(tmp_path, "show the position when displayed",
         "use std::fmt;\n\npub struct Parser { pos: usize }\n\n"
         "impl fmt::Display for Parser {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
         "        write!(f, \"parser at position {}\", self.pos)\n    }\n}\n\n"
-        "pub fn unrelated() -> usize {\n    1\n}\n", encoding="utf-8")
-    with Index.open(tmp_path) as idx:
-        idx.index()
-        names = [i.candidate.name for i in idx.assemble("show the position when displayed", budget=2000).assembled.items]
-        assert names[:2] == ["src.lib.Parser.Display.fmt", "src.lib.Parser"]
+        "pub fn unrelated() -> usize {\n    1\n}\n")
+    assert names[:2] == ["src.lib.Parser.Display.fmt", "src.lib.Parser"]
 
 
 @pytest.mark.parametrize(("task", "named"), [
