@@ -503,3 +503,16 @@ def test_rust_and_go_type_aliases_are_named_types_but_not_associated_types() -> 
     assert ext is not None
     got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.docstring) for s in ext.symbols}
     assert got["args.FloatArg"] == ("Class", 4, 5, "FloatArg takes a float.") and got["args.IntArg"][:3] == ("Class", 6, 6)
+
+
+def test_typescript_overloads_are_the_first_lines_of_their_implementation() -> None:
+    """The overload signatures are the function's public face and the doc comment sits above them: the
+    entity starts there (a C++ declaration far from its definition still gives way to the definition)."""
+    src = ("/** Resolves when the predicate holds. */\nexport function when(p: () => boolean): Promise<void>\n"
+           "export function when(p: () => boolean, effect: () => void): () => void\n"
+           "export function when(p: any, effect?: any): any {\n    return go(p, effect);\n}\n")
+    ext, _ = extract(SourceFile("src/when.ts", src, len(src), "0" * 64, "typescript"), {"src/when.ts"}, 40)
+    assert ext is not None
+    when = next(s for s in ext.symbols if s.qualname == "src.when.when")
+    assert (when.start_line, when.end_line, when.docstring) == (1, 6, "Resolves when the predicate holds.")
+    assert when.signature == "function when(p: () => boolean): Promise<void>"

@@ -254,10 +254,15 @@ class _Builder:
         old = symbols.get(d.qualname)
         if old is not None and self.bodied.get(d.qualname) != bodied:
             # a declaration and its definition (C++ "double norm() const;" in the class, the body
-            # outside it): the entity is the definition, never a range spanning both
+            # outside it): the entity is the definition, never a range spanning both; overload
+            # signatures right above their implementation (TypeScript) are its first lines
             if bodied:
-                old.start_line, old.end_line, old.signature = symbol.start_line, symbol.end_line, symbol.signature
-                old.docstring = symbol.docstring or old.docstring
+                if symbol.start_line <= old.end_line + 1:
+                    old.end_line = symbol.end_line
+                    old.docstring = old.docstring or symbol.docstring
+                else:
+                    old.start_line, old.end_line, old.signature = symbol.start_line, symbol.end_line, symbol.signature
+                    old.docstring = symbol.docstring or old.docstring
                 self.bodied[d.qualname] = True
             d.symbol = old
             return
