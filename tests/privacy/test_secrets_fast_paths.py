@@ -113,7 +113,7 @@ def test_keyword_gate_is_not_used_on_unicode_lines() -> None:
     assert keyword.ascii_gate is not None and not keyword.ascii_gate.search(line.lower())
     _, plugins = s._line_plan("code", s._needles_in(line.lower()))
     assert any(h.end - h.start == len("Xk9-mP2.vL7q_Rt4!")
-               for h in s._ds_hits(line, line.lower(), plugins, 0, "a.py", False))
+               for h in s._ds_hits(line, line.lower(), plugins, 0, "a.py", False, True))
 
 
 @FAST

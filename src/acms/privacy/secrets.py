@@ -1132,7 +1132,7 @@ _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 
 
 def _ds_hits(line: str, low_line: str, plugins: tuple[_DsPlugin, ...], offset: int, path: str,
-             lock_file: bool, code: bool = False) -> Iterator[_Hit]:
+             lock_file: bool, code: bool) -> Iterator[_Hit]:
     """Run detect-secrets' plugins (those whose needles the line holds: :func:`_line_plan`) on one
     line and locate each reported value in it."""
     heuristic = _heuristic()
