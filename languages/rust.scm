@@ -1,5 +1,6 @@
 ; Rust: functions, structs, enums, unions, type aliases (as classes), traits (with their method signatures), impl blocks (their
-; functions are methods of the type; "impl Trait for Type" makes Trait a base of Type), inline modules
+; functions are methods of the type; "impl Trait for Type" makes Trait a base of Type; the block is a namespace
+; entity, Type.Trait, or Type where the file does not define it), inline modules
 ; (`mod tests { ... }`) as namespaces (entities that qualify what they define), macro_rules! macros (as
 ; functions), calls (a macro's too), use declarations. Capture names: languages/README.md.
 

@@ -17,6 +17,7 @@ from acms.cli.main import cli
 from acms.config import load_settings
 from acms.decisions.records import resolve_entity
 from acms.ingest.extractors import extract
+from acms.ingest.fragments import MACRO, code_fragments, code_key
 from acms.ingest.model import Edge, Extraction, SourceFile
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.spans import has_spans, spans_for
@@ -73,7 +74,8 @@ SYMBOLS = {
         ("rs.lib.Norm", "Trait", 9, 11, []),
         ("rs.lib.Axis", "Enum", 13, 13, []),
         ("rs.lib.Point.new", "Method", 16, 18, []),
-        ("rs.lib.Point.Norm.norm", "Method", 22, 24, []),  # "impl Norm for Point": the trait names it
+        ("rs.lib.Point.Norm", "Namespace", 21, 25, []),  # the block "impl Norm for Point"
+        ("rs.lib.Point.Norm.norm", "Method", 22, 24, []),  # the trait names it
         ("rs.lib.hypot", "Function", 27, 29, []),
     ]),
     "java": ("src/main/java/com/ex/Square.java", [
@@ -295,7 +297,7 @@ def test_stats_show_symbols_per_language(indexed: Path) -> None:
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)["languages"]
     assert data["go"]["symbols"] == {"Function": 2, "Interface": 1, "Method": 2, "Struct": 2}
-    assert data["rust"]["symbols"] == {"Enum": 1, "Function": 1, "Method": 3, "Struct": 1, "Trait": 1}
+    assert data["rust"]["symbols"] == {"Enum": 1, "Function": 1, "Method": 3, "Namespace": 1, "Struct": 1, "Trait": 1}
     assert "symbols: 2 Function, 1 Interface, 2 Method, 2 Struct" in CliRunner().invoke(cli, ["stats", "-C", str(indexed)]).stdout
 
 
@@ -379,6 +381,30 @@ def test_rust_trait_methods_are_named_by_their_trait_and_keep_their_own_lines() 
     assert "src.geo.Point.fmt" not in got and not any(".crate." in q for q in got)
     point = next(s for s in ext.symbols if s.qualname == "src.geo.Point")
     assert point.bases == ["fmt.Debug", "fmt.Display"]
+
+
+def test_rust_impl_blocks_are_namespaces_where_no_struct_stands_for_them() -> None:
+    """A method added to ``impl Display for Point`` is a change to that block, which the held-out miner
+    names by its trait; one added to ``impl Stack`` in a file without ``struct Stack``, by its type. The
+    block is then an entity (a namespace: its outline lists its methods); an ``impl Point`` beside
+    ``struct Point`` is not, the struct is that unit. Its methods stay methods of the type."""
+    ext, _ = extract(SourceFile("src/geo.rs", RUST_TRAITS, len(RUST_TRAITS), "0" * 64, "rust"), {"src/geo.rs"}, 40)
+    assert ext is not None
+    got = {s.qualname: (s.kind.value, s.start_line, s.end_line, s.parent) for s in ext.symbols}
+    assert got["src.geo.Point.Display"] == ("Namespace", 19, 21, "src.geo.Point")
+    assert got["src.geo.Point.Debug"] == ("Namespace", 6, 8, "src.geo.Point")
+    assert got["src.geo.Point"][0] == "Struct"  # "impl Point": no second entity of that name
+    assert got["src.geo.Error.Source"][3] == "src.geo"  # the type is not defined here
+    assert got["src.geo.Error.Source.source_of"][3] == "src.geo.Error.Source"
+    src = "use crate::Stack;\n\nimpl Stack {\n    pub fn peek(&self) -> i32 { self.top() }\n    fn top(&self) -> i32 { 0 }\n}\n"
+    other, _ = extract(SourceFile("src/ops.rs", src, len(src), "0" * 64, "rust"), {"src/ops.rs"}, 40)
+    assert other is not None
+    kinds = {s.qualname: (s.kind.value, s.parent) for s in other.symbols}
+    assert kinds["src.ops.Stack"] == ("Namespace", "src.ops")
+    assert kinds["src.ops.Stack.peek"] == ("Method", "src.ops.Stack")
+    outline = next(f.text for f in code_fragments(SourceFile("src/geo.rs", RUST_TRAITS, len(RUST_TRAITS), "0" * 64, "rust"), ext)
+                   if f.owner == code_key("src.geo.Point.Display") and f.lod == MACRO)
+    assert outline.splitlines() == ["impl fmt::Display for crate::Point", "    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result"]
 
 
 def test_a_rust_doc_comment_of_several_lines_and_the_attributes_under_it_belong_to_the_item() -> None:

@@ -598,13 +598,38 @@ def _assembled_rust(tmp_path: Path, task: str, lib_rs: str) -> list[str]:
 
 def test_a_rust_trait_method_brings_its_type_after_it(tmp_path: Path) -> None:
     """A method of ``impl Display for Parser`` (``Parser.Display.fmt``) is a method of ``Parser`` as one of
-    ``impl Parser`` is: the struct's body comes right after it."""
+    ``impl Parser`` is: the struct's body comes right after it, past the impl block around the method."""
     names = _assembled_rust(tmp_path, "show the position when displayed",
         "use std::fmt;\n\npub struct Parser { pos: usize }\n\n"
         "impl fmt::Display for Parser {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
         "        write!(f, \"parser at position {}\", self.pos)\n    }\n}\n\n"
         "pub fn unrelated() -> usize {\n    1\n}\n")
-    assert names[:2] == ["src.lib.Parser.Display.fmt", "src.lib.Parser"]
+    assert names[0] == "src.lib.Parser.Display.fmt"
+    # the struct and the impl block around the method (its outline: where a new method of the trait
+    # goes, and the unit a change to the block is), each right after it
+    assert set(names[1:3]) == {"src.lib.Parser", "src.lib.Parser.Display"}
+
+
+def test_an_impl_block_standing_for_a_type_defined_elsewhere_comes_as_its_outline(tmp_path: Path) -> None:
+    """In a file of ``impl Chain`` and ``impl Iterator for Chain`` (the struct in another file), a trait
+    method brings its impl block and the type's inherent block after it, each as its outline: the map of
+    the type here, not every method's body again."""
+    from acms.api import Index
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "chain.rs").write_text(
+        "use crate::Chain;\n\nimpl Chain {\n    pub fn new() -> Self {\n        Chain { rest: Vec::new() }\n    }\n}\n\n"
+        "impl Iterator for Chain {\n    type Item = u8;\n\n    fn next(&mut self) -> Option<u8> {\n        self.rest.pop()\n    }\n\n"
+        "    fn size_hint(&self) -> (usize, Option<usize>) {\n        (self.rest.len(), Some(self.rest.len()))\n    }\n}\n",
+        encoding="utf-8")
+    with Index.open(tmp_path) as idx:
+        idx.index()
+        items = idx.assemble("the size hint of the chain iterator", budget=2000).assembled.items
+    names = [i.candidate.name for i in items]
+    assert names[0] == "src.chain.Chain.Iterator.size_hint"
+    assert set(names[1:3]) == {"src.chain.Chain.Iterator", "src.chain.Chain"}
+    inherent = next(i for i in items if i.candidate.name == "src.chain.Chain")
+    assert "pub fn new() -> Self" in inherent.text and "Vec::new()" not in inherent.text
 
 
 @pytest.mark.parametrize(("task", "named"), [

@@ -159,6 +159,8 @@ def code_fragments(source: SourceFile, ext: Extraction, gaps: int = 0) -> list[F
     out: list[FragmentSpec] = []
     for sym in ext.symbols:
         kids = children.get(sym.qualname, [])
+        if sym.kind is SymbolKind.NAMESPACE and not kids:  # a Rust trait impl: its methods are its type's
+            kids = [s for s in ext.symbols if s.qualname.rpartition(".")[0] == sym.qualname]
         key = code_key(sym.qualname)
         stored = stores_outline(sym, kids)
         outline = symbol_outline(sym, kids, member_lines(lines, sym, kids) if sym.kind in CLASS_LIKE else []) if stored else ""

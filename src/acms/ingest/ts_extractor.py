@@ -9,7 +9,8 @@ The extractor knows capture names, never node types (languages/README.md lists t
   capture the same node: what they capture is merged (one pattern names a class, another its bases).
 - ``@scope`` qualifies the names defined inside it without being an entity (namespaces, Rust ``mod``);
   ``@scope.type`` does the same for a type's members written in a separate block (Rust ``impl``),
-  whose functions are methods, and its ``@base`` goes to the type when this file defines it.
+  whose functions are methods, and its ``@base`` goes to the type when this file defines it; the block
+  is a namespace entity unless it is the inherent block of a type this file defines.
 - ``@call`` is a callee (``f``, ``pkg.F``, ``this.m``, ``Foo::bar``), kept as a dotted name.
 - ``@import`` is an import's string or path, ``@import.name`` a name taken from it, ``@import.alias``
   the local name bound to either.
@@ -132,6 +133,7 @@ class _Builder:
         self._module_calls: list[str] = []
         self.bodied: dict[str, bool] = {}  # qualname -> its definition has a body
         self.starts: list[int] = []  # first lines of the definitions qualified so far, in order
+        self.types: frozenset[str] = frozenset()  # the names of the types this file defines
 
     # -- collecting ----------------------------------------------------------------------------
     def build(self, matches: list[tuple[int, dict[str, list[Node]]]]) -> Extraction:
@@ -144,6 +146,8 @@ class _Builder:
         ordered = sorted((d for d in self.defs.values() if d.name is not None),
                          key=lambda d: (d.node.start_byte, -d.node.end_byte))
         self._nest(ordered)
+        self.types = frozenset(self._text(d.name) for d in ordered  # type: ignore[arg-type]
+                               if d.kind in _KINDS and _KINDS[d.kind] in CLASS_LIKE)
         for d in ordered:
             self._qualify(d, symbols)
         for d in ordered:
@@ -227,10 +231,13 @@ class _Builder:
                 trait = self._base_names(d.bases)
                 if trait:  # "impl Debug for T" and "impl Display for T" both define fmt: T.Debug.fmt, T.Display.fmt
                     d.qualname = f"{d.qualname}.{trait[0].rsplit('.', 1)[-1]}"
+                if trait or parts[-1] not in self.types:
+                    self._block(d, symbols)
             return
         owner = symbols.get(prefix)
-        if owner is None and d.container is not None and d.container.type_qualname:
-            owner = symbols.get(d.container.type_qualname)  # a trait's method: of the type it is implemented for
+        if d.container is not None and d.container.type_qualname:
+            # a method of an impl block is a method of its type (a trait's too), else of the block
+            owner = symbols.get(d.container.type_qualname) or owner
         if owner is None:  # the enclosing entity: the nearest definition around it, else the module
             around = d.container
             while around is not None and around.symbol is None:
@@ -274,6 +281,29 @@ class _Builder:
             # between them; the first keeps the name
         self.bodied[d.qualname] = bodied
         d.symbol = add_symbol(symbols, symbol)
+
+    def _block(self, d: _Def, symbols: dict[str, CodeSymbol]) -> None:
+        """A Rust ``impl`` block as a namespace entity: ``impl Display for Point`` is ``Point.Display``, and
+        ``impl Point`` in a file that does not define ``Point`` is ``Point``. A method added to a block, an
+        associated type or a where clause is a change to the block, the unit the held-out miner names
+        for a change inside an impl outside its functions (the trait, or the type); an ``impl Point``
+        beside ``struct Point`` is no entity of its own: the struct is that unit."""
+        start = self._line(d.node.start_byte)
+        doc, doc_row = self._doc(d.node)
+        outer = d.container
+        while outer is not None and outer.symbol is None:
+            outer = outer.container
+        parent = symbols.get(d.type_qualname) if d.type_qualname != d.qualname else None  # the type, or its impl here
+        if parent is None:
+            parent = outer.symbol if outer is not None and outer.symbol is not None else symbols[self.module]
+        symbol = CodeSymbol(kind=SymbolKind.NAMESPACE, name=d.qualname.rsplit(".", 1)[-1], qualname=d.qualname,
+                            start_line=min(start, doc_row + 1), end_line=self._end_line(d.node),
+                            signature=self._signature(d), docstring=doc, parent=parent.qualname)
+        old = symbols.get(d.qualname)
+        apart = old is not None and self._defined_between(old.end_line, symbol.start_line)
+        self.starts.append(symbol.start_line)
+        if not apart:
+            d.symbol = add_symbol(symbols, symbol)
 
     def _defined_between(self, after: int, before: int) -> bool:
         """Whether a definition (an entity or one left out) starts between two lines: overloads and a

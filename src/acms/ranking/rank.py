@@ -200,26 +200,34 @@ def _outlines(gave_way: list[Cand], chosen: list[Cand], best: float, file_score:
 
 
 def _declared_apart(cands: list[Cand], chosen: list[Cand], best: float, file_score: float, why: str,
-                    qualified: dict[str, str]) -> list[Ranked]:
+                    qualified: dict[str, str], index: RankingIndex) -> list[Ranked]:
     """The types whose methods are written outside their body (a Go struct and its methods with a
     receiver, a Rust struct and its ``impl`` blocks), right after the best of their methods shown: the
     type's fields are what those methods work on, as a class's outline is for its methods. The body
     (the declaration and its fields), not the outline: it holds no methods to give way to, and the
     outline's list of every method cost gin's symbol R@10 at a 3,000-token budget (.712 → .694; the
-    body: file R@10 .917 → .929)."""
+    body: file R@10 .917 → .929). A type that is an ``impl`` block here (a Rust type defined in another
+    file) holds methods: its outline, not the whole block."""
     types = {qualified[c[1]]: c for c in cands if c[4] == CONTAINER["Class"] and c[1] in qualified}
     if not types:
         return []
     after: dict[str, float] = {}
     for s, fid, start, end, _ in chosen:
         owner = qualified.get(fid, "").rpartition(".")[0]
-        if owner not in types and owner.rpartition(".")[0] in types:
-            owner = owner.rpartition(".")[0]  # a Rust trait's method, Type.Trait.method
-        t = types.get(owner) if owner else None
-        if t is not None and not (t[2] <= start and end <= t[3]):
-            after[owner] = max(after.get(owner, 0.0), s)
-    return [Ranked(types[owner][1], file_score * CLASS_OUTLINE_AFTER * s / best, f"{why}; the type of the methods shown")
-            for owner, s in after.items()]
+        for _ in range(2):  # the type, or past the impl block around a Rust trait's method (Type.Trait.method)
+            t = types.get(owner) if owner else None
+            if t is not None and not (t[2] <= start and end <= t[3]):
+                after[owner] = max(after.get(owner, 0.0), s)
+                break
+            owner = owner.rpartition(".")[0]
+    out = []
+    for owner, s in after.items():
+        _, fid, start, end, _ = types[owner]
+        if any(start <= c[2] and c[3] <= end and c[1] != fid for c in cands):
+            fid = index.outline_of(fid)
+        if fid:
+            out.append(Ranked(fid, file_score * CLASS_OUTLINE_AFTER * s / best, f"{why}; the type of the methods shown"))
+    return out
 
 
 def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles: bool = False,
@@ -261,7 +269,7 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
             chosen = sorted((c for c in cands if c[0] >= MIN_RELATIVE * best), key=lambda c: (-c[0], c[1]))[:per_file]
             out.extend(_body(fid, s / best, float(fs.score[f]), why) for s, fid, *_ in chosen)
             out.extend(_outlines(classes, chosen, best, float(fs.score[f]), why, index))
-            out.extend(_declared_apart(by_file[f], chosen, best, float(fs.score[f]), why, qualified))
+            out.extend(_declared_apart(by_file[f], chosen, best, float(fs.score[f]), why, qualified, index))
         else:
             w = int(fs.best_window[f])
             lo, hi = (int(x) for x in index.window_lines[w]) if w >= 0 else (1, 1)
