@@ -35,6 +35,16 @@ from acms.ranking.roles import AUX_FACTOR, NAMED_FACTOR, Role, role_factors, rol
         ("src/third_party/zlib/inflate.c", Role.VENDORED),
         ("static/jquery.min.js", Role.VENDORED),
         ("vendor/tests/test_x.py", Role.VENDORED),  # vendored wins over test
+        # generated code: a change is made to what it is generated from
+        ("api/v1/service.pb.go", Role.VENDORED),
+        ("api/v1/service.pb.gw.go", Role.VENDORED),
+        ("proto/user_pb2.py", Role.VENDORED),
+        ("proto/user_pb2_grpc.py", Role.VENDORED),
+        ("pkg/apis/v1/zz_generated.deepcopy.go", Role.VENDORED),
+        ("src/schema.generated.ts", Role.VENDORED),
+        ("lib/parser_generated.rs", Role.VENDORED),
+        ("pkg/generator.go", Role.SOURCE),  # the generator itself is source
+        ("benchmark/run.py", Role.TEST),
         # a test folder wins over an example folder
         ("examples/tests/demo.py", Role.TEST),
         ("examples/quickstart.py", Role.EXAMPLE),

@@ -44,7 +44,7 @@ CONTAINER = {"Class": 1, "Namespace": 1, "Module": 2}  # a namespace (Rust's `mo
 TEST_SCOPE = 3  # the container code of a symbol inside a test module of a source file (roles.in_test_scope)
 NESTING = 4  # the container code of a Python function that defines functions (``search/function-outlines.rq``)
 
-FORMAT = "acms.ranking-index/12"
+FORMAT = "acms.ranking-index/13"
 # The names field is not damped by its length: a file that defines the symbol a task names is the
 # answer however many other names it defines (BM25's usual b = 0.75 let the many small helpers of a
 # JavaScript file outscore the one utility module that defines the name); k1 still saturates a name
