@@ -59,6 +59,8 @@ from acms.ranking.roles import AUX_FACTOR, NAMED_FACTOR, Role, role_factors, rol
         ("Dockerfile.dev", Role.BUILD),
         ("webpack.config.js", Role.BUILD),
         ("vite.config.ts", Role.BUILD),
+        (".storybook/main.ts", Role.BUILD),  # a hidden folder: a tool's configuration
+        (".github/actions/release/index.js", Role.BUILD),
         ("pkg/__init__.pyi", Role.STUB),
         ("types/index.d.ts", Role.STUB),
         # docs by folder or by language

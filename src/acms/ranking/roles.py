@@ -95,8 +95,8 @@ def role_of(path: str) -> Role:
         return Role.TEST
     if dirs & _EXAMPLE_DIRS or _EXAMPLE_FILE.match(p.name):
         return Role.EXAMPLE
-    if _BUILD_FILE.match(p.name) or dirs & _BUILD_DIRS:
-        return Role.BUILD
+    if _BUILD_FILE.match(p.name) or dirs & _BUILD_DIRS or any(d.startswith(".") for d in dirs):
+        return Role.BUILD  # a hidden folder holds a tool's configuration (.github, .storybook, .husky)
     if _STUB_FILE.match(p.name):
         return Role.STUB
     original = PurePosixPath(path).name
