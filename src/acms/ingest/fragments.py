@@ -154,13 +154,15 @@ def code_fragments(source: SourceFile, ext: Extraction, gaps: int = 0) -> list[F
     ``gaps`` lines, so that every line of code reaches the first stage (tree-sitter languages)."""
     lines = source.text.splitlines() or [""]
     children: dict[str | None, list[CodeSymbol]] = {}
+    named_under: dict[str, list[CodeSymbol]] = {}  # by the qualified name their own is under
     for sym in ext.symbols:
         children.setdefault(sym.parent, []).append(sym)
+        named_under.setdefault(sym.qualname.rpartition(".")[0], []).append(sym)
     out: list[FragmentSpec] = []
     for sym in ext.symbols:
         kids = children.get(sym.qualname, [])
         if sym.kind is SymbolKind.NAMESPACE and not kids:  # a Rust trait impl: its methods are its type's
-            kids = [s for s in ext.symbols if s.qualname.rpartition(".")[0] == sym.qualname]
+            kids = named_under.get(sym.qualname, [])
         key = code_key(sym.qualname)
         stored = stores_outline(sym, kids)
         outline = symbol_outline(sym, kids, member_lines(lines, sym, kids) if sym.kind in CLASS_LIKE else []) if stored else ""

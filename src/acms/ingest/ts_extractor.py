@@ -238,11 +238,8 @@ class _Builder:
         if d.container is not None and d.container.type_qualname:
             # a method of an impl block is a method of its type (a trait's too), else of the block
             owner = symbols.get(d.container.type_qualname) or owner
-        if owner is None:  # the enclosing entity: the nearest definition around it, else the module
-            around = d.container
-            while around is not None and around.symbol is None:
-                around = around.container
-            owner = around.symbol if around is not None else symbols[self.module]
+        if owner is None:
+            owner = self._around(d, symbols)
         kind = _KINDS[d.kind]
         in_type = owner.kind in CLASS_LIKE or bool(receiver) or (
             d.container is not None and d.container.kind == "scope.type")
@@ -273,14 +270,8 @@ class _Builder:
                 self.bodied[d.qualname] = True
             d.symbol = old
             return
-        apart = old is not None and self._defined_between(old.end_line, symbol.start_line)
-        self.starts.append(symbol.start_line)
-        if apart:
-            return  # the name again, past other definitions (a callback named like an earlier one, a
-            # static method named like an instance one): one entity spanning both would hold the code
-            # between them; the first keeps the name
-        self.bodied[d.qualname] = bodied
-        d.symbol = add_symbol(symbols, symbol)
+        if self._add(d, symbol, symbols):
+            self.bodied[d.qualname] = bodied
 
     def _block(self, d: _Def, symbols: dict[str, CodeSymbol]) -> None:
         """A Rust ``impl`` block as a namespace entity: ``impl Display for Point`` is ``Point.Display``, and
@@ -290,20 +281,32 @@ class _Builder:
         beside ``struct Point`` is no entity of its own: the struct is that unit."""
         start = self._line(d.node.start_byte)
         doc, doc_row = self._doc(d.node)
-        outer = d.container
-        while outer is not None and outer.symbol is None:
-            outer = outer.container
         parent = symbols.get(d.type_qualname) if d.type_qualname != d.qualname else None  # the type, or its impl here
         if parent is None:
-            parent = outer.symbol if outer is not None and outer.symbol is not None else symbols[self.module]
+            parent = self._around(d, symbols)
         symbol = CodeSymbol(kind=SymbolKind.NAMESPACE, name=d.qualname.rsplit(".", 1)[-1], qualname=d.qualname,
                             start_line=min(start, doc_row + 1), end_line=self._end_line(d.node),
                             signature=self._signature(d), docstring=doc, parent=parent.qualname)
-        old = symbols.get(d.qualname)
+        self._add(d, symbol, symbols)
+
+    def _around(self, d: _Def, symbols: dict[str, CodeSymbol]) -> CodeSymbol:
+        """The entity around a definition: the nearest enclosing one that is an entity, else the module."""
+        around = d.container
+        while around is not None and around.symbol is None:
+            around = around.container
+        return around.symbol if around is not None and around.symbol is not None else symbols[self.module]
+
+    def _add(self, d: _Def, symbol: CodeSymbol, symbols: dict[str, CodeSymbol]) -> bool:
+        """Adds ``symbol`` as ``d``'s entity (merged into an earlier one of its name written right before),
+        unless that name was defined before past other definitions (a callback named like an earlier one,
+        a static method named like an instance one): one entity spanning both would hold the code between
+        them, and the first keeps the name."""
+        old = symbols.get(symbol.qualname)
         apart = old is not None and self._defined_between(old.end_line, symbol.start_line)
         self.starts.append(symbol.start_line)
         if not apart:
             d.symbol = add_symbol(symbols, symbol)
+        return not apart
 
     def _defined_between(self, after: int, before: int) -> bool:
         """Whether a definition (an entity or one left out) starts between two lines: overloads and a
