@@ -25,6 +25,9 @@ def _default(name: str) -> Any:
 def sample(name: str) -> tuple[str, str, Any]:
     """(TOML literal, environment text, expected value): a valid value other than the default."""
     default = _default(name)
+    if choices := FIELDS[name].metadata.get("choices"):
+        other = next(c for c in choices if c != default)
+        return f'"{other}"', other, other
     if isinstance(default, bool):
         return ("false" if default else "true"), ("off" if default else "on"), not default
     if isinstance(default, int):
@@ -86,6 +89,12 @@ def test_a_wrong_type_is_exit_6_naming_setting_source_and_type(tmp_path: Path, n
     assert code == 6 and f"setting {name} (ACMS_{name.upper()}) expects {expects}" in err
     code, _, err = config(tmp_path, "--set", f"{name}={text}")
     assert code == 6 and f"setting {name} (--set) expects {expects}" in err
+
+
+def test_a_value_outside_a_settings_choices_is_exit_6_naming_them(tmp_path: Path) -> None:
+    code, _, err = config(tmp_path, env={"ACMS_REFRESH": "sometimes"})
+    assert code == 6
+    assert "setting refresh (ACMS_REFRESH) expects one of auto, warn, off, got 'sometimes'" in err
 
 
 def test_precedence_file_environment_flag(tmp_path: Path) -> None:

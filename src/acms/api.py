@@ -9,10 +9,19 @@
 all go through it. ``mode`` says how it holds the store (see :mod:`acms.service.session`): ``write``
 (the default: the one writer, for the Index's lifetime), ``read`` (one reader among many) or
 ``shared`` (a long-lived process: the lock per call, so ``acms index`` can run beside it).
+
+Every read first looks whether indexed files changed on disk (:mod:`acms.service.freshness`: sizes and
+mtimes, hashes only where those moved) and acts by the ``refresh`` setting: ``auto`` refreshes the
+changed files first (a short write; a reader lets go of its share for it), ``warn`` answers from the
+index as it is and names them (``Index.stale``, the assembled context's notice), ``off`` does not look.
+A store this process cannot write, or one another writer holds for longer than ``REFRESH_WAIT``, is
+answered as ``warn`` would.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +38,8 @@ from acms.service.assembly import Assembler
 from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
 from acms.service.describe import Description, describe
-from acms.errors import UsageError
+from acms.errors import AcmsError, UsageError
+from acms.service.freshness import Staleness, check
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
@@ -46,6 +56,8 @@ from acms.strategies.registry import StrategyRegistry
 
 if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``), not by every reader
     from acms.service.index_run import IndexReport
+
+REFRESH_WAIT = 5.0  # seconds a read waits for the index's writer lock to refresh, before it answers as ``warn``
 
 
 def store_dir(root: Path, settings: Settings, store: str | Path | None = None) -> Path | str:
@@ -78,7 +90,9 @@ class Index:
                  create: bool = True, registry: StrategyRegistry | None = None) -> None:
         self.root = root
         self.settings = settings
+        self._local = threading.local()
         location = store_dir if store_dir is not None else _configured_location(root, settings)
+        self._location, self._wait, self._command = location, wait, command
         self.remote = remote_target(location, root, settings) if isinstance(location, str) and is_remote(location) else None
         if self.remote is not None:  # the index is in the engine; derived caches stay on this machine
             cache = Path(settings.store_cache)
@@ -132,7 +146,67 @@ class Index:
         with self.session.writing() as store:
             return IndexRun(self.root, store, self.settings, self.layout, history=history, progress=progress).run()
 
+    # -- following the files on disk ---------------------------------------------------------------
+    @property
+    def stale(self) -> tuple[str, ...]:
+        """The indexed files this thread's last read found changed on disk and answered without
+        (``refresh = warn``, or a refresh that could not run); () when it answered from fresh files."""
+        return getattr(self._local, "stale", ())
+
+    def look(self) -> Staleness:
+        """Which indexed files changed on disk, without changing anything."""
+        with self.session.reading() as store:
+            return check(self.root, self.settings, store, self.layout.cache)
+
+    def refresh(self, *, progress: Progress | None = None, wait: float | None = None) -> IndexReport | None:
+        """Re-index what changed on disk since the last run, reading only the files whose size or
+        mtime moved; None when nothing changed. The same write as ``index`` (whole or not at all)."""
+        from acms.service.index_run import IndexRun
+
+        if self.session.mode is Mode.READ:
+            return self._refresh_beside_reader(progress, wait)
+        with self.session.writing(wait) as store:
+            looked = check(self.root, self.settings, store, self.layout.cache)  # again: under the writer's lock
+            if not looked.stale:
+                return None
+            return IndexRun(self.root, store, self.settings, self.layout, progress=progress, looked=looked).run()
+
+    def _refresh_beside_reader(self, progress: Progress | None, wait: float | None) -> IndexReport | None:
+        """A reader holds its share for its lifetime: it lets go, refreshes as a writer, takes it again."""
+        self.session.close()
+        try:
+            with Index(self.root, self.settings, self._location, mode=Mode.WRITE, command=self._command,
+                       create=False, registry=self.registry,
+                       wait=self.settings.lock_wait if wait is None else wait) as writer:
+                return writer.refresh(progress=progress)
+        finally:
+            self.session = open_session(self.layout, Mode.READ, wait=self.settings.lock_wait if self._wait is None
+                                        else self._wait, command=self._command or "acms (read)", remote=self.remote)
+            self.assembler = Assembler(self.session, self.settings, self.registry)
+
+    def freshen(self) -> tuple[str, ...]:
+        """Apply the ``refresh`` setting now, as every read does first: the stale files it answers
+        without (see ``stale``). For callers that read ``store`` directly."""
+        self._local.stale = ()
+        if self.settings.refresh == "off":
+            return ()
+        looked = self.look()
+        if not looked.stale:
+            return ()
+        if self.settings.refresh == "auto" and self._writable():
+            try:
+                self.refresh(wait=REFRESH_WAIT)
+                return ()
+            except (AcmsError, OSError):
+                pass  # another writer holds the index, or this one cannot be written: answer, and say so
+        self._local.stale = tuple(looked.paths)
+        return self._local.stale
+
+    def _writable(self) -> bool:
+        return self.remote is not None or os.access(self.layout.root, os.W_OK)
+
     def search(self, text: str, mode: str = "hybrid", k: int = 10) -> SearchResult:
+        self.freshen()
         return self.assembler.search(text, SearchMode(mode), k)
 
     def assemble(self, task: str, budget: int = 4000, **request: Any) -> AssemblyResult:
@@ -147,12 +221,14 @@ class Index:
         return self.render(parse_request(data), output)
 
     def render(self, request: RenderRequest, output: str | None = None) -> AssemblyResult:
-        return self.assembler.render(request, output)
+        stale = self.freshen()
+        return self.assembler.render(request, output, stale)
 
     def query(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
         """A SELECT over the index, through the same guard as ``acms sparql`` and ``/sparql``
         (no SERVICE, capped length and nesting)."""
         check_query(sparql)
+        self.freshen()
         with self.session.reading() as store:
             return store.select(sparql, bindings)
 
@@ -162,6 +238,7 @@ class Index:
         default graph as ``acms sparql`` (the current tiers unless the query has FROM), at most
         ``max_rows`` rows or triples (``truncated`` says when there were more)."""
         check_query(text, allow_service=allow_service)
+        self.freshen()
         return self._collect(text, bindings, max_rows, **dataset_arguments(text, DefaultGraph(default_graph)))
 
     def saved_queries(self) -> list[QuerySpec]:
@@ -180,6 +257,7 @@ class Index:
             problem = f"missing: {', '.join(missing)}" if missing else f"unknown: {', '.join(unknown)}"
             raise UsageError(f"saved query {name!r} takes {', '.join(declared) or 'no parameters'}; {problem}")
         terms = {k: term_from_text(k, v) if isinstance(v, str) else v for k, v in given.items()}
+        self.freshen()
         if spec.scope == "store":  # across projects, on purpose: a shared store answers for all of them
             return self._collect(spec.text, terms, max_rows, whole_store=True)
         return self._collect(spec.text, terms, max_rows)
@@ -191,11 +269,13 @@ class Index:
     def describe(self, entity: str) -> Description:
         """Kind, location, signature, docstring, callers, callees, members and a history summary of one
         entity (a qualified name, a path, ``path::Qualified.name``, a unique short name or an IRI)."""
+        self.freshen()
         with self.session.reading() as store:
             return describe(store, entity)
 
     def history(self, entity: str) -> list[EntityHistory]:
         """Every stored version of the entities ``entity`` names and the commits that touched them."""
+        self.freshen()
         with self.session.reading() as store:
             return [entity_history(store, e) for e in resolve(store, entity)]
 

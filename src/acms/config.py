@@ -28,8 +28,9 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def _setting(default: Any, help: str, minimum: float | None = None) -> Any:  # noqa: A002 - mirrors click's naming
-    meta = {"help": help, "minimum": minimum}
+def _setting(default: Any, help: str, minimum: float | None = None,  # noqa: A002 - mirrors click's naming
+             choices: tuple[str, ...] | None = None) -> Any:
+    meta = {"help": help, "minimum": minimum, "choices": choices}
     if isinstance(default, (list, dict, tuple)):
         return field(default_factory=lambda: default, metadata=meta)
     return field(default=default, metadata=meta)
@@ -63,6 +64,8 @@ class Settings:
     hot_max: int = _setting(500, "Tier policy: at most this many hot entities, the most recently active first.", 0)
     record_use: bool = _setting(True, "Record which entities assembled contexts used (meta graph), for the hot tier.")
     store_secrets: bool = _setting(False, "Store file text with its secrets in clear (default: secrets are replaced by [REDACTED:kind] at ingest and never stored). Only for an index that never leaves a trusted machine.")
+    refresh: str = _setting("auto", "Before every read, look for indexed files changed on disk (size and mtime): auto refreshes them first (a short write), warn answers and names them, off does not look.", choices=("auto", "warn", "off"))
+    watch_debounce_ms: int = _setting(150, "acms mcp, acms serve and acms watch: milliseconds of quiet after a save before the changed files are refreshed (a burst of saves is one refresh).", 10)
     lock_wait: float = _setting(60.0, "Seconds a command waits for the index while another acms process writes it (readers) or uses it (the writer); `--wait` overrides.", 0)
     extensions: tuple[str, ...] = _setting((), "Ontology extensions to load: shipped names (web-api) or folder paths relative to the project root (`acms ontology add`).")
 
@@ -73,7 +76,7 @@ class Settings:
     @classmethod
     def type_table(cls) -> dict[str, str]:
         """Setting name -> the type a user writes, as error messages and ``acms config`` name it."""
-        return {f.name: _type_name(_kind(f)) for f in fields(cls)}
+        return {f.name: _expects(f) for f in fields(cls)}
 
     def merged(self, overrides: Mapping[str, Any], source: str = "flag") -> Settings:
         """A copy with the non-None overrides applied (CLI flags, ``Index.open`` keywords)."""
@@ -84,6 +87,11 @@ class Settings:
 def _kind(f: dataclasses.Field[Any]) -> type:
     default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
     return type(default)
+
+
+def _expects(f: dataclasses.Field[Any]) -> str:
+    choices = f.metadata.get("choices")
+    return f"one of {', '.join(choices)}" if choices else _type_name(_kind(f))
 
 
 def _type_name(kind: type) -> str:
@@ -135,11 +143,14 @@ def coerce(values: Mapping[str, Any], source: str, typed: bool = False) -> dict[
         if name not in known:
             raise ConfigError(f"unknown setting {key!r} ({source}); known: {', '.join(sorted(known))}")
         kind = _kind(known[name])
+        choices = known[name].metadata.get("choices")
         try:
             parsed = _parse(kind, value, typed)
+            if choices and parsed not in choices:
+                raise ValueError
         except (TypeError, ValueError, OverflowError):
             raise ConfigError(
-                f"setting {name} ({source}) expects {_type_name(kind)}, got {value!r}"
+                f"setting {name} ({source}) expects {_expects(known[name])}, got {value!r}"
             ) from None
         minimum = known[name].metadata.get("minimum")
         if minimum is not None and parsed < minimum:

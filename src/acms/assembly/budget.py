@@ -63,6 +63,7 @@ class _Layout(Protocol):
 class _DocumentLayout:
     fmt: Format
     task: str
+    notice: str = ""
 
     def cost(self, cand: Candidate, text: str, end_line: int, truncated: bool) -> int:
         return count(render_packed(Packed(cand, text, end_line, truncated, 0), self.fmt))
@@ -74,7 +75,7 @@ class _DocumentLayout:
         return self.finish(skeleton).used_tokens
 
     def finish(self, skeleton: Assembled) -> Assembled:
-        rendered = render((render_packed(i, self.fmt) for i in skeleton.items), self.fmt, self.task)
+        rendered = render((render_packed(i, self.fmt) for i in skeleton.items), self.fmt, self.task, self.notice)
         skeleton.rendered = rendered
         skeleton.used_tokens = count(rendered)
         return skeleton
@@ -265,11 +266,12 @@ def _check_budget(budget: int) -> None:
 
 def pack(
     cands: Sequence[Candidate], budget: int, fmt: Format | str, task: str,
-    min_useful_tokens: int = 24,
+    min_useful_tokens: int = 24, notice: str = "",
 ) -> Assembled:
-    """Pack into a markdown or text document of at most ``budget`` tokens."""
+    """Pack into a markdown or text document of at most ``budget`` tokens (``notice``: a line under the
+    title, counted like the rest)."""
     _check_budget(budget)
-    layout = _DocumentLayout(parse_format(fmt), task)
+    layout = _DocumentLayout(parse_format(fmt), task, notice)
     return _Packer(cands, budget, layout, min_useful_tokens).run()
 
 

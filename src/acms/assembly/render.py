@@ -80,13 +80,15 @@ def _one_line(value: str) -> str:
     return " ".join(value.split())
 
 
-def preamble(task: str, fmt: Format | str) -> str:
-    """The document's first line; the task is folded to one line and cut at ``TASK_MAX_CHARS``."""
+def preamble(task: str, fmt: Format | str, notice: str = "") -> str:
+    """The document's first line; the task is folded to one line and cut at ``TASK_MAX_CHARS``. A
+    ``notice`` (files changed on disk since they were indexed) follows it on a line of its own."""
     task = _one_line(task)
     if len(task) > TASK_MAX_CHARS:
         task = task[: TASK_MAX_CHARS - 1] + "…"
-    prefix = "# " if parse_format(fmt) is Format.MARKDOWN else ""
-    return f"{prefix}Context for: {task}\n"
+    markdown = parse_format(fmt) is Format.MARKDOWN
+    head = f"{'# ' if markdown else ''}Context for: {task}\n"
+    return head + (f"{'> ' if markdown else ''}{_one_line(notice)}\n" if notice else "")
 
 
 def render_block(
@@ -118,6 +120,6 @@ def render_packed(item: Packed, fmt: Format | str) -> str:
     return render_block(item.text, item.candidate, fmt, item.truncated, item.end_line)
 
 
-def render(blocks: Iterable[str], fmt: Format | str, task: str) -> str:
+def render(blocks: Iterable[str], fmt: Format | str, task: str, notice: str = "") -> str:
     """The whole document: exactly the preamble followed by the blocks."""
-    return preamble(task, fmt) + "".join(blocks)
+    return preamble(task, fmt, notice) + "".join(blocks)

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from acms.assembly.protocol import envelope_for, parse_request, request_id_of
-from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
+from acms.cli.common import boundary, echo_json, json_option, open_index, project_options, refresh_option
 from acms.errors import AcmsError, UsageError
 from acms.strategies.registry import StrategyRegistry
 
@@ -45,13 +45,15 @@ def strategies_option(func: Any) -> Any:
               "type stubs rank below source code unless the task names them; equal: rank them like source code.")
 @click.option("--time-ms", type=int, default=2000, show_default=True, help="Deadline; late phases are cut and reported.")
 @strategies_option
+@refresh_option
 @project_options
 @boundary
 def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], breadth: int | None,
                  plan: str | None, privacy: str,
                  fmt: str, lod: tuple[str, ...], paths: tuple[str, ...], language: tuple[str, ...],
                  classes: tuple[str, ...], tier: tuple[str, ...], min_score: float | None, k: int | None,
-                 tests_and_docs: str, time_ms: int, strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
+                 tests_and_docs: str, time_ms: int, strategies_dir: tuple[Path, ...], refresh: str | None, project: Path,
+                 store: Path | None) -> None:
     """Assemble the context for TASK within --budget tokens, with path:line provenance.
 
     \b
@@ -85,7 +87,7 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
     if plan:
         data["plan"] = plan
     request = parse_request(data)
-    with open_index(project, store, strategies_dirs=strategies_dir) as index:
+    with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
         result = index.render(request, output="json" if fmt == "json" else None)
     if fmt == "json":
         click.echo(result.assembled.rendered)
@@ -101,8 +103,10 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
 @click.command("render")
 @click.argument("request_file", type=click.File("r"))
 @strategies_option
+@refresh_option
 @project_options
-def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
+def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str | None, project: Path,
+               store: Path | None) -> None:
     """Answer a render_request.v0 (a JSON file, or - for stdin) with a render_context_reply.v0.
 
     Errors are printed as the v0 error envelope (on stdout, as JSON) with a non-zero exit code.
@@ -111,7 +115,7 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], project: Pat
     request_id = request_id_of(raw)
     try:
         request = parse_request(raw)
-        with open_index(project, store, strategies_dirs=strategies_dir) as index:
+        with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
             result = index.render(request, output="json")
     except AcmsError as exc:
         echo_json(envelope_for(exc, request_id))

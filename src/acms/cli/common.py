@@ -137,6 +137,42 @@ def open_index(project: Path, store: Path | None, *, write: bool = False, shared
                  registry=StrategyRegistry.default(strategies_dirs))
 
 
+def refresh_option(func: F) -> F:
+    """``--refresh auto|warn|off``: the ``refresh`` setting for this read."""
+    return click.option(
+        "--refresh", type=click.Choice(["auto", "warn", "off"]), default=None,
+        help="Files changed on disk since indexed: auto re-indexes them first (default), warn answers and "
+             "names them, off does not look (the `refresh` setting).",
+    )(func)
+
+
+def watch_option(func: F) -> F:
+    return click.option(
+        "--watch/--no-watch", "watch", default=True, show_default=True,
+        help="Follow the project: refresh the index shortly after files are saved (as `acms watch` does).",
+    )(func)
+
+
+def start_following(index: Index, name: str) -> Any:
+    """A follower thread refreshing ``index`` after saves, its failures noted on stderr (``acms watch``)."""
+    from acms.service.watch import Follower, Refreshed
+
+    def note(done: Refreshed) -> None:
+        if done.error:
+            click.echo(f"{name}: note: {done.line()}", err=True)
+
+    return Follower(index.root, index.refresh, debounce_ms=index.settings.watch_debounce_ms,
+                    ignore=[index.layout.root], on_refresh=note).start()
+
+
+def note_stale(stale: Iterable[str]) -> None:
+    """On stderr: the indexed files a read answered without (``refresh = warn``, or a refresh that could not run)."""
+    from acms.service.freshness import stale_notice
+
+    if notice := stale_notice(list(stale)):
+        click.echo(f"acms: note: {notice}", err=True)
+
+
 def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
 

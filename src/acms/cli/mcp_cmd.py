@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from acms.cli.assemble_cmd import strategies_option
-from acms.cli.common import boundary, open_index, project_options
+from acms.cli.common import boundary, open_index, project_options, start_following, watch_option
 from acms.errors import AcmsError
 
 
@@ -18,17 +18,20 @@ from acms.errors import AcmsError
 @click.option("--port", type=click.IntRange(0, 65535), default=8078, show_default=True,
               help="TCP port for --http (0: any free port, printed at start).")
 @click.option("--allow-index", is_flag=True, help="Offer the `index` tool, which lets the agent refresh the index.")
+@watch_option
 @strategies_option
 @project_options
 @boundary
-def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, strategies_dir: tuple[Path, ...], project: Path,
-            store: Path | None) -> None:
+def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, watch: bool, strategies_dir: tuple[Path, ...],
+            project: Path, store: Path | None) -> None:
     """Serve this project's index to a coding agent over MCP (stdio by default).
 
     Tools: assemble, search, sparql (read-only), describe, history, explore, and index with
     --allow-index. Resources: the UKO ontology and the saved queries. The server keeps the store and
     its caches warm between calls and takes the index's shared lock per call, so `acms index` runs
-    beside it and the next call sees the new index.
+    beside it and the next call sees the new index. It follows the project (--no-watch: it does not):
+    saved files are re-indexed shortly after, and every call first looks for files changed on disk
+    (the `refresh` setting: auto, warn, off), so no answer points at lines that moved.
 
     \b
     Examples:
@@ -44,10 +47,15 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, strategies_dir:
         index.warm()  # the store handle and the search caches, before the first call
     except AcmsError as exc:  # a writer holds the index: serve anyway, calls wait for it
         click.echo(f"acms mcp: note: {exc.message}", err=True)
-    if not http:
-        server.run("stdio")
-        return
-    _serve_http(server, host, port)
+    follower = start_following(index, "acms mcp") if watch else None
+    try:
+        if not http:
+            server.run("stdio")
+            return
+        _serve_http(server, host, port)
+    finally:
+        if follower is not None:
+            follower.stop()
 
 
 def _serve_http(server: object, host: str, port: int) -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
+from acms.cli.common import boundary, echo_json, json_option, note_stale, open_index, project_options, refresh_option
 from acms.cli.progress import Phases, reporter
 from acms.errors import UsageError
 from acms.retrieval.embedding_store import active_model, make_provider, migrate
-from acms.retrieval.search import Mode, Searcher
+from acms.retrieval.search import Mode
 from acms.sparql import catalog
 
 PROVIDERS = ["lsa", "openai", "local"]
@@ -21,23 +21,27 @@ PROVIDERS = ["lsa", "openai", "local"]
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), default="hybrid", show_default=True,
               help="keyword (BM25), vector (embeddings) or hybrid (both, 50/50).")
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many fragments to return.")
+@refresh_option
 @project_options
 @json_option
 @boundary
-def search_cmd(text: str, mode: str, k: int, project: Path, store: Path | None, as_json: bool) -> None:
+def search_cmd(text: str, mode: str, k: int, refresh: str | None, project: Path, store: Path | None,
+               as_json: bool) -> None:
     """Rank fragments for TEXT and print them with path:start-end, score and why."""
-    idx = open_index(project, store)
-    graph, layout, settings = idx.store, idx.layout, idx.settings
+    idx = open_index(project, store, refresh=refresh)
     try:
-        result = Searcher(graph, layout, settings).search(text, Mode(mode), k)
+        result = idx.search(text, mode, k)
+        stale = idx.stale
     finally:
         idx.close()
+    note_stale(stale)
     if as_json:
         echo_json({
             "hits": [{"fragment": h.fragment, "entity": h.entity, "name": h.name, "kind": h.kind, "lod": h.lod,
                       "source_ref": h.source_ref, "score": round(h.score, 6), "keyword": round(h.keyword, 6),
                       "vector": round(h.vector, 6), "why": h.why, "tier": h.tier} for h in result.hits],
             "warnings": result.warnings,
+            "stale_files": list(stale),
             "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
         })
         return

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from acms.cli.assemble_cmd import strategies_option
-from acms.cli.common import boundary, open_index, project_options
+from acms.cli.common import boundary, open_index, project_options, start_following, watch_option
 from acms.errors import UsageError
 from acms.sparql.dataset import DefaultGraph
 
@@ -63,18 +63,21 @@ def _url(host: str, port: int) -> str:
               help="Most rows (or triples) a query may return; more is answered 413.")
 @click.option("--workers", type=click.IntRange(min=1, max=32), default=2, show_default=True,
               help="Worker processes that evaluate SPARQL requests (requests beyond them wait, up to the timeout).")
+@watch_option
 @strategies_option
 @project_options
 @boundary
 def serve_cmd(host: str, port: int, allow_update: bool, allow_service: bool, default_graph: str,
-              query_timeout: float, max_rows: int, workers: int, strategies_dir: tuple[Path, ...], project: Path,
-              store: Path | None) -> None:
+              query_timeout: float, max_rows: int, workers: int, watch: bool, strategies_dir: tuple[Path, ...],
+              project: Path, store: Path | None) -> None:
     """Serve /sparql (SPARQL 1.1 Protocol), /store (Graph Store Protocol), POST /v0/render, GET /health
     and GET /v0/strategies.
 
     The server shares the index: other acms commands (an `acms index` too) run beside it. Each request
     reads under the index's shared lock; after another process wrote the index, the next request sees
-    the new state. SPARQL runs in worker processes that are stopped at the timeout. GET /sparql
+    the new state. It follows the project (--no-watch: it does not): saved files are re-indexed shortly
+    after, and every request first looks for files changed on disk (the `refresh` setting: auto, warn,
+    off). SPARQL runs in worker processes that are stopped at the timeout. GET /sparql
     without a query returns the service description; GET /store?graph=IRI (or ?default) a graph.
 
     \b
@@ -101,9 +104,12 @@ def serve_cmd(host: str, port: int, allow_update: bool, allow_service: bool, def
     mode = "read-write" if allow_update else "read-only"
     click.echo(f"acms: serving {url}  (SPARQL {url}/sparql, {mode}; render {url}/v0/render; Ctrl-C to stop)",
                err=True)
+    follower = start_following(index, "acms serve") if watch else None
     try:
         _run_until_stopped(server, sock)
     finally:
+        if follower is not None:
+            follower.stop()
         app.state.sparql.close()  # a query still running in a worker is terminated
     click.echo("acms: stopped", err=True)
 

@@ -12,7 +12,7 @@ from pyoxigraph import Literal, NamedNode
 
 from acms.terms import Term
 
-from acms.cli.common import boundary, open_index, project_options
+from acms.cli.common import boundary, note_stale, open_index, project_options, refresh_option
 from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.sparql.dataset import DefaultGraph, dataset_arguments
@@ -86,10 +86,12 @@ def _table(result: ox.QuerySolutions) -> None:
               help="The default graph when the query has no FROM: " + "; ".join(f"{m.value}: {m.help}" for m in DefaultGraph)
               + ".")
 @click.option("--allow-service", is_flag=True, help="Permit SERVICE (the store would call the remote endpoint).")
+@refresh_option
 @project_options
 @boundary
 def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_saved: bool, binds: tuple[str, ...],
-               fmt: str, default_graph: str, allow_service: bool, project: Path, store: Path | None) -> None:
+               fmt: str, default_graph: str, allow_service: bool, refresh: str | None, project: Path,
+               store: Path | None) -> None:
     """Run a SPARQL query against the index: SELECT, ASK, CONSTRUCT or DESCRIBE.
 
     \b
@@ -117,9 +119,10 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
     text, trusted = _query_text(query, file, saved, bindings)
     if not trusted:
         check_query(text, allow_service=allow_service)
-    idx = open_index(project, store)
-    graph = idx.store
+    idx = open_index(project, store, refresh=refresh)
     try:
+        note_stale(idx.freshen())
+        graph = idx.store
         across = saved is not None and catalog.saved(saved).scope == "store"  # every project of a shared store
         dataset = {"whole_store": True} if across else dataset_arguments(text, DefaultGraph(default_graph))
         result = graph.query_raw(text, bindings or None, **dataset)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
+from acms.cli.common import boundary, echo_json, json_option, note_stale, open_index, project_options, refresh_option
 from acms.errors import TiersInconsistent
 from acms.temporal import tiers as tiers_mod
 
@@ -87,19 +87,22 @@ def check_cmd(project: Path, store: Path | None, as_json: bool) -> None:
 
 @click.command("history")
 @click.argument("entity")
+@refresh_option
 @project_options
 @click.option("--text", "show_text", is_flag=True, help="Print each earlier version's text too.")
 @json_option
 @boundary
-def history_cmd(entity: str, project: Path, store: Path | None, show_text: bool, as_json: bool) -> None:
+def history_cmd(entity: str, refresh: str | None, project: Path, store: Path | None, show_text: bool,
+                as_json: bool) -> None:
     """Versions and commits of one ENTITY (qualified name, name, path, path::Qualified.name or IRI).
 
     Lists, oldest first, the commits that touched it (`acms index --history N`) and every earlier
     version acms kept in the cold tier, with where it was and what ended it.
     """
-    idx = open_index(project, store)
+    idx = open_index(project, store, refresh=refresh)
     try:
         found = idx.history(entity)
+        note_stale(idx.stale)
     finally:
         idx.close()
     if as_json:

@@ -6,7 +6,6 @@ strings them together is :class:`acms.service.index_run.IndexRun`.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode
 
+from acms.ingest.digest import content_digest
 from acms.ingest.extractors import extract
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
@@ -29,13 +29,13 @@ from acms.store.protocol import GraphStore
 if TYPE_CHECKING:
     from acms.ingest.emitted import EmitSettings, EmittedFile
 
-SCRUBBED = b"\0acms-secrets-scrubbed/2"  # in the content hash: turning scrubbing on or off re-reads every file
 
 
 def read_sources(listing: Listing, skipped: dict[str, list[str]], secrets_removed: dict[str, dict[str, int]],
                  max_file_bytes: int | None = None, keep_secrets: bool = False,
                  progress: Callable[[int], object] | None = None,
-                 unchanged: Mapping[str, str] | None = None) -> list[SourceFile]:
+                 unchanged: Mapping[str, str] | None = None,
+                 trusted: Mapping[str, str] | None = None) -> list[SourceFile]:
     """Read every listed file once; one that vanished, changed while read, or is no text is skipped
     (its path added to ``skipped`` under the reason).
 
@@ -43,19 +43,23 @@ def read_sources(listing: Listing, skipped: dict[str, list[str]], secrets_remove
     ADR, export, search hit or SPARQL answer can hold one (``store_secrets`` turns this off); what was
     removed is counted in ``secrets_removed``. ``unchanged`` (path -> stored content hash): a file whose
     hash is the stored one comes back with an empty text, neither scrubbed nor kept (the run does not
-    re-extract it)."""
+    re-extract it). ``trusted`` (path -> stored content hash): files a look at their size and mtime
+    found unchanged (:mod:`acms.service.freshness`), not read at all; they come back as unchanged ones do."""
     from acms.privacy.secrets import scrub  # the detector stack is only imported by the writer
 
     sources = []
     for i, listed in enumerate(listing.files):
         if progress is not None and i % 64 == 0:
             progress(i)
+        if trusted is not None and listed.path in trusted:
+            sources.append(SourceFile(listed.path, "", listed.size, trusted[listed.path], language_for(listed.path)))
+            continue
         got = read_source(listed, max_file_bytes)
         if isinstance(got, SkipReason):
             skipped.setdefault(got.value, []).append(listed.path)
             continue
         text = got.text
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass") + (b"" if keep_secrets else SCRUBBED)).hexdigest()
+        digest = content_digest(text, keep_secrets)
         if unchanged is not None and unchanged.get(listed.path) == digest:
             sources.append(SourceFile(listed.path, "", got.size, digest, language_for(listed.path)))
             continue

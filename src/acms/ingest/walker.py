@@ -149,6 +149,7 @@ class ListedFile:
     path: str  # POSIX, relative to the root, escaped (``escape_path``): what uko:path holds
     abs_path: Path  # the real name on disk
     size: int
+    mtime_ns: int = 0  # when listed: with the size, what tells a later look that the file may have changed
 
 
 @dataclass
@@ -351,7 +352,7 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings()) -> Listing:
             skip[reason].append(rel)
             continue
         total += st.st_size
-        files.append(ListedFile(path=escape_path(rel), abs_path=abs_path, size=st.st_size))
+        files.append(ListedFile(path=escape_path(rel), abs_path=abs_path, size=st.st_size, mtime_ns=st.st_mtime_ns))
     for reason, lst in skip.items():  # names as the graph and the reports show them: escaped
         skip[reason] = sorted(escape_path(p) for p in lst)
     return Listing(root=root_real, files=files, skipped=skip, used_git=used_git)

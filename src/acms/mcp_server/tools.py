@@ -19,6 +19,7 @@ from pydantic import Field
 
 from acms.api import Index
 from acms.errors import AcmsError, ErrorCode
+from acms.service.freshness import stale_notice
 
 F = TypeVar("F", bound=Callable[..., str])
 
@@ -92,7 +93,7 @@ class AcmsTools:
         if paths:
             request["filters"] = {"paths": list(paths)}
         result = self.index.assemble(task, budget, **request)
-        return result.assembled.rendered
+        return result.assembled.rendered  # a stale file is named in the document itself (or its metrics)
 
     @tool_errors
     def search(self, query: Annotated[str, Field(min_length=1, description="Words or identifiers to look for.")],
@@ -103,7 +104,7 @@ class AcmsTools:
         result = self.index.search(query, mode, k)
         hits = [{"ref": h.source_ref, "name": h.name, "kind": h.kind, "score": round(h.score, 3), "why": h.why,
                  "preview": _preview(h.text)} for h in result.hits]
-        return as_json({"hits": hits, "warnings": result.warnings})
+        return self._noted(as_json({"hits": hits, "warnings": result.warnings}))
 
     @tool_errors
     def sparql(self, query: Annotated[str, Field(min_length=1, description=(
@@ -112,11 +113,11 @@ class AcmsTools:
                    "ontology. Prefixes uko:, prov:, rdf:, rdfs:, xsd:, owl:, dcterms:, fn: are predeclared; "
                    "fn:tokenCount(?text) counts a text's tokens as the context packer does."))],
                max_rows: MaxRows = 200) -> str:
-        return as_json(self.index.sparql(query, max_rows=max_rows).as_dict())
+        return self._noted(as_json(self.index.sparql(query, max_rows=max_rows).as_dict()))
 
     @tool_errors
     def describe(self, entity: Entity) -> str:
-        return as_json(self.index.describe(entity).as_dict())
+        return self._noted(as_json(self.index.describe(entity).as_dict()))
 
     @tool_errors
     def history(self, entity: Entity,
@@ -126,7 +127,7 @@ class AcmsTools:
             for h in found:
                 for event in h["events"]:  # type: ignore[union-attr]
                     event.pop("text", None)
-        return as_json(found)
+        return self._noted(as_json(found))
 
     @tool_errors
     def explore(self, name: Annotated[str | None, Field(description=(
@@ -137,7 +138,12 @@ class AcmsTools:
         if not name:
             return as_json([{"name": s.name, "summary": s.summary,
                              "params": {p: help_ for p, help_ in s.params}} for s in self.index.saved_queries()])
-        return as_json(self.index.run_saved(name, params or {}, max_rows=max_rows).as_dict())
+        return self._noted(as_json(self.index.run_saved(name, params or {}, max_rows=max_rows).as_dict()))
+
+    def _noted(self, text: str) -> str:
+        """The answer, under a line naming the files it was made without (``refresh = warn``)."""
+        notice = stale_notice(self.index.stale)
+        return f"{notice}\n{text}" if notice else text
 
     @tool_errors
     def refresh_index(self) -> str:

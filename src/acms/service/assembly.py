@@ -12,6 +12,7 @@ the caches and a write (this process's or another's) rebuilds them.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from acms.assembly.budget import pack
@@ -25,6 +26,7 @@ from acms.errors import StoreError
 from acms.retrieval.embedding_store import active_model
 from acms.retrieval.search import Mode as SearchMode
 from acms.retrieval.search import SearchResult, Searcher
+from acms.service.freshness import stale_notice
 from acms.service.session import Session
 from acms.store import usage
 from acms.store.protocol import GraphStore
@@ -42,6 +44,7 @@ class AssemblyResult:
     reply: dict
     strategy: str
     reason: str
+    stale: tuple[str, ...] = ()  # indexed files changed on disk, named in the output (``refresh = warn``)
 
 
 def capabilities(searcher: Searcher) -> set[str]:
@@ -52,8 +55,9 @@ def capabilities(searcher: Searcher) -> set[str]:
 
 
 def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegistry,
-             output: str | None = None) -> AssemblyResult:
-    """``output``: "json" for a render_context_reply.v0, else the request's text/markdown format."""
+             output: str | None = None, stale: Sequence[str] = ()) -> AssemblyResult:
+    """``output``: "json" for a render_context_reply.v0, else the request's text/markdown format.
+    ``stale``: indexed files changed on disk (the ``warn`` refresh mode), named in the output."""
     start = time.perf_counter()
     deadline = start + request.time_ms / 1000.0
     choice = registry.choose(request.strategy, request_traits(request), capabilities(searcher))
@@ -66,7 +70,8 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     planner_ms = int(round(1000 * (time.perf_counter() - start)))
     metrics = ReplyMetrics(
         planner_ms=planner_ms, strategy=choice.strategy.name, strategy_reason=choice.reason,
-        timings_ms=dict(ctx.timings_ms), warnings=tuple(ctx.warnings + [f"cut: {c}" for c in ctx.cut]),
+        timings_ms=dict(ctx.timings_ms),
+        warnings=tuple(([stale_notice(stale)] if stale else []) + ctx.warnings + [f"cut: {c}" for c in ctx.cut]),
         entities_wanted=tuple(ctx.focus_entities) or None,
     )
     if output == "json":
@@ -75,9 +80,9 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     else:
         protected = protect(cands, request.privacy_mode)
         fmt = Format(output) if output else request.format
-        assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent)
+        assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent, notice=stale_notice(stale))
         reply = build_reply(request, assembled, replace(metrics, warnings=(*metrics.warnings, *protected.warnings())))
-    return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason)
+    return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason, tuple(stale))
 
 
 class Assembler:
@@ -97,9 +102,9 @@ class Assembler:
         with self.session.reading() as store:
             return self.searcher(store).search(text, mode, k)
 
-    def render(self, request: RenderRequest, output: str | None = None) -> AssemblyResult:
+    def render(self, request: RenderRequest, output: str | None = None, stale: Sequence[str] = ()) -> AssemblyResult:
         with self.session.reading() as store:
-            result = assemble(request, self.searcher(store), self.registry, output=output)
+            result = assemble(request, self.searcher(store), self.registry, output=output, stale=stale)
             self._record_use(store, result.assembled)
         return result
 

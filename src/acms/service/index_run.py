@@ -42,7 +42,8 @@ from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import extract_all, git_head, read_sources, symbol_table, vanished
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.version import extractor_version
-from acms.ingest.walker import WalkSettings, escape_path, list_files
+from acms.ingest.relink import mentioning, moved_names
+from acms.ingest.walker import Listing, escape_path, list_files
 from acms.memory import collect_if_busy, collecting_rarely, release_freed, young_collections
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology import rules as ontology_rules
@@ -54,6 +55,7 @@ from acms.retrieval.caches import DerivedCaches
 from acms.retrieval import embedding_ahead
 from acms.retrieval.corpus_spill import beside, read_texts, remove_spills, spill_path
 from acms.retrieval.embedding_store import active_model, embed_missing, remove_staged_models
+from acms.service.freshness import Staleness, last_run, manifest_after_run, stored_hashes, walk_settings
 from acms.service.progress import NullProgress, Progress
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -74,6 +76,8 @@ class IndexReport:
     files_indexed: int = 0
     files_unchanged: int = 0
     files_removed: int = 0
+    files_relinked: int = 0  # unchanged files linked again: a name they mention was added, removed or moved
+    changed_paths: list[str] = field(default_factory=list)  # the files re-indexed or removed (an incremental run)
     entities: int = 0
     fragments: int = 0
     triples_written: int = 0
@@ -118,8 +122,14 @@ class IndexRun:
     """One run of ``acms index`` over one store (held for writing by the caller)."""
 
     def __init__(self, root: Path, store: GraphStore, settings: Settings, layout: IndexLayout | None = None, *,
-                 history: int = 0, progress: Progress | None = None) -> None:
+                 history: int = 0, progress: Progress | None = None, looked: Staleness | None = None) -> None:
+        """``looked``: a look at the files just before (:mod:`acms.service.freshness`, a live refresh):
+        its listing is the run's and the files it found unchanged are not read again."""
         self.root = root.resolve()
+        self.looked = looked
+        self.listing: Listing | None = None
+        self.hashes: dict[str, str] = {}  # path -> content hash of every file the graph holds after the run
+        self.listed_ns = 0
         self.store, self.settings, self.layout, self.history = store, settings, layout, history
         self.progress: Progress = progress or NullProgress()
         self.adopt(datetime.now(UTC), IndexReport(root=str(self.root)), None)
@@ -177,8 +187,17 @@ class IndexRun:
         finally:
             if self.corpus_spill is not None:
                 remove_spills(self.corpus_spill.parent)
+        self._leave_manifest()
         self.report.seconds = time.perf_counter() - self._t0
         return self.report
+
+    def _leave_manifest(self) -> None:
+        """What the next look at the files compares them with (written after the run landed: a run
+        killed before leaves the previous manifest, whose state is then not the store's, so not trusted)."""
+        if self.layout is None or self.listing is None:
+            return
+        hashes = self.hashes or stored_hashes(self.store)  # a streamed run read its files in workers
+        manifest_after_run(last_run(self.store), self.listing, self.listed_ns, hashes).save(self.layout.cache)
 
     def _files(self) -> None:
         """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
@@ -190,13 +209,12 @@ class IndexRun:
         report.ontology = list(migration.reasons)
 
         with self.phase("listing"):
-            walk = WalkSettings(
-                max_file_bytes=settings.max_file_bytes,
-                max_total_bytes=settings.max_total_bytes or None,
-                exclude=tuple(settings.exclude) + (f"/{settings.store}/",),
-                include_hidden=settings.include_hidden,
-            )
-            listing = list_files(self.root, walk)
+            if self.looked is not None:
+                listing, self.listed_ns = self.looked.listing, self.looked.listed_ns
+            else:
+                self.listed_ns = time.time_ns()
+                listing = list_files(self.root, walk_settings(settings))
+            self.listing = listing
             report.used_git = listing.used_git
             report.skipped = {r.value: list(p) for r, p in listing.skipped.items() if p}
         self.head = git_head(self.root) if listing.used_git else None
@@ -225,9 +243,12 @@ class IndexRun:
             # A file whose content hash is stored is not scrubbed and its text not kept (issue 14: scrubbing
             # every file made an unchanged re-index of the standard library 10 s); unless every file is redone.
             known = None if migration.reindex else {path: digest for path, (_, digest) in stored.items()}
+            trusted = None if migration.reindex or self.looked is None else {
+                path: digest for path, digest in self.looked.unchanged.items() if known and known.get(path) == digest}
             sources = read_sources(listing, report.skipped, report.secrets_removed, settings.max_file_bytes,
-                                   settings.store_secrets, self.progress.update, unchanged=known)
+                                   settings.store_secrets, self.progress.update, unchanged=known, trusted=trusted)
             report.files_listed = len(sources)
+            self.hashes = {s.path: s.sha256 for s in sources}
 
         with self.phase("diff"):
             changed = [s for s in sources if stored.get(s.path, (None, ""))[1] != s.sha256]
@@ -238,6 +259,8 @@ class IndexRun:
             removed = sorted(p for p in stored if p not in current)
             report.files_unchanged = len(sources) - len(changed)
             report.files_removed = len(removed)
+            if stored:
+                report.changed_paths = sorted({*(s.path for s in changed), *removed})
         if not changed and not removed:
             report.up_to_date = True
             return
@@ -246,13 +269,9 @@ class IndexRun:
         extractions: dict[str, Extraction] = {}
         specs: dict[str, list[FragmentSpec]] = {}
         with self.phase("parsing", len(changed)):
-            for i, (source, (ext, frags)) in enumerate(zip(changed, extract_all(changed, all_paths, settings.window_lines))):
-                if ext is not None:
-                    extractions[source.path] = ext
-                    if ext.parse_error:
-                        report.parse_errors[source.path] = ext.parse_error
-                specs[source.path] = frags
-                self.progress.update(i + 1)
+            self._extract(changed, all_paths, extractions, specs)
+        if stored and not migration.reindex:
+            changed += self._relink(changed, removed, stored, listing, all_paths, extractions, specs)
 
         with self.phase("emitting", len(changed)):
             emitted: dict[str, emit.FileBatch] = {}
@@ -340,6 +359,40 @@ class IndexRun:
         with self.phase("vectors", 1):
             self._warm_vectors(self.layout)
 
+    def _extract(self, sources: list[SourceFile], all_paths: set[str], extractions: dict[str, Extraction],
+                 specs: dict[str, list[FragmentSpec]]) -> None:
+        for i, (source, (ext, frags)) in enumerate(zip(sources, extract_all(sources, all_paths, self.settings.window_lines))):
+            if ext is not None:
+                extractions[source.path] = ext
+                if ext.parse_error:
+                    self.report.parse_errors[source.path] = ext.parse_error
+            specs[source.path] = frags
+            self.progress.update(i + 1)
+
+    def _relink(self, changed: list[SourceFile], removed: list[str], stored: dict[str, tuple[NamedNode, str]],
+                listing: Listing, all_paths: set[str], extractions: dict[str, Extraction],
+                specs: dict[str, list[FragmentSpec]]) -> list[SourceFile]:
+        """The unchanged files that mention a name this run adds, removes or moves (:mod:`acms.ingest.relink`),
+        read and extracted again so that their links are what a first index would make."""
+        replaced = [stored[p][0] for p in [s.path for s in changed] + removed if p in stored]
+        before = {str(r["qn"].value) for r in self.store.select(catalog.text("ingest/symbols-of-files"),
+                                                                {"file": replaced})} if replaced else set()
+        after = {s.qualname for e in extractions.values() for s in e.symbols}
+        names = moved_names(before, after)
+        if not names:
+            return []
+        with self.phase("relinking"):
+            redo = {s.path for s in changed}
+            candidates = [f for f in listing.files if f.path in stored and f.path not in redo]
+            paths = set(mentioning(candidates, names, self.settings.max_file_bytes))
+            again = read_sources(Listing(listing.root, [f for f in candidates if f.path in paths], {}, listing.used_git),
+                                 {}, self.report.secrets_removed, self.settings.max_file_bytes,
+                                 self.settings.store_secrets)
+            self._extract(again, all_paths, extractions, specs)
+            self.hashes.update((s.path, s.sha256) for s in again)
+            self.report.files_relinked = len(again)
+        return again
+
     def _plan(self, changed: list[SourceFile], removed: list[str], current: set[str],
               stored: dict[str, tuple[NamedNode, str]], emitted: dict[str, emit.FileBatch],
               extractions: dict[str, Extraction], all_paths: set[str], migration: Migration) -> Plan:
@@ -363,7 +416,7 @@ class IndexRun:
             adrs = adr_batch(store, minter, changed, all_paths, TIER_WARM, self.generated_at)
             quads += adrs.quads
             new_iris.update(adrs.entities)
-            report.files_indexed = len(changed)
+            report.files_indexed = len(changed) - report.files_relinked
             report.entities = sum(len(b.entities) for b in batches) + sum(
                 len(e.sections) for e in kept_extractions.values()
             )

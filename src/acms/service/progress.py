@@ -13,7 +13,7 @@ from typing import Protocol
 __all__ = ["PHASES", "NullProgress", "Progress"]
 
 # The phases of an index run, in order (a run that finds nothing to do skips the middle ones).
-PHASES = ("listing", "indexing", "reading", "diff", "parsing", "emitting", "linking", "rules", "versions", "validation",
+PHASES = ("listing", "indexing", "reading", "diff", "parsing", "relinking", "emitting", "linking", "rules", "versions", "validation",
           "store", "history", "tiers", "secrets", "caches", "fitting", "embeddings", "vectors")
 
 

@@ -1,0 +1,167 @@
+"""Whether the files on disk are still the ones the index holds, found cheaply.
+
+An index run leaves a manifest beside the caches (``cache/files.json``): per listed file its size and
+mtime when listed, and the content hash the graph holds (``""`` for a file listed but not indexed: not
+text, quarantined), keyed by the run that made the graph's current state. A look lists the project by
+the walker's own rules (new and deleted files, ignored paths), stats every file, and reads and hashes
+only those whose size or mtime moved, and those changed so recently that a later edit could keep both
+(a filesystem's clock is coarse: git's "racily clean" entries, treated the same way). A manifest of
+another state than the store's (a run killed between landing and writing it, an index made by an
+older acms) is not trusted: every file is then hashed and compared with the graph's own hashes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from acms.config import Settings
+from acms.ingest.digest import content_digest
+from acms.ingest.walker import Listing, SkipReason, WalkSettings, list_files, read_source
+from acms.sparql import catalog
+from acms.store.protocol import GraphStore
+
+__all__ = ["Manifest", "Staleness", "check", "last_run", "stale_notice", "walk_settings"]
+
+FORMAT = "acms.files/1"
+RACY_NS = 2_000_000_000  # an mtime this close to the listing may hide an edit of the same size (2 s: FAT's tick)
+
+
+def walk_settings(settings: Settings) -> WalkSettings:
+    """The walker's rules an index run lists the project by (a look must list it the same way)."""
+    return WalkSettings(
+        max_file_bytes=settings.max_file_bytes,
+        max_total_bytes=settings.max_total_bytes or None,
+        exclude=tuple(settings.exclude) + (f"/{settings.store}/",),
+        include_hidden=settings.include_hidden,
+    )
+
+
+@dataclass
+class Manifest:
+    """Per listed file: (size, mtime_ns, content hash or "") as of ``listed_ns``, for graph state ``run``."""
+
+    run: str
+    listed_ns: int
+    files: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+
+    @staticmethod
+    def path(cache: Path) -> Path:
+        return cache / "files.json"
+
+    @classmethod
+    def load(cls, cache: Path) -> Manifest | None:
+        try:
+            data = json.loads(cls.path(cache).read_text(encoding="utf-8"))
+            if data.get("format") != FORMAT:
+                return None
+            return cls(str(data["run"]), int(data["listed_ns"]),
+                       {p: (int(s), int(m), str(h)) for p, (s, m, h) in data["files"].items()})
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def save(self, cache: Path) -> None:
+        """Atomically (a reader never sees half a manifest); a directory that cannot be written is left
+        as it is: the next look then hashes the files instead (slower, never wrong)."""
+        target = self.path(cache)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({"format": FORMAT, "run": self.run, "listed_ns": self.listed_ns,
+                                       "files": self.files}, separators=(",", ":")), encoding="utf-8")
+            os.replace(tmp, target)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+
+@dataclass
+class Staleness:
+    """What changed on disk since the index's state: paths as the graph holds them (escaped)."""
+
+    changed: list[str]
+    added: list[str]
+    removed: list[str]
+    listing: Listing
+    # path -> content hash, for the listed files a look found unchanged (the run need not read them)
+    unchanged: dict[str, str]
+    listed_ns: int = 0  # when the listing began (what a manifest made from it is as of)
+    hashed: int = 0  # files read to tell (their size or mtime moved, or no trusted manifest)
+    seconds: float = 0.0
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.changed or self.added or self.removed)
+
+    @property
+    def paths(self) -> list[str]:
+        return sorted({*self.changed, *self.added, *self.removed})
+
+
+def last_run(store: GraphStore) -> str:
+    """The graph state a manifest belongs to: the last index run's IRI ("" for none)."""
+    rows = store.select(catalog.text("index/state"))
+    run = rows[0].get("run") if rows else None
+    return "" if run is None else str(run.value)
+
+
+def stored_hashes(store: GraphStore) -> dict[str, str]:
+    return {str(r["path"].value): str(r["hash"].value) for r in store.select(catalog.text("ingest/stored-files"))}
+
+
+def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Staleness:
+    """Compare the project on disk with the index (see the module's docstring)."""
+    t0, listed_ns = time.perf_counter(), time.time_ns()
+    listing = list_files(root, walk_settings(settings))
+    manifest = Manifest.load(cache)
+    if manifest is not None and manifest.run != last_run(store):
+        manifest = None
+    if manifest is None:  # trust only the graph: its paths and hashes, every listed file hashed
+        known = {p: (-1, -1, h) for p, h in stored_hashes(store).items()}
+        racy_from = 0
+    else:
+        known = manifest.files
+        racy_from = manifest.listed_ns - RACY_NS
+    changed: list[str] = []
+    added: list[str] = []
+    unchanged: dict[str, str] = {}
+    hashed = 0
+    for f in listing.files:
+        entry = known.get(f.path)
+        if entry is not None and (entry[0], entry[1]) == (f.size, f.mtime_ns) and f.mtime_ns < racy_from:
+            if entry[2]:
+                unchanged[f.path] = entry[2]
+            continue  # the same, indexed or not
+        hashed += 1
+        got = read_source(f, settings.max_file_bytes)
+        digest = "" if isinstance(got, SkipReason) else content_digest(got.text, settings.store_secrets)
+        if entry is None:
+            if digest:  # a new text file (one not text is no news: it was not indexed either)
+                added.append(f.path)
+            continue
+        if digest == entry[2]:
+            if digest:
+                unchanged[f.path] = digest
+            continue
+        changed.append(f.path)
+    listed = {f.path for f in listing.files}
+    removed = sorted(p for p, entry in known.items() if p not in listed and entry[2])
+    return Staleness(sorted(changed), sorted(added), removed, listing, unchanged, listed_ns, hashed,
+                     time.perf_counter() - t0)
+
+
+def manifest_after_run(run: str, listing: Listing, listed_ns: int, hashes: dict[str, str]) -> Manifest:
+    """The manifest an index run leaves: every listed file's stat as listed, the hash it indexed."""
+    return Manifest(run, listed_ns, {f.path: (f.size, f.mtime_ns, hashes.get(f.path, "")) for f in listing.files})
+
+
+def stale_notice(stale: Sequence[str], shown: int = 5) -> str:
+    """The line that names files changed on disk since they were indexed ("" for none)."""
+    if not stale:
+        return ""
+    more = f" and {len(stale) - shown} more" if len(stale) > shown else ""
+    return (f"stale: {len(stale)} file{'s' if len(stale) != 1 else ''} changed on disk since indexed "
+            f"({', '.join(stale[:shown])}{more}); lines may have moved: run `acms index`")

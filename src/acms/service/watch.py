@@ -1,0 +1,115 @@
+"""Following the project: the index refreshed shortly after files are saved.
+
+The operating system tells of changes (``watchfiles``: inotify, FSEvents, ReadDirectoryChangesW); they
+are gathered until ``debounce_ms`` pass without one (at most ``BATCH_MS`` in all), so a branch switch or
+a formatter run over hundreds of files is one refresh, not hundreds. An event only says "look": the
+refresh itself lists the project by the walker's rules and compares sizes, mtimes and hashes
+(:mod:`acms.service.freshness`), so an ignored path costs one look and never a write, and a change
+made while a refresh ran is found by the next one (the watcher keeps gathering meanwhile). The index
+directory and the version-control internals are not watched at all.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from acms.errors import AcmsError
+
+if TYPE_CHECKING:
+    from acms.service.index_run import IndexReport
+
+__all__ = ["BATCH_MS", "Follower", "Refreshed"]
+
+BATCH_MS = 2000  # the longest a stream of saves is gathered before it is refreshed anyway
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """One refresh the follower ran: what it re-read and how long it took (or why it failed)."""
+
+    indexed: int = 0
+    removed: int = 0
+    relinked: int = 0
+    paths: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str = ""
+
+    def line(self) -> str:
+        if self.error:
+            return f"refresh failed: {self.error}"
+        parts = [f"{self.indexed} file{'s' if self.indexed != 1 else ''} re-indexed"]
+        if self.removed:
+            parts.append(f"{self.removed} removed")
+        if self.relinked:
+            parts.append(f"{self.relinked} relinked")
+        shown = ", ".join(self.paths[:3]) + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
+        return f"{', '.join(parts)} in {self.seconds:.2f} s" + (f": {shown}" if shown else "")
+
+
+class Follower:
+    """Calls ``refresh()`` after saves under ``root``; ``run`` blocks, ``start`` runs it in a thread."""
+
+    def __init__(self, root: Path, refresh: Callable[[], IndexReport | None], *, debounce_ms: int = 150,
+                 ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None) -> None:
+        self.root = root
+        self._refresh = refresh
+        self.debounce_ms = debounce_ms
+        self._ignore = [p.resolve() for p in ignore]
+        self._on_refresh = on_refresh or (lambda _r: None)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.refreshes = 0  # refreshes that changed the index
+        self.ready = threading.Event()  # set once the operating system's watch is in place
+
+    def run(self) -> None:
+        """Catch up with what changed while nothing watched, then refresh after every burst of saves."""
+        import watchfiles
+
+        watch_filter = watchfiles.DefaultFilter(ignore_paths=[str(p) for p in self._ignore])
+        self._once()
+        changes = watchfiles.watch(self.root, watch_filter=watch_filter, step=self.debounce_ms, debounce=BATCH_MS,
+                                   stop_event=self._stop, raise_interrupt=False, rust_timeout=500,
+                                   yield_on_timeout=True)
+        for batch in changes:
+            self.ready.set()
+            if self._stop.is_set():
+                break
+            if batch:
+                self._once()
+
+    def _once(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            report = self._refresh()
+        except AcmsError as exc:
+            self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, error=exc.message))
+            return
+        except OSError as exc:
+            self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, error=str(exc)))
+            return
+        if report is None or report.up_to_date:
+            return
+        self.refreshes += 1
+        self._on_refresh(Refreshed(report.files_indexed, report.files_removed, report.files_relinked,
+                                   report.changed_paths, time.perf_counter() - t0))
+
+    def start(self) -> Follower:
+        self._thread = threading.Thread(target=self._guarded, name="acms-follower", daemon=True)
+        self._thread.start()
+        return self
+
+    def _guarded(self, *_: Any) -> None:
+        try:
+            self.run()
+        except Exception as exc:  # noqa: BLE001 - the server goes on; reads still look before answering
+            self._on_refresh(Refreshed(error=f"watching stopped: {exc}"))
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)

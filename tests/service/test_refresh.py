@@ -1,0 +1,210 @@
+"""A live refresh: what a look at the files finds, and that refreshing after edits, renames, moves and
+deletions leaves the graph a first index of the new files would make, with true line numbers."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from acms.api import Index
+from acms.service.freshness import Manifest
+from acms.vocab import GRAPH_META, TIER_COLD
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+_TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
+SETTINGS = {"embed_on_index": False, "record_use": False}
+
+
+def project(tmp_path: Path, name: str = "proj") -> Path:
+    """The sample Python package and the polyglot project side by side, in a folder named ``name``."""
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / "sample_project", root)
+    shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
+    return root
+
+
+def current(idx: Index) -> set[str]:
+    """The project's current triples (hot and warm as one: a tier is policy, not content), times and the
+    root folder blanked."""
+    root = str(idx.root)
+    with idx.reading() as store:
+        return {_TIME.sub('"T"', f"{q.subject} {q.predicate} {q.object}").replace(root, "ROOT")
+                for q in store.quads() if q.graph_name not in (GRAPH_META, TIER_COLD)}
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+def fresh_graph(root: Path, tmp_path: Path) -> set[str]:
+    """A first index of a copy of ``root`` (same folder name: same IRIs)."""
+    copy = tmp_path / "fresh" / root.name
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".acms"))
+    with Index.open(copy, **SETTINGS) as idx:
+        idx.index()
+        return current(idx)
+
+
+def test_a_look_finds_edits_additions_deletions_and_files_turned_binary(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        assert Manifest.load(idx.layout.cache) is not None
+        assert not idx.look().stale
+        edit(root / "pkg" / "util.py", "Small helpers.", "Small helpers, edited.")
+        (root / "pkg" / "new.py").write_text("def fresh():\n    return 1\n")
+        (root / "notes.txt").unlink()
+        (root / "docs" / "guide.md").write_bytes(b"\x00\x01binary now\x00" * 10)
+        looked = idx.look()
+        assert looked.changed == ["pkg/util.py"]
+        assert looked.added == ["pkg/new.py"]
+        assert looked.removed == ["docs/guide.md", "notes.txt"]
+        assert looked.hashed <= 3  # only the files whose size or mtime moved were read
+
+
+def test_a_look_reads_only_what_moved_and_sees_an_edit_that_kept_size_and_mtime(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        util = root / "pkg" / "util.py"
+        manifest = Manifest.load(idx.layout.cache)
+        assert manifest is not None
+        # the listing is long past: a file whose size and mtime are as recorded is not read
+        manifest.listed_ns = time.time_ns() + 10**10
+        manifest.save(idx.layout.cache)
+        looked = idx.look()
+        assert not looked.stale and looked.hashed == 0
+        # same size, same mtime, other bytes: changed within the racy window of the listing, so hashed
+        st = util.stat()
+        util.write_text(util.read_text().replace("Lower-case", "Upper-case"))
+        os.utime(util, ns=(st.st_atime_ns, st.st_mtime_ns))
+        manifest.listed_ns = st.st_mtime_ns + 1  # the listing saw this mtime: a later edit could keep it
+        manifest.save(idx.layout.cache)
+        assert idx.look().changed == ["pkg/util.py"]
+
+
+def test_a_manifest_of_another_state_is_not_trusted(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        manifest = Manifest.load(idx.layout.cache)
+        assert manifest is not None
+        util = root / "pkg" / "util.py"
+        edit(util, "Small helpers.", "Small helpers!")
+        # a manifest claiming the edited file's stat for another run's state: hashing decides
+        manifest.files["pkg/util.py"] = (util.stat().st_size, util.stat().st_mtime_ns, "0" * 64)
+        manifest.run = "https://example.org/another-run"
+        manifest.save(idx.layout.cache)
+        looked = idx.look()
+        assert looked.changed == ["pkg/util.py"] and looked.hashed > 1
+
+
+def test_refreshes_after_edits_renames_moves_and_deletions_equal_a_first_index(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        # a body edit, and lines inserted above a function
+        edit(root / "pkg" / "util.py", 'return text.strip().lower()', 'return text.strip().lower().strip()')
+        edit(root / "pkg" / "mod.py", "def make_parser()", "# one\n# two\n# three\ndef make_parser()")
+        assert idx.refresh() is not None
+        # a function renamed: its caller in another file is edited, a caller left unchanged relinks
+        edit(root / "pkg" / "util.py", "def join_parts(", "def join_all(")
+        assert idx.refresh() is not None
+        edit(root / "pkg" / "mod.py", "util.join_parts(", "util.join_all(")
+        report = idx.refresh()
+        assert report is not None
+        # a file calling what does not exist yet, then the definition it calls: the caller is unchanged
+        (root / "pkg" / "user.py").write_text("from pkg.util import later\n\n\ndef use():\n    return later()\n")
+        idx.refresh()
+        edit(root / "pkg" / "util.py", "def normalize(", "def later() -> int:\n    return 2\n\n\ndef normalize(")
+        idx.refresh()
+        # a class moved to another file; a new file; a deleted file
+        mod = root / "pkg" / "mod.py"
+        text = mod.read_text()
+        base = text[text.index("class Base:"):text.index("class Parser(")]
+        mod.write_text(text.replace(base, "").replace("from . import util", "from . import util\nfrom pkg.base import Base"))
+        (root / "pkg" / "base.py").write_text('"""The base."""\n\n\n' + base)
+        (root / "notes.txt").unlink()
+        (root / "poly" / "shapes" / "util.go").unlink()
+        report = idx.refresh()
+        assert report is not None and report.files_removed == 2
+        assert idx.refresh() is None  # nothing left to do
+        assert not idx.look().stale
+        live = current(idx)
+    assert live == fresh_graph(root, tmp_path)
+
+
+def test_a_rename_relinks_the_unchanged_files_that_call_it(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        calls = "SELECT ?caller WHERE { GRAPH ?g { ?caller uko:calls ?f } GRAPH ?h { ?f uko:qualifiedName ?qn } }"
+        before = idx.query(calls, {"qn": _lit("pkg.util.normalize")})
+        assert before  # mod.py calls it
+        edit(root / "pkg" / "util.py", "def normalize(", "def normalise(")
+        report = idx.refresh()
+        assert report is not None and report.files_indexed == 1 and report.files_relinked >= 1
+        assert not idx.query(calls, {"qn": _lit("pkg.util.normalize")})
+        edit(root / "pkg" / "util.py", "def normalise(", "def normalize(")  # back: the call resolves again
+        idx.refresh()
+        assert idx.query(calls, {"qn": _lit("pkg.util.normalize")}) == before
+
+
+def test_reads_refresh_first_and_their_lines_are_the_files_lines(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        edit(root / "pkg" / "mod.py", "def make_parser()", "# a\n# b\n# c\n# d\ndef make_parser()")
+        found = idx.describe("pkg.mod.make_parser")
+        line = next(i for i, text in enumerate((root / "pkg" / "mod.py").read_text().splitlines(), 1)
+                    if text.startswith("def make_parser"))
+        assert found.location is not None and found.location.startswith(f"pkg/mod.py:{line}-")
+        hits = idx.search("make_parser", "keyword", 3).hits
+        assert any(h.source_ref.startswith(f"pkg/mod.py:{line}-") for h in hits)
+        assert idx.stale == ()
+
+
+def test_warn_answers_from_the_index_and_names_the_stale_files(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+    edit(root / "pkg" / "util.py", "Small helpers.", "Small helpers, edited.")
+    with Index.open(root, mode="read", refresh="warn", **SETTINGS) as idx:
+        result = idx.assemble("normalize text helpers", budget=800)
+        assert idx.stale == ("pkg/util.py",)
+        assert result.stale == ("pkg/util.py",)
+        second = result.assembled.rendered.splitlines()[1]
+        assert second.startswith("> stale: 1 file changed on disk since indexed (pkg/util.py)")
+        assert result.assembled.used_tokens <= 800
+        assert any(w.startswith("stale: ") for w in result.reply["metrics"]["warnings"])
+        assert idx.look().stale  # nothing was written
+    with Index.open(root, mode="read", refresh="off", **SETTINGS) as idx:
+        idx.search("normalize", "keyword", 3)
+        assert idx.stale == ()
+    with Index.open(root, mode="read", **SETTINGS) as idx:  # auto: a reader lets go of its share to refresh
+        idx.search("normalize", "keyword", 3)
+        assert idx.stale == () and not idx.look().stale
+
+
+def test_a_store_that_cannot_be_written_is_answered_as_warn(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+    edit(root / "pkg" / "util.py", "Small helpers.", "Small helpers, edited.")
+    with Index.open(root, mode="read", **SETTINGS) as idx:
+        idx._writable = lambda: False  # type: ignore[method-assign]  # as for a mounted, read-only index
+        idx.describe("pkg.util.normalize")
+        assert idx.stale == ("pkg/util.py",)
+
+
+def _lit(text: str) -> object:
+    from pyoxigraph import Literal
+
+    return Literal(text)
