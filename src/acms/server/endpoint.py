@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
@@ -17,7 +19,15 @@ from acms.server.sparql_protocol import (Answer, Kind, Limits, ProtocolError, fo
                                          read_body)
 from acms.server.workers import Deadline, Workers
 
-__all__ = ["SparqlEndpoint"]
+__all__ = ["STALE_HEADER", "SparqlEndpoint", "stale_header"]
+
+STALE_HEADER = "Acms-Stale"  # files changed on disk the answer was made without (``refresh = warn``)
+
+
+def stale_header(stale: Sequence[str], shown: int = 20) -> str:
+    """The header's value: the count, then the paths (escaped as the graph holds them: ASCII-safe)."""
+    names = ", ".join(p.encode("ascii", "backslashreplace").decode("ascii") for p in stale[:shown])
+    return f"{len(stale)}; {names}" + (", ..." if len(stale) > shown else "")
 
 
 def _params(request: Request) -> dict[str, list[str]]:
@@ -30,9 +40,13 @@ def _params(request: Request) -> dict[str, list[str]]:
 class SparqlEndpoint:
     """Both routes over one worker pool (writes bump the index's generation: ``/health`` re-counts)."""
 
-    def __init__(self, workers_pool: Workers, limits: Limits) -> None:
+    def __init__(self, workers_pool: Workers, limits: Limits,
+                 freshen: Callable[[], Sequence[str]] = lambda: ()) -> None:
+        """``freshen()``: before every request, the ``refresh`` setting applied (``Index.freshen``): the
+        files changed on disk refreshed first, or the stale ones it answers without (a response header)."""
         self.workers = workers_pool
         self.limits = limits
+        self.freshen = freshen
 
     def close(self) -> None:
         """End the worker processes (a running query is terminated)."""
@@ -95,7 +109,12 @@ class SparqlEndpoint:
 
     async def _guarded(self, request: Request, route: Any) -> Response:
         try:
-            return await route(request, time.monotonic() + self.limits.timeout_s)
+            deadline = time.monotonic() + self.limits.timeout_s
+            stale = await run_in_threadpool(self.freshen)
+            response: Response = await route(request, deadline)
+            if stale:
+                response.headers[STALE_HEADER] = stale_header(stale)
+            return response
         except ProtocolError as exc:
             return PlainTextResponse(exc.message + "\n", status_code=exc.status)
         except AcmsError as exc:  # a query error 400, a locked index 503: the status of its code
