@@ -9,10 +9,10 @@ import shutil
 import time
 from pathlib import Path
 
-import pytest
 
 from acms.api import Index
-from acms.service.freshness import Manifest
+from acms.ingest.symbols import SymbolRows
+from acms.service.freshness import Manifest, last_run
 from acms.vocab import GRAPH_META, TIER_COLD
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -138,6 +138,10 @@ def test_refreshes_after_edits_renames_moves_and_deletions_equal_a_first_index(t
         assert idx.refresh() is None  # nothing left to do
         assert not idx.look().stale
         live = current(idx)
+        with idx.reading() as store:  # the symbol table the runs kept is the store's
+            run = last_run(store)
+            kept = SymbolRows.load(idx.layout.cache, run)
+            assert kept is not None and kept.rows == SymbolRows.from_store(store, run).rows
     assert live == fresh_graph(root, tmp_path)
 
 

@@ -269,20 +269,6 @@ def git_head(root: Path) -> str | None:
     return head if out.returncode == 0 and len(head) == 40 else None
 
 
-def symbol_table(store: GraphStore, replaced_files: list[NamedNode]) -> dict[str, tuple[NamedNode, str]]:
-    """Qualified name -> (IRI, class) of the stored entities that stay (replaced files' are dropped)."""
-    dropped: set[NamedNode] = set()
-    if replaced_files:
-        rows = store.select(catalog.text("ingest/entities-of-files"), {"file": replaced_files})
-        dropped = {r["entity"] for r in rows}  # type: ignore[misc]
-    table: dict[str, tuple[NamedNode, str]] = {}
-    for row in store.select(catalog.text("ingest/qualified-names")):
-        entity = row["entity"]
-        if entity not in dropped and isinstance(entity, NamedNode):
-            table.setdefault(str(row["qn"].value), (entity, row["kind"].value.rsplit("#", 1)[-1]))
-    return table
-
-
 def vanished(store: GraphStore, replaced_files: list[NamedNode], keep: set[NamedNode]) -> list[NamedNode]:
     rows = store.select(catalog.text("ingest/entities-of-files"), {"file": replaced_files})
     old = {r["entity"] for r in rows} | set(replaced_files)

@@ -39,10 +39,11 @@ from acms.index.scratch import sweep
 from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
-from acms.ingest.pipeline import extract_all, git_head, read_sources, symbol_table, vanished
+from acms.ingest.pipeline import extract_all, git_head, read_sources, vanished
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.version import extractor_version
 from acms.ingest.relink import mentioning, moved_names
+from acms.ingest.symbols import SymbolRows, entity_rows
 from acms.ingest.walker import Listing, escape_path, list_files
 from acms.memory import collect_if_busy, collecting_rarely, release_freed, young_collections
 from acms.ontology import extensions as ontology_extensions
@@ -51,7 +52,7 @@ from acms.ontology.versioning import Migration, uko_version
 from acms.ontology.versioning import plan as plan_migration
 from acms.privacy.at_rest import apply_policy
 from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
-from acms.retrieval.caches import DerivedCaches
+from acms.retrieval.caches import CacheDelta, DerivedCaches
 from acms.retrieval import embedding_ahead
 from acms.retrieval.corpus_spill import beside, read_texts, remove_spills, spill_path
 from acms.retrieval.embedding_store import active_model, embed_missing, remove_staged_models
@@ -130,6 +131,8 @@ class IndexRun:
         self.listing: Listing | None = None
         self.hashes: dict[str, str] = {}  # path -> content hash of every file the graph holds after the run
         self.listed_ns = 0
+        self._stored_symbols: SymbolRows | None = None  # the symbol table before the run (cache or store)
+        self.symbols: SymbolRows | None = None  # ... and after it, left for the next run
         self.store, self.settings, self.layout, self.history = store, settings, layout, history
         self.progress: Progress = progress or NullProgress()
         self.adopt(datetime.now(UTC), IndexReport(root=str(self.root)), None)
@@ -138,6 +141,8 @@ class IndexRun:
         self.full_ontology = ontology_quads(ontology_extensions.ontology_quads(self.extensions))
         # A streamed first index's corpus rows, for the caches' build (:mod:`acms.retrieval.corpus_spill`)
         self.corpus_spill: Path | None = None
+        # What this run changed, for updating the derived caches rather than building them again
+        self.cache_delta: CacheDelta | None = None
         self._spill_whole = False  # it will hold every searchable fragment: the store had none before
         self._tiers_moved = False
         self._t0 = time.perf_counter()
@@ -197,7 +202,10 @@ class IndexRun:
         if self.layout is None or self.listing is None:
             return
         hashes = self.hashes or stored_hashes(self.store)  # a streamed run read its files in workers
-        manifest_after_run(last_run(self.store), self.listing, self.listed_ns, hashes).save(self.layout.cache)
+        run = last_run(self.store)
+        manifest_after_run(run, self.listing, self.listed_ns, hashes).save(self.layout.cache)
+        if self.symbols is not None:
+            SymbolRows(run, self.symbols.rows).save(self.layout.cache)
 
     def _files(self) -> None:
         """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
@@ -359,6 +367,14 @@ class IndexRun:
         with self.phase("vectors", 1):
             self._warm_vectors(self.layout)
 
+    def _symbols_before(self) -> SymbolRows:
+        """The project's symbol table as the run found it: the one the last run left, else the store's."""
+        if self._stored_symbols is None:
+            run = last_run(self.store)
+            cached = SymbolRows.load(self.layout.cache, run) if self.layout is not None else None
+            self._stored_symbols = cached or SymbolRows.from_store(self.store, run)
+        return self._stored_symbols
+
     def _extract(self, sources: list[SourceFile], all_paths: set[str], extractions: dict[str, Extraction],
                  specs: dict[str, list[FragmentSpec]]) -> None:
         for i, (source, (ext, frags)) in enumerate(zip(sources, extract_all(sources, all_paths, self.settings.window_lines))):
@@ -405,9 +421,12 @@ class IndexRun:
             batches = [emitted[s.path] for s in changed]
             quads: list[Quad] = [q for b in batches for q in b.quads]
             new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
-            symbols = symbol_table(store, replaced_files)
-            symbols.update({s.qualname: (new_iris[s.qualname], s.kind.value)
-                            for e in kept_extractions.values() for s in e.symbols if s.qualname in new_iris})
+            dropped = {r["entity"].value for r in store.select(catalog.text("ingest/entities-of-files"),
+                                                               {"file": replaced_files})} if replaced_files else set()
+            added = entity_rows((new_iris[s.qualname].value, s.qualname, s.kind.value)
+                                for e in kept_extractions.values() for s in e.symbols if s.qualname in new_iris)
+            self.symbols = self._symbols_before().replaced(dropped, added)
+            symbols = self.symbols.table()
             code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
             kinds = {qn: kind for qn, (_, kind) in symbols.items()}
             quads += emit.emit_edges(resolve_edges(code, kinds, all_paths), symbols, TIER_WARM)
@@ -493,8 +512,10 @@ class IndexRun:
         spill = self._usable_spill()
         # complete when it holds every searchable fragment and place: the store had none before this
         # run, and no entity changed tier since its files were written (a place query joins two)
+        # updated from what the run changed, unless the secrets policy rewrote texts of other files too
+        delta = None if self.report.texts_rescrubbed else self.cache_delta
         caches = DerivedCaches(self.store, layout, progress=self.progress.update,  # steps 1 … CACHE_STEPS
-                               spill=spill, complete=self._spill_whole and not self._tiers_moved)
+                               spill=spill, complete=self._spill_whole and not self._tiers_moved, delta=delta)
         caches.keyword()
         caches.ranking()
 
@@ -502,7 +523,8 @@ class IndexRun:
         """The vector cache, for the model the embeddings used (a first embedding has written it already)."""
         model = active_model(self.store)
         if model is not None:
-            DerivedCaches(self.store, layout).vectors(model.model_id)
+            delta = None if self.report.texts_rescrubbed else self.cache_delta  # as for the text caches
+            DerivedCaches(self.store, layout, delta=delta).vectors(model.model_id)
         self.progress.update(1)
 
     def _streams(self, migration: Migration) -> bool:

@@ -49,6 +49,7 @@ from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.emitted import EmitSettings, EmittedFile
 from acms.ingest.pipeline import Extracted, ExtractorPool, Reading, ReadGroup, slim
 from acms.ingest.resolve import resolve_edges
+from acms.ingest.symbols import wins
 from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.memory import release_freed
 from acms.retrieval.corpus_spill import SpillWriter
@@ -322,7 +323,10 @@ def _landed(run: IndexRun, path: str, ext: Extraction | None, entities: dict[str
     if ext is not None:
         for sym in ext.symbols:
             if sym.qualname in entities:
-                symbols[sym.qualname] = (entities[sym.qualname], sym.kind.value)
+                held = symbols.get(sym.qualname)
+                if wins(entities[sym.qualname].value, sym.kind.value,
+                        None if held is None else (held[0].value, held[1])):
+                    symbols[sym.qualname] = (entities[sym.qualname], sym.kind.value)
         if ext.parse_error is None and ext.module:
             code[path] = ext
 
