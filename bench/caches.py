@@ -1,8 +1,12 @@
 """Rebuild the keyword and ranking caches of an existing index and print what each step cost; with
 ``--against DIR``, check that every file built is byte for byte the one in DIR (a copy of the same
-index's ``.acms/cache`` made by another version of acms).
+index's ``.acms/cache`` made by another version of acms). With ``--incremental FILE``, edit FILE (a path
+in PROJECT: a function is added at its end), index the project again with the run told what changed
+(``CacheDelta``), and print what updating the caches cost beside a full build of the same graph state,
+whose files must be the update's byte for byte. It writes to PROJECT: run it on a copy.
 
-    python bench/caches.py PROJECT [--against DIR] [--repeat N]
+    python bench/caches.py PROJECT [--against DIR]
+    python bench/caches.py PROJECT --incremental FILE [--index DIR]
 
 Steps are ``DerivedCaches``' progress steps (``BUILD_STEPS``); RSS is this process's, sampled every
 20 ms (the peak of each step, and the whole build's peak above the RSS before it). Run it on an index
@@ -16,12 +20,27 @@ import argparse
 import os
 import shutil
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from acms.api import Index
-from acms.retrieval.caches import DerivedCaches
+from acms.config import load_settings
+from acms.index.keyword import KeywordIndex
+from acms.ranking.index import RankingIndex
+from acms.retrieval import caches as caches_module
+from acms.retrieval import segment as segment_module
+from acms.retrieval.caches import CacheDelta, DerivedCaches
+from acms.retrieval.embedding_store import active_model
+from acms.service.index_run import IndexRun
+from acms.sparql import catalog
+from acms.store.layout import IndexLayout
+from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
 
 
 def rss_mb() -> float:
@@ -76,11 +95,175 @@ def build(project: Path) -> tuple[list[tuple[int, float, float]], float, float, 
         return steps, time.perf_counter() - start, whole_peak[0], before
 
 
+# What an update's seconds are split into: (label, owner, attribute) wrapped with a timer
+_PARTS = [
+    ("segment loaded", DerivedCaches, "_saved_segment"),
+    ("fragments to read again", DerivedCaches, "_fragments_again"),
+    ("places of the rows read", DerivedCaches, "_bound_places"),
+    ("hot tier, nesting moved", DerivedCaches, "_nesting_moved"),
+    ("merged", caches_module, "merged"),
+    ("compacted", segment_module.Segment, "compacted"),
+    ("segment saved", segment_module.Segment, "save"),
+    ("keyword built", KeywordIndex, "from_chunks"),
+    ("ranking places", segment_module.Segment, "places"),
+    ("windows", caches_module, "file_windows"),
+    ("ranking built", RankingIndex, "from_windows"),
+    ("keyword saved", KeywordIndex, "save"),
+    ("ranking saved", RankingIndex, "save"),
+    ("vectors read again", DerivedCaches, "_updated_vectors"),
+]
+
+
+@contextmanager
+def timing_parts(seconds: dict[str, float]) -> Iterator[None]:
+    """Add each wrapped call's seconds to ``seconds[label]`` (an outer call only: ``from_chunks`` inside
+    ``from_windows`` counts once, in the outer)."""
+    depth = [0]
+    saved: list[tuple[Any, str, Any]] = []
+
+    def wrap(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            depth[0] += 1
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+                if depth[0] == 0:
+                    seconds[label] = seconds.get(label, 0.0) + time.perf_counter() - start
+        return timed
+
+    for label, owner, name in _PARTS:
+        original = owner.__dict__[name]
+        saved.append((owner, name, original))
+        fn = original.__func__ if isinstance(original, classmethod) else original
+        wrapped = wrap(label, fn)
+        setattr(owner, name, classmethod(wrapped) if isinstance(original, classmethod) else wrapped)
+    try:
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+def stored_files(store: GraphStore) -> dict[str, str]:
+    """File IRI -> content hash of every current file."""
+    return {r["file"].value: r["hash"].value for r in store.select(catalog.text("ingest/stored-files"))}
+
+
+class _Steps:
+    """A run's progress, with the caches phase's steps timed."""
+
+    def __init__(self) -> None:
+        self.phase, self.last, self.steps = "", 0.0, []
+
+    def start(self, phase: str, total: int | None = None) -> None:
+        self.phase, self.last = phase, time.perf_counter()
+
+    def update(self, done: int, total: int | None = None) -> None:
+        if self.phase == "caches":
+            now = time.perf_counter()
+            self.steps.append((done, now - self.last))
+            self.last = now
+
+    def finish(self, phase: str) -> None:
+        pass
+
+
+def incremental(project: Path, edited: str, index: Path | None = None) -> None:
+    """Edit ``edited``, index again with the run told what changed, then build the same state in full.
+    ``index``: the index directory when it is not PROJECT/.acms (``bench/stdlib_index.py``'s)."""
+    layout = IndexLayout(index or project / ".acms")
+    store = OxigraphStore(layout.graph)
+    try:
+        before = DerivedCaches(store, layout)
+        for name in ("keyword", "ranking"):  # a segment for the state before: built in full if missing
+            if not (layout.cache_dir("tokens") / "manifest.json").is_file():
+                shutil.rmtree(layout.cache_dir(name), ignore_errors=True)
+        before.keyword(), before.ranking()
+        model = active_model(store)
+        if model is not None:
+            before.vectors(model.model_id)
+        keys, hashes = (before.text_key, before.state_key), stored_files(store)
+        path = project / edited
+        stamp = time.strftime("%H%M%S")
+        with path.open("a", encoding="utf-8") as f:
+            f.write(f"\n\ndef acms_bench_edit_{stamp}(value):\n    \"\"\"Added by bench/caches.py.\"\"\"\n    return value\n")
+        parts: dict[str, float] = {}
+
+        class Run(IndexRun):
+            def _warm_caches(self, layout: IndexLayout) -> None:
+                after = stored_files(self.store)
+                changed = frozenset(f for f in hashes.keys() | after.keys() if hashes.get(f) != after.get(f))
+                self.cache_delta = CacheDelta(*keys, changed)
+                with timing_parts(parts):
+                    super()._warm_caches(layout)
+
+            def _warm_vectors(self, layout: IndexLayout) -> None:
+                with timing_parts(parts):
+                    super()._warm_vectors(layout)
+
+        steps = _Steps()
+        report = Run(project, store, load_settings(project), layout, progress=steps).run()
+        timings = report.timings
+        full_layout = IndexLayout(Path(tempfile.mkdtemp(prefix="acms-caches-full-")))
+        full_parts: dict[str, float] = {}
+        full_steps: list[tuple[int, float]] = []
+        last = [time.perf_counter()]
+
+        def step(n: int) -> None:
+            now = time.perf_counter()
+            full_steps.append((n, now - last[0]))
+            last[0] = now
+
+        full = DerivedCaches(store, full_layout, progress=step)
+        start = time.perf_counter()
+        with timing_parts(full_parts):
+            full.keyword(), full.ranking()
+        full_text = time.perf_counter() - start
+        start = time.perf_counter()
+        model = active_model(store)
+        if model is not None:
+            full.vectors(model.model_id)
+        full_vectors = time.perf_counter() - start
+    finally:
+        store.close()
+    tokens = layout.cache_dir("tokens")
+    size = sum(p.stat().st_size for p in tokens.rglob("*") if p.is_file())
+    print(f"{report.files_indexed} file(s) indexed ({edited}), load {os.getloadavg()[0]:.2f}")
+    print()
+    print("| step | update s | full build s |")
+    print("| --- | --- | --- |")
+    for (n, s), (_, f) in zip(steps.steps, full_steps):
+        print(f"| {n} | {s:.2f} | {f:.2f} |")
+    print(f"| **caches phase** | **{timings.get('caches', 0):.2f}** | **{full_text:.2f}** |")
+    print(f"| **vectors phase** | **{timings.get('vectors', 0):.2f}** | **{full_vectors:.2f}** |")
+    print()
+    print("| part | update s | full build s |")
+    print("| --- | --- | --- |")
+    for label, _, _ in _PARTS:
+        if label in parts or label in full_parts:
+            print(f"| {label} | {parts.get(label, 0):.2f} | {full_parts.get(label, 0):.2f} |")
+    print()
+    print(f"segment on disk: {size / 2**20:.1f} MB ({tokens})")
+    found = [d for name in ("keyword", "ranking", "vectors") if (full_layout.cache_dir(name)).exists()
+             for d in differences(layout.cache_dir(name), full_layout.cache_dir(name))]
+    shutil.rmtree(full_layout.root, ignore_errors=True)
+    print("identical to the full build" if not found else "\n".join(found))
+    if found:
+        sys.exit(1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("project", type=Path)
     parser.add_argument("--against", type=Path, help="a cache directory to compare the built files with")
+    parser.add_argument("--incremental", metavar="FILE", help="edit FILE (in PROJECT), index again, update the caches")
+    parser.add_argument("--index", type=Path, help="with --incremental: the index directory (default PROJECT/.acms)")
     args = parser.parse_args()
+    if args.incremental:
+        incremental(args.project.resolve(), args.incremental, args.index and args.index.resolve())
+        return
     load = os.getloadavg()[0]
     steps, seconds, peak, before = build(args.project)
     print(f"caches of {args.project} (load {load:.2f} before, {os.getloadavg()[0]:.2f} after)")

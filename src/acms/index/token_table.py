@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from array import array
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import count
 
@@ -34,8 +35,11 @@ class TokenTable:
     """Numbers tokens in order of first sight and collects texts tokenised line by line, into the
     keyword indexes' terms (``search_terms``, as ``KeywordIndex.build`` tokenises)."""
 
-    def __init__(self) -> None:
-        self.vocab: defaultdict[str, int] = defaultdict(count().__next__)
+    def __init__(self, tokens: Sequence[str] = ()) -> None:
+        """``tokens``: a vocabulary to go on from (a saved one, its ``NEWLINE`` first): they keep their
+        numbers and new tokens come after them."""
+        self.vocab: defaultdict[str, int] = defaultdict(count(len(tokens)).__next__)
+        self.vocab.update(zip(tokens, range(len(tokens))))
         self.number = self.vocab.__getitem__
         self.newline = self.number(NEWLINE)
         self._ids = array("i")  # texts' tokens with a NEWLINE after every line (the last too)

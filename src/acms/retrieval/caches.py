@@ -1,37 +1,56 @@
 """Derived caches (keyword postings, the ranking index, the vector matrix), rebuilt from the graph when stale.
 
 Both are keyed by the graph's state (the latest IndexRun and EmbeddingModel IRIs), so a cache
-written before any later index run or migration is never used: it is rebuilt on first use.
+written before any later index run or migration is never used: it is rebuilt on first use. An index
+run says what it changed (``CacheDelta``): then the keyword and ranking caches are built from the
+tokenised corpus saved with them (:mod:`acms.retrieval.segment`) with only the changed files' rows read
+again, and the vector matrix keeps the rows of the files it did not change; the files are a full
+build's either way.
 """
 
 from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
+from pyoxigraph import NamedNode
 
 from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
-from acms.index.vectors import VectorMatrix, decode
-from acms.retrieval.corpus_read import CorpusReader, CorpusRow
-from acms.retrieval.corpus_spill import read_others, read_places, read_spill
-from acms.memory import release_freed
 from acms.index.token_table import TokenizedLines, TokenTable
-from acms.ranking.index import CONTAINER, NESTING, TEST_SCOPE, FragmentPlace, RankingIndex
-from acms.ranking.roles import in_test_scope
+from acms.index.vectors import VectorMatrix, decode
+from acms.memory import release_freed
+from acms.ranking.index import CONTAINER, RankingIndex
 from acms.ranking.window_tokens import file_windows, ranges
+from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow
+from acms.retrieval.corpus_spill import read_others, read_places, read_spill
+from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
-
+from acms.vocab import TIER_HOT
 
 BUILD_STEPS = 4  # most rows read and tokenised (search/corpus-full.rq); the rest; keyword saved; ranking saved
+# An update reads again at most this share of the saved rows: search/corpus-some.rq bound to 500
+# fragments at a time reads a row two to three times slower than search/corpus-full.rq's stream (a
+# standard library: ~440 against ~180 µs), and a full read leaves no dead lines behind.
+UPDATE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class CacheDelta:
+    """What an index run changed: the caches' keys before it, and the files whose fragments it replaced, wrote or removed."""
+
+    text_key: str  # DerivedCaches.text_key of the graph state before the run
+    state_key: str  # DerivedCaches.state_key before the run
+    files: frozenset[str]  # file IRIs (strings), old or new; removed files included
 
 
 class _HasKey(Protocol):
@@ -42,20 +61,35 @@ class _HasKey(Protocol):
 _Keyed = TypeVar("_Keyed", bound=_HasKey)
 
 
+class _Places(NamedTuple):
+    """The place queries' answers as ``_places`` used them: file -> path, fragment -> kind, outline,
+    nesting outline; ``single``: no key had two values (the last row, in the store's order, won)."""
+
+    paths: dict[str, str]
+    kinds: dict[str, str]
+    outlines: dict[str, str]
+    nesting: dict[str, str]
+    single: bool = True
+
+
 class DerivedCaches:
     def __init__(self, store: GraphStore, layout: IndexLayout, progress: Callable[[int], object] | None = None,
-                 spill: Path | None = None, complete: bool = False) -> None:
+                 spill: Path | None = None, complete: bool = False, delta: CacheDelta | None = None) -> None:
         """``progress(step)`` hears of each of ``BUILD_STEPS`` steps of building the keyword and ranking
         caches (a standard library's took ~20 s). ``spill``: the corpus rows the index run that made
         this graph state spilled (:mod:`acms.retrieval.corpus_spill`), read instead of the store's join;
         ``complete``: the spill holds every searchable fragment and place as the store does (the run
-        found none in the store and moved none to another tier), so the store is not asked for the rest."""
+        found none in the store and moved none to another tier), so the store is not asked for the rest.
+        ``delta``: what the index run that made this graph state changed; stale caches saved for the
+        state before it are updated rather than built again."""
         self.store = store
         self.layout = layout
         self._spill = spill
         self._complete = complete and spill is not None
+        self._delta = delta
         self._progress = progress or (lambda _step: None)
         self.rebuilt: list[str] = []
+        self.updated: list[str] = []  # those of ``rebuilt`` made from the saved caches and the delta
         self._keyword: KeywordIndex | None = None  # loaded once per instance (one graph state)
         self._vectors: VectorMatrix | None = None
         self._ranking: RankingIndex | None = None
@@ -92,28 +126,34 @@ class DerivedCaches:
         rows.sort(key=lambda row: row.frag)
         return rows
 
-    def _solutions(self, name: str) -> Iterable[Any]:
+    def _solutions(self, name: str, bindings: dict[str, Any] | None = None) -> Iterable[Any]:
         """A saved SELECT's rows as a stream from the embedded store (no list of dicts of terms held:
         RSS stayed at its peak after such lists were freed), as ``select`` rows from any other."""
         if isinstance(self.store, OxigraphStore):
-            return self.store.query_raw(catalog.text(name))  # type: ignore[return-value]
-        return self.store.select(catalog.text(name))
+            return self.store.query_raw(catalog.text(name), bindings)  # type: ignore[return-value]
+        return self.store.select(catalog.text(name), bindings)
+
+    def _bound(self, name: str, variable: str, values: Iterable[str]) -> Iterable[Any]:
+        """A saved SELECT's rows for ``values`` of ``variable`` (IRIs), ``BOUND_AT_ONCE`` to a query."""
+        named = [NamedNode(value) for value in values]
+        for start in range(0, len(named), BOUND_AT_ONCE):
+            yield from self._solutions(name, {variable: named[start : start + BOUND_AT_ONCE]})
 
     def keyword(self) -> KeywordIndex:
         if self._keyword is None:
             self._keyword = self._load_keyword()
         return self._keyword
 
-    def _saved(self, load: Callable[[Path], _Keyed], directory: Path) -> _Keyed | None:
-        """The cache saved in ``directory`` if it is for the current graph state; any unreadable
-        or stale one is simply rebuilt by the caller. What a killed builder left beside it goes first
-        (``index.scratch.sweep``: a listing and a lock try), so a reader that builds nothing clears it too."""
+    def _saved(self, load: Callable[[Path], _Keyed], directory: Path, key: str | None = None) -> _Keyed | None:
+        """The cache saved in ``directory`` if it is for the current graph state (or for ``key``); any
+        unreadable or stale one is simply rebuilt by the caller. What a killed builder left beside it goes
+        first (``index.scratch.sweep``: a listing and a lock try), so a reader that builds nothing clears it too."""
         sweep(directory.parent)
         try:
             index = load(directory)
         except Exception:  # noqa: BLE001
             return None
-        return index if index.key == self.text_key else None
+        return index if index.key == (self.text_key if key is None else key) else None
 
     def _load_keyword(self) -> KeywordIndex:
         saved = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword"))
@@ -147,12 +187,63 @@ class DerivedCaches:
         ranking index tokenised each again for its windows. Here each text is tokenised once, line by
         line (``TokenTable``), as its row streams in (:class:`CorpusReader`: no dicts of names or places),
         and only its token numbers are kept, with a few numbers and shared strings per row
-        (``_Rows``): the keyword documents (the ``search_terms`` of the owner's name, its qualified
-        name, then the text: those of the one string the text-based build joined) and the windows are
-        slices of them, handed to the builders a few documents at a time. The rows, their order and both
-        indexes are those of ``corpus`` and the text-based builders
-        (``tests/retrieval/test_caches_one_pass.py``).
+        (``_Rows``, then the :class:`Segment` saved beside the caches): the keyword documents (the
+        ``search_terms`` of the owner's name, its qualified name, then the text: those of the one string
+        the text-based build joined) and the windows are slices of them, handed to the builders a few
+        documents at a time. The rows, their order and both indexes are those of ``corpus`` and the
+        text-based builders (``tests/retrieval/test_caches_one_pass.py``), updated or not
+        (``tests/retrieval/test_caches_incremental.py``).
         """
+        step = self._progress
+        segment, updated = self._segment()  # steps 1 and 2
+        if keyword:
+            built = KeywordIndex.from_chunks(segment.frags, segment.documents(), segment.text.tokens,
+                                             spill_dir=self.layout.cache)
+            built.save(self.layout.cache_dir("keyword"), key=self.text_key)
+            # mapped, not held; another process rebuilding the same cache may be swapping the directory
+            # at this moment (a reader beside a writer): then the index just built is used as it is
+            self._keyword = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword")) or built
+            del built
+            self._built("keyword", updated)
+            release_freed()
+        step(3)
+        if ranking:
+            places = segment.places()
+            windows = file_windows(places, segment.text)  # the last use of the texts' token numbers: let them go
+            del segment
+            release_freed()
+            built_ranking = RankingIndex.from_windows(places, windows)
+            del places, windows
+            built_ranking.save(self.layout.cache_dir("ranking"), key=self.text_key)
+            self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or built_ranking
+            del built_ranking
+            self._built("ranking", updated)
+            release_freed()
+        step(4)
+
+    def _built(self, name: str, updated: bool) -> None:
+        self.rebuilt.append(name)
+        if updated:
+            self.updated.append(name)
+
+    # -- the tokenised corpus ------------------------------------------------------------------------
+    def _segment(self) -> tuple[Segment, bool]:
+        """The rows the caches are built from, and whether they are the saved segment updated with the
+        delta (when it is the one the index run started from) rather than the corpus read in full. Saved
+        under this graph state's key, unless the store's place answers depend on the order of their rows
+        (a fragment given two kinds or outlines): an update could not repeat them."""
+        segment = self._updated_segment()
+        if segment is not None:
+            segment.save(self.layout.cache_dir("tokens"), key=self.text_key)
+            return segment, True
+        segment, single = self._read_segment()
+        if single:
+            segment.save(self.layout.cache_dir("tokens"), key=self.text_key)
+        return segment, False
+
+    def _read_segment(self) -> tuple[Segment, bool]:
+        """Every row read (``CorpusReader``) and tokenised, with the place queries' answers (and whether
+        they gave one value per key)."""
         step = self._progress
         table = TokenTable()
         rows = _Rows()
@@ -164,57 +255,98 @@ class DerivedCaches:
         order = rows.order(reader.full, reader.dropped)
         text = table.lines()
         del table
+        places = self._place_dicts()
+        segment = rows.segment(order, text, places, self._hot())
+        del rows, order, text
+        release_freed()
         step(2)
-        if keyword:
-            built = KeywordIndex.from_chunks([rows.frags[i] for i in order], rows.documents(order, text),
-                                             text.tokens, spill_dir=self.layout.cache)
-            built.save(self.layout.cache_dir("keyword"), key=self.text_key)
-            # mapped, not held; another process rebuilding the same cache may be swapping the directory
-            # at this moment (a reader beside a writer): then the index just built is used as it is
-            self._keyword = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword")) or built
-            del built
-            self.rebuilt.append("keyword")
-            release_freed()
-        step(3)
-        if ranking:
-            places = self._places(rows, order)
-            del rows, order  # the places hold what the ranking index needs of them
-            release_freed()
-            windows = file_windows(places, text)  # the last use of the texts' token numbers: let them go
-            del text
-            release_freed()
-            built_ranking = RankingIndex.from_windows(places, windows)
-            del places, windows
-            built_ranking.save(self.layout.cache_dir("ranking"), key=self.text_key)
-            self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or built_ranking
-            del built_ranking
-            self.rebuilt.append("ranking")
-            release_freed()
-        step(4)
+        return segment, places.single
 
-    def _places(self, rows: _Rows, order: list[int]) -> list[FragmentPlace]:
-        """The ranking index's rows: those with a place in a file that has a path, in ``order``."""
+    def _saved_segment(self, key: str) -> Segment | None:
+        return self._saved(Segment.load, self.layout.cache_dir("tokens"), key)
+
+    def _updated_segment(self) -> Segment | None:
+        """The segment saved for the state before the index run, with the rows of the files it changed
+        (and every row without a file: nothing says whether it changed) read again; None when there is
+        no delta, no such segment, or the store's place answers for the rows read depend on their order."""
+        delta = self._delta
+        old = None if delta is None else self._saved_segment(delta.text_key)
+        if delta is None or old is None:
+            return None
+        files = delta.files
+        dropped = np.asarray([f in files for f in old.files] + [True], dtype=bool)  # [-1]: a row without a file
+        keep = ~dropped[np.asarray(old.file_of, dtype=np.int64)]
+        again = self._fragments_again(files, [old.frags[i] for i in np.flatnonzero(np.asarray(old.file_of) < 0).tolist()])
+        if len(again) > UPDATE_SHARE * len(old):
+            return None  # bound reads of most of the corpus: slower than reading it whole
+        table, rows = TokenTable(old.text.tokens), _Rows()
+        for row in CorpusReader(self.store).rows_of(again):
+            if row.file is None or row.file in files:  # a row in another file is kept from ``old``
+                rows.add(row, table)
+        order = rows.order(0, set())
+        placed = [rows.frags[i] for i in order if rows.files[i] is not None]
+        places = self._bound_places(sorted({f for f in rows.files if f is not None}), placed)
+        hot = self._hot()
+        kept = {old.frags[i] for i in np.flatnonzero(keep & (np.asarray(old.file_of) >= 0)).tolist()}
+        nesting = self._nesting_moved(set(old.hot) ^ set(hot), kept)
+        if not places.single or nesting is None:
+            return None
+        self._progress(1)
+        new = rows.segment(order, table.lines(), places, hot)
+        del rows, table
+        segment = merged(old, keep, new, nesting, hot)
+        del old, new
+        if segment.garbage() > GARBAGE_SHARE:
+            segment = segment.compacted()
+        self._progress(2)
+        return segment
+
+    def _fragments_again(self, files: frozenset[str], unplaced: list[str]) -> list[str]:
+        """The fragments whose rows an update reads again: those placed in ``files``, those with no file
+        (``search/fragments-unplaced.rq``) and those ``unplaced`` before (a file but no lines: unchanged
+        unless their file is in ``files``)."""
+        found = {r["frag"].value for r in self._bound("search/fragments-in-files", "file", sorted(files))}
+        found.update(r["frag"].value for r in self._solutions("search/fragments-unplaced"))
+        found.update(unplaced)
+        return sorted(found)
+
+    def _bound_places(self, files: list[str], frags: list[str]) -> _Places:
+        """``_place_dicts`` for these files and fragments only (the place queries bound to them)."""
+        paths = _last_of(self._bound("search/file-paths-of", "file", files), "file", "path")
+        kinds = _last_of(self._bound("search/class-fragments-of", "frag", frags), "frag", "kind", _local)
+        outlines = _last_of(self._bound("search/class-outlines-of", "frag", frags), "frag", "outline")
+        nesting = _last_of(self._bound("search/function-outlines-of", "frag", frags), "frag", "outline")
+        parts = (paths, kinds, outlines, nesting)
+        return _Places(*(found for found, _ in parts), single=all(single for _, single in parts))
+
+    def _nesting_moved(self, moved: set[str], kept: set[str]) -> dict[str, str | None] | None:
+        """The nesting outlines of the kept rows the tier policy may have changed: a function's outline
+        is search/function-outlines.rq's only while the function and a function it defines share a tier,
+        so those of the entities that changed tier (``moved``) and of the entities that define them are
+        asked for again. None when the store gives one of them two outlines."""
+        if not moved:
+            return {}
+        near = sorted({r["frag"].value for r in self._bound("search/fragments-near", "entity", sorted(moved))} & kept)
+        nesting, single = _last_of(self._bound("search/function-outlines-of", "frag", near), "frag", "outline")
+        return {frag: nesting.get(frag) for frag in near} if single else None
+
+    def _hot(self) -> list[str]:
+        """The entities in the hot tier (``search/fragments-near.rq`` says why a segment keeps them)."""
+        return sorted({r["e"].value for r in self.store.select(catalog.text("rules/entities-in-tier"),
+                                                                 {"tier": TIER_HOT})})
+
+    def _place_dicts(self) -> _Places:
+        """What the ranking index's places are made of: from a complete spill, else from the four place
+        queries (the last row of a key wins, as a dict built from them keeps it)."""
         spilled = self._spilled_places() if self._complete else None
         if spilled is not None:
-            paths, kinds, outlines, nesting = spilled
-        else:
-            paths = {r["file"].value: r["path"].value for r in self._solutions("search/file-paths")}
-            kinds = {r["frag"].value: r["kind"].value.rsplit("#", 1)[-1]
-                     for r in self._solutions("search/class-fragments")}
-            outlines = {r["frag"].value: r["outline"].value for r in self._solutions("search/class-outlines")}
-            nesting = {r["frag"].value: r["outline"].value for r in self._solutions("search/function-outlines")}
-        places = []
-        for i in order:
-            file = rows.files[i]
-            if file is None or file not in paths:
-                continue
-            frag, name, qn, path = rows.frags[i], rows.names[i], rows.qns[i], paths[file]
-            container = (CONTAINER.get(kinds.get(frag, ""), 0) or (TEST_SCOPE if qn is not None and in_test_scope(qn, path) else 0)
-                         or (NESTING if frag in nesting else 0))
-            places.append(FragmentPlace(frag, path, rows.starts[i], rows.ends[i], container,
-                                        (name or "") if qn is not None else "", outlines.get(frag) or nesting.get(frag, ""),
-                                        rows.firsts[i], rows.counts[i], qualified=qn or ""))
-        return places
+            return _Places(*spilled)
+        paths = _last_of(self._solutions("search/file-paths"), "file", "path")
+        kinds = _last_of(self._solutions("search/class-fragments"), "frag", "kind", _local)
+        outlines = _last_of(self._solutions("search/class-outlines"), "frag", "outline")
+        nesting = _last_of(self._solutions("search/function-outlines"), "frag", "outline")
+        parts = (paths, kinds, outlines, nesting)
+        return _Places(*(found for found, _ in parts), single=all(single for _, single in parts))
 
     def _spilled_places(self) -> tuple[dict[str, str], dict[str, str], dict[str, str], dict[str, str]] | None:
         """``_places``' four dicts from the places a complete spill holds, with the ontology's classes
@@ -245,6 +377,7 @@ class DerivedCaches:
                         return None  # two values for one fragment: the query's last row would decide
         return paths, kinds, outlines, nesting
 
+    # -- vectors ---------------------------------------------------------------------------------------
     def vectors(self, model_id: str) -> VectorMatrix:
         if self._vectors is None or self._vectors.model_id != model_id:
             self._vectors = self._load_vectors(model_id)
@@ -255,17 +388,72 @@ class DerivedCaches:
         cached = VectorMatrix.load(directory)
         if cached is not None and cached.key == self.state_key and cached.model_id == model_id:
             return cached
-        ids, rows = [], []
-        for row in self.store.select(catalog.text("search/corpus")):
-            vec = row.get("vector")
-            if vec is not None:
-                ids.append(row["frag"].value)
-                rows.append(decode(vec.value))
-        matrix = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, 1), dtype=np.float32)
-        built = VectorMatrix(ids, matrix, self.state_key, model_id)
+        built = self._updated_vectors(cached, model_id)
+        if built is None:
+            ids, rows = [], []
+            for row in self.store.select(catalog.text("search/corpus")):
+                vec = row.get("vector")
+                if vec is not None:
+                    ids.append(row["frag"].value)
+                    rows.append(decode(vec.value))
+            built = VectorMatrix(ids, _stacked(rows), self.state_key, model_id)
+        else:
+            self.updated.append("vectors")
         built.save(directory)
         self.rebuilt.append("vectors")
         return built
+
+    def _updated_vectors(self, cached: VectorMatrix | None, model_id: str) -> VectorMatrix | None:
+        """The matrix saved for the state before the index run, of the same model, without the rows of the
+        fragments in the files it changed (known from this state's segment: the text caches are built
+        first) and with theirs now (``search/vectors-of.rq``), in fragment order as ``search/corpus.rq``
+        gives them. Fragments with no file, and those the matrix lacked (an embedding that failed), are
+        read again too. None when there is no such matrix or segment, or a fragment has several rows."""
+        delta = self._delta
+        if delta is None or cached is None or cached.key != delta.state_key or cached.model_id != model_id:
+            return None
+        segment = self._saved_segment(self.text_key)
+        if segment is None or any(a >= b for a, b in zip(segment.frags, segment.frags[1:])):
+            return None
+        had = set(cached.ids)
+        files = [f in delta.files for f in segment.files]
+        again = sorted(frag for frag, f in zip(segment.frags, segment.file_of.tolist())
+                       if f < 0 or files[f] or frag not in had)
+        current, reread = set(segment.frags), set(again)
+        keep = [i for i, frag in enumerate(cached.ids) if frag in current and frag not in reread]
+        new_ids, new_rows = [], []
+        for r in self._bound("search/vectors-of", "frag", again):
+            new_ids.append(r["frag"].value)
+            new_rows.append(decode(r["vector"].value))
+        ids = [cached.ids[i] for i in keep] + new_ids
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        parts = ([np.asarray(cached.matrix[keep], dtype=np.float32)] if keep else []) + ([_stacked(new_rows)] if new_rows else [])
+        if len({part.shape[1] for part in parts}) > 1:
+            return None
+        matrix = np.concatenate(parts)[order] if parts else _stacked([])
+        return VectorMatrix([ids[i] for i in order], matrix, self.state_key, model_id)
+
+
+def _stacked(rows: Sequence[np.ndarray]) -> np.ndarray:
+    """Vectors as ``_load_vectors`` has always stacked them (an empty matrix is 0 x 1)."""
+    return np.vstack(rows).astype(np.float32) if rows else np.zeros((0, 1), dtype=np.float32)
+
+
+def _local(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1]
+
+
+def _last_of(solutions: Iterable[Any], key: str, value: str, convert: Callable[[str], str] = str) -> tuple[dict[str, str], bool]:
+    """``{key: value}`` of the solutions as a dict built from them keeps it (the last one of a key wins),
+    and whether every key had one value."""
+    out: dict[str, str] = {}
+    single = True
+    for r in solutions:
+        k, v = r[key].value, convert(r[value].value)
+        if out.setdefault(k, v) != v:
+            single = False
+            out[k] = v
+    return out, single
 
 
 def _v(term: object) -> str:
@@ -330,27 +518,31 @@ class _Rows:
         keep = (i for i in range(len(frags)) if i >= full or frags[i] not in dropped) if dropped else range(len(frags))
         return sorted(keep, key=frags.__getitem__)
 
-    def documents(self, order: list[int], text: TokenizedLines) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The keyword documents of the rows in ``order`` (head tokens, then every line's), a few at a time."""
-        heads = np.frombuffer(self.heads, dtype=np.int32) if len(self.heads) else np.zeros(0, dtype=np.int32)
-        head_ends = np.frombuffer(self.head_ends, dtype=np.int64)
-        firsts, counts = np.frombuffer(self.firsts, dtype=np.int64), np.frombuffer(self.counts, dtype=np.int64)
-        line_ends = np.concatenate([[0], np.asarray(text.line_ends, dtype=np.int64)])
-        for start in range(0, len(order), DOCUMENTS_AT_ONCE):
-            rows = np.asarray(order[start : start + DOCUMENTS_AT_ONCE], dtype=np.int64)
-            h1 = head_ends[rows]
-            h0 = np.where(rows > 0, head_ends[rows - 1], 0)
-            t0, t1 = line_ends[firsts[rows]], line_ends[firsts[rows] + counts[rows]]
-            head_len, text_len = h1 - h0, t1 - t0
-            at = np.zeros(rows.size, dtype=np.int64)
-            np.cumsum((head_len + text_len)[:-1], out=at[1:])
-            out = np.empty(int((head_len + text_len).sum()), dtype=np.int32)
-            out[ranges(at, head_len)] = heads[ranges(h0, head_len)]
-            out[ranges(at + head_len, text_len)] = text.ids[ranges(t0, text_len)]
-            yield out, head_len + text_len
+    def segment(self, order: list[int], text: TokenizedLines, places: _Places, hot: list[str]) -> Segment:
+        """The rows in ``order`` (fragment order) with their places, as a :class:`Segment` over ``text``."""
+        frags = [self.frags[i] for i in order]
+        numbers: dict[str, int] = {}
+        file_of = np.fromiter((-1 if (f := self.files[i]) is None else numbers.setdefault(f, len(numbers))
+                               for i in order), dtype=np.int32, count=len(order))
+        rows = np.asarray(order, dtype=np.int64)
+        head_ends = _numbers(self.head_ends, np.int64)
+        head_starts = np.concatenate([[0], head_ends[:-1]]).astype(np.int64)
+        head_len = (head_ends - head_starts)[rows]
+        kinds, outlines, nesting = places.kinds, places.outlines, places.nesting
+        return Segment(frags, [self.names[i] for i in order], [self.qns[i] for i in order], list(numbers),
+                       [places.paths.get(f) for f in numbers], file_of, _numbers(self.starts, np.int64)[rows],
+                       _numbers(self.ends, np.int64)[rows],
+                       _numbers(self.heads, np.int32)[ranges(head_starts[rows], head_len)], np.cumsum(head_len),
+                       _numbers(self.firsts, np.int64)[rows], _numbers(self.counts, np.int64)[rows],
+                       np.fromiter((CONTAINER.get(kinds.get(f, ""), 0) for f in frags), dtype=np.int8, count=len(frags)),
+                       [outlines.get(f) for f in frags], [nesting.get(f) for f in frags], text, hot)
 
 
-DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once
+def _numbers(values: array, dtype: Any) -> np.ndarray:
+    """An ``array`` as numpy numbers, without a copy."""
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
+
+
 _CONTAINERS = frozenset({"Class", "Namespace", "Module"})  # search/class-fragments.rq's kinds
 _OUTLINED = frozenset({"Class", "Namespace"})  # search/class-outlines.rq's
 _FUNCTIONS = frozenset({"Function", "Method"})  # search/function-outlines.rq's

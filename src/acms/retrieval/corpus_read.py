@@ -92,6 +92,14 @@ class CorpusReader:
         for start in range(0, len(again), BOUND_AT_ONCE):
             yield from self._some({"frag": again[start : start + BOUND_AT_ONCE]}, files)
 
+    def rows_of(self, frags: Iterable[str]) -> Iterator[CorpusRow]:
+        """Every row of these fragments (``search/corpus-some.rq`` bound to them), whether or not
+        ``search/corpus-full.rq`` would give it: what an update of the caches reads again."""
+        named = [NamedNode(frag) for frag in frags]
+        files: dict[str, str] = {}
+        for start in range(0, len(named), BOUND_AT_ONCE):
+            yield from self._some({"frag": named[start : start + BOUND_AT_ONCE]}, files)
+
     def _full_rows(self) -> Iterator[CorpusRow]:
         if self._full is not None:
             yield from self._full

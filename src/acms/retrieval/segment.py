@@ -1,0 +1,246 @@
+"""The keyword and ranking caches' tokenised corpus (a "segment"), saved beside them, so that an index
+run that changed a few files updates them instead of reading and tokenising every fragment again.
+
+A segment is what ``DerivedCaches`` holds between reading the corpus and building the two caches: per
+row of ``search/corpus.rq`` (in fragment order, the order the builders take them in) its fragment,
+owner's name and qualified name, file, lines, head tokens and text lines (as token numbers), and its
+place as the four place queries give it (the file's path; the fragment's container kind, class outline,
+nesting outline); the token array and its vocabulary; and the hot tier's entities when it was read
+(a nesting outline depends on two entities sharing a tier). Numbers are ``.npy`` files, memory-mapped
+on load; strings are JSON.
+
+Why (a standard library, 73k fragments): a full build read every row back (~6 s), tokenised every text
+(~6 s) and ran the place queries (~2 s) before the builders (~3.5 s). An update (:func:`merged`) keeps
+the rows of the files a run did not touch, adds the rows read again, and hands the whole segment to the
+same builders: token numbers are renumbered by first sight over the documents in fragment order, so the
+caches are byte for byte a full build's (``tests/retrieval/test_caches_incremental.py``). The lines of
+the rows dropped stay in the token array until they are a ``GARBAGE_SHARE`` of it (:meth:`compacted`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from acms.errors import StoreError, StoreMissing
+from acms.index.keyword import FORMAT as KEYWORD_FORMAT
+from acms.index.scratch import atomic_directory
+from acms.index.token_table import TokenizedLines
+from acms.index.tokenize import NEWLINE, SEARCH_TERMS_VERSION
+from acms.ranking.index import FORMAT as RANKING_FORMAT
+from acms.ranking.index import NESTING, TEST_SCOPE, FragmentPlace
+from acms.ranking.roles import in_test_scope
+from acms.ranking.window_tokens import ranges
+
+__all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Segment", "merged"]
+
+# The caches' formats are part of it: a change in how places become a ranking index may change what a
+# row's place means, so a segment of another version is not updated but built again.
+FORMAT = f"acms.token-segment/1+{KEYWORD_FORMAT}+{RANKING_FORMAT}"
+DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once
+# Dead tokens (lines of dropped rows) allowed in the token array before an update compacts it. Every
+# update writes the whole array again, so dead tokens cost their share of each save; compacting costs one
+# pass over the live ones, about one save. At a quarter the array stays within 4/3 of the live tokens,
+# and a compaction comes only after changes worth a quarter of the corpus: amortised, a change's cost
+# stays proportional to its size.
+GARBAGE_SHARE = 0.25
+
+_ARRAYS = ("file_of", "starts", "ends", "heads", "head_ends", "firsts", "counts", "containers", "ids", "line_ends")
+_STRINGS = ("frags", "names", "qns", "files", "paths", "outlines", "nesting", "tokens", "hot")
+_MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Rows in fragment order (``frags`` sorted). A row's head is ``heads[head_ends[i - 1]:head_ends[i]]``
+    (from 0 for the first) and its text lines ``firsts[i]`` … ``firsts[i] + counts[i] - 1`` of ``text``."""
+
+    frags: list[str]
+    names: list[str | None]
+    qns: list[str | None]
+    files: list[str]  # the files the rows are placed in
+    paths: list[str | None]  # each file's path (None: search/file-paths.rq gives none)
+    file_of: np.ndarray  # int32 per row: its file's number in ``files``, -1 for a row without a place
+    starts: np.ndarray  # int64 per row, -1 for none
+    ends: np.ndarray
+    heads: np.ndarray  # int32 token numbers: the owner's name's and qualified name's terms
+    head_ends: np.ndarray  # int64
+    firsts: np.ndarray  # int64
+    counts: np.ndarray  # int64
+    containers: np.ndarray  # int8 per row: ``CONTAINER`` of its kind (search/class-fragments.rq), 0 for none
+    outlines: list[str | None]  # search/class-outlines.rq's outline
+    nesting: list[str | None]  # search/function-outlines.rq's outline (None: not a function that defines one)
+    text: TokenizedLines
+    hot: list[str]  # the entities in the hot tier when the places were read
+    key: str = ""
+
+    def __len__(self) -> int:
+        return len(self.frags)
+
+    # -- what the builders take -------------------------------------------------------------
+    def documents(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The keyword documents of the rows (head tokens, then every line's), a few at a time."""
+        heads, head_ends = np.asarray(self.heads), np.asarray(self.head_ends, dtype=np.int64)
+        firsts, counts = np.asarray(self.firsts, dtype=np.int64), np.asarray(self.counts, dtype=np.int64)
+        line_ends = np.concatenate([[0], np.asarray(self.text.line_ends, dtype=np.int64)])
+        for start in range(0, len(self), DOCUMENTS_AT_ONCE):
+            rows = np.arange(start, min(start + DOCUMENTS_AT_ONCE, len(self)), dtype=np.int64)
+            h1 = head_ends[rows]
+            h0 = np.where(rows > 0, head_ends[rows - 1], 0)
+            t0, t1 = line_ends[firsts[rows]], line_ends[firsts[rows] + counts[rows]]
+            head_len, text_len = h1 - h0, t1 - t0
+            at = np.zeros(rows.size, dtype=np.int64)
+            np.cumsum((head_len + text_len)[:-1], out=at[1:])
+            out = np.empty(int((head_len + text_len).sum()), dtype=np.int32)
+            out[ranges(at, head_len)] = heads[ranges(h0, head_len)]
+            out[ranges(at + head_len, text_len)] = self.text.ids[ranges(t0, text_len)]
+            yield out, head_len + text_len
+
+    def places(self) -> list[FragmentPlace]:
+        """The ranking index's rows: those placed in a file that has a path, in fragment order."""
+        places = []
+        file_of, containers = self.file_of.tolist(), self.containers.tolist()
+        starts, ends, firsts, counts = (a.tolist() for a in (self.starts, self.ends, self.firsts, self.counts))
+        for i, f in enumerate(file_of):
+            path = self.paths[f] if f >= 0 else None
+            if path is None:
+                continue
+            name, qn, nest = self.names[i], self.qns[i], self.nesting[i]
+            container = (containers[i] or (TEST_SCOPE if qn is not None and in_test_scope(qn, path) else 0)
+                         or (NESTING if nest is not None else 0))
+            places.append(FragmentPlace(self.frags[i], path, starts[i], ends[i], container,
+                                        (name or "") if qn is not None else "", self.outlines[i] or nest or "",
+                                        firsts[i], counts[i], qualified=qn or ""))
+        return places
+
+    # -- keeping it small ---------------------------------------------------------------------
+    def _live_lines(self) -> np.ndarray:
+        """A mask of the lines some row's text holds."""
+        live = np.zeros(len(self.text.line_ends), dtype=bool)
+        live[ranges(np.asarray(self.firsts, dtype=np.int64), np.asarray(self.counts, dtype=np.int64))] = True
+        return live
+
+    def garbage(self) -> float:
+        """The share of the token array no row's text holds (the lines of rows an update dropped)."""
+        total = len(self.text.ids)
+        if not total:
+            return 0.0
+        lengths = np.diff(np.asarray(self.text.line_ends, dtype=np.int64), prepend=0)
+        return 1.0 - float(lengths[self._live_lines()].sum()) / total
+
+    def compacted(self) -> Segment:
+        """The segment without dead lines and without tokens no line or head holds (``NEWLINE`` stays
+        number 0, as a ``TokenTable`` numbers it). The caches built from it are the same."""
+        line_ends = np.asarray(self.text.line_ends, dtype=np.int64)
+        lengths = np.diff(line_ends, prepend=0)
+        live = self._live_lines()
+        number = np.cumsum(live) - 1  # a live line's number after compaction
+        ids = np.asarray(self.text.ids)[ranges(line_ends[live] - lengths[live], lengths[live])]
+        heads = np.asarray(self.heads)
+        used = np.zeros(len(self.text.tokens), dtype=bool)
+        used[ids] = True
+        used[heads] = True
+        used[0] = True  # NEWLINE
+        renumber = (np.cumsum(used) - 1).astype(np.int32)
+        tokens = [t for t, keep in zip(self.text.tokens, used.tolist()) if keep]
+        text = TokenizedLines(renumber[ids], np.cumsum(lengths[live]), tokens)
+        return replace(self, heads=renumber[heads], firsts=number[np.asarray(self.firsts, dtype=np.int64)], text=text)
+
+    # -- persistence ----------------------------------------------------------------------------
+    def save(self, directory: Path, *, key: str) -> None:
+        """Write it to ``directory`` atomically under ``key`` (the caches' ``text_key``)."""
+        with atomic_directory(Path(directory)) as tmp:
+            for name in _ARRAYS:
+                np.save(tmp / f"{name}.npy", self._array(name))
+            for name in _STRINGS:
+                (tmp / f"{name}.json").write_text(json.dumps(self._strings(name), ensure_ascii=False), encoding="utf-8")
+            manifest = {"format": FORMAT, "tokenizer": SEARCH_TERMS_VERSION, "key": key, "rows": len(self)}
+            (tmp / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+
+    def _array(self, name: str) -> np.ndarray:
+        if name == "ids":
+            return np.asarray(self.text.ids, dtype=np.int32)
+        if name == "line_ends":
+            return np.asarray(self.text.line_ends, dtype=np.int64)
+        return np.asarray(getattr(self, name))
+
+    def _strings(self, name: str) -> Sequence[Any]:
+        return self.text.tokens if name == "tokens" else getattr(self, name)
+
+    @classmethod
+    def load(cls, directory: Path) -> Segment:
+        """Raises ``StoreMissing`` (none) or ``StoreError`` (unreadable, another version): build in full."""
+        directory = Path(directory)
+        if not (directory / _MANIFEST).is_file():
+            raise StoreMissing(f"no token segment at {directory}")
+        try:
+            manifest = json.loads((directory / _MANIFEST).read_text(encoding="utf-8"))
+            if manifest.get("format") != FORMAT or manifest.get("tokenizer") != SEARCH_TERMS_VERSION:
+                raise StoreError(f"the token segment at {directory} is of another version")
+            arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
+            strings = {name: json.loads((directory / f"{name}.json").read_text(encoding="utf-8")) for name in _STRINGS}
+        except StoreError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise StoreError(f"the token segment at {directory} is unreadable ({exc})") from exc
+        text = TokenizedLines(arrays.pop("ids"), arrays.pop("line_ends"), strings.pop("tokens"))
+        segment = cls(**strings, **arrays, text=text, key=str(manifest.get("key", "")))
+        if not (len(segment) == manifest.get("rows") == len(segment.file_of) == len(segment.head_ends)
+                and segment.text.tokens[:1] == [NEWLINE]):
+            raise StoreError(f"the token segment at {directory} is inconsistent")
+        return segment
+
+
+def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str | None], hot: list[str]) -> Segment:
+    """``old``'s rows where ``keep`` holds and ``new``'s, in fragment order: ``new``'s token numbers
+    extend ``old``'s vocabulary (its tokens start with ``old``'s) and its lines follow ``old``'s.
+    ``nesting``: kept rows' nesting outlines read again (the hot tier moved their owner or a function
+    it defines); ``hot``: the hot tier's entities now."""
+    kept = np.flatnonzero(keep)
+    frags = [old.frags[i] for i in kept.tolist()] + new.frags
+    order = np.asarray(sorted(range(len(frags)), key=frags.__getitem__), dtype=np.int64)  # two sorted runs: linear
+
+    def both(a: np.ndarray, b: np.ndarray, dtype: Any) -> np.ndarray:
+        return np.concatenate([np.asarray(a, dtype=dtype)[kept], np.asarray(b, dtype=dtype)])[order]
+
+    def listed(a: list[Any], b: list[Any]) -> list[Any]:
+        joined = [a[i] for i in kept.tolist()] + b
+        return [joined[i] for i in order.tolist()]
+
+    # files: numbered again by first use, the kept rows' then the new rows'
+    row_files = listed([old.files[f] if f >= 0 else None for f in np.asarray(old.file_of).tolist()],
+                       [new.files[f] if f >= 0 else None for f in np.asarray(new.file_of).tolist()])
+    path_of = {**dict(zip(old.files, old.paths)), **dict(zip(new.files, new.paths))}
+    numbers: dict[str, int] = {}
+    file_of = np.asarray([-1 if f is None else numbers.setdefault(f, len(numbers)) for f in row_files], dtype=np.int32)
+    files = list(numbers)
+    # heads: gathered row by row out of both segments' heads
+    old_heads, new_heads = np.asarray(old.heads, dtype=np.int32), np.asarray(new.heads, dtype=np.int32)
+    old_h0, new_h0 = _head_starts(old.head_ends), _head_starts(new.head_ends)
+    h0 = np.concatenate([old_h0[kept], new_h0 + old_heads.size])[order]
+    head_len = both(np.diff(old.head_ends, prepend=0), np.diff(new.head_ends, prepend=0), np.int64)
+    heads = np.concatenate([old_heads, new_heads])[ranges(h0, head_len)]
+    # lines: new's after old's
+    old_ids = np.asarray(old.text.ids, dtype=np.int32)
+    text = TokenizedLines(np.concatenate([old_ids, np.asarray(new.text.ids, dtype=np.int32)]),
+                          np.concatenate([np.asarray(old.text.line_ends, dtype=np.int64),
+                                          np.asarray(new.text.line_ends, dtype=np.int64) + old_ids.size]),
+                          new.text.tokens)
+    firsts = both(old.firsts, np.asarray(new.firsts, dtype=np.int64) + len(old.text.line_ends), np.int64)
+    frags = [frags[i] for i in order.tolist()]
+    outer = listed(old.nesting, new.nesting)
+    outer = [nesting.get(frag, value) for frag, value in zip(frags, outer)]
+    return Segment(frags, listed(old.names, new.names), listed(old.qns, new.qns), files, [path_of[f] for f in files],
+                   file_of, both(old.starts, new.starts, np.int64), both(old.ends, new.ends, np.int64),
+                   heads, np.cumsum(head_len), firsts, both(old.counts, new.counts, np.int64),
+                   both(old.containers, new.containers, np.int8), listed(old.outlines, new.outlines), outer, text, hot)
+
+
+def _head_starts(head_ends: np.ndarray) -> np.ndarray:
+    ends = np.asarray(head_ends, dtype=np.int64)
+    return np.concatenate([[0], ends[:-1]]) if ends.size else ends

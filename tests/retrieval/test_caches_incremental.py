@@ -1,0 +1,333 @@
+"""An index run that says what it changed (``CacheDelta``) updates the derived caches from the tokenised
+corpus saved with them (``retrieval/segment.py``) and the vector matrix of the state before: the
+keyword, ranking and vector caches are byte for byte those a full build of the same graph makes, after
+every kind of edit; without a usable segment or matrix the caches are built in full."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from acms.config import Settings
+from acms.decisions import records
+from acms.retrieval import caches as caches_module
+from acms.retrieval import segment as segment_module
+from acms.retrieval.caches import CacheDelta, DerivedCaches
+from acms.retrieval.embedding_store import active_model
+from acms.retrieval.segment import Segment
+from acms.service.index_run import IndexRun
+from acms.sparql import catalog
+from acms.store.layout import IndexLayout
+from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import GraphStore
+from acms.temporal import tiers
+from acms.vocab import IriMinter
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+CACHES = ("keyword", "ranking", "vectors")
+DECO = "def retried(times):\n    \"\"\"Retry a call.\"\"\"\n    def wrap(fn):\n        return fn\n    return wrap\n"
+
+
+def _project(root: Path) -> None:
+    """Classes, methods, a repeated class, nested functions, Markdown, ADRs, several languages."""
+    shutil.copytree(FIXTURES / "sample_project", root)
+    shutil.copytree(FIXTURES / "adr_project" / "docs", root / "more")
+    for part in ("rs", "web", "shapes", "js"):
+        shutil.copytree(FIXTURES / "polyglot_project" / part, root / part)
+    (root / "pkg" / "twice.py").write_text("class A:\n    def f(self):\n        return 1\n\n\nclass A:\n    pass\n")
+    (root / "pkg" / "deco.py").write_text(DECO)
+    (root / "pkg" / "long.py").write_text("".join(f"def f{i}(x_{i}):\n    return HTTPServer{i}(x_{i})\n\n\n"
+                                                  for i in range(40)))
+
+
+def _stored(store: GraphStore) -> dict[str, str]:
+    """File IRI -> content hash of every current file."""
+    return {r["file"].value: r["hash"].value for r in store.select(catalog.text("ingest/stored-files"))}
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+class _Spy:
+    """Which caches the runs updated from their delta rather than built in full."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.updated: list[str] = []
+        self.runs = 0
+        built = DerivedCaches._built
+        vectors = DerivedCaches._updated_vectors
+
+        def spy_built(caches: DerivedCaches, name: str, updated: bool) -> None:
+            self.updated += [name] if updated else []
+            built(caches, name, updated)
+
+        def spy_vectors(caches: DerivedCaches, *args: object) -> object:
+            matrix = vectors(caches, *args)  # type: ignore[arg-type]
+            self.updated += [] if matrix is None else ["vectors"]
+            return matrix
+
+        monkeypatch.setattr(DerivedCaches, "_built", spy_built)
+        monkeypatch.setattr(DerivedCaches, "_updated_vectors", spy_vectors)
+
+    def take(self) -> list[str]:
+        taken, self.updated = self.updated, []
+        return taken
+
+
+def _reindex(root: Path, settings: Settings | None = None,
+             delta: Callable[[CacheDelta], CacheDelta] = lambda d: d) -> None:
+    """An index run told what it changed: the files whose stored content hash changed, appeared or went
+    (``delta`` may alter it), as the run would tell it."""
+    layout = IndexLayout(root / ".acms")
+    store = OxigraphStore(layout.graph)
+    try:
+        before = DerivedCaches(store, layout)
+        keys, hashes = (before.text_key, before.state_key), _stored(store)
+
+        class Run(IndexRun):
+            def _warm_caches(self, layout: IndexLayout) -> None:
+                if self.cache_delta is None:
+                    after = _stored(self.store)
+                    changed = frozenset(f for f in hashes.keys() | after.keys() if hashes.get(f) != after.get(f))
+                    self.cache_delta = delta(CacheDelta(*keys, changed))
+                super()._warm_caches(layout)
+
+        report = Run(root, store, settings or Settings(), layout).run()
+        assert not report.up_to_date
+    finally:
+        store.close()
+
+
+def _assert_full_build(root: Path, tmp_path: Path) -> None:
+    """The caches in the index are those a full build of its graph makes, file for file."""
+    layout = IndexLayout(root / ".acms")
+    full = IndexLayout(tmp_path / "full")
+    shutil.rmtree(full.root, ignore_errors=True)
+    store = OxigraphStore(layout.graph, read_only=True)
+    try:
+        caches = DerivedCaches(store, full)
+        caches.keyword(), caches.ranking()
+        model = active_model(store)
+        assert model is not None
+        caches.vectors(model.model_id)
+        assert caches.text_key == Segment.load(layout.cache_dir("tokens")).key  # the update's segment is this state's
+    finally:
+        store.close()
+    for name in CACHES:
+        assert _files(layout.cache_dir(name)) == _files(full.cache_dir(name)), name
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One first index (with its caches, segment and vectors) that each test copies."""
+    root = tmp_path_factory.mktemp("first") / "proj"
+    _project(root)
+    layout = IndexLayout(root / ".acms")
+    store = OxigraphStore(layout.graph)
+    try:
+        IndexRun(root, store, Settings(), layout).run()
+    finally:
+        store.close()
+    assert Segment.load(layout.cache_dir("tokens")).key  # a first index saves the segment too
+    return root
+
+
+@pytest.fixture
+def project(indexed: Path, tmp_path: Path) -> Path:
+    root = tmp_path / indexed.name  # the same name: the same IRIs
+    shutil.copytree(indexed, root)
+    return root
+
+
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> _Spy:
+    return _Spy(monkeypatch)
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+EDITS: dict[str, Callable[[Path], None]] = {
+    "a function body": lambda root: _edit(root / "pkg" / "util.py", "return text.strip().lower()",
+                                          "cleaned = text.strip()\n    return cleaned.casefold()"),
+    "lines above a function": lambda root: _edit(root / "pkg" / "mod.py", "class Base:",
+                                                 "RETRIES = 3\nTIMEOUT = 30.0\n\n\nclass Base:"),
+    "a renamed function": lambda root: _edit(root / "pkg" / "util.py", "def join_parts(", "def joined_path("),
+    "a file added": lambda root: (root / "pkg" / "extra.py").write_text(
+        "class Retry:\n    \"\"\"Retry policy.\"\"\"\n\n    def delay(self, n):\n        return 2 ** n\n\n\n"
+        "def backoff(base):\n    def step(n):\n        return base * n\n    return step\n"),
+    "a file deleted": lambda root: (root / "pkg" / "long.py").unlink(),
+    "a class moved to another file": lambda root: (
+        _edit(root / "pkg" / "mod.py", 'class Base:\n    """A base class."""\n\n    def describe(self) -> str:\n'
+              '        return "base"\n\n\n', "from pkg.util import Base\n\n\n"),
+        (root / "pkg" / "util.py").write_text((root / "pkg" / "util.py").read_text()
+                                              + '\n\nclass Base:\n    """A base class."""\n\n'
+                                                '    def describe(self) -> str:\n        return "base"\n')),
+    "an ADR edited": lambda root: _edit(root / "more" / "adr" / "0003-use-postgres-for-sessions.md",
+                                        "SessionStore moves to Postgres", "SessionStore moves to Postgres 16"),
+    "a nested function added": lambda root: _edit(root / "pkg" / "deco.py", "    return wrap\n",
+                                                  "    def unwrap(fn):\n        return fn\n    return wrap\n"),
+    "a Rust module edited": lambda root: _edit(root / "rs" / "lib.rs", "fn ", "fn renamed_"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_edit_updates_the_caches_as_a_full_build_makes_them(edit: str, project: Path, tmp_path: Path,
+                                                               spy: _Spy) -> None:
+    EDITS[edit](project)
+    _reindex(project)
+    assert spy.take() == ["keyword", "ranking", "vectors"]
+    _assert_full_build(project, tmp_path)
+
+
+def test_updates_in_a_row_and_a_compacted_segment(project: Path, tmp_path: Path, spy: _Spy,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each update starts from the last one's segment; the dead lines they leave are dropped once they
+    pass their share (here: at once), and the caches stay a full build's either way."""
+    compacted: list[float] = []
+    compact = Segment.compacted
+
+    def counted(segment: Segment) -> Segment:
+        compacted.append(segment.garbage())
+        done = compact(segment)
+        assert done.garbage() == 0.0 and len(done.text.tokens) <= len(segment.text.tokens)
+        return done
+
+    monkeypatch.setattr(Segment, "compacted", counted)
+    for i, edit in enumerate(("a function body", "a file added", "a class moved to another file", "a file deleted")):
+        monkeypatch.setattr(caches_module, "GARBAGE_SHARE", 0.0 if i % 2 else 1.0)
+        EDITS[edit](project)
+        _reindex(project)
+        assert spy.take() == ["keyword", "ranking", "vectors"], edit
+        _assert_full_build(project, tmp_path)
+    assert len(compacted) == 2 and all(share > 0 for share in compacted)
+
+
+def test_recorded_decisions_between_runs_are_read_again(project: Path, tmp_path: Path, spy: _Spy) -> None:
+    """A plan's decisions have no file: rows no changed file accounts for, written without an index run
+    (the caches wait for the next one), and retired to the cold tier by a later decision."""
+    layout = IndexLayout(project / ".acms")
+    store = OxigraphStore(layout.graph)
+    try:
+        minter = IriMinter(project.name)
+        records.create_plan(store, minter, "root")
+        records.record_decision(store, minter, plan="root", text="Sessions live in SQLite")
+        records.record_decision(store, minter, plan="root", text="Every store has a URL")
+    finally:
+        store.close()
+    EDITS["a function body"](project)
+    _reindex(project)
+    assert spy.take() == ["keyword", "ranking", "vectors"]
+    _assert_full_build(project, tmp_path)
+    store = OxigraphStore(layout.graph)
+    try:
+        records.record_decision(store, IriMinter(project.name), plan="root", text="Sessions live in Postgres",
+                                supersedes="D-1")  # D-1 retired: cold
+    finally:
+        store.close()
+    EDITS["lines above a function"](project)
+    _reindex(project)
+    assert spy.take() == ["keyword", "ranking", "vectors"]
+    _assert_full_build(project, tmp_path)
+
+
+def test_a_function_the_tier_policy_splits_from_its_nested_one(project: Path, tmp_path: Path, spy: _Spy) -> None:
+    """A function's nesting outline holds only while it and a function it defines share a tier: the
+    tier policy moving the nested one to hot changes a file the run did not touch."""
+    layout = IndexLayout(project / ".acms")
+
+    def outline_of(store: GraphStore) -> dict[str, str]:
+        return {r["frag"].value: r["outline"].value for r in store.select(catalog.text("search/function-outlines"))}
+
+    store = OxigraphStore(layout.graph)
+    try:
+        nested = outline_of(store)
+        wrap = store.select("SELECT ?e WHERE { GRAPH ?g { ?e uko:qualifiedName \"pkg.deco.retried.wrap\" } }")[0]["e"]
+        tiers.record_use(store, [wrap.value])  # hot at the next run's rebalance; retried stays warm
+    finally:
+        store.close()
+    EDITS["a function body"](project)
+    _reindex(project)
+    assert spy.take() == ["keyword", "ranking", "vectors"]
+    store = OxigraphStore(layout.graph, read_only=True)
+    try:
+        assert outline_of(store) != nested  # the place changed outside the delta's files
+    finally:
+        store.close()
+    _assert_full_build(project, tmp_path)
+
+
+def test_without_a_segment_the_caches_are_built_in_full(project: Path, tmp_path: Path, spy: _Spy) -> None:
+    shutil.rmtree(project / ".acms" / "cache" / "tokens")
+    EDITS["a function body"](project)
+    _reindex(project)
+    assert spy.take() == ["vectors"]  # the text caches' full build saved this state's segment
+    _assert_full_build(project, tmp_path)
+    EDITS["a file added"](project)  # the full build saved one: the next run updates again
+    _reindex(project)
+    assert spy.take() == ["keyword", "ranking", "vectors"]
+    _assert_full_build(project, tmp_path)
+
+
+def test_a_delta_from_another_state_is_ignored(project: Path, tmp_path: Path, spy: _Spy) -> None:
+    EDITS["a function body"](project)
+    _reindex(project, delta=lambda d: CacheDelta("0" * 16, "0" * 16, d.files))
+    assert spy.take() == []
+    _assert_full_build(project, tmp_path)
+
+
+def test_a_stale_segment_is_not_updated(project: Path, tmp_path: Path, spy: _Spy) -> None:
+    """A segment of another format (or tokenizer) is built again, whatever its key."""
+    manifest = project / ".acms" / "cache" / "tokens" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace(segment_module.FORMAT, "acms.token-segment/0"))
+    EDITS["a function body"](project)
+    _reindex(project)
+    assert spy.take() == ["vectors"]  # the full build saved a segment of this state
+    _assert_full_build(project, tmp_path)
+
+
+def test_the_bound_place_queries_are_the_full_ones_for_their_fragments(indexed: Path) -> None:
+    store = OxigraphStore(IndexLayout(indexed / ".acms").graph, read_only=True)
+    try:
+        caches = DerivedCaches(store, IndexLayout(indexed / ".acms"))
+        rows = caches.corpus
+        frags = sorted({r.frag for r in rows if r.file is not None})[::2]
+        files = sorted({r.file for r in rows if r.file is not None})[::2]
+        full = caches._place_dicts()
+        bound = caches._bound_places(files, frags)
+        assert full.single and bound.single
+        assert bound.paths == {f: p for f, p in full.paths.items() if f in files}
+        for got, want in zip(bound[1:4], full[1:4], strict=True):
+            assert got == {f: v for f, v in want.items() if f in set(frags)}
+        assert all(bound[1:4])  # kinds, class outlines, nested functions: each met
+        in_files = {r["frag"].value for r in caches._bound("search/fragments-in-files", "file", files)}
+        assert in_files == {r.frag for r in rows if r.file in set(files)}
+        assert not list(caches._solutions("search/fragments-unplaced"))
+    finally:
+        store.close()
+
+
+def test_a_segment_saved_and_loaded_builds_the_same_documents(indexed: Path, tmp_path: Path) -> None:
+    segment = Segment.load(IndexLayout(indexed / ".acms").cache_dir("tokens"))
+    segment.save(tmp_path / "tokens", key="k")
+    again = Segment.load(tmp_path / "tokens")
+    assert again.key == "k" and again.frags == segment.frags == sorted(segment.frags)
+    compacted = again.compacted()
+
+    def words(s: Segment) -> Iterator[list[str]]:
+        for tokens, lengths in s.documents():
+            yield [s.text.tokens[t] for t in tokens.tolist()] + lengths.tolist()
+
+    def places(s: Segment) -> list[tuple[object, ...]]:
+        return [(p.frag, p.path, p.start, p.end, p.container, p.name, p.outline, p.lines, p.qualified)
+                for p in s.places()]
+
+    assert list(words(compacted)) == list(words(segment))
+    assert places(compacted) == places(segment)
