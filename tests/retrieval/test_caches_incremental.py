@@ -80,8 +80,8 @@ class _Spy:
 
 def _reindex(root: Path, settings: Settings | None = None,
              delta: Callable[[CacheDelta], CacheDelta] = lambda d: d) -> None:
-    """An index run told what it changed: the files whose stored content hash changed, appeared or went
-    (``delta`` may alter it), as the run would tell it."""
+    """An index run, checked to tell the caches at least the files whose stored content hash changed,
+    appeared or went (``delta`` may then alter what it tells)."""
     layout = IndexLayout(root / ".acms")
     store = OxigraphStore(layout.graph)
     try:
@@ -90,10 +90,11 @@ def _reindex(root: Path, settings: Settings | None = None,
 
         class Run(IndexRun):
             def _warm_caches(self, layout: IndexLayout) -> None:
-                if self.cache_delta is None:
-                    after = _stored(self.store)
-                    changed = frozenset(f for f in hashes.keys() | after.keys() if hashes.get(f) != after.get(f))
-                    self.cache_delta = delta(CacheDelta(*keys, changed))
+                after = _stored(self.store)
+                changed = frozenset(f for f in hashes.keys() | after.keys() if hashes.get(f) != after.get(f))
+                told = self.cache_delta  # what the run says it changed: at least the files whose hash moved
+                assert told is not None and (told.text_key, told.state_key) == keys and changed <= told.files
+                self.cache_delta = delta(told)
                 super()._warm_caches(layout)
 
         report = Run(root, store, settings or Settings(), layout).run()

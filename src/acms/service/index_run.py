@@ -326,6 +326,10 @@ class IndexRun:
                 return
 
         report.triples_written = len(plan.quads)
+        if self.layout is not None and not migration:  # the caches follow: only these files' rows are read again
+            before = DerivedCaches(store, self.layout)
+            touched = {f.value for f in plan.replaced_files} | {self.minter.file(s.path).value for s in changed}
+            self.cache_delta = CacheDelta(before.text_key, before.state_key, frozenset(touched))
         run_quads = self.index_run_quads()
         with self.phase("store", 1):
             if not stored and not migration:
