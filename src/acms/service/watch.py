@@ -67,19 +67,22 @@ class Follower:
         self.ready = threading.Event()  # set once the operating system's watch is in place
 
     def run(self) -> None:
-        """Catch up with what changed while nothing watched, then refresh after every burst of saves."""
+        """Catch up with what changed while nothing watched, then refresh after every burst of saves.
+        The catch-up waits for the first answer of the watch (within ``rust_timeout``): the operating
+        system's watch is in place then, so a save made during the catch-up is an event, not lost."""
         import watchfiles
 
         watch_filter = watchfiles.DefaultFilter(ignore_paths=[str(p) for p in self._ignore])
-        self._once()
         changes = watchfiles.watch(self.root, watch_filter=watch_filter, step=self.debounce_ms, debounce=BATCH_MS,
                                    stop_event=self._stop, raise_interrupt=False, rust_timeout=500,
                                    yield_on_timeout=True)
+        caught_up = False
         for batch in changes:
             self.ready.set()
             if self._stop.is_set():
                 break
-            if batch:
+            if batch or not caught_up:
+                caught_up = True
                 self._once()
 
     def _once(self) -> None:
