@@ -418,10 +418,7 @@ def turn_odd(root: Path) -> None:
 
 @pytest.mark.parametrize("phase", [
     "reading",  # edited files, read by the run after the look
-    pytest.param("relinking", marks=pytest.mark.xfail(strict=True, reason=(
-        "service/index_run.py IndexRun._relink reads its candidates with a throwaway skipped dict: a file "
-        "that vanished, turned binary, grew too large or became a symlink loop since the look is neither "
-        "reported nor removed; its old triples stay until the next look finds it"))),
+    "relinking",  # unchanged files that call a renamed function, read again to be relinked
 ])
 def test_files_that_turn_odd_between_the_look_and_the_read_are_skipped_and_gone(base: Base, tmp_path: Path,
                                                                                  phase: str) -> None:
@@ -455,10 +452,6 @@ def test_files_that_turn_odd_between_the_look_and_the_read_are_skipped_and_gone(
     assert live == fresh(root, tmp_path / "fresh", max_file_bytes=MAX_BYTES)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a file re-read only to be relinked (service/index_run.py IndexRun._relink) is indexed with whatever "
-    "it holds then; when it changed since the look, the names its new content adds are not relinked in "
-    "the unchanged files that call them, and no later look sees it (its stored hash is the new content's)"))
 def test_a_file_saved_while_it_is_relinked_loses_no_link(base: Base, tmp_path: Path) -> None:
     """m01's function is renamed, so m02 (which calls it) is re-read to be relinked; m02 is saved just
     then with a new function that an unchanged file already calls. A first index links that call."""

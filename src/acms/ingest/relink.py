@@ -34,7 +34,8 @@ def moved_names(before: Collection[str], after: Collection[str]) -> set[str]:
 
 
 def mentioning(files: Iterable[ListedFile], names: Collection[str], max_bytes: int | None = None) -> list[str]:
-    """Paths of the files whose text mentions one of ``names`` as a whole word (unreadable ones: none)."""
+    """Paths of the files whose text mentions one of ``names`` as a whole word, and of those that cannot
+    be read as text any more (the caller's read skips them with their reason)."""
     if not names:
         return []
     ordered = sorted(names)
@@ -43,8 +44,6 @@ def mentioning(files: Iterable[ListedFile], names: Collection[str], max_bytes: i
     found = []
     for f in files:
         got = read_source(f, max_bytes)
-        if isinstance(got, SkipReason):
-            continue
-        if any(p.search(got.text) for p in patterns):
+        if isinstance(got, SkipReason) or any(p.search(got.text) for p in patterns):
             found.append(f.path)
     return found

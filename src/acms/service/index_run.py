@@ -279,7 +279,15 @@ class IndexRun:
         with self.phase("parsing", len(changed)):
             self._extract(changed, all_paths, extractions, specs)
         if stored and not migration.reindex:
-            changed += self._relink(changed, removed, stored, listing, all_paths, extractions, specs)
+            again, gone = self._relink(changed, removed, stored, listing, all_paths, extractions, specs)
+            changed += again
+            if gone:  # relink candidates that vanished or turned odd since the look: out, as any skipped file
+                removed = sorted({*removed, *gone})
+                current -= set(gone)
+                for path in gone:
+                    self.hashes.pop(path, None)
+                report.files_removed = len(removed)
+            report.changed_paths = sorted({*report.changed_paths, *(s.path for s in again), *gone})
 
         with self.phase("emitting", len(changed)):
             emitted: dict[str, emit.FileBatch] = {}
@@ -391,27 +399,44 @@ class IndexRun:
 
     def _relink(self, changed: list[SourceFile], removed: list[str], stored: dict[str, tuple[NamedNode, str]],
                 listing: Listing, all_paths: set[str], extractions: dict[str, Extraction],
-                specs: dict[str, list[FragmentSpec]]) -> list[SourceFile]:
+                specs: dict[str, list[FragmentSpec]]) -> tuple[list[SourceFile], list[str]]:
         """The unchanged files that mention a name this run adds, removes or moves (:mod:`acms.ingest.relink`),
-        read and extracted again so that their links are what a first index would make."""
-        replaced = [stored[p][0] for p in [s.path for s in changed] + removed if p in stored]
-        before = {str(r["qn"].value) for r in self.store.select(catalog.text("ingest/symbols-of-files"),
-                                                                {"file": replaced})} if replaced else set()
-        after = {s.qualname for e in extractions.values() for s in e.symbols}
-        names = moved_names(before, after)
-        if not names:
-            return []
+        read and extracted again so that their links are what a first index would make; and those of them
+        that vanished or turned odd since the look (skipped with their reason: the run removes them).
+
+        A file read here may have been saved since the look: then its own names may have moved too, and
+        the files that mention those are read as well, until no name moves."""
+        redo = {s.path for s in changed} | set(removed)  # read (or found gone) already
+        again: list[SourceFile] = []
+        gone: list[str] = []
+        moved_from = [s.path for s in changed] + removed  # files whose defined names may have moved
         with self.phase("relinking"):
-            redo = {s.path for s in changed}
-            candidates = [f for f in listing.files if f.path in stored and f.path not in redo]
-            paths = set(mentioning(candidates, names, self.settings.max_file_bytes))
-            again = read_sources(Listing(listing.root, [f for f in candidates if f.path in paths], {}, listing.used_git),
-                                 {}, self.report.secrets_removed, self.settings.max_file_bytes,
-                                 self.settings.store_secrets)
-            self._extract(again, all_paths, extractions, specs)
-            self.hashes.update((s.path, s.sha256) for s in again)
-            self.report.files_relinked = len(again)
-        return again
+            while moved_from:
+                replaced = [stored[p][0] for p in moved_from if p in stored]
+                before = {str(r["qn"].value) for r in self.store.select(catalog.text("ingest/symbols-of-files"),
+                                                                        {"file": replaced})} if replaced else set()
+                after = {s.qualname for p in moved_from if p in extractions for s in extractions[p].symbols}
+                names = moved_names(before, after)
+                if not names:
+                    break
+                candidates = [f for f in listing.files if f.path in stored and f.path not in redo]
+                paths = set(mentioning(candidates, names, self.settings.max_file_bytes))
+                skipped: dict[str, list[str]] = {}
+                read = read_sources(Listing(listing.root, [f for f in candidates if f.path in paths], {}, listing.used_git),
+                                    skipped, self.report.secrets_removed, self.settings.max_file_bytes,
+                                    self.settings.store_secrets)
+                self._extract(read, all_paths, extractions, specs)
+                for reason, lost in skipped.items():
+                    self.report.skipped.setdefault(reason, []).extend(lost)
+                    gone += lost
+                redo |= paths
+                again += read
+                self.hashes.update((s.path, s.sha256) for s in read)
+                moved_from = [s.path for s in read if s.sha256 != stored[s.path][1]] + [p for ps in skipped.values() for p in ps]
+        for paths in self.report.skipped.values():
+            paths.sort()
+        self.report.files_relinked = sum(1 for s in again if s.sha256 == stored[s.path][1])
+        return again, sorted(gone)
 
     def _plan(self, changed: list[SourceFile], removed: list[str], current: set[str],
               stored: dict[str, tuple[NamedNode, str]], emitted: dict[str, emit.FileBatch],
