@@ -38,6 +38,7 @@ from acms.errors import ModelMismatch, ProviderError
 from acms.index.vectors import MatrixWriter, encode
 from acms.lifetime import helper_result
 from acms.memory import release_freed
+from acms.retrieval.drift import Drift
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import load_nquads
@@ -169,7 +170,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     phases = phases or _Silent()
     model = active_model(store)
     if model is None:
-        return migrate(store, layout, settings, settings.embedding_provider, phases, texts, ahead)
+        return _fitted(layout, migrate(store, layout, settings, settings.embedding_provider, phases, texts, ahead))
     if not store.ask(catalog.text("embeddings/any-fragment-vector")):
         # a model and no vector: a re-index that started over (index_reindex) kept the model; every
         # fragment is new, so they stream with it as a first embedding does, vector cache included
@@ -178,6 +179,13 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     missing = {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
     if not missing:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
+    if settings.embedding_provider == "lsa":
+        drift = Drift.load(layout.cache, model.model_id) or Drift(model.model_id, _count_texts(store) - len(missing))
+        if drift.due(len(missing)):  # fit again on the project as it is now: a first embedding, streamed
+            store.update(catalog.text("embeddings/drop-vectors.ru"))
+            return _fitted(layout, migrate(store, layout, settings, "lsa", phases))
+        drift.folded += len(missing)
+        drift.save(layout.cache)
     frags = sorted({NamedNode(frag) for frag, _ in missing}, key=lambda n: n.value)
     rows = [r for start in range(0, len(frags), TEXTS_AT_ONCE)
             for r in store.select(catalog.text("embeddings/texts-of"), {"frag": frags[start : start + TEXTS_AT_ONCE]})
@@ -187,6 +195,16 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     quads = _embed_rows(provider, rows, phases)
     store.load(quads)
     return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
+
+
+def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:
+    """A model was fitted over ``report.embedded`` fragments: nothing has drifted from it yet."""
+    Drift(report.model_id, report.embedded).save(layout.cache)
+    return report
+
+
+def _count_texts(store: GraphStore) -> int:
+    return int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
 
 
 def _kept_provider(model: ModelInfo, settings: Settings, layout: IndexLayout) -> EmbeddingProvider:
