@@ -1,7 +1,9 @@
-"""The one check that a user-given project path is an existing directory."""
+"""The one check that a user-given project path is an existing directory, and the one way to leave a
+small file of state that can be made again (a manifest, a kept table) whole or not at all."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from acms.errors import NotADirectory, PathNotFound
@@ -15,3 +17,18 @@ def project_root(path: str | Path) -> Path:
     if not p.is_dir():
         raise NotADirectory(f"not a directory: {p} (give the project's root folder)")
     return p.resolve()
+
+
+def write_whole(path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` atomically (a reader sees the old file or the new one); False, and the
+    old file left as it was, when it cannot be written (a read-only index: the state is made again later,
+    at some cost in time, never in correctness)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        return False

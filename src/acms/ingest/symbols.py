@@ -14,13 +14,13 @@ path order leaves it.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyoxigraph import NamedNode
 
+from acms.paths import write_whole
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
@@ -80,17 +80,9 @@ class SymbolRows:
             return None
 
     def save(self, cache: Path) -> None:
-        """Atomically; a directory that cannot be written is left alone (the next run reads the store)."""
-        target = cache / FILE
-        tmp = target.with_name(f".{FILE}.{os.getpid()}.tmp")
-        try:
-            cache.mkdir(parents=True, exist_ok=True)
-            rows = [[e, qn, kind] for e, (qn, kind) in sorted(self.rows.items())]
-            tmp.write_text(json.dumps({"format": FORMAT, "run": self.run, "rows": rows}, separators=(",", ":")),
-                           encoding="utf-8")
-            os.replace(tmp, target)
-        except OSError:
-            tmp.unlink(missing_ok=True)
+        """Whole or not at all; where it cannot be written the next run reads the store instead."""
+        rows = [[e, qn, kind] for e, (qn, kind) in sorted(self.rows.items())]
+        write_whole(cache / FILE, json.dumps({"format": FORMAT, "run": self.run, "rows": rows}, separators=(",", ":")))
 
     def replaced(self, dropped: Iterable[str], added: Mapping[str, tuple[str, str]]) -> SymbolRows:
         """These rows without the ``dropped`` entities, with the ``added`` ones (a run's files)."""

@@ -13,7 +13,6 @@ older acms) is not trusted: every file is then hashed and compared with the grap
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 from acms.config import Settings
 from acms.ingest.digest import content_digest
 from acms.ingest.walker import Listing, SkipReason, WalkSettings, list_files, read_source
+from acms.paths import write_whole
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
@@ -65,17 +65,9 @@ class Manifest:
             return None
 
     def save(self, cache: Path) -> None:
-        """Atomically (a reader never sees half a manifest); a directory that cannot be written is left
-        as it is: the next look then hashes the files instead (slower, never wrong)."""
-        target = self.path(cache)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            cache.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({"format": FORMAT, "run": self.run, "listed_ns": self.listed_ns,
-                                       "files": self.files}, separators=(",", ":")), encoding="utf-8")
-            os.replace(tmp, target)
-        except OSError:
-            tmp.unlink(missing_ok=True)
+        """Whole or not at all; where it cannot be written the next look hashes the files instead."""
+        write_whole(self.path(cache), json.dumps({"format": FORMAT, "run": self.run, "listed_ns": self.listed_ns,
+                                                  "files": self.files}, separators=(",", ":")))
 
 
 @dataclass
