@@ -209,8 +209,11 @@ class DerivedCaches:
         step(3)
         if ranking:
             places = segment.places()
-            windows = file_windows(places, segment.text)  # the last use of the texts' token numbers: let them go
-            del segment
+            text = segment.text
+            del segment  # the places hold what the ranking index needs of the rows
+            release_freed()
+            windows = file_windows(places, text)  # the last use of the texts' token numbers: let them go
+            del text
             release_freed()
             built_ranking = RankingIndex.from_windows(places, windows)
             del places, windows
