@@ -245,6 +245,18 @@ class KeywordIndex:
             (tmp / _MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         self._key = key
 
+    @staticmethod
+    def saved_key(directory: Path) -> str | None:
+        """The key of the index saved in ``directory`` (None: none, or of another format), read from its
+        manifest alone: whether it is stale, without loading it."""
+        try:
+            manifest = json.loads((Path(directory) / _MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if manifest.get("format") != FORMAT or manifest.get("tokenizer") != SEARCH_TERMS_VERSION:
+            return None
+        return str(manifest.get("key", ""))
+
     @classmethod
     def load(cls, directory: Path, *, mmap: bool = True) -> KeywordIndex:
         """Read an index written by ``save`` (score arrays memory-mapped by default).

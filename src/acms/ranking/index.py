@@ -259,6 +259,15 @@ class RankingIndex:
             (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
         self.key = key
 
+    @staticmethod
+    def saved_key(directory: Path) -> str | None:
+        """The key of the index saved in ``directory`` (None: none, or of another format), without loading it."""
+        try:
+            meta = json.loads((Path(directory) / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return str(meta.get("key", "")) if meta.get("format") == FORMAT else None
+
     @classmethod
     def load(cls, directory: Path) -> RankingIndex:
         """Raises ``StoreMissing`` (no cache) or ``StoreError`` (unreadable, other format): rebuild."""

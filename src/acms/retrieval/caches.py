@@ -165,6 +165,16 @@ class DerivedCaches:
         assert self._keyword is not None
         return self._keyword
 
+    def warm(self) -> None:
+        """Bring the keyword and ranking caches to this graph state for the readers to come (an index run):
+        a cache whose manifest names this state is left as it is, and what is built is saved, not read
+        back (loading both to compare their keys, then again after saving, cost ~0.5 s a standard library)."""
+        sweep(self.layout.cache)
+        keyword = KeywordIndex.saved_key(self.layout.cache_dir("keyword")) != self.text_key
+        ranking = RankingIndex.saved_key(self.layout.cache_dir("ranking")) != self.text_key
+        if keyword or ranking:
+            self._build_text_caches(keyword=keyword, ranking=ranking, keep=False)
+
     def ranking(self) -> RankingIndex:
         if self._ranking is None:
             self._ranking = self._load_ranking()
@@ -180,7 +190,7 @@ class DerivedCaches:
         assert self._ranking is not None
         return self._ranking
 
-    def _build_text_caches(self, *, keyword: bool, ranking: bool) -> None:
+    def _build_text_caches(self, *, keyword: bool, ranking: bool, keep: bool = True) -> None:
         """Build and save the keyword and/or ranking caches in one pass over the corpus's texts.
 
         Why one pass, and no texts kept (issue 14): both caches read every fragment's text, and the
@@ -192,7 +202,8 @@ class DerivedCaches:
         the text-based build joined) and the windows are slices of them, handed to the builders a few
         documents at a time. The rows, their order and both indexes are those of ``corpus`` and the
         text-based builders (``tests/retrieval/test_caches_one_pass.py``), updated or not
-        (``tests/retrieval/test_caches_incremental.py``).
+        (``tests/retrieval/test_caches_incremental.py``). ``keep``: hold what was built (mapped from
+        the saved files) for this object's ``keyword()`` and ``ranking()``.
         """
         step = self._progress
         segment, updated = self._segment()  # steps 1 and 2
@@ -202,7 +213,8 @@ class DerivedCaches:
             built.save(self.layout.cache_dir("keyword"), key=self.text_key)
             # mapped, not held; another process rebuilding the same cache may be swapping the directory
             # at this moment (a reader beside a writer): then the index just built is used as it is
-            self._keyword = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword")) or built
+            if keep:
+                self._keyword = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword")) or built
             del built
             self._built("keyword", updated)
             release_freed()
@@ -218,7 +230,8 @@ class DerivedCaches:
             built_ranking = RankingIndex.from_windows(places, windows)
             del places, windows
             built_ranking.save(self.layout.cache_dir("ranking"), key=self.text_key)
-            self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or built_ranking
+            if keep:
+                self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or built_ranking
             del built_ranking
             self._built("ranking", updated)
             release_freed()

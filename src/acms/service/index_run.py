@@ -545,8 +545,7 @@ class IndexRun:
         delta = None if self.report.texts_rescrubbed else self.cache_delta
         caches = DerivedCaches(self.store, layout, progress=self.progress.update,  # steps 1 … CACHE_STEPS
                                spill=spill, complete=self._spill_whole and not self._tiers_moved, delta=delta)
-        caches.keyword()
-        caches.ranking()
+        caches.warm()
 
     def _warm_vectors(self, layout: IndexLayout) -> None:
         """The vector cache, for the model the embeddings used (a first embedding has written it already)."""
