@@ -106,6 +106,16 @@ def test_a_manifest_of_another_state_is_not_trusted(tmp_path: Path) -> None:
         assert looked.changed == ["pkg/util.py"] and looked.hashed > 1
 
 
+def test_turning_store_secrets_on_makes_every_file_stale(tmp_path: Path) -> None:
+    """The graph's hashes say whether texts were scrubbed: a manifest of the other kind is not trusted."""
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+    with Index.open(root, mode="read", store_secrets=True, refresh="warn", **SETTINGS) as idx:
+        looked = idx.look()
+        assert "pkg/util.py" in looked.changed and len(looked.changed) > 10
+
+
 def test_refreshes_after_edits_renames_moves_and_deletions_equal_a_first_index(tmp_path: Path) -> None:
     root = project(tmp_path)
     with Index.open(root, **SETTINGS) as idx:

@@ -43,11 +43,13 @@ def walk_settings(settings: Settings) -> WalkSettings:
 
 @dataclass
 class Manifest:
-    """Per listed file: (size, mtime_ns, content hash or "") as of ``listed_ns``, for graph state ``run``."""
+    """Per listed file: (size, mtime_ns, content hash or "") as of ``listed_ns``, for graph state ``run``;
+    ``clear``: the hashes are of texts kept with their secrets (``store_secrets``), which hashes otherwise."""
 
     run: str
     listed_ns: int
     files: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    clear: bool = False
 
     @staticmethod
     def path(cache: Path) -> Path:
@@ -60,14 +62,14 @@ class Manifest:
             if data.get("format") != FORMAT:
                 return None
             return cls(str(data["run"]), int(data["listed_ns"]),
-                       {p: (int(s), int(m), str(h)) for p, (s, m, h) in data["files"].items()})
+                       {p: (int(s), int(m), str(h)) for p, (s, m, h) in data["files"].items()}, bool(data["clear"]))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def save(self, cache: Path) -> None:
         """Whole or not at all; where it cannot be written the next look hashes the files instead."""
         write_whole(self.path(cache), json.dumps({"format": FORMAT, "run": self.run, "listed_ns": self.listed_ns,
-                                                  "files": self.files}, separators=(",", ":")))
+                                                  "clear": self.clear, "files": self.files}, separators=(",", ":")))
 
 
 @dataclass
@@ -109,8 +111,8 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
     t0, listed_ns = time.perf_counter(), time.time_ns()
     listing = list_files(root, walk_settings(settings))
     manifest = Manifest.load(cache)
-    if manifest is not None and manifest.run != last_run(store):
-        manifest = None
+    if manifest is not None and (manifest.run != last_run(store) or manifest.clear != settings.store_secrets):
+        manifest = None  # another state, or hashes of another kind: every file is hashed and compared
     if manifest is None:  # trust only the graph: its paths and hashes, every listed file hashed
         known = {p: (-1, -1, h) for p, h in stored_hashes(store).items()}
         racy_from = 0
@@ -145,9 +147,10 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
                      time.perf_counter() - t0)
 
 
-def manifest_after_run(run: str, listing: Listing, listed_ns: int, hashes: dict[str, str]) -> Manifest:
+def manifest_after_run(run: str, listing: Listing, listed_ns: int, hashes: dict[str, str], clear: bool) -> Manifest:
     """The manifest an index run leaves: every listed file's stat as listed, the hash it indexed."""
-    return Manifest(run, listed_ns, {f.path: (f.size, f.mtime_ns, hashes.get(f.path, "")) for f in listing.files})
+    return Manifest(run, listed_ns, {f.path: (f.size, f.mtime_ns, hashes.get(f.path, "")) for f in listing.files},
+                    clear)
 
 
 def stale_notice(stale: Sequence[str], shown: int = 5) -> str:

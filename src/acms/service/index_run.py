@@ -203,7 +203,7 @@ class IndexRun:
             return
         hashes = self.hashes or stored_hashes(self.store)  # a streamed run read its files in workers
         run = last_run(self.store)
-        manifest_after_run(run, self.listing, self.listed_ns, hashes).save(self.layout.cache)
+        manifest_after_run(run, self.listing, self.listed_ns, hashes, self.settings.store_secrets).save(self.layout.cache)
         if self.symbols is not None:
             SymbolRows(run, self.symbols.rows).save(self.layout.cache)
 
