@@ -50,6 +50,13 @@ def test_remote_index_matches_embedded_and_is_incremental(oxigraph_server: str, 
         assert _top(remote, "tally widgets")[0][1] == "pkg.util.tally_widgets" == _top(local, "tally widgets")[0][1]
         assert remote.index().up_to_date
 
+        # a read follows an edit in a remote store as in the embedded one: refreshed first, then answered
+        util = sample_project / "pkg" / "util.py"
+        util.write_text(util.read_text().replace("tally_widgets", "count_gizmos"))
+        assert remote.look().changed == ["pkg/util.py"]
+        assert _top(remote, "count gizmos")[0][1] == "pkg.util.count_gizmos" and remote.stale == ()
+        assert not remote.look().stale
+
 
 def test_two_projects_in_one_remote_store_stay_apart(oxigraph_server: str, sample_project: Path,
                                                      project_name: str, tmp_path: Path) -> None:
