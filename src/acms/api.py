@@ -39,7 +39,7 @@ from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
 from acms.service.describe import Description, describe
 from acms.errors import AcmsError, UsageError
-from acms.service.freshness import Staleness, check
+from acms.service.freshness import Manifest, Staleness, check
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
@@ -139,12 +139,17 @@ class Index:
         return self.assembler.searcher(self.store)
 
     # -- the two orchestrations ------------------------------------------------------------------
-    def index(self, *, history: int = 0, progress: Progress | None = None) -> IndexReport:
-        """One index run: lands whole or not at all (see :mod:`acms.service.index_run`)."""
+    def index(self, *, history: int = 0, progress: Progress | None = None, rehash: bool = False) -> IndexReport:
+        """One index run: lands whole or not at all (see :mod:`acms.service.index_run`). Once a run left its
+        manifest, only the files whose size or mtime moved are read (as a refresh reads them); ``rehash``:
+        every file is read and hashed."""
         from acms.service.index_run import IndexRun
 
         with self.session.writing() as store:
-            return IndexRun(self.root, store, self.settings, self.layout, history=history, progress=progress).run()
+            looked = None if rehash or Manifest.load(self.layout.cache) is None else \
+                check(self.root, self.settings, store, self.layout.cache)
+            return IndexRun(self.root, store, self.settings, self.layout, history=history, progress=progress,
+                            looked=looked).run()
 
     # -- following the files on disk ---------------------------------------------------------------
     @property

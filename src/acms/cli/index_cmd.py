@@ -82,6 +82,9 @@ def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
                    "versions they ended, into the cold tier). Commits already ingested are skipped.")
 @click.option("--verbose", "-v", is_flag=True,
               help="List every skipped file with its reason and every quarantined file with its violation.")
+@click.option("--rehash", is_flag=True,
+              help="Read and hash every file, not only those whose size or mtime moved since the last run "
+                   "(for a filesystem whose mtimes cannot be trusted).")
 @click.option("--progress/--quiet", "progress", default=None,
               help="Progress on stderr for every long phase: by default a bar with counts and ETA on a terminal, "
                    "a line every 10 s elsewhere, none with --json; --progress also with --json and a line per "
@@ -90,14 +93,15 @@ def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
 @json_option
 @boundary
 def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclude: tuple[str, ...],
-              history: int, verbose: bool, progress: bool | None, as_json: bool) -> None:
+              history: int, verbose: bool, rehash: bool, progress: bool | None, as_json: bool) -> None:
     """Index the project at PATH (default: the current directory) into its on-disk graph.
 
     Lists files with git (or a .gitignore-aware walk), extracts Python symbols and document sections,
     cuts fragments with token counts, validates the batch against the SHACL shapes and writes it in one
     transaction; a file whose triples violate a shape is quarantined (left out, with a warning) and the
     rest is written. The whole run (files, history, tiers, vectors) lands whole or not at all: a failure
-    or a kill in any phase leaves the previous index. Re-running on an unchanged project writes nothing. File names that are not valid
+    or a kill in any phase leaves the previous index. Re-running on an unchanged project writes nothing;
+    after a first run, only files whose size or mtime moved are read (--rehash: every file). File names that are not valid
     UTF-8 or hold control characters are stored escaped (\\xHH, \\n, \\t, \\\\). A changed or deleted file's previous
     entities go to the cold tier as versions; the tier policy (`acms tiers`) is applied at the end.
     """
@@ -108,7 +112,7 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
     target = store_dir(root, settings, store)
     with Index(root, settings, target, mode=Mode.WRITE, wait=wait_seconds(settings), command=f"acms index {root}",
                create=True) as index:
-        report = index.index(history=history, progress=reporter(progress, as_json))
+        report = index.index(history=history, progress=reporter(progress, as_json), rehash=rehash)
     if as_json:
         data = dict(vars(report))
         data["skipped_counts"] = report.skipped_counts()
