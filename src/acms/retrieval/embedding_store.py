@@ -35,7 +35,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from acms.config import Settings
 from acms.embeddings.base import EmbeddingProvider
 from acms.errors import ModelMismatch, ProviderError
-from acms.index.vectors import MatrixWriter, encode
+from acms.index.vectors import MatrixWriter, VectorMatrix, encode
 from acms.lifetime import helper_result
 from acms.memory import release_freed
 from acms.retrieval.drift import Drift
@@ -181,10 +181,11 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
     if settings.embedding_provider == "lsa":
         drift = Drift.load(layout.cache, model.model_id) or Drift(model.model_id, _count_texts(store) - len(missing))
-        if drift.due(len(missing)):  # fit again on the project as it is now: a first embedding, streamed
+        new = _new_texts(layout, {frag for frag, _ in missing})
+        if drift.due(new):  # fit again on the project as it is now: a first embedding, streamed
             store.update(catalog.text("embeddings/drop-vectors.ru"))
             return _fitted(layout, migrate(store, layout, settings, "lsa", phases))
-        drift.folded += len(missing)
+        drift.folded += new
         drift.save(layout.cache)
     frags = sorted({NamedNode(frag) for frag, _ in missing}, key=lambda n: n.value)
     rows = [r for start in range(0, len(frags), TEXTS_AT_ONCE)
@@ -201,6 +202,16 @@ def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:
     """A model was fitted over ``report.embedded`` fragments: nothing has drifted from it yet."""
     Drift(report.model_id, report.embedded).save(layout.cache)
     return report
+
+
+def _new_texts(layout: IndexLayout, frags: set[str]) -> int:
+    """How many of ``frags`` hold a text no fragment had a vector for before this run: a fragment's IRI
+    ends in its text's hash, so lines shifted by an edit above (new IRIs, same texts) are no drift."""
+    cached = VectorMatrix.load(layout.cache_dir("vectors"))
+    if cached is None:
+        return len(frags)
+    known = {iri.rsplit("-", 1)[-1] for iri in cached.ids}
+    return sum(1 for frag in frags if frag.rsplit("-", 1)[-1] not in known)
 
 
 def _count_texts(store: GraphStore) -> int:
