@@ -59,3 +59,45 @@ def test_edits_fold_into_the_model_until_the_drift_passes_the_share(tmp_path: Pa
         refit = Drift.load(idx.layout.cache, second)
         assert refit is not None and refit.folded == 0 and refit.fitted_on == report.embedded
         assert idx.search("scale the letter value", "vector", 3).hits  # the new model's vectors answer
+
+
+class _FailAfter:
+    """A progress that raises as ``phase`` ends: the run rolls the store back (its caches stay as written)."""
+
+    def __init__(self, phase: str) -> None:
+        self.phase = phase
+
+    def start(self, phase: str, total: int | None = None) -> None:
+        pass
+
+    def update(self, done: int, total: int | None = None) -> None:
+        pass
+
+    def finish(self, phase: str) -> None:
+        if phase == self.phase:
+            raise RuntimeError(f"after {phase}")
+
+
+def test_a_refit_that_does_not_land_leaves_the_old_model_usable(tmp_path: Path) -> None:
+    """The new model is written beside the caches before the run lands; a run that then fails leaves the
+    graph on the old model, which queries and the next run still find (kept under its id)."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    with Index.open(root, record_use=False) as idx:
+        idx.index()
+        first = model_id(idx)
+        fitted = Drift.load(idx.layout.cache, first)
+        assert fitted is not None
+        (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_SHARE) + 5, "letter"))
+        try:
+            idx.refresh(progress=_FailAfter("vectors"))  # the new model landed, the graph not
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("the run did not fail")
+    with Index.open(root, mode="read", refresh="off") as reader:  # rolled back; the old model still answers
+        assert model_id(reader) == first and reader.search("parse header", "vector", 3).hits
+    with Index.open(root, record_use=False) as idx:
+        report = idx.refresh()
+        assert report is not None and model_id(idx) != first
+        assert idx.search("scale the letter value", "vector", 3).hits

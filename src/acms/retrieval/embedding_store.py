@@ -18,6 +18,7 @@ and only landed here.
 from __future__ import annotations
 
 import hashlib
+import json
 import heapq
 import shutil
 import tempfile
@@ -117,12 +118,16 @@ def model_node(provider: EmbeddingProvider) -> list[Quad]:
     ]
 
 
-def make_provider(name: str, settings: Settings, layout: IndexLayout) -> EmbeddingProvider:
+def make_provider(name: str, settings: Settings, layout: IndexLayout, model_id: str | None = None) -> EmbeddingProvider:
     """The configured provider, from the provider registry; ``lsa`` loads the model fitted on this
-    corpus (cache/lsa)."""
+    corpus (cache/lsa), or the one kept beside it for ``model_id`` (``_land_model``)."""
     from acms.embeddings.registry import make_provider as make_registered
 
-    options = {"model_dir": str(layout.cache_dir("lsa")), "base_url": settings.embedding_base_url,
+    model_dir = layout.cache_dir("lsa")
+    kept = layout.cache_dir(f"{_KEPT}{model_id}") if model_id else None
+    if kept is not None and kept.is_dir() and _model_id_of(model_dir) != model_id:
+        model_dir = kept
+    options = {"model_dir": str(model_dir), "base_url": settings.embedding_base_url,
                "model": settings.embedding_model, "api_key_env": settings.embedding_api_key_env,
                "path": settings.embedding_model}
     return make_registered(name, options)
@@ -133,7 +138,7 @@ def query_provider(store: GraphStore, settings: Settings, layout: IndexLayout) -
     model = active_model(store)
     if model is None:
         return None
-    provider = make_provider(settings.embedding_provider, settings, layout)
+    provider = make_provider(settings.embedding_provider, settings, layout, model.model_id)
     if provider.model_id != model.model_id:
         raise ModelMismatch(
             f"the query would be embedded with {provider.model_id!r} but the index holds vectors of "
@@ -220,7 +225,7 @@ def _count_texts(store: GraphStore) -> int:
 
 def _kept_provider(model: ModelInfo, settings: Settings, layout: IndexLayout) -> EmbeddingProvider:
     """The configured provider, which must make the index's model's vectors."""
-    provider = make_provider(settings.embedding_provider, settings, layout)
+    provider = make_provider(settings.embedding_provider, settings, layout, model.model_id)
     if provider.model_id != model.model_id:
         raise ModelMismatch(
             f"the configured provider makes {provider.model_id!r} vectors but the index holds "
@@ -447,9 +452,35 @@ def _provider(name: str, texts: Callable[[], list[str]], layout: IndexLayout,
 
 
 def _land_model(staged: Path, layout: IndexLayout) -> None:
+    """The fitted model in place; the one it replaces is kept beside it under its id until a later
+    run finds the index on the new one (``prune_kept_models``): an index run that refits and is then
+    killed leaves the graph on the old model, whose queries and folds must still find it."""
     target = layout.cache_dir("lsa")
+    old = _model_id_of(target)
+    if old:
+        kept = layout.cache_dir(f"{_KEPT}{old}")
+        shutil.rmtree(kept, ignore_errors=True)
+        target.rename(kept)
     shutil.rmtree(target, ignore_errors=True)
     staged.rename(target)
+
+
+def prune_kept_models(store: GraphStore, layout: IndexLayout) -> None:
+    """Remove the kept models the index no longer uses (the graph's state is committed when a run starts)."""
+    model = active_model(store)
+    for path in layout.cache.glob(f"{_KEPT}*"):
+        if model is None or path.name != f"{_KEPT}{model.model_id}":
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _model_id_of(directory: Path) -> str:
+    try:
+        return str(json.loads((directory / "manifest.json").read_text(encoding="utf-8")).get("model_id", ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+_KEPT = "lsa-kept-"  # a replaced model, kept under its id while the graph may still be on it
 
 
 _STAGED = ".lsa-"  # a fitted model staged beside the cache until its embedding lands

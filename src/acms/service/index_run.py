@@ -55,7 +55,7 @@ from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
 from acms.retrieval.caches import CacheDelta, DerivedCaches
 from acms.retrieval import embedding_ahead
 from acms.retrieval.corpus_spill import beside, read_texts, remove_spills, spill_path
-from acms.retrieval.embedding_store import active_model, embed_missing, remove_staged_models
+from acms.retrieval.embedding_store import active_model, embed_missing, prune_kept_models, remove_staged_models
 from acms.service.freshness import Staleness, last_run, manifest_after_run, stored_hashes, walk_settings
 from acms.service.progress import NullProgress, Progress
 from acms.sparql import catalog
@@ -184,6 +184,7 @@ class IndexRun:
         if self.layout is not None:  # a spill, a staged model, a cache half built that a killed run left
             remove_spills(self.layout.cache)
             remove_staged_models(self.layout.cache)
+            prune_kept_models(self.store, self.layout)
             sweep(self.layout.cache)
         try:
             with collecting_rarely(), self.store.atomic():
