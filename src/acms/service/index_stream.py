@@ -54,7 +54,6 @@ from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.memory import release_freed
 from acms.retrieval.corpus_spill import SpillWriter
 from acms.store.oxigraph import load_nquads
-from acms.store.protocol import GraphStore
 from acms.validation.batch import (check_batch, check_lines, check_links, describe, quarantine_warning, rejection,
                                    split_by_file)
 from acms.vocab import RDF, TIER_WARM, UKO
