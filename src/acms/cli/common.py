@@ -153,16 +153,23 @@ def watch_option(func: F) -> F:
     )(func)
 
 
-def start_following(index: Index, name: str) -> Any:
-    """A follower thread refreshing ``index`` after saves, its failures noted on stderr (``acms watch``)."""
-    from acms.service.watch import Follower, Refreshed
+def follower(index: Index, on_refresh: Callable[[Any], object]) -> Any:
+    """What follows ``index``'s project (``acms watch``, and beside ``acms mcp`` and ``acms serve``):
+    its settings' debounce, its index directory not watched."""
+    from acms.service.watch import Follower
 
-    def note(done: Refreshed) -> None:
+    return Follower(index.root, index.refresh, debounce_ms=index.settings.watch_debounce_ms,
+                    ignore=[index.layout.root], on_refresh=on_refresh)
+
+
+def start_following(index: Index, name: str) -> Any:
+    """A follower thread refreshing ``index`` after saves, its failures noted on stderr."""
+
+    def note(done: Any) -> None:
         if done.error:
             click.echo(f"{name}: note: {done.line()}", err=True)
 
-    return Follower(index.root, index.refresh, debounce_ms=index.settings.watch_debounce_ms,
-                    ignore=[index.layout.root], on_refresh=note).start()
+    return follower(index, note).start()
 
 
 def note_stale(stale: Iterable[str]) -> None:

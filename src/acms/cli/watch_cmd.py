@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from acms.cli.common import boundary, open_index, project_options
+from acms.cli.common import boundary, follower, open_index, project_options
 
 
 @click.command("watch")
@@ -29,7 +29,7 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
       acms watch
       refreshed: 1 file re-indexed in 0.41 s: src/app.py
     """
-    from acms.service.watch import Follower, Refreshed
+    from acms.service.watch import Refreshed
 
     index = open_index(project, store, shared=True, watch_debounce_ms=debounce_ms)  # missing index: exit 4
 
@@ -41,13 +41,12 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
         else:
             click.echo(("acms watch: " if done.error else "refreshed: ") + done.line(), err=bool(done.error))
 
-    follower = Follower(index.root, index.refresh, debounce_ms=index.settings.watch_debounce_ms,
-                        ignore=[index.layout.root], on_refresh=report)
-    signal.signal(signal.SIGTERM, lambda *_: follower.stop(timeout=0))
+    following = follower(index, report)
+    signal.signal(signal.SIGTERM, lambda *_: following.stop(timeout=0))
     if not as_json:
         click.echo(f"acms watch: following {index.root} (Ctrl-C to stop)", err=True)
     try:
-        follower.run()
+        following.run()
     except KeyboardInterrupt:
         pass
     finally:

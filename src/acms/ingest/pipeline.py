@@ -269,7 +269,16 @@ def git_head(root: Path) -> str | None:
     return head if out.returncode == 0 and len(head) == 40 else None
 
 
-def vanished(store: GraphStore, replaced_files: list[NamedNode], keep: set[NamedNode]) -> list[NamedNode]:
-    rows = store.select(catalog.text("ingest/entities-of-files"), {"file": replaced_files})
-    old = {r["entity"] for r in rows} | set(replaced_files)
+def entities_of(store: GraphStore, files: list[NamedNode]) -> set[NamedNode]:
+    """The entities (not fragments) the stored ``files`` hold."""
+    if not files:
+        return set()
+    return {r["entity"] for r in store.select(catalog.text("ingest/entities-of-files"), {"file": files})}  # type: ignore[misc]
+
+
+def vanished(store: GraphStore, replaced_files: list[NamedNode], keep: set[NamedNode],
+             entities: set[NamedNode] | None = None) -> list[NamedNode]:
+    """The replaced files and their entities (``entities``, when the caller read them already) that
+    ``keep`` does not hold again."""
+    old = (entities_of(store, replaced_files) if entities is None else entities) | set(replaced_files)
     return sorted((e for e in old if isinstance(e, NamedNode) and e not in keep), key=lambda n: n.value)

@@ -39,7 +39,7 @@ from acms.index.scratch import sweep
 from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
-from acms.ingest.pipeline import extract_all, git_head, read_sources, vanished
+from acms.ingest.pipeline import entities_of, extract_all, git_head, read_sources, vanished
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.version import extractor_version
 from acms.ingest.relink import mentioning, moved_names
@@ -451,11 +451,10 @@ class IndexRun:
             batches = [emitted[s.path] for s in changed]
             quads: list[Quad] = [q for b in batches for q in b.quads]
             new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
-            dropped = {r["entity"].value for r in store.select(catalog.text("ingest/entities-of-files"),
-                                                               {"file": replaced_files})} if replaced_files else set()
+            old_entities = entities_of(store, replaced_files)
             added = entity_rows((new_iris[s.qualname].value, s.qualname, s.kind.value)
                                 for e in kept_extractions.values() for s in e.symbols if s.qualname in new_iris)
-            self.symbols = self._symbols_before().replaced(dropped, added)
+            self.symbols = self._symbols_before().replaced((e.value for e in old_entities), added)
             symbols = self.symbols.table()
             code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
             kinds = {qn: kind for qn, (_, kind) in symbols.items()}
@@ -484,7 +483,8 @@ class IndexRun:
 
         deletes: list[tuple[str, Bindings | None]] = list(archived.updates)
         if replaced_files:
-            gone = vanished(store, replaced_files, set(new_iris.values()) | {minter.file(s.path) for s in changed})
+            gone = vanished(store, replaced_files, set(new_iris.values()) | {minter.file(s.path) for s in changed},
+                            old_entities)
             deletes.append((catalog.text("ingest/delete-file-contents.ru"), {"file": replaced_files}))
             deletes.append((catalog.text("ingest/delete-files.ru"), {"file": replaced_files}))
             if gone:
