@@ -1,7 +1,7 @@
 """Secret scrubbing on a planted-secret corpus: acms ``scrub`` next to detect-secrets alone.
 
 Writes the corpus of ``bench/secrets_corpus.py`` (seeded), runs every file through (a)
-``acms.privacy.secrets.scrub`` and (b) detect-secrets with its default plugins and filters (its own
+``acms.privacy.scrub`` and (b) detect-secrets with its default plugins and filters (its own
 ``scan_file``, as its CLI does; each reported value is then cut from its line), and prints:
 
 * recall: planted secrets none of whose fragments is left in the output;
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from types import ModuleType  # noqa: E402
 from typing import cast  # noqa: E402
 
-from acms.privacy.secrets import scrub  # noqa: E402
+from acms.privacy import scrub  # noqa: E402
 
 
 def _corpus_module() -> ModuleType:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acms.privacy.secrets import Finding, Scrubbed, scan, scrub
+from acms.privacy import Finding, Scrubbed, scan, scrub
 
 GH = "ghp_R8fKq2LmZ0vXc7TbN4wYs1HdJ6gPe3UaQ9oV"
 GH2 = "gho_7TbN4wYs1HdJ6gPe3UaQ9oVR8fKq2LmZ0vXc"

@@ -10,11 +10,15 @@ look-alikes such as the long s and the Kelvin sign).
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from acms.privacy import secrets as s
+from acms.privacy import adapter, literals, rules, scrubber, trigger
+
+# the package's modules' names in one namespace: each shortcut is tested beside its definition
+s = SimpleNamespace(**{k: v for m in (trigger, literals, rules, adapter, scrubber) for k, v in vars(m).items()})
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -45,7 +45,7 @@ def read_sources(listing: Listing, skipped: dict[str, list[str]], secrets_remove
     hash is the stored one comes back with an empty text, neither scrubbed nor kept (the run does not
     re-extract it). ``trusted`` (path -> stored content hash): files a look at their size and mtime
     found unchanged (:mod:`acms.service.freshness`), not read at all; they come back as unchanged ones do."""
-    from acms.privacy.secrets import scrub  # the detector stack is only imported by the writer
+    from acms.privacy import scrub  # the detector stack is only imported by the writer
 
     sources = []
     for i, listed in enumerate(listing.files):

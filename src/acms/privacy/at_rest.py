@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyoxigraph import Literal, Quad
 
-from acms.privacy.secrets import scrub
+from acms.privacy import scrub
 from acms.sparql import catalog
 from acms.store.oxigraph import insert_data
 from acms.store.protocol import GraphStore

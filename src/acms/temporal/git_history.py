@@ -252,7 +252,7 @@ def ingest(store: GraphStore, root: Path, minter: IriMinter, n: int,
     prefix = _git(root, "rev-parse", "--show-prefix").decode().strip()
     known_paths = {r["path"].value for r in store.select(catalog.text("ingest/stored-files"))}
     if not keep_secrets:  # old bodies and messages are stored too: no secret in them either
-        from acms.privacy.secrets import scrub
+        from acms.privacy import scrub
 
         commits = [replace(c, message=scrub(c.message).text) for c in commits]
     quads, updates = _build(root, prefix, commits, minter, store, known_paths, report, progress,
@@ -284,7 +284,7 @@ def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, st
            keep_secrets: bool = False) -> tuple[list[Quad], list[Update]]:
     blobs = read_blobs(root, blob_names(commits, prefix))
     if not keep_secrets:
-        from acms.privacy.secrets import scrub
+        from acms.privacy import scrub
 
         blobs = {name: None if text is None else scrub(text, name.partition(":")[2]).text for name, text in blobs.items()}
     parsed: dict[tuple[str, str], list[Span]] = {}

@@ -1,0 +1,192 @@
+"""Secret words and names, and the checks a rule's match must pass to count as a secret."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import replace
+
+from acms.privacy.decoys import (
+    _FORMATTED_AFTER,
+    _NAME_NOT_SECRET,
+    _PLACEHOLDER,
+    _UUID,
+    _looks_random,
+    _placeholder,
+    _wordy,
+)
+from acms.privacy.model import _MARK_HEAD
+
+
+_SECRET_WORD = (
+    r"(?:password|passwd|passphrase|pwd|(?<![a-z])pass(?![a-z])|secret|token|api[_\-]?key|apikey"
+    r"|access[_\-]?key|private[_\-]?key|credentials?|(?<![a-z])auth(?![a-z])|signing[_\-]?key"
+    r"|encryption[_\-]?key|master[_\-]?key|client[_\-]?key|session[_\-]?key|license[_\-]?key"
+    r"|account[_\-]?key|(?<![a-z])dsn(?![a-z])|(?<![a-z])salt(?![a-z]))"
+)
+_ENTROPY_WORD = (
+    r"(?:key|secret|token|salt|seed|signature|hmac|cookie|session|cred|pass|pwd|private|auth|nonce"
+    r"|(?<![a-z])sig(?![a-z]))"
+)
+_NAME = r"[A-Za-z0-9_.\-]{0,40}?" + _SECRET_WORD + r"[A-Za-z0-9_.\-]{0,40}"
+_ENAME = r"[A-Za-z0-9_.\-]{0,40}?" + _ENTROPY_WORD + r"[A-Za-z0-9_.\-]{0,40}"
+# ``name = ``, ``name: ``, ``name := ``, ``name => ``, ``name: Type = `` (annotated assignment)
+_SEP = (r"[ \t]*(?::=|=>|\|\|=|\?\?=|=(?!=)|:(?:[ \t]*[\w\[\]., |&<>*']{1,40}[ \t]*=(?!=))?)"
+        r"[ \t]*")
+_QUOTED = (r"(?:[rbuRBUfF]{0,2})(?P<q>[\"'`])(?P<v>(?:(?!(?P=q))[^\\\n]|\\.){1,500})(?P=q)")
+# what any _SEP + _QUOTED match holds: _SEP's last sign, blanks, the quote (a rule's prefilter)
+_SEP_QUOTE = r"(?i)[=:>][ \t]*[rbuRBUfF]{0,2}[\"'`]"
+_INLINE_VALUE = r"(?i)=(?!=)[^\s;&\"'<>,)\]}`]{3}"  # what _inline_pattern's matches end in
+_BARE_SKIP = re.compile(
+    r"(?i)^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_]\w*\(.*|\d{1,6}|[\[{(|>].*)$"
+)
+
+
+_EXPRESSION = re.compile(r"[ \t](?:=|==|\||->|and|or|if|else)[ \t]")  # code, not a value
+
+
+def _kind_for_name(m: re.Match[str]) -> str:
+    return "password" if re.search(r"(?i)pass|pwd", m.group("n")) else "credential"
+
+
+_STRONG_NAME = re.compile(r"(?i)passw|passphrase|pwd|secret|(?<![a-z])pass(?:_|$)")
+
+
+def _name_ok(name: str) -> bool:
+    """The secret word must be in the last dotted part (``Token.PromptNum`` is a style name,
+    ``settings.API_KEY`` a key) and the name must not be about a secret (``password_url``)."""
+    name = name.strip("\"'[]")
+    last = name.rsplit(".", 1)[-1]
+    if not re.search(_SECRET_WORD + "|" + _ENTROPY_WORD, last, re.I):
+        return False
+    return not _NAME_NOT_SECRET.search(name)
+
+
+def _formatted(m: re.Match[str], line: str) -> bool:
+    """``"VS%0.fCOMNTOOLS" % version``, ``"{}:{}".format(...)``: a template, not a value."""
+    return bool(_FORMATTED_AFTER.match(line, m.end()))
+
+
+def _assign_ok(m: re.Match[str], line: str) -> bool:
+    """An assignment to a secret name is a secret unless the name is about one (``password_url``)
+    or the value stands for one (``${DB_PASSWORD}``, ``<your-token>``, ``os.environ[...]``)."""
+    return _secret_value(m.group("n"), m.group("v")) and not _formatted(m, line)
+
+
+def _secret_value(name: str, value: str) -> bool:
+    """Prose and identifiers count only under password-like names: keys and tokens are random."""
+    if not _name_ok(name) or _placeholder(value) or value == name:
+        return False
+    strong = bool(_STRONG_NAME.search(name.rsplit(".", 1)[-1]))
+    if re.search(r"\s", value):  # a passphrase, or prose: prose has no digits and symbols
+        return strong and len(value.split()) < 6 and "\\n" not in value \
+            and bool(re.search(r"\d|[^\w\s.,;:'\"]", value))
+    if strong or not _wordy(value):
+        return True
+    # a token name with a word-like value: ``envTokenValue42`` maybe, ``GetCallerIdentity`` no
+    return bool(re.search(r"\d", value)) and not re.search(r"[./:]", value)
+
+
+def _pair_ok(m: re.Match[str], line: str) -> bool:
+    """``("DB_PASSWORD", "s3cr3t")``: lists of names (``("AUTH", "SELECTED")``) are common, so the
+    value needs a digit or a symbol and no spaces."""
+    value = m.group("v")
+    return _assign_ok(m, line) and not re.search(r"\s", value) \
+        and bool(re.search(r"[\d\W]", value.replace("_", "")))
+
+
+def _prose_ok(m: re.Match[str], line: str) -> bool:
+    """``the password is hunter2!``, not ``Password is correct.&quot;);``: the word itself, without
+    trailing punctuation, must hold a digit, a symbol or a case change."""
+    core = re.sub(r"(?:&\w+;|[.,;:!?)\]}\"'])+$", "", m.group("v"))
+    return len(core) >= 4 and not _placeholder(core) and not _wordy(core) \
+        and bool(re.search(r"\d|[^\w\s]|[a-z][A-Z]", core))
+
+
+def _flag_ok(m: re.Match[str], line: str) -> bool:
+    """``--password x``: not ``--password-file x`` nor ``--token $TOKEN``."""
+    return _name_ok(m.group("n")) and not _placeholder(m.group("v")) \
+        and not m.group("v").startswith("-")
+
+
+def _bare_ok(m: re.Match[str], line: str) -> bool:
+    """Unquoted values: skip code references, numbers, structures and ``self.x``."""
+    value = m.group("v").strip()
+    if _BARE_SKIP.match(value) or value.startswith(("$", "%", "{{", "&", "*")):
+        return False
+    if _EXPRESSION.search(value):
+        return False
+    return _assign_ok(m, line)
+
+
+def _inline_ok(m: re.Match[str], line: str) -> bool:
+    """``password=...`` inside a line: query strings, DSNs, CLI flags, ``--from-literal``."""
+    return _assign_ok(m, line)
+
+
+def _inline_code_ok(m: re.Match[str], line: str) -> bool:
+    """In code, ``password=x`` is a keyword argument unless it sits inside a string literal (a DSN,
+    a command line)."""
+    if not _assign_ok(m, line):
+        return False
+    before = line[: m.start()]
+    return before.count('"') % 2 == 1 or before.count("'") % 2 == 1
+
+
+def _entropy_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    return _name_ok(m.group("n")) and not _placeholder(value) and _looks_random(value) \
+        and not _UUID.search(value) and not _formatted(m, line)
+
+
+def _url_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    return not _placeholder(value) and not value.isdigit() and value.lower() not in (
+        "password", "pass", "passwd", "pwd", "secret")
+
+
+def _marked(value: str) -> bool:
+    """Only explicit placeholder marks (``EXAMPLE``, ``xxxx``, ``<...>``, one repeated char): a
+    provider prefix is strong evidence, so the looser decoy tests do not apply to it."""
+    return _MARK_HEAD in value or len(set(value)) <= 2 or bool(_PLACEHOLDER.search(value))
+
+
+def _token_ok(m: re.Match[str], line: str) -> bool:
+    return not _marked(m.group(0))
+
+
+def _mixed_ok(m: re.Match[str], line: str) -> bool:
+    """Short generic prefixes (``sk-``, ``hf_``, ``hvs.``) need letters and digits and no words
+    (``sk-learn-classifier-v2`` is a name), like real keys."""
+    body = m.group(0)
+    tail = re.sub(r"^[a-z]{2,3}[\-_.](?:proj-|svcacct-|admin-|None-)?", "", body)
+    return (not _marked(body) and bool(re.search(r"[A-Za-z]", tail))
+            and bool(re.search(r"\d", tail)) and not _wordy(tail))
+
+
+def _bearer_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    return not _placeholder(value) and (bool(re.search(r"\d", value)) or len(value) >= 24)
+
+
+def _b64(value: str) -> bytes | None:
+    """Strict base64 (missing padding allowed), or None."""
+    try:
+        return base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _basic_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    raw = None if _placeholder(value) else _b64(value)
+    return raw is not None and b":" in raw
+
+
+def _docker_auth_ok(m: re.Match[str], line: str) -> bool:
+    value = m.group("v")
+    if _placeholder(value):
+        return False
+    raw = _b64(value)
+    return (raw is not None and b":" in raw) or _looks_random(value)

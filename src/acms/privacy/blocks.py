@@ -1,0 +1,127 @@
+"""Secrets that span lines: PEM private key blocks, Kubernetes ``Secret`` data, Terraform
+variables with a default."""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import re
+from collections.abc import Iterator
+
+from acms.privacy.accept import _NAME, _kind_for_name, _secret_value
+from acms.privacy.decoys import _placeholder
+from acms.privacy.model import _Hit
+
+
+_PEM_CLOSE = re.compile(r"-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_MAX = 20_000  # an 8192-bit RSA key is ~6.5 kB of base64
+_PEM_OPEN = re.compile(r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z\-]+:[^\n]*|)[ \t]*\r?\n")
+
+
+def _pem_hits(text: str) -> Iterator[_Hit]:
+    """Whole private key blocks, each BEGIN paired with the next END (markers found once, so a
+    file of many BEGINs stays linear); an unterminated block runs over the base64 lines after it."""
+    if "PRIVATE KEY" not in text:
+        return
+    ends = [m.end() for m in _PEM_CLOSE.finditer(text)]
+    covered_to = -1
+    for m in _PEM_OPEN.finditer(text):
+        if m.start() < covered_to:
+            continue
+        i = bisect.bisect_left(ends, m.end())
+        if i < len(ends) and ends[i] - m.start() <= _PEM_MAX:
+            covered_to = ends[i]
+            yield _Hit(m.start(), ends[i], "private_key", False)
+            continue
+        end = m.end()
+        nl = text.find("\n", end)
+        pos = nl + 1 if nl >= 0 else len(text)
+        while pos < len(text):
+            body = _PEM_BODY.match(text, pos)
+            if body is None or body.end() == pos or not text[pos:body.end()].strip():
+                break
+            end, pos = body.end() - 1, body.end()
+        covered_to = end
+        yield _Hit(m.start(), end, "private_key", False)
+
+
+_K8S_KIND = re.compile(r"(?m)^[ \t]*(?:-[ \t]+)?kind:[ \t]*[\"']?Secret[\"']?[ \t]*(?:#.*)?$")
+_K8S_DATA = re.compile(r"(?m)^(?P<ind>[ \t]*(?:-[ \t]+)?)(?:data|stringData):[ \t]*(?:#.*)?$")
+_K8S_ENTRY = re.compile(
+    r"(?P<ind>[ \t]*)[\"']?[\w.\-]+[\"']?:[ \t]*(?P<v>[^\n#]*?)[ \t]*(?:#[^\n]*)?$")
+_K8S_FLOW = re.compile(r"(?m)^[ \t]*(?:data|stringData):[ \t]*\{(?P<body>[^{}\n]*)\}")
+_K8S_FLOW_PAIR = re.compile(r"[\w.\-\"']+[ \t]*:[ \t]*(?P<v>[^,}\s][^,}]*?)[ \t]*(?=,|$)")
+_K8S_JSON = re.compile(r"\"kind\"[ \t]*:[ \t]*\"Secret\"")
+_K8S_JSON_DATA = re.compile(r"\"(?:data|stringData)\"\s*:\s*\{(?P<body>[^{}]*)\}")
+_K8S_JSON_PAIR = re.compile(r"\"[^\"\n]*\"\s*:\s*\"(?P<v>(?:[^\"\\\n]|\\.)*)\"")
+
+
+_TF_VARIABLE = re.compile(
+    r"\bvariable[ \t]+\"(?P<n>" + _NAME + r")\"[ \t]*\{[^{}]{0,400}?\bdefault[ \t]*=[ \t]*"
+    r"\"(?P<v>[^\"\n]{1,300})\"")
+
+
+def _terraform_hits(text: str) -> Iterator[_Hit]:
+    """``variable "db_password" { default = "..." }``: the name is lines above the value."""
+    if 'variable "' not in text or "default" not in text:
+        return
+    for m in _TF_VARIABLE.finditer(text):
+        if _secret_value(m.group("n"), m.group("v")):
+            yield _Hit(m.start("v"), m.end("v"), _kind_for_name(m), True)
+
+
+def _k8s_hits(text: str) -> Iterator[_Hit]:
+    """Values under ``data:``/``stringData:`` of Kubernetes ``Secret`` manifests (base64 or plain),
+    including block scalars; Helm templates and ``${VAR}`` stay."""
+    if "Secret" not in text:
+        return
+    if _K8S_JSON.search(text):
+        for d in _K8S_JSON_DATA.finditer(text):
+            for p in _K8S_JSON_PAIR.finditer(text, d.start("body"), d.end("body")):
+                if p.group("v") and not _placeholder(p.group("v")):
+                    yield _Hit(p.start("v"), p.end("v"), "k8s_secret", False)
+    if not _K8S_KIND.search(text):
+        return
+    docs = [0] + [m.end() for m in re.finditer(r"(?m)^---[^\n]*\n", text)] + [len(text)]
+    for lo, hi in zip(docs, docs[1:]):
+        if not _K8S_KIND.search(text, lo, hi):
+            continue
+        for flow in _K8S_FLOW.finditer(text, lo, hi):  # data: {password: abc}
+            for p in _K8S_FLOW_PAIR.finditer(text, flow.start("body"), flow.end("body")):
+                a, b = p.span("v")
+                if text[a] in "\"'" and b - a >= 2 and text[b - 1] == text[a]:
+                    a, b = a + 1, b - 1
+                if b > a and not _placeholder(text[a:b]):
+                    yield _Hit(a, b, "k8s_secret", False)
+        for d in _K8S_DATA.finditer(text, lo, hi):
+            key_col = len(d.group("ind"))
+            pos = d.end() + 1
+            entry_col = -1
+            block_col = -1
+            while pos < hi:
+                eol = text.find("\n", pos, hi)
+                eol = hi if eol < 0 else eol
+                line = text[pos:eol]
+                stripped = line.strip()
+                col = len(line) - len(line.lstrip(" \t"))
+                if stripped and col <= key_col:
+                    break
+                if stripped and not stripped.startswith("#"):
+                    if block_col >= 0 and col > entry_col:
+                        yield _Hit(pos + col, pos + len(line.rstrip()), "k8s_secret", False)
+                    else:
+                        block_col = -1
+                        m = _K8S_ENTRY.match(line)
+                        if m is not None:
+                            entry_col = col
+                            v = m.group("v")
+                            if v in ("|", ">", "|-", ">-", "|+", ">+"):
+                                block_col = col
+                            elif v:
+                                a, b = pos + m.start("v"), pos + m.end("v")
+                                if v[0] in "\"'" and v[-1] == v[0] and len(v) >= 2:
+                                    a, b = a + 1, b - 1
+                                if b > a and not _placeholder(text[a:b]):
+                                    yield _Hit(a, b, "k8s_secret", False)
+                pos = eol + 1

@@ -1,0 +1,100 @@
+"""The cheap trigger: which lines could hold a secret at all (one trie regex over the text)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+def _trie(items: list[tuple[str, str]]) -> str:
+    """One regex for many literal prefixes, factored as a trie: Python's ``re`` tries the
+    alternatives of a branch one by one, so sharing prefixes makes the trigger ~3x faster."""
+    root: dict[str | None, Any] = {}
+    for word, suffix in items:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node.setdefault(None, []).append(suffix)  # a word may end in several ways
+
+    def emit(node: dict[str | None, Any]) -> str:
+        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(
+            ((k, v) for k, v in node.items() if k is not None), key=lambda kv: kv[0])]
+        if None in node:
+            ends = sorted(set(node[None]))
+            alts.append("" if "" in ends else ends[0] if len(ends) == 1
+                        else "(?:" + "|".join(ends) + ")")
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return emit(root)
+
+
+_TRIGGER_WORDS = (
+    "://", "bearer", "token ", "basic ", "-u ", "--user", "machine ", "github_pat_", "xox", "xapp-",
+    "aiza", "sk_", "rk_", "sk-", "whsec_", "sg.", "npm_", "eyj", "pypi-", "hvs.", "hvb.", "hvr.",
+    "shpat_", "shpca_", "shppa_", "shpss_", "sq0", "hf_", "_v1_", "age-secret-key", "accountkey",
+    "-us", ":aa", "hooks.slack", "/api/webhooks/", "webhook", "t3blbkfj", "private key",
+    "_authtoken", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "glpat-", "gldt-", "glrt-", "glptt-",
+    "glcbt-", "gloas-", "glft-", "glimt-", "glsoat-", "glagent-", "gr1348941", "akia", "asia",
+    "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "apka", "a3t", "cloudant", "softlayer",
+    "key-", "nrak-", "nrai-", "sntry", "glsa_", "pmak-", "dp.", "lin_api_", "atatt3", "dapi",
+    ".atlasv1.", "gsk_", "r8_", "gocspx-", "q~", "iqojb3jpz2lux2vj", "fwogzxivyxdz", "mysql",
+    "mariadb", "sshpass", "identified", "securestring", "requirepass", "masterauth", "\\\"",
+    "akcp",
+)
+_TRIGGER_KEYWORDS = (
+    "pass", "pwd", "secret", "token", "key", "auth", "cred", "private", "salt", "seed", "sig",
+    "cookie", "session", "nonce", "hmac", "dsn", "contrase",
+)
+# Where the trigger words are matched from. ``re`` skips the characters no alternative starts with
+# in a fast loop but enters the trie at every other one, and words' first letters are the common
+# ones (``e``, ``t``, ``s``...): each word is matched from its first character in this set, chosen
+# to cover every word while rare in source code (``token`` from its ``o``, ``key`` from its ``k``).
+# The trigger pass over the standard library takes 0.43 s instead of 0.97 s (measured).
+_TRIGGER_ANCHORS = frozenset("\\qj/-kvyg_cdoa")
+
+
+def _anchored(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each (word, suffix) as (the word from its anchor on, a lookbehind for the whole word then
+    the suffix): it matches on the same lines as the word, starting a few characters later. The
+    first anchor of a word leaves the longest literal to match before the lookbehind runs."""
+    out = []
+    for word, suffix in items:
+        i = next((i for i, ch in enumerate(word) if ch in _TRIGGER_ANCHORS), 0)
+        out.append((word[i:], "(?<=" + re.escape(word) + ")" + suffix if i else suffix))
+    return out
+
+
+# Cheap hints, matched on the lower-cased text: a line with none of these (nor a long quoted
+# string, :data:`_TRIGGER_QUOTED`) cannot hold a secret that a rule or plugin would flag.
+_TRIGGER_ITEMS = (
+    [(w, "") for w in _TRIGGER_WORDS]
+    + [(w, r"[\w.\-]{0,40}[\"'`\]]{0,2}[ \t]*(?:[=:(,>]|=>)") for w in _TRIGGER_KEYWORDS]
+    + [(w, r"[ \t]+(?:is|was)\b") for w in ("password", "passwd", "pwd", "passphrase")])
+_QUOTED_LONG = r"[A-Za-z0-9+/=_\-.]{16}"
+_TRIGGER = re.compile(_trie(_anchored(_TRIGGER_ITEMS)))
+_TRIGGER_QUOTED = re.compile(r"[\"'`]" + _QUOTED_LONG)
+# both in one pass over the lower-cased text, for ASCII texts (where lower-casing maps no other
+# character into _QUOTED_LONG)
+_TRIGGER_ASCII = re.compile(_trie(_anchored(_TRIGGER_ITEMS + [(q, _QUOTED_LONG) for q in "\"'`"])))
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
+
+
+def _candidate_lines(text: str, low: str) -> list[tuple[int, int]]:
+    """(start, end) of every line a trigger fires on, in order. No trigger spans a line break, so
+    a match that starts before the end of the last one's line is on that line."""
+    if text.isascii():
+        passes = ((_TRIGGER_ASCII, low),)
+    else:  # lower-casing may make a letter ASCII (the Kelvin sign a "k"): quotes read the text
+        passes = ((_TRIGGER, low), (_TRIGGER_QUOTED, text))
+    spans: dict[int, int] = {}
+    for pattern, subject in passes:
+        end = -1
+        for t in pattern.finditer(subject):
+            if t.start() < end:
+                continue
+            start = text.rfind("\n", 0, t.start()) + 1
+            end = text.find("\n", t.end())
+            if end < 0:
+                end = len(text)
+            spans[start] = end
+    return sorted(spans.items())
