@@ -46,6 +46,8 @@ class Settings:
     store_timeout: float = _setting(60.0, "Remote store: seconds to wait for one HTTP request.", 0.1)
     store_retries: int = _setting(3, "Remote store: retries of a request that failed to connect or got 429/502/503/504 (updates only when they cannot have been applied).", 0)
     store_cache: str = _setting(".acms/remote", "Remote store: the local directory (relative to the project root) for derived caches, one folder per store and project.")
+    query_timeout: float = _setting(30.0, "Seconds a SPARQL query (acms sparql, the Python API, the MCP sparql tool) may run before its process is stopped (acms serve has its own --query-timeout).", 0.1)
+    query_memory_mb: int = _setting(768, "Megabytes of memory (address space) a SPARQL query's process may use before it is stopped.", 64)
     max_file_bytes: int = _setting(256 * 1024, "Files larger than this are skipped (too-large).", 1)
     max_total_bytes: int = _setting(0, "Stop indexing files after this many bytes in all (0 = no cap).", 0)
     exclude: tuple[str, ...] = _setting((), "Extra gitignore-style patterns to skip.")

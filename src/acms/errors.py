@@ -8,6 +8,7 @@
     │   └── BudgetTooSmall        BUDGET_TOO_SMALL            not even one useful block fits
     ├── QueryError                QUERY_ERROR        exit 3   a query that cannot be run
     │   ├── QueryRejected         QUERY_REJECTED              refused before parsing (SERVICE, too long, too deep)
+    │   ├── QueryLimitExceeded    QUERY_ERROR                 passed its time limit or memory bound and was stopped
     │   └── QuerySyntaxError      QUERY_SYNTAX                the SPARQL parser said no
     ├── StoreError                STORE_ERROR        exit 4   the on-disk store
     │   ├── StoreLocked           STORE_LOCKED                another process is writing to it
@@ -177,6 +178,14 @@ class QueryRejected(QueryError):
 
 class QuerySyntaxError(QueryError):
     code = ErrorCode.QUERY_SYNTAX
+
+
+class QueryLimitExceeded(QueryError):
+    """A query's process was stopped at its time limit or memory bound; ``limit`` is ``time`` or ``memory``."""
+
+    def __init__(self, message: str, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class StoreError(AcmsError):
