@@ -61,6 +61,41 @@ FORMAT = "acms.keyword-index/1"
 _MANIFEST = "manifest.json"
 _IDS = "ids.json"
 _BM25_DIR = "bm25"
+_COUNTS_DIR = "counts"
+
+
+class Counts:
+    """What an index's scores are made of besides its terms' document frequencies: each pair's term
+    count (aligned with the CSC ``indices``) and each document's length in terms. Saved beside bm25s'
+    files (``counts/``); a reader never needs them."""
+
+    def __init__(self, tf: np.ndarray, lengths: np.ndarray) -> None:
+        self.tf, self.lengths = tf, lengths
+
+    @classmethod
+    def of(cls, built: Postings_) -> Counts | None:
+        return None if built.tf is None or built.lengths is None else cls(built.tf, built.lengths)
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True)
+        np.save(directory / "tf.npy", np.asarray(self.tf, dtype=np.int32))
+        np.save(directory / "lengths.npy", np.asarray(self.lengths, dtype=np.int64))
+
+    @classmethod
+    def load(cls, directory: Path, *, mmap: bool = True) -> Counts | None:
+        """None when the index was saved without them (an older acms): it scores as well."""
+        if not (directory / "lengths.npy").is_file():
+            return None
+        mode = "r" if mmap else None
+        return cls(np.load(directory / "tf.npy", mmap_mode=mode, allow_pickle=False),
+                   np.load(directory / "lengths.npy", mmap_mode=mode, allow_pickle=False))
+
+
+def _bm25s_version() -> str:
+    """bm25s' version for the manifest, without importing it (scipy.sparse: ~0.15 s)."""
+    from importlib.metadata import version
+
+    return version("bm25s")
 
 
 def _retriever(postings: Postings_, vocab: dict[str, int], k1: float, b: float) -> bm25s.BM25:
@@ -120,10 +155,14 @@ class Postings:
 class KeywordIndex:
     """BM25 scores for a fixed list of ids. Build with ``build`` or ``load``; immutable."""
 
-    def __init__(self, ids: Sequence[str], retriever: bm25s.BM25 | Postings | None, key: str = "") -> None:
+    def __init__(self, ids: Sequence[str], retriever: bm25s.BM25 | Postings | None, key: str = "",
+                 counts: Counts | None = None) -> None:
+        """``counts``: the term counts the scores were made from, kept so that an update changes only
+        the documents it replaces (:func:`acms.index.splice.spliced`); None for an index saved without."""
         self._ids = tuple(ids)
         self._retriever = retriever  # None when the corpus has no tokens at all
         self._key = key
+        self.counts = counts
 
     # -- construction ---------------------------------------------------------------------
 
@@ -148,7 +187,9 @@ class KeywordIndex:
             raise ValueError(f"{len(ids)} ids for {len(lengths)} texts")
         built = lucene_postings([(np.frombuffer(flat, np.int32), np.frombuffer(lengths, np.int64))], len(vocab),
                                 k1=k1, b=b)
-        return cls(ids, None if built is None else _retriever(built, dict(vocab), k1, b))
+        if built is None:
+            return cls(ids, None)
+        return cls(ids, _retriever(built, dict(vocab), k1, b), counts=Counts.of(built))
 
     @classmethod
     def from_token_ids(cls, ids: Sequence[str], flat: np.ndarray, lengths: np.ndarray, tokens: Sequence[str],
@@ -176,13 +217,18 @@ class KeywordIndex:
         if built is None:
             return cls(ids, None)
         vocab = {tokens[t]: i for i, t in enumerate(built.seen.tolist())}
-        return cls(ids, _retriever(built, vocab, k1, b))
+        return cls(ids, _retriever(built, vocab, k1, b), counts=Counts.of(built))
 
     # -- reading --------------------------------------------------------------------------
 
     @property
     def ids(self) -> tuple[str, ...]:
         return self._ids
+
+    @property
+    def retriever(self) -> bm25s.BM25 | Postings | None:
+        """The score arrays (bm25s' CSC layout) and vocabulary; None for a corpus without tokens."""
+        return self._retriever
 
     @property
     def key(self) -> str:
@@ -226,18 +272,18 @@ class KeywordIndex:
 
     def save(self, directory: Path, *, key: str = "") -> None:
         """Write the index to ``directory`` atomically; ``key`` comes back as ``load(...).key``."""
-        import bm25s
-
         with atomic_directory(Path(directory)) as tmp:
-            if isinstance(self._retriever, Postings):  # a loaded index: copy its files as they are
+            if isinstance(self._retriever, Postings):  # a loaded or spliced index: bm25s' files, without bm25s
                 _save_postings(self._retriever, tmp / _BM25_DIR)
             elif self._retriever is not None:
                 self._retriever.save(tmp / _BM25_DIR, show_progress=False)
+            if self.counts is not None and self._retriever is not None:
+                self.counts.save(tmp / _COUNTS_DIR)
             (tmp / _IDS).write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
             manifest = {
                 "format": FORMAT,
                 "tokenizer": SEARCH_TERMS_VERSION,
-                "bm25s": bm25s.__version__,
+                "bm25s": _bm25s_version(),
                 "key": key,
                 "documents": len(self._ids),
                 "empty": self._retriever is None,
@@ -276,9 +322,10 @@ class KeywordIndex:
                     f"({manifest.get('format')}, {manifest.get('tokenizer')}); rebuild it"
                 )
             ids = json.loads((directory / _IDS).read_text(encoding="utf-8"))
-            retriever = None
+            retriever, counts = None, None
             if not manifest["empty"]:
                 retriever = Postings.load(directory / _BM25_DIR, mmap=mmap)
+                counts = Counts.load(directory / _COUNTS_DIR, mmap=mmap)
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -289,7 +336,10 @@ class KeywordIndex:
             retriever is not None and retriever.scores["num_docs"] != len(ids)
         ):
             raise StoreError(f"the keyword index at {directory} is inconsistent; rebuild it")
-        return cls(ids, retriever, key=str(manifest.get("key", "")))
+        if counts is not None and retriever is not None and (
+                counts.tf.size != retriever.scores["data"].size or counts.lengths.size != len(ids)):
+            counts = None  # not of these scores: only an update needs them, and it builds in full without
+        return cls(ids, retriever, key=str(manifest.get("key", "")), counts=counts)
 
 
 def _save_postings(postings: Postings, directory: Path) -> None:

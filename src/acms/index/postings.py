@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SLICE_TOKENS", "Postings", "lucene_postings"]
+__all__ = ["SLICE_TOKENS", "Postings", "idfs", "lucene_postings", "scores"]
 
 SLICE_TOKENS = 1 << 20  # tokens counted at once (a slice's temporaries: ~40 MB)
 
@@ -30,10 +30,14 @@ SLICE_TOKENS = 1 << 20  # tokens counted at once (a slice's temporaries: ~40 MB)
 @dataclass(frozen=True)
 class Postings:
     """``scores`` as bm25s holds them (data, indices, indptr, num_docs); ``seen``: the input's token
-    numbers in order of first sight, so term ``i`` of the index is input number ``seen[i]``."""
+    numbers in order of first sight, so term ``i`` of the index is input number ``seen[i]``; ``tf``: the
+    term count of each pair (aligned with ``indices``) and ``lengths`` each document's, from which the
+    scores are made again when documents change (:mod:`acms.index.splice`)."""
 
     scores: dict[str, object]
     seen: np.ndarray
+    tf: np.ndarray | None = None
+    lengths: np.ndarray | None = None
 
 
 def _slices(tokens: np.ndarray, lengths: np.ndarray) -> Iterable[tuple[np.ndarray, np.ndarray, int]]:
@@ -91,12 +95,13 @@ def lucene_postings(chunks: Iterable[tuple[np.ndarray, np.ndarray]], n_numbers: 
         renumber[seen] = np.arange(seen.size, dtype=np.int32)
         df = df_by_number[seen]
         del df_by_number
-        idf = np.log(1 + (n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+        idf = idfs(df, n_docs)
         indptr = np.zeros(seen.size + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
         cursor = indptr[:-1].copy()  # where each term's next pair goes
         data = np.empty(int(indptr[-1]), dtype=np.float32)
         indices = np.empty(int(indptr[-1]), dtype=np.int32)
+        counts = np.empty(int(indptr[-1]), dtype=np.int32)
         mean = lengths.mean()
         spill.seek(0)
         for n in pieces:
@@ -108,8 +113,20 @@ def lucene_postings(chunks: Iterable[tuple[np.ndarray, np.ndarray]], n_numbers: 
             del term_number
             at = cursor[term] + (np.arange(n, dtype=np.int64) - np.repeat(starts, runs))
             cursor[term[starts]] += runs
-            tf32 = tf.astype(np.float32)
-            tfc = tf32 / (k1 * ((1 - b) + b * lengths[doc] / mean) + tf32)
-            data[at] = (idf[term] * tfc).astype(np.float32)
+            data[at] = scores(idf[term], tf, lengths[doc], mean, k1, b)
             indices[at] = doc
-    return Postings({"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}, seen)
+            counts[at] = tf
+    return Postings({"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}, seen, counts, lengths)
+
+
+def idfs(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """bm25s' Lucene idf of terms in ``n_docs`` documents, from their document frequencies, as float32."""
+    return np.log(1 + (n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+
+
+def scores(idf: np.ndarray, tf: np.ndarray, doc_lengths: np.ndarray, mean: float, k1: float, b: float) -> np.ndarray:
+    """Pairs' scores from their term's idf (float32), count and document's length: the float64 expression
+    bm25s evaluates, rounded to float32 (one function, so a build and a splice give the same bits)."""
+    tf32 = tf.astype(np.float32)
+    tfc = tf32 / (k1 * ((1 - b) + b * doc_lengths / mean) + tf32)
+    return (idf * tfc).astype(np.float32)

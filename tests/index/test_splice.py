@@ -1,0 +1,105 @@
+"""A keyword index spliced for changed documents scores every id and query as a full build of the new
+documents does, bit for bit, and holds the same (term, document, score) triples; saved and loaded, it
+splices again."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from acms.index.keyword import KeywordIndex
+from acms.index.splice import spliced
+from acms.index.token_table import TokenTable
+
+WORDS = [f"w{i}" for i in range(60)] + ["parse_header", "HTTPServer", "read_bytes", "self", "return"]
+
+
+def _texts(rng: random.Random, n: int, tag: str) -> dict[str, str]:
+    return {f"{tag}{i:04d}": " ".join(rng.choices(WORDS, k=rng.randint(0, 30))) for i in range(n)}
+
+
+def _triples(index: KeywordIndex) -> set[tuple[str, str, float]]:
+    """The index's content as (term, document id, score), term numbering aside."""
+    retriever = index.retriever
+    if retriever is None:
+        return set()
+    data = np.asarray(retriever.scores["data"])
+    indices = np.asarray(retriever.scores["indices"])
+    indptr = np.asarray(retriever.scores["indptr"])
+    out = set()
+    for term, t in retriever.vocab_dict.items():
+        for j in range(int(indptr[t]), int(indptr[t + 1])):
+            out.add((term, index.ids[int(indices[j])], float(data[j])))
+    return out
+
+
+def _update(old: KeywordIndex, texts: dict[str, str], changed: set[str]) -> KeywordIndex | None:
+    """Splice ``old`` to ``texts`` (ids sorted), with ``changed`` ids replaced and absent ones dropped."""
+    ids = sorted(texts)
+    position = {d: i for i, d in enumerate(old.ids)}
+    source = np.asarray([-1 if d in changed or d not in position else position[d] for d in ids], dtype=np.int64)
+    table = TokenTable()
+    parts = [table.ids(texts[d]) for d, s in zip(ids, source.tolist()) if s < 0]
+    flat = np.concatenate([np.frombuffer(p, dtype=np.int32) for p in parts]) if parts else np.zeros(0, np.int32)
+    lengths = np.asarray([len(p) for p in parts], dtype=np.int64)
+    return spliced(old, ids, source, flat, lengths, list(table.vocab))
+
+
+def _check(got: KeywordIndex, texts: dict[str, str], rng: random.Random) -> None:
+    want = KeywordIndex.build(sorted(texts), [texts[d] for d in sorted(texts)])
+    assert got.ids == want.ids
+    assert _triples(got) == _triples(want)
+    for _ in range(40):
+        query = " ".join(rng.choices(WORDS + ["unknown_word"], k=rng.randint(1, 4)))
+        assert got.scores(query).tobytes() == want.scores(query).tobytes(), query
+        assert got.scores(query, unique=True).tobytes() == want.scores(query, unique=True).tobytes()
+        assert got.top(query, 7) == want.top(query, 7)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_splice_is_a_full_build_of_the_new_documents(seed: int, tmp_path: Path) -> None:
+    rng = random.Random(seed)
+    texts = _texts(rng, 120, "d")
+    index = KeywordIndex.build(sorted(texts), [texts[d] for d in sorted(texts)])
+    index.save(tmp_path / "0", key="k0")
+    for step in range(4):  # edits, additions and removals, each update from the last one saved and loaded
+        old = KeywordIndex.load(tmp_path / str(step))
+        ids = sorted(texts)
+        changed = set(rng.sample(ids, rng.randint(0, 10)))
+        for d in changed:
+            texts[d] = " ".join(rng.choices(WORDS + [f"new{step}_{d}"], k=rng.randint(0, 30)))
+        for d in rng.sample(ids, rng.randint(0, 10)):
+            texts.pop(d)
+        texts.update(_texts(rng, rng.randint(0, 8), f"n{step}_"))
+        got = _update(old, texts, changed)
+        assert got is not None and got.counts is not None
+        _check(got, texts, rng)
+        got.save(tmp_path / str(step + 1), key=f"k{step + 1}")
+        again = KeywordIndex.load(tmp_path / str(step + 1))
+        assert again.key == f"k{step + 1}" and again.counts is not None
+        _check(again, texts, rng)
+
+
+def test_every_document_replaced_or_gone(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    texts = _texts(rng, 30, "d")
+    KeywordIndex.build(sorted(texts), [texts[d] for d in sorted(texts)]).save(tmp_path / "old")
+    old = KeywordIndex.load(tmp_path / "old")
+    got = _update(old, {"z": "parse_header w1 w1"}, set())
+    assert got is not None
+    _check(got, {"z": "parse_header w1 w1"}, rng)
+    gone = _update(old, {"z": ""}, set())
+    assert gone is not None and gone.retriever is None and gone.scores("w1").tolist() == [0.0]
+
+
+def test_what_cannot_be_spliced_says_so(tmp_path: Path) -> None:
+    texts = {"a": "w1 w2", "b": "w2 w3", "c": "w3"}
+    KeywordIndex.build(sorted(texts), [texts[d] for d in sorted(texts)]).save(tmp_path / "old")
+    old = KeywordIndex.load(tmp_path / "old")
+    empty = np.zeros(0, dtype=np.int32)
+    assert spliced(old, ["a", "b"], np.asarray([1, 0]), empty, np.zeros(0, np.int64), []) is None  # order moved
+    no_counts = KeywordIndex(old.ids, old.retriever)
+    assert spliced(no_counts, ["a"], np.asarray([0]), empty, np.zeros(0, np.int64), []) is None
