@@ -16,13 +16,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from acms.errors import ConfigError
+from acms.text_checks import InputProblem, strict_toml
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -166,11 +166,14 @@ def file_values(root: Path) -> dict[str, Any]:
     acms_toml, pyproject = root / "acms.toml", root / "pyproject.toml"
     try:
         if acms_toml.is_file():
-            return coerce(tomllib.loads(acms_toml.read_text(encoding="utf-8")), "acms.toml", typed=True)
+            return coerce(strict_toml(acms_toml.read_bytes()), "acms.toml", typed=True)
         if pyproject.is_file():
-            table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("acms", {})
+            table = strict_toml(pyproject.read_bytes()).get("tool", {}).get("acms", {})
             return coerce(table, "[tool.acms] in pyproject.toml", typed=True)
-    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+    except InputProblem as exc:  # a key given twice, absurd nesting, not UTF-8: one line, exit 6
+        name = "acms.toml" if acms_toml.is_file() else "pyproject.toml"
+        raise ConfigError(f"cannot read the acms configuration: {name} {exc}") from None
+    except OSError as exc:
         raise ConfigError(f"cannot read the acms configuration: {exc}") from None
     return {}
 

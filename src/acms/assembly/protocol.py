@@ -54,7 +54,7 @@ from acms.assembly.model import Assembled, Candidate, Packed
 from acms.assembly.privacy import PrivacyMode, protect
 from acms.assembly.render import Format
 from acms.errors import CODES, AcmsError, BudgetTooSmall, ErrorCode, InvalidRequest, UsageError
-from acms.text_checks import bad_iri, text_problem, walk_strings
+from acms.text_checks import InputProblem, bad_iri, clip, strict_json, text_problem, walk_strings
 from acms.tokens import count
 
 SCHEMA_NAME = "render_request.v0.json"
@@ -63,6 +63,11 @@ WARNINGS_MAX = 8
 FIELD_MAX_TOKENS = 40  # names, reasons and warning lines in a reply
 LABEL_MAX_TOKENS = 12  # kinds, strategy names, timing keys
 MESSAGE_MAX_CHARS = 300
+VALUE_SHOWN_CHARS = 60  # of a refused value, in the error that names it
+REQUEST_ID_MAX_CHARS = 256
+# A task may be long (an issue with its logs and traces: up to the schema's 1 MiB intent); the wire
+# limit leaves room for that and the other fields in JSON escapes. Ranking reads a bounded part of it.
+WIRE_MAX_BYTES = 8 * 1024 * 1024
 ID_HEX = 12
 # envelope_bound: the reply around the text, with every capped field at its cap (see the tests)
 ENVELOPE_BASE, ENVELOPE_PER_FRAGMENT, ENVELOPE_PER_EVICTED = 600, 200, 12
@@ -102,6 +107,10 @@ def _describe(error: ValidationError) -> list[str]:
         unknown = sorted(set(error.instance) - set(known))
         return [f"{_path([*parts, k])}: is not a known field" for k in unknown]
     message = error.message
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        message = f"is {len(error.instance):,} characters; the limit is {error.validator_value:,}"
+    elif isinstance(error.instance, str) and len(error.instance) > VALUE_SHOWN_CHARS:
+        message = message.replace(repr(error.instance), repr(clip(error.instance, VALUE_SHOWN_CHARS)))
     if len(message) > MESSAGE_MAX_CHARS:
         message = message[: MESSAGE_MAX_CHARS - 1] + "…"
     return [f"{_path(parts)}: {message}"]
@@ -139,21 +148,46 @@ class RenderRequest:
     format: Format = Format.MARKDOWN
 
 
+RANKING_MAX_CHARS = 32_000  # of a long task, what strategies and ranking read (3/4 from its head, 1/4 from its tail)
+
+
+def ranking_text(intent: str, limit: int = RANKING_MAX_CHARS) -> str:
+    """What ranking reads of a task: all of it up to ``limit`` characters; of a longer one its head and
+    its tail (where an issue's last stack frames and error line are), so a 1 MiB task costs what a
+    32k one does."""
+    if len(intent) <= limit:
+        return intent
+    tail = limit // 4
+    return f"{intent[: limit - tail]}\n{intent[-tail:]}"
+
+
+def ranking_note(intent: str, limit: int = RANKING_MAX_CHARS) -> str | None:
+    """The warning a long task gets: how much of it ranking read."""
+    if len(intent) <= limit:
+        return None
+    return (f"the task is {len(intent):,} characters; ranking read its first {limit - limit // 4:,} "
+            f"and last {limit // 4:,}")
+
+
 def request_id_of(raw: str | bytes) -> str:
-    """The request_id of a raw request, for the error envelope even when the request is invalid."""
+    """The request_id of a raw request, for the error envelope even when the request is invalid (cut
+    to the schema's length: an envelope never echoes a long value back)."""
     try:
-        return str(json.loads(raw).get("request_id", "unknown"))
-    except (ValueError, AttributeError):
+        found = strict_json(raw).get("request_id", "unknown")
+    except (InputProblem, AttributeError):
         return "unknown"
+    return clip(found, REQUEST_ID_MAX_CHARS) if isinstance(found, str) else "unknown"
 
 
 def parse_request(data: Mapping[str, Any] | str | bytes) -> RenderRequest:
     """Validate and parse a request (an object, or its JSON text)."""
     if isinstance(data, (str, bytes)):
+        if len(data) > WIRE_MAX_BYTES:
+            raise InvalidRequest([f"(request): is {len(data):,} bytes; the limit is {WIRE_MAX_BYTES:,}"])
         try:
-            data = json.loads(data)
-        except ValueError as exc:
-            raise InvalidRequest([f"(request): not valid JSON ({exc})"]) from None
+            data = strict_json(data)
+        except InputProblem as exc:
+            raise InvalidRequest([f"(request): {exc}"]) from None
     elif isinstance(data, Mapping) and not isinstance(data, dict):
         data = dict(data)
     problems = sorted({line for e in _validator().iter_errors(data) for line in _describe(e)})

@@ -81,14 +81,16 @@ def _one_line(value: str) -> str:
 
 
 def preamble(task: str, fmt: Format | str, notice: str = "") -> str:
-    """The document's first line; the task is folded to one line and cut at ``TASK_MAX_CHARS``. A
-    ``notice`` (files changed on disk since they were indexed) follows it on a line of its own."""
+    """The document's first line; the task is folded to one line and cut at ``TASK_MAX_CHARS``. Each
+    line of a ``notice`` (files changed on disk since they were indexed, why a context is empty)
+    follows it on a line of its own."""
     task = _one_line(task)
     if len(task) > TASK_MAX_CHARS:
         task = task[: TASK_MAX_CHARS - 1] + "…"
     markdown = parse_format(fmt) is Format.MARKDOWN
     head = f"{'# ' if markdown else ''}Context for: {task}\n"
-    return head + (f"{'> ' if markdown else ''}{_one_line(notice)}\n" if notice else "")
+    lines = [_one_line(line) for line in notice.splitlines() if line.strip()]
+    return head + "".join(f"{'> ' if markdown else ''}{line}\n" for line in lines)
 
 
 def render_block(

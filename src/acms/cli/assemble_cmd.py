@@ -101,7 +101,7 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
 
 
 @click.command("render")
-@click.argument("request_file", type=click.File("r"))
+@click.argument("request_file", type=click.File("rb"))  # bytes: the request parser checks the encoding
 @strategies_option
 @refresh_option
 @project_options
@@ -119,6 +119,7 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str
             result = index.render(request, output="json")
     except AcmsError as exc:
         echo_json(envelope_for(exc, request_id))
+        click.echo(f"acms: error: {exc.message}", err=True)
         sys.exit(exc.exit_code)
     click.echo(result.assembled.rendered)
 

@@ -19,7 +19,8 @@ from acms.assembly.budget import pack
 from acms.assembly.filters import apply_filters, apply_lod, excerpts, trim
 from acms.assembly.model import Assembled
 from acms.assembly.privacy import protect
-from acms.assembly.protocol import RenderRequest, ReplyMetrics, build_reply, reply_for
+from acms.assembly.notes import why_empty
+from acms.assembly.protocol import RenderRequest, ReplyMetrics, build_reply, ranking_note, ranking_text, reply_for
 from acms.assembly.render import Format
 from acms.config import Settings
 from acms.errors import StoreError
@@ -60,18 +61,22 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     ``stale``: indexed files changed on disk (the ``warn`` refresh mode), named in the output."""
     start = time.perf_counter()
     deadline = start + request.time_ms / 1000.0
-    choice = registry.choose(request.strategy, request_traits(request), capabilities(searcher))
-    ctx = RunContext(searcher=searcher, registry_folder=registry.get, engines=registry.engines, request=request,
+    ranked = replace(request, intent=ranking_text(request.intent))  # a long task: ranking reads a bounded part
+    choice = registry.choose(request.strategy, request_traits(ranked), capabilities(searcher))
+    ctx = RunContext(searcher=searcher, registry_folder=registry.get, engines=registry.engines, request=ranked,
                      deadline=deadline)
-    cands = run_strategy(choice.strategy, ctx)
-    cands = trim(excerpts(apply_lod(apply_filters(cands, request, searcher), request), request), request.tokens_max)
+    found = run_strategy(choice.strategy, ctx)
+    cands = trim(excerpts(apply_lod(apply_filters(found, ranked, searcher), ranked), ranked), request.tokens_max)
     if time.perf_counter() > deadline:
         ctx.cut.append("deadline passed before packing; packing what is ready")
+    empty = [] if cands else why_empty(request, searcher.store, ctx.warnings, len(found))
+    long_task = [note] if (note := ranking_note(request.intent)) else []
     planner_ms = int(round(1000 * (time.perf_counter() - start)))
     metrics = ReplyMetrics(
         planner_ms=planner_ms, strategy=choice.strategy.name, strategy_reason=choice.reason,
         timings_ms=dict(ctx.timings_ms),
-        warnings=tuple(([stale_notice(stale)] if stale else []) + ctx.warnings + [f"cut: {c}" for c in ctx.cut]),
+        warnings=tuple(empty + ([stale_notice(stale)] if stale else []) + long_task + ctx.warnings
+                       + [f"cut: {c}" for c in ctx.cut]),
         entities_wanted=tuple(ctx.focus_entities) or None,
     )
     if output == "json":
@@ -80,7 +85,8 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     else:
         protected = protect(cands, request.privacy_mode)
         fmt = Format(output) if output else request.format
-        assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent, notice=stale_notice(stale))
+        notice = "\n".join(empty + ([stale_notice(stale)] if stale else []))
+        assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent, notice=notice)
         reply = build_reply(request, assembled, replace(metrics, warnings=(*metrics.warnings, *protected.warnings())))
     return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason, tuple(stale))
 
