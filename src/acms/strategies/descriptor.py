@@ -15,13 +15,13 @@ that declare it.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 from acms.errors import ConfigError
+from acms.text_checks import strict_toml
 
 CAPABILITIES = ("keyword", "vectors", "graph")
 SPECIALIST_TRAITS = {"plan", "history", "decision"}
@@ -85,7 +85,7 @@ class StrategyDescriptor:
 
 def parse_descriptor(text: str, folder: Traversable | None, builtin: bool) -> StrategyDescriptor:
     try:
-        data: dict[str, Any] = tomllib.loads(text)
+        data: dict[str, Any] = strict_toml(text)  # InputProblem is a ValueError: caught below
         phases = tuple(
             Phase(engine=str(p["engine"]), share=float(p.get("share", 1.0)), query=p.get("query"),
                   fallback=p.get("fallback"), breadth=p.get("breadth"))
@@ -102,7 +102,7 @@ def parse_descriptor(text: str, folder: Traversable | None, builtin: bool) -> St
             folder=folder,
             builtin=builtin,
         )
-    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"invalid strategy descriptor in {folder}: {exc}") from None
     if not desc.phases:
         raise ConfigError(f"strategy {desc.name}: a strategy needs at least one [[phase]]")
