@@ -3,7 +3,6 @@ filters, never its CLI or files; its hits pass acms's decoy checks."""
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass

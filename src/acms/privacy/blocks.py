@@ -3,7 +3,6 @@ variables with a default."""
 
 from __future__ import annotations
 
-import base64
 import bisect
 import re
 from collections.abc import Iterator

@@ -8,7 +8,6 @@ import binascii
 import math
 import re
 from collections import Counter
-from dataclasses import replace
 
 from acms.privacy.model import _MARK_HEAD
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 

@@ -81,10 +81,13 @@ def _split_literal_hits(text: str) -> Iterator[_Hit]:
         if _MARK_HEAD in joined:
             continue
         offsets = list(accumulate(b - a for a, b in parts))
-        line_start = text.rfind("\n", 0, chain.start()) + 1
-        before = text[line_start:chain.start()]
+        # what the line holds before the chain, if under 400 characters (looked for no further
+        # back: on a one-line file a search to the line's start made the scan quadratic)
+        lo = max(0, chain.start() - 400)
+        nl = text.rfind("\n", lo, chain.start())
+        before = text[nl + 1:chain.start()] if nl >= 0 or lo == 0 else ""
         # _ASSIGN_BEFORE ends in _SEP's last sign, "(" or blanks: test that before searching
-        assign = _ASSIGN_BEFORE.search(before) if len(before) < 400 and before.rstrip(" \t")[
+        assign = _ASSIGN_BEFORE.search(before) if before and before.rstrip(" \t")[
             -1:] in ("=", ":", ">", "(") else None
         if assign and _name_ok(assign.group("n")) and not _placeholder(joined):
             kind = "password" if re.search(r"(?i)pass|pwd", assign.group("n")) else "credential"

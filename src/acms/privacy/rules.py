@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import re
 from dataclasses import replace
 from functools import cache
@@ -29,7 +28,7 @@ from acms.privacy.accept import (
     _prose_ok,
     _url_ok,
 )
-from acms.privacy.decoys import _looks_random, _placeholder
+from acms.privacy.decoys import _placeholder
 from acms.privacy.model import _Rule
 from acms.privacy.providers import _ENTROPY_NEEDLES, _PROVIDER_SPECS, _SECRET_NEEDLES
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import replace
 from functools import cache, lru_cache
 from pathlib import PurePosixPath
 
@@ -182,9 +181,9 @@ def _render(text: str, hits: list[_Hit]) -> tuple[str, list[tuple[int, int, int,
     return "".join(parts), layout
 
 
-def _to_input(pos: int, layout: list[tuple[int, int, int, int]], end: bool) -> int:
-    """An offset in the scrubbed text as an offset in the input (inside a marker: its span)."""
-    starts = [row[0] for row in layout]
+def _to_input(pos: int, layout: list[tuple[int, int, int, int]], starts: list[int], end: bool) -> int:
+    """An offset in the scrubbed text as an offset in the input (inside a marker: its span);
+    ``starts``: the layout's new starts, made once per layout (once per offset was quadratic)."""
     i = (bisect.bisect_left(starts, pos) if end else bisect.bisect_right(starts, pos)) - 1
     if i < 0:
         return pos
@@ -192,6 +191,21 @@ def _to_input(pos: int, layout: list[tuple[int, int, int, int]], end: bool) -> i
     if pos < new_end:
         return old_end if end else old_start
     return old_end + (pos - new_end)
+
+
+def _line_starts(text: str, positions: list[int]) -> set[int]:
+    """The starts of the lines holding ``positions`` (ascending): each stretch of text between two
+    positions is searched once (a search back to the line's start for each was quadratic on a long
+    line with many secrets)."""
+    starts: set[int] = set()
+    start = prev = 0
+    for at in positions:
+        nl = text.rfind("\n", prev, at)
+        if nl >= 0:
+            start = nl + 1
+        starts.add(start)
+        prev = max(prev, at)
+    return starts
 
 
 def scrub(text: str, path: str = "") -> Scrubbed:
@@ -206,11 +220,12 @@ def scrub(text: str, path: str = "") -> Scrubbed:
     out, layout = _render(text, hits)
     for _ in range(4):
         # only lines holding a marker changed (others are as they were, or emptied): rescan those
-        marked = {out.rfind("\n", 0, at) + 1 for row in layout for at in (row[0], row[1])}
+        marked = _line_starts(out, [at for row in layout for at in (row[0], row[1])])
         extra = _hits(out, path, marked)
         if not extra:
             break
-        hits = _merge(hits + [_Hit(_to_input(h.start, layout, False), _to_input(h.end, layout, True),
+        starts = [row[0] for row in layout]
+        hits = _merge(hits + [_Hit(_to_input(h.start, layout, starts, False), _to_input(h.end, layout, starts, True),
                                    h.kind, h.generic) for h in extra])
         out, layout = _render(text, hits)
     return Scrubbed(out, _findings(text, hits))
