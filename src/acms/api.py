@@ -44,7 +44,7 @@ from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
 from acms.sparql.dataset import DefaultGraph, dataset_arguments
-from acms.sparql.guard import check_query
+from acms.sparql.guard import check_query, refuse_update
 from acms.sparql.results import DEFAULT_MAX_ROWS, QueryResult, collect
 from acms.temporal.history import EntityHistory, entity_history, resolve
 from acms.terms import Term
@@ -233,6 +233,7 @@ class Index:
         """A SELECT over the index, through the same guard as ``acms sparql`` and ``/sparql``
         (no SERVICE, capped length and nesting)."""
         check_query(sparql)
+        refuse_update(sparql)
         self.freshen()
         with self.session.reading() as store:
             return store.select(sparql, bindings)
@@ -243,6 +244,7 @@ class Index:
         default graph as ``acms sparql`` (the current tiers unless the query has FROM), at most
         ``max_rows`` rows or triples (``truncated`` says when there were more)."""
         check_query(text, allow_service=allow_service)
+        refuse_update(text)
         self.freshen()
         return self._collect(text, bindings, max_rows, **dataset_arguments(text, DefaultGraph(default_graph)))
 

@@ -47,7 +47,7 @@ from starlette.requests import Request
 
 from acms.errors import AcmsError, QueryRejected, query_failed
 from acms.sparql.dataset import DefaultGraph, dataset_arguments
-from acms.sparql.guard import check_query, scan
+from acms.sparql.guard import check_query, refuse_update, scan
 from acms.store.protocol import GraphStore
 
 MAX_BODY_BYTES = 2 * 1024 * 1024  # a query is capped at 100,000 characters; form encoding can triple it
@@ -73,6 +73,7 @@ CANONICAL: Mapping[str, str] = {"application/json": JSON_RESULTS, "application/x
 
 _WORD = re.compile(r"[A-Za-z_]+")
 _CLI_HINT = "pass --allow-service to permit it"
+UPDATE_HINT = " as a query; send it as the 'update' parameter or as application/sparql-update"
 
 FORM = "application/x-www-form-urlencoded"
 SPARQL_QUERY = "application/sparql-query"
@@ -276,6 +277,7 @@ def _select(result: ox.QuerySolutions, fmt: ox.QueryResultsFormat, rows: Iterato
 def run_query(store: GraphStore, op: Operation, accept: str, limits: Limits, deadline: float) -> Answer:
     """Check, evaluate, consume within the limits, serialize (in a worker process, see ``workers``)."""
     check_query(op.text, allow_service=limits.allow_service)
+    refuse_update(op.text, UPDATE_HINT if limits.allow_update else "")
     outcome = _evaluate(store, op, accept, limits, deadline)
     if isinstance(outcome, Exception):
         raise outcome

@@ -78,3 +78,24 @@ def check_query(text: str, *, allow_service: bool = False) -> ScannedQuery:
             "(pass --allow-service to permit it)"
         )
     return scanned
+
+
+UPDATE_WORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH"})
+READ_ONLY = "read-only: updates are not allowed here"
+
+
+def is_update(text: str) -> bool:
+    """Whether ``text`` is a SPARQL update: its first keyword after the prologue (BASE, PREFIX) is an
+    update's. The parser of queries would only say "expected CONSTRUCT" about it."""
+    words = scan(text).code.split()
+    i = 0
+    while i < len(words) and words[i].upper() in ("PREFIX", "BASE"):
+        i += 2 if words[i].upper() == "PREFIX" else 1
+    first = _WORD.match(words[i]) if i < len(words) else None
+    return first is not None and first.group().upper() in UPDATE_WORDS
+
+
+def refuse_update(text: str, where: str = "") -> None:
+    """Refuse an update where only queries run (``acms sparql``, the MCP tool, ``query=`` on /sparql)."""
+    if is_update(text):
+        raise QueryRejected(f"{READ_ONLY}{where}")
