@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test venv bench clean
+.PHONY: demo test venv bench clean docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,16 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The documentation site, warnings as errors; the docs extra (mkdocs) is installed on first use.
+DOCS_STAMP := $(VENV)/.docs-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[test,docs]"
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m mkdocs build --strict --site-dir site
 
 bench: $(STAMP)
 	$(BIN)/python bench/ingest.py

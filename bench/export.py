@@ -73,4 +73,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from docs_page import run  # bench/ is sys.path[0] when run as a script
+
+    run(main, "export")  # --write-docs: this run's tables onto docs/benchmarks.md

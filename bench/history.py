@@ -525,4 +525,6 @@ def share(secs: float, total: float) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    from docs_page import run  # bench/ is sys.path[0] when run as a script
+
+    run(main, "history")  # --write-docs: this run's tables onto docs/benchmarks.md

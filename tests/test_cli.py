@@ -172,16 +172,6 @@ def test_validate_conforms(indexed_sample: Path) -> None:
     assert code == 0 and "conforms" in out
 
 
-def test_every_command_and_setting_is_in_the_readme() -> None:
-    from acms.config import Settings
-
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    for name in cli.commands:
-        assert f"acms {name}" in readme, f"`acms {name}` is not documented in README.md"
-    for setting in Settings.help_table():
-        assert f"`{setting}`" in readme, f"setting {setting} is not documented in README.md"
-
-
 def test_float_settings_work_and_a_bad_one_writes_nothing(sample_project: Path) -> None:
     """`hot_days = 7` (a documented float setting) indexes; `hot_days = "soon"` is exit 6 before any write."""
     (sample_project / "acms.toml").write_text('hot_days = "soon"\n')
