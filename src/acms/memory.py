@@ -1,7 +1,7 @@
 """Give freed heap memory back to the operating system between the phases of a long run; collect
 cycles rarely while it runs.
 
-Why (issue 14): CPython and numpy free their objects into the C allocator, which keeps the pages;
+Why: CPython and numpy free their objects into the C allocator, which keeps the pages;
 after a phase that built and dropped a few hundred MB (a group of files' triples, the LSA fit, the
 caches' token arrays) the process's resident size stayed at its peak, and the next phase stacked its
 own peak on top. glibc's ``malloc_trim(0)`` returns those free pages (measured on a standard library's
@@ -58,7 +58,7 @@ def limit_arenas(n: int) -> None:
 def collecting_rarely() -> Iterator[None]:
     """The cyclic garbage collector at higher thresholds while a long batch run (an index) lasts.
 
-    Why (issue 14): a first index allocates millions of short-lived containers (a group's triples as
+    Why: a first index allocates millions of short-lived containers (a group's triples as
     text, the edges, the caches' rows), all freed by reference counting. At CPython's default
     thresholds (700, 10, 10) they set off 53 full collections in an index of the standard library,
     each walking the whole heap: 10.2 s of the run, finding next to nothing. At ``RARE_THRESHOLDS``

@@ -1,7 +1,7 @@
 """The ``acms`` command group. Each command group lives in its own module, imported only when run.
 
 Why lazy: the command modules pull in the engine (numpy, pyoxigraph, the ingest stack), so importing
-them all made every command, ``--help`` included, pay 1.5-2.8 s before doing anything (issue 14).
+them all made every command, ``--help`` included, pay 1.5-2.8 s before doing anything.
 ``COMMANDS`` names where each command lives and its one-line help for the listing;
 ``tests/test_startup.py`` checks that the lines agree with the commands' own help and that the read
 path imports no scipy, pyshacl or owlready2.

@@ -116,7 +116,7 @@ def _retriever(postings: Postings_, vocab: dict[str, int], k1: float, b: float) 
 class Postings:
     """A saved bm25s index read back without bm25s: the CSC score arrays (memory-mapped) and the vocabulary.
 
-    Why: importing bm25s pulls in scipy.sparse (~0.15 s of every read command, issue 14), and scoring
+    Why: importing bm25s pulls in scipy.sparse (~0.15 s of every read command), and scoring
     a loaded index is only a sum of CSC columns. ``get_scores_from_ids`` does what bm25s' numpy backend
     does (``np.add.at`` per query token, in order, in float32), so scores are the same bit for bit;
     ``tests/index`` compares the two on every query.
@@ -196,7 +196,7 @@ class KeywordIndex:
                        *, k1: float = 1.5, b: float = 0.75) -> KeywordIndex:
         """``build(ids, texts)`` for texts already tokenised: ``flat`` holds every text's tokens end to
         end (``lengths`` per text) as numbers into ``tokens``, numbered in any order (one pass over a
-        corpus tokenises it once for several indexes, issue 14). They are renumbered in order of first
+        corpus tokenises it once for several indexes). They are renumbered in order of first
         sight, as ``build`` numbers them, so the arrays are ``build``'s exactly (``tests/index``)."""
         if len(ids) != len(lengths):
             raise ValueError(f"{len(ids)} ids for {len(lengths)} texts")
@@ -205,7 +205,7 @@ class KeywordIndex:
     @classmethod
     def from_chunks(cls, ids: Sequence[str], chunks: Iterable[tuple[np.ndarray, np.ndarray]], tokens: Sequence[str],
                     *, k1: float = 1.5, b: float = 0.75, spill_dir: Path | None = None) -> KeywordIndex:
-        """``from_token_ids`` for documents that come a few at a time (bounded memory, issue 14): each
+        """``from_token_ids`` for documents that come a few at a time (bounded memory): each
         chunk is (the tokens of some consecutive documents end to end, their lengths). ``ids`` is read
         once the chunks are consumed, so a generator may fill it as it goes."""
         built = lucene_postings(chunks, len(tokens), k1=k1, b=b, spill_dir=spill_dir)

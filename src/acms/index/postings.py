@@ -1,6 +1,6 @@
 """BM25 postings (bm25s' Lucene variant, its CSC layout) built from documents streamed in chunks.
 
-Why (issue 14): built from one corpus-long token array, the postings took about 70 bytes per
+Why: built from one corpus-long token array, the postings took about 70 bytes per
 (term, document) pair in int64/float64 temporaries (keys, counts, argsort orders, the score
 expression) besides the token arrays themselves: ~0.4 GB at twice the standard library, growing with
 the project. Here the documents come a few at a time; each slice's distinct (token, document) pairs

@@ -141,7 +141,7 @@ def sweep(directory: Path) -> list[Path]:
     return removed + _sweep_legacy(directory)
 
 
-# What acms before 2026-11-28 left when killed while it built a cache: scratch directories without a
+# What an acms without build locks left when killed while it built a cache: scratch directories without a
 # lock (``.vectors-*``, ``.<name>.tmp-*``) and the cache a swap had moved aside (``vectors.old``,
 # ``.<name>.old-*``). Nothing tells whether such a builder is alive, but none runs for an hour, and this
 # acms never makes these names (its own scratch directory always has its lock beside it).

@@ -1,4 +1,4 @@
-"""Texts tokenised once, for several derived indexes (issue 14).
+"""Texts tokenised once, for several derived indexes.
 
 Building the keyword index, the ranking index's windows and the LSA vectors each tokenised the same
 fragment texts again. A ``TokenTable`` numbers tokens in order of first sight and keeps texts as
@@ -59,7 +59,7 @@ class TokenTable:
     def lines(self) -> TokenizedLines:
         """The texts added so far; the table keeps numbering further tokens but takes no more texts.
 
-        The line breaks are dropped in place, a block at a time (issue 14): a copy of the corpus's token
+        The line breaks are dropped in place, a block at a time: a copy of the corpus's token
         numbers, and a mask as long, were the caches' largest arrays after the numbers themselves.
         """
         raw = np.frombuffer(self._ids, dtype=np.int32) if len(self._ids) else np.zeros(0, dtype=np.int32)

@@ -138,6 +138,6 @@ def search_terms_by_line(text: str) -> list[str]:
 
     No run spans a line break, so the terms between two ``NEWLINE`` are ``search_terms`` of that line:
     a text tokenised once gives the terms of any run of its lines (the ranking index's windows) and,
-    without the ``NEWLINE``, those of the whole text (issue 14: each text was tokenised again for
+    without the ``NEWLINE``, those of the whole text (each text was tokenised again for
     every index built from it)."""
     return list(chain.from_iterable(map(_search_run, _RUN_OR_NEWLINE.findall(text))))

@@ -100,7 +100,7 @@ class MatrixWriter:
         raw = self._tmp / "rows.f32"
         order = sorted(range(n), key=self._ids.__getitem__)
         # Plain reads and writes, not memory maps: mapped, both matrices' pages counted in the process's
-        # resident size until unmapped (+575 MB for 292k rows of 256 floats, issue 14).
+        # resident size until unmapped (+575 MB for 292k rows of 256 floats).
         row_bytes = 4 * self.dims
         with raw.open("rb") as src, (self._tmp / "matrix.npy").open("wb") as out:
             np.lib.format.write_array_header_1_0(out, {"descr": "<f4", "fortran_order": False, "shape": (n, self.dims)})

@@ -52,7 +52,7 @@ def nt_literal(value: str, datatype: str = _XSD_STRING) -> str:
 class FileBatch:
     """The quads of one file plus what the pipeline needs to link and report it.
 
-    Held as N-Quads lines, not pyoxigraph ``Quad`` objects (issue 14: building 2.4M ``Quad`` objects in
+    Held as N-Quads lines, not pyoxigraph ``Quad`` objects (building 2.4M ``Quad`` objects in
     Python was most of the standard library's 18 s of emission; Oxigraph parses the text far faster).
     ``quads`` parses them on first use (the one-batch path); ``nquads()`` is what the streamed first
     index validates and bulk-loads. Assigning ``quads`` replaces the lines (tests inject broken files).
@@ -63,8 +63,8 @@ class FileBatch:
         self.lines: list[str] = lines if lines is not None else []
         self.entities: dict[str, NamedNode] = {}  # qualname -> IRI (code only)
         self.fragment_count = 0
-        # What a first index spills for the caches' build instead of reading it back (issue 14,
-        # ``acms.retrieval.corpus_spill``): the file's rows of ``search/corpus.rq`` for each micro fragment
+        # What a first index spills for the caches' build instead of reading it back
+        # (``acms.retrieval.corpus_spill``): the file's rows of ``search/corpus.rq`` for each micro fragment
         # that has one row,
         self.corpus: list[SpillRow] = []
         self.other_texts: list[tuple[str, str]] = []  # (frag, text) of those with several (the store gives them)

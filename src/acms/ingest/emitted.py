@@ -1,7 +1,7 @@
 """A file emitted and validated where it was extracted (a pool worker of a streamed first index), so
 the process that writes the index only loads what it is handed.
 
-Why (issue 14): the writer is a streamed index's bottleneck. Emitting a standard library's files and
+Why: the writer is a streamed index's bottleneck. Emitting a standard library's files and
 validating their 2.4M triples took it ~4 and ~15 s, one file after another, while the extraction
 workers waited for it. A file's triples are validated on their own just as in its group: every node a
 file's triples describe is the file's (its IRIs hold its path), and the nodes it links to are its own

@@ -104,7 +104,7 @@ def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> 
 _WORKER: dict[str, object] = {}  # a pool worker's run settings (every listed path, window lines), set once
 
 
-# The pool's workers run at a lower priority than the process that writes (issue 14). The writer
+# The pool's workers run at a lower priority than the process that writes. The writer
 # (emit, validate, bulk-load a group) is a streamed index's bottleneck: the workers read ahead
 # (``index_stream.GROUPS_AHEAD``) and then wait, but at equal priority the three processes shared
 # two cores evenly and the writer got about two thirds of one. Measured with one group ahead, standard library, 1x, interleaved runs on the same machine, the files'

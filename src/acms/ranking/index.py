@@ -196,7 +196,7 @@ class RankingIndex:
     @classmethod
     def from_windows(cls, rows: list[FragmentPlace], windows: FileWindows) -> RankingIndex:
         """``from_tokens`` once the windows are made (``window_tokens.file_windows`` of the same rows):
-        the rest needs no token numbers, so the caches let go of them in between (issue 14)."""
+        the rest needs no token numbers, so the caches let go of them in between."""
         files, windows_index = windows.files, windows.index
         number = {p: i for i, p in enumerate(files)}
         wfile, wlines, dense = windows.window_file, windows.window_lines, windows.dense
@@ -208,7 +208,7 @@ class RankingIndex:
         names_index = KeywordIndex.build(files, [" ".join(defined.get(p, ())) for p in files], b=NAMES_B)
         del windows
         # where each fragment sits, in fragment order: its last row's, as a dict keyed by fragment kept it
-        # (no dicts nor tuples per fragment: issue 14)
+        # (no dicts nor tuples per fragment)
         keep = _last_of_each(rows)
         frag_ids = ids_array([rows[i].frag for i in keep])
         locations = np.zeros((len(keep), 4), dtype=np.int64)

@@ -1,4 +1,4 @@
-"""The ranking index's windows as token numbers, a few files at a time (issue 14).
+"""The ranking index's windows as token numbers, a few files at a time.
 
 A file's text is rebuilt from its fragments' lines (the first fragment giving a line wins, as
 :func:`acms.ranking.windows.file_lines`); its windows are runs of ``WINDOW`` known lines every

@@ -110,7 +110,7 @@ class DerivedCaches:
     def text_key(self) -> str:
         """The keyword and ranking caches' key: the last index run. Texts, names and places change only
         in index runs; a new embedding model does not touch them, so an index run builds these caches
-        before its embeddings (issue 14: on the heap the files' phase left clean, see
+        before its embeddings (on the heap the files' phase left clean, see
         ``IndexRun._after_files``) and a model migration keeps them."""
         run, _ = self._state
         return hashlib.sha256(f"{run}|text".encode()).hexdigest()[:16]
@@ -193,7 +193,7 @@ class DerivedCaches:
     def _build_text_caches(self, *, keyword: bool, ranking: bool, keep: bool = True) -> None:
         """Build and save the keyword and/or ranking caches in one pass over the corpus's texts.
 
-        Why one pass, and no texts kept (issue 14): both caches read every fragment's text, and the
+        Why one pass, and no texts kept: both caches read every fragment's text, and the
         ranking index tokenised each again for its windows. Here each text is tokenised once, line by
         line (``TokenTable``), as its row streams in (:class:`CorpusReader`: no dicts of names or places),
         and only its token numbers are kept, with a few numbers and shared strings per row
@@ -366,7 +366,7 @@ class DerivedCaches:
 
     def _spilled_places(self) -> tuple[dict[str, str], dict[str, str], dict[str, str], dict[str, str]] | None:
         """``_places``' four dicts from the places a complete spill holds, with the ontology's classes
-        applied as the place queries apply them (issue 14: those queries took ~2-4 s a standard library).
+        applied as the place queries apply them (those queries took ~2-4 s a standard library).
         None, and the queries decide, when the store's dicts would depend on their rows' order: a
         fragment given two kinds or outlines."""
         assert self._spill is not None

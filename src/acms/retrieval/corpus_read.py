@@ -1,6 +1,6 @@
 """The rows of ``search/corpus.rq`` (bar the vectors), streamed, unordered, without its OPTIONALs.
 
-Why (issue 14): the derived caches read every searchable fragment with its owner's names and its
+Why: the derived caches read every searchable fragment with its owner's names and its
 place. As one query, the OPTIONALs and ORDER BY took ~13 s on a standard library's index and Oxigraph
 held the optional parts' solutions (memory growing with the project); as three queries joined in
 Python (fragments, owners' names, places), dicts of every name and place were held (~90 MB a standard

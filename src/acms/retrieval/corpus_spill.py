@@ -1,7 +1,7 @@
 """The corpus rows a first index spills as it writes its groups, so the caches' build and the first
 embedding need not read them back from the store.
 
-Why (issue 14): the caches' build started with ``search/corpus-full.rq``, Oxigraph's join of eight
+Why: the caches' build started with ``search/corpus-full.rq``, Oxigraph's join of eight
 patterns over every fragment: 14 s on a standard library's index with a warm page cache, 26 s cold.
 The writer of a streamed first index has each file's rows at hand (``emit.FileBatch.corpus``:
 ``search/corpus.rq``'s solutions over the file's own triples, for each micro fragment that has one; a

@@ -1,7 +1,7 @@
 """A first index's LSA model fitted, and every text folded, in a worker process while the indexing
 process builds the keyword and ranking caches.
 
-Why (issue 14): after a first index's files, the caches' build (~11-15 s a standard library), the fit
+Why: after a first index's files, the caches' build (~11-15 s a standard library), the fit
 (~5-7 s) and the embeddings (~7-9 s) ran one after the other, the first two on one of the two cores.
 None needs the other: the caches read the spill, and the fit and the folding read only the spill's
 texts. So a worker fits the model on the same sample (``embedding_store.fit_sample``) and saves it;

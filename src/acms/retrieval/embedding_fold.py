@@ -1,7 +1,7 @@
 """A first embedding's batches folded in a worker process while the indexing process reads the next
 texts and writes the vectors of the last batch.
 
-Why (issue 14): a streamed first embedding of a standard library spent ~5 s folding texts (tokenising
+Why: a streamed first embedding of a standard library spent ~5 s folding texts (tokenising
 them and summing their terms' components, single-threaded numpy and Python), ~4 s reading them from the
 store and ~2 s loading the vectors, one after the other on one of two cores. With the folding in a
 worker the two overlap. Only for the LSA provider (its model pickles; the others are a process or a

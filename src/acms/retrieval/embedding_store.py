@@ -5,7 +5,7 @@ embedded at the end of ``acms index`` with that model; a query embedded by any o
 (``ModelMismatch``) until ``acms reindex --embeddings`` migrates. A migration computes every vector
 first and then swaps old for new in ONE update, so an interrupted migration leaves the old vectors.
 
-An index without any vector (a first index) is embedded as a stream instead (issue 14: the one
+An index without any vector (a first index) is embedded as a stream instead (the one
 update of a whole standard library's vectors took ~50 s and held them all in memory): the LSA model
 is fitted on at most ``FIT_SAMPLE`` fragments (beyond that, those of lowest IRI hash), then the
 fragments are folded in ``STREAM_BATCH`` at a time, each batch bulk-loaded, the model node last (so
@@ -286,7 +286,7 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
 
 def fit_sample(texts: Iterable[tuple[str, str]], size: int, seen: list[int] | None = None) -> list[str]:
     """The texts of the ``size`` fragments of lowest IRI hash (the same whatever order they are read
-    in), in IRI order; ``seen[0]`` counts every text, in the same scan (issue 14: a count query first
+    in), in IRI order; ``seen[0]`` counts every text, in the same scan (a count query first
     cost ~2 s a standard library, the scan of the store ~4 s, which a first index's spill spares)."""
     lowest: list[tuple[int, str, str]] = []  # a max-heap by hash, as (-hash, iri, text)
     n = 0
@@ -345,7 +345,7 @@ def _placed(store: GraphStore, texts: KnownTexts) -> Iterator[tuple[NamedNode, s
     """``embeddings/texts.rq``'s rows from the texts of a first index's spill: each fragment in the graph
     that holds it. The spill holds what the files' writer put in the warm tier; since then the tier
     policy may have moved entities to hot, each with its fragments, so only those few are asked for.
-    (Nothing the spill holds is cold: history's versions have IRIs of their own.) Issue 14: reading every
+    (Nothing the spill holds is cold: history's versions have IRIs of their own.) Reading every
     text back from the store cost ~7 s a standard library."""
     hot = {row["frag"].value for row in store.select(catalog.text("embeddings/hot-fragments"))}
     for frag, text in texts():
@@ -411,7 +411,7 @@ def _fold_all(store: GraphStore, provider: EmbeddingProvider, phases: Phases, to
 
         # Read while writing: an Oxigraph query reads the store as it was when it began (repeatable
         # read; tests/retrieval/test_streamed_embedding.py), so the vectors loaded meanwhile neither
-        # show up nor disturb it, and no more than two batches of texts are held (issue 14: the list of
+        # show up nor disturb it, and no more than two batches of texts are held (the list of
         # every text grew with the project).
         for row in _texts(store) if rows is None else rows:
             batch.append(row)

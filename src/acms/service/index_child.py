@@ -1,5 +1,5 @@
 """A large first index writes its files in a process of its own, so the phases after it start from a
-clean heap (issue 14).
+clean heap.
 
 Why: the files' phase builds and drops a few hundred MB of small Python objects group after group,
 and the few that outlive it (the run's report, cached names and terms) pin the allocator's arenas:

@@ -2,7 +2,7 @@
 
 Why: a migration re-does every file, and the one-batch path (old triples out, new ones in, in ONE
 ``store.replace``) held the whole index twice in one transaction: on the standard library's index
-(2,250 files, 2.4M triples) 6 min 22 s and 17 GB peak RSS (issue 14). So a run that must redo every
+(2,250 files, 2.4M triples) 6 min 22 s and 17 GB peak RSS. So a run that must redo every
 file goes through :func:`acms.service.index_stream.stream_first_index` too, with a
 :class:`StreamedReindex` that takes the old index out of the way in bounded steps. Two ways:
 

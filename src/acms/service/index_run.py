@@ -249,7 +249,7 @@ class IndexRun:
             for r in store.select(catalog.text("ingest/stored-files"))
         }
         with self.phase("reading", len(listing.files)):
-            # A file whose content hash is stored is not scrubbed and its text not kept (issue 14: scrubbing
+            # A file whose content hash is stored is not scrubbed and its text not kept (scrubbing
             # every file made an unchanged re-index of the standard library 10 s); unless every file is redone.
             known = None if migration.reindex else {path: digest for path, (_, digest) in stored.items()}
             trusted = None if migration.reindex or self.looked is None else {
@@ -366,7 +366,7 @@ class IndexRun:
             return
         # The keyword and ranking caches before the embeddings (they do not depend on them): after a
         # files' phase in a child process this heap is still clean, and the caches' build is the
-        # run's largest (issue 14). A first index's embedding is made meanwhile in a worker.
+        # run's largest. A first index's embedding is made meanwhile in a worker.
         ahead = self._embedding_ahead() if settings.embed_on_index else None
         try:
             with self.phase("caches", CACHE_STEPS):
@@ -529,7 +529,7 @@ class IndexRun:
 
     def _let_go(self) -> None:
         """Before a phase that reads the whole index (fitting and embedding, the caches): the embedded
-        store is reopened, so RocksDB lets go of what the files' writes left it holding (issue 14)."""
+        store is reopened, so RocksDB lets go of what the files' writes left it holding."""
         reopen = getattr(self.store, "reopen", None)
         if reopen is not None:
             reopen()

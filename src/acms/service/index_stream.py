@@ -1,6 +1,6 @@
 """A first index, streamed: files are read, scrubbed and extracted (in a process pool),
 emitted, validated and written group by group,
-so peak memory is flat in the size of the project (issue 14: a whole-batch first index of the standard
+so peak memory is flat in the size of the project (a whole-batch first index of the standard
 library peaked at 4.5 GB, and 4x the standard library would have needed ~18 GB).
 
 Why it is still all or nothing: the run is inside ``store.atomic()`` (:mod:`acms.store.run_marker`):
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["GROUP_BYTES", "GROUP_FILES", "stream_first_index"]
 
 # Files per group, and bytes of source, at most. A group is one bulk load, and RocksDB compacts after
-# each: with a standard library's index at 1.45M quads (2026-11-28), 192 files / 2 MB -> 384 / 4 MB
+# each: with a standard library's index at 1.45M quads, 192 files / 2 MB -> 384 / 4 MB
 # cut the compaction threads' CPU 16.0 / 14.4 -> 10.3 / 10.1 s and all processes' 88.5 / 84.1 -> 82.0
 # / 80.5 s (interleaved runs); `bench/ingest.py --scale 1,4` 1x 49.0 s, 4x 203.9 s, 737 / 889 MB for
 # all processes. A group's bulk load and staging grow with it: 768 / 8 MB compacted less still (~7 s)

@@ -173,7 +173,7 @@ class OxigraphStore:
     def reopen(self) -> None:
         """Close the database and open it again, before a phase that reads the whole index (the caches):
         RocksDB lets go of what the run's writes and reads left it holding (measured after a standard
-        library's first index: 540 -> 364 MB resident; the caches' peak 832 -> 771 MB, issue 14). The
+        library's first index: 540 -> 364 MB resident; the caches' peak 832 -> 771 MB). The
         same files, so inside ``atomic()`` too; a store in memory or read-only is left as it is."""
         if self.path is None or self.read_only:
             return

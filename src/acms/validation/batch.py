@@ -81,7 +81,7 @@ def check_links(store: GraphStore, quads: Sequence[Quad], checks: Iterable[Compi
     links' own predicates run, since nothing else about those nodes changes. For a first index, where
     every link of a node is in ``quads``, that is what validating the whole batch would say of them.
     ``known``: node IRI -> its one class in the store, for nodes the caller wrote itself (a first index's
-    code entities: issue 14, asking the store for 20k nodes' classes cost ~0.7 s a group of edges);
+    code entities: asking the store for 20k nodes' classes cost ~0.7 s a group of edges);
     the store is asked for the others.
     """
     from acms.validation.shapes import shipped_checks

@@ -89,7 +89,7 @@ class BatchTriples:
             if p == _TYPE or p == _SUBCLASS or "\\" in line:  # noqa: PLR1714
                 add(s, p, o)
                 continue
-            # ``add`` inlined for the common line (issue 14: ~2.3M calls a standard library)
+            # ``add`` inlined for the common line (~2.3M calls a standard library)
             if o[0] == "<":
                 linked.add(o)
             by_p = out.get(s)
