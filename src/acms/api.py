@@ -20,6 +20,7 @@ answered as ``warn`` would.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping
@@ -46,6 +47,7 @@ from acms.sparql.catalog import QuerySpec
 from acms.sparql.dataset import DefaultGraph, dataset_arguments
 from acms.sparql.guard import check_query, refuse_update
 from acms.sparql.results import DEFAULT_MAX_ROWS, QueryResult, collect
+from acms.sparql.runner import QueryLimits
 from acms.temporal.history import EntityHistory, entity_history, resolve
 from acms.terms import Term
 from acms.store.http_client import Endpoints, is_remote
@@ -229,14 +231,20 @@ class Index:
         stale = self.freshen()
         return self.assembler.render(request, output, stale)
 
+    @property
+    def query_limits(self) -> QueryLimits:
+        """How far a user's query may go (settings ``query_timeout``, ``query_memory_mb``): it runs in a
+        child process that is stopped when it passes either (:mod:`acms.sparql.runner`)."""
+        return QueryLimits(self.settings.query_timeout, self.settings.query_memory_mb)
+
     def query(self, sparql: str, bindings: Bindings | None = None) -> list[Row]:
         """A SELECT over the index, through the same guard as ``acms sparql`` and ``/sparql``
-        (no SERVICE, capped length and nesting)."""
+        (no SERVICE, capped length and nesting), within ``query_limits``."""
         check_query(sparql)
         refuse_update(sparql)
         self.freshen()
         with self.session.reading() as store:
-            return store.select(sparql, bindings)
+            return store.select(sparql, bindings, limits=self.query_limits)
 
     def sparql(self, text: str, bindings: Bindings | None = None, *, max_rows: int = DEFAULT_MAX_ROWS,
                allow_service: bool = False, default_graph: DefaultGraph | str = DefaultGraph.CURRENT) -> QueryResult:
@@ -248,7 +256,8 @@ class Index:
         self.freshen()
         return self._collect(text, bindings, max_rows, **dataset_arguments(text, DefaultGraph(default_graph)))
 
-    def saved_queries(self) -> list[QuerySpec]:
+    @staticmethod
+    def saved_queries() -> list[QuerySpec]:
         """The saved exploration queries (``queries/explore/``), by name."""
         return sorted((s for s in catalog.all_queries().values() if s.folder == "explore"), key=lambda s: s.name)
 
@@ -271,7 +280,8 @@ class Index:
 
     def _collect(self, text: str, bindings: Bindings | None, max_rows: int, **dataset: Any) -> QueryResult:
         with self.session.reading() as store:
-            return collect(store.query_raw(text, bindings or None, **dataset), max_rows)
+            limits = dataclasses.replace(self.query_limits, max_rows=max_rows)
+            return collect(store.query_raw(text, bindings or None, limits=limits, **dataset), max_rows)
 
     def describe(self, entity: str) -> Description:
         """Kind, location, signature, docstring, callers, callees, members and a history summary of one

@@ -46,16 +46,30 @@ def unmatched_focus(request: RenderRequest, warnings: Sequence[str]) -> bool:
     return bool(request.focus) and any(w.startswith("no entity matches focus") for w in warnings)
 
 
-def why_empty(request: RenderRequest, store: GraphStore, warnings: Sequence[str], found: int) -> list[str]:
-    """One line per cause of an empty context. ``found``: candidates the strategy returned before the
-    request's filters; ``warnings``: what the strategy said while running."""
-    notes: list[str] = []
-    if unmatched_focus(request, warnings):
-        labels = _labels(store)
-        for focus in request.focus:
-            near = near_matches(focus, labels)
-            hint = f"; did you mean: {', '.join(near)}?" if near else "; no defined name is close to it"
-            notes.append(f"No context: the focus {clip(focus, SHOWN_CHARS)!r} matches no entity in the index{hint}")
+def focus_notes(request: RenderRequest, store: GraphStore, warnings: Sequence[str], empty: bool) -> list[str]:
+    """A line per focus when none matched, with near matches, whether or not the task alone found
+    something (a misspelt focus must not pass for a context about it)."""
+    if not unmatched_focus(request, warnings):
+        return []
+    labels = _labels(store)
+    notes = []
+    for focus in request.focus:
+        near = near_matches(focus, labels)
+        hint = f"; did you mean: {', '.join(near)}?" if near else "; no defined name is close to it"
+        head = "No context" if empty else "Note"
+        tail = "" if empty else " (what follows was found from the task alone)"
+        notes.append(f"{head}: the focus {clip(focus, SHOWN_CHARS)!r} matches no entity in the index{hint}{tail}")
+    return notes
+
+
+def notes_for(request: RenderRequest, store: GraphStore, warnings: Sequence[str], found: int,
+              empty: bool) -> list[str]:
+    """What the reader is told above the context: an unmatched focus always, and for an empty context
+    one line per cause. ``found``: candidates the strategy returned before the request's filters;
+    ``warnings``: what the strategy said while running."""
+    notes = focus_notes(request, store, warnings, empty)
+    if not empty:
+        return notes
     globs = request.filters.paths
     if globs:
         paths = [r["path"].value for r in store.select(catalog.text("search/file-paths"))]
@@ -75,4 +89,4 @@ def why_empty(request: RenderRequest, store: GraphStore, warnings: Sequence[str]
     return notes
 
 
-__all__ = ["near_matches", "why_empty"]
+__all__ = ["focus_notes", "near_matches", "notes_for"]

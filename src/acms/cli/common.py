@@ -137,6 +137,22 @@ def open_index(project: Path, store: Path | None, *, write: bool = False, shared
                  registry=StrategyRegistry.default(strategies_dirs))
 
 
+def index_opener(project: Path, store: Path | None, *, shared: bool = False,
+                 strategies_dirs: Iterable[Path] = (), **overrides: Any) -> Callable[[], Index]:
+    """``open_index`` for later, from another thread (a server's first call): the settings, ``--set``
+    and ``--wait`` included, are read now, while the command's context exists."""
+    from acms.api import Index, Mode, store_dir
+    from acms.strategies.registry import StrategyRegistry
+
+    root = resolve_project(project)
+    settings = settings_for(root, **overrides)
+    mode = Mode.SHARED if shared else Mode.READ
+    location, wait, command = store_dir(root, settings, store), wait_seconds(settings), " ".join(sys.argv[:3])
+    registry = StrategyRegistry.default(strategies_dirs)
+    return lambda: Index(root, settings, location, mode=mode, wait=wait, command=command, create=False,
+                         registry=registry)
+
+
 def refresh_option(func: F) -> F:
     """``--refresh auto|warn|off``: the ``refresh`` setting for this read."""
     return click.option(

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from acms.cli.assemble_cmd import strategies_option
-from acms.cli.common import boundary, open_index, project_options, start_following, watch_option
-from acms.errors import AcmsError
+from acms.cli.common import boundary, index_opener, project_options, start_following, watch_option
+from acms.errors import AcmsError, StoreMissing
+
+if TYPE_CHECKING:
+    from acms.api import Index
 
 
 @click.command("mcp")
@@ -41,20 +45,33 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, watch: bool, st
     """
     from acms.mcp_server.server import create_server  # the MCP stack is only imported by this command
 
-    index = open_index(project, store, shared=True, strategies_dirs=strategies_dir)  # missing: exit 4
-    server = create_server(index, allow_index=allow_index)
+    opener = index_opener(project, store, shared=True, strategies_dirs=strategies_dir)
+    followers: list[Any] = []
+
+    def open_and_follow() -> Index:
+        index = opener()
+        if watch:
+            followers.append(start_following(index, "acms mcp"))
+        return index
+
     try:
-        index.warm()  # the store handle and the search caches, before the first call
-    except AcmsError as exc:  # a writer holds the index: serve anyway, calls wait for it
-        click.echo(f"acms mcp: note: {exc.message}", err=True)
-    follower = start_following(index, "acms mcp") if watch else None
+        index: Index | None = open_and_follow()
+    except StoreMissing as exc:  # serve anyway: the agent connects, and each call names `acms index`
+        click.echo(f"acms mcp: note: {exc.message}; every tool answers STORE_MISSING until it has run", err=True)
+        index = None
+    server = create_server(index if index is not None else open_and_follow, allow_index=allow_index)
+    if index is not None:
+        try:
+            index.warm()  # the store handle and the search caches, before the first call
+        except AcmsError as exc:  # a writer holds the index: serve anyway, calls wait for it
+            click.echo(f"acms mcp: note: {exc.message}", err=True)
     try:
         if not http:
             server.run("stdio")
             return
         _serve_http(server, host, port)
     finally:
-        if follower is not None:
+        for follower in followers:
             follower.stop()
 
 

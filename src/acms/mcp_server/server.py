@@ -12,6 +12,8 @@ and other commands run beside the server and the next call sees their result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resources import FunctionResource
 from mcp_types import ToolAnnotations
@@ -63,8 +65,9 @@ DESCRIPTIONS = {
 }
 
 
-def create_server(index: Index, *, allow_index: bool = False) -> MCPServer:
-    """The MCP server over ``index`` (open it with ``shared=True``)."""
+def create_server(index: Index | Callable[[], Index], *, allow_index: bool = False) -> MCPServer:
+    """The MCP server over ``index`` (open it with ``shared=True``), or over an opener of it that is
+    called on each tool call until it succeeds (the index does not exist yet, see ``AcmsTools``)."""
     tools = AcmsTools(index)
     server = MCPServer("acms", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for name, fn in (("assemble", tools.assemble), ("search", tools.search), ("sparql", tools.sparql),
@@ -76,16 +79,16 @@ def create_server(index: Index, *, allow_index: bool = False) -> MCPServer:
                         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                     idempotent_hint=True, open_world_hint=False),
                         structured_output=False)
-    _add_resources(server, index)
+    _add_resources(server)
     return server
 
 
-def _add_resources(server: MCPServer, index: Index) -> None:
+def _add_resources(server: MCPServer) -> None:
     server.add_resource(FunctionResource.from_function(
         lambda: resources.read_text("ontology", "uko.ttl"), uri="acms://ontology/uko.ttl", name="uko.ttl",
         description="The UKO ontology (OWL 2, Turtle): the classes and properties every query uses.",
         mime_type="text/turtle"))
-    for spec in index.saved_queries():
+    for spec in Index.saved_queries():
         text = spec.text
         server.add_resource(FunctionResource.from_function(
             lambda text=text: text, uri=f"acms://queries/explore/{spec.name}.rq", name=f"{spec.name}.rq",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -75,10 +76,31 @@ MaxRows = Annotated[int, Field(ge=1, le=MAX_ROWS_CAP, description="Most rows (or
 
 
 class AcmsTools:
-    """The tool functions, bound to one Index (shared: each call takes the index's shared lock)."""
+    """The tool functions, bound to one Index (shared: each call takes the index's shared lock).
 
-    def __init__(self, index: Index) -> None:
-        self.index = index
+    Given an opener instead of an Index (``acms mcp`` started where no index exists yet), the server
+    still completes the handshake and lists its tools; each call tries to open the index and, until
+    ``acms index`` has made one, answers with ``STORE_MISSING`` naming it. The first call after that
+    opens the index and every later one uses it: no restart."""
+
+    def __init__(self, index: Index | Callable[[], Index]) -> None:
+        self._index: Index | None = index if isinstance(index, Index) else None
+        self._open: Callable[[], Index] | None = None if isinstance(index, Index) else index
+        self._opening = threading.Lock()
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            with self._opening:
+                if self._index is None:
+                    assert self._open is not None
+                    self._index = self._open()  # StoreMissing (a tool error) until the index exists
+        return self._index
+
+    @property
+    def opened(self) -> Index | None:
+        """The index, if open (``None`` while the server waits for ``acms index``)."""
+        return self._index
 
     @tool_errors
     def assemble(self, task: Task, budget: Budget = 4000, strategy: Strategy = "auto",
@@ -137,7 +159,7 @@ class AcmsTools:
                 max_rows: MaxRows = 200) -> str:
         if not name:
             return as_json([{"name": s.name, "summary": s.summary,
-                             "params": {p: help_ for p, help_ in s.params}} for s in self.index.saved_queries()])
+                             "params": {p: help_ for p, help_ in s.params}} for s in Index.saved_queries()])
         return self._noted(as_json(self.index.run_saved(name, params or {}, max_rows=max_rows).as_dict()))
 
     def _noted(self, text: str) -> str:

@@ -19,7 +19,7 @@ from acms.assembly.budget import pack
 from acms.assembly.filters import apply_filters, apply_lod, excerpts, trim
 from acms.assembly.model import Assembled
 from acms.assembly.privacy import protect
-from acms.assembly.notes import why_empty
+from acms.assembly.notes import notes_for
 from acms.assembly.protocol import RenderRequest, ReplyMetrics, build_reply, ranking_note, ranking_text, reply_for
 from acms.assembly.render import Format
 from acms.config import Settings
@@ -69,13 +69,13 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     cands = trim(excerpts(apply_lod(apply_filters(found, ranked, searcher), ranked), ranked), request.tokens_max)
     if time.perf_counter() > deadline:
         ctx.cut.append("deadline passed before packing; packing what is ready")
-    empty = [] if cands else why_empty(request, searcher.store, ctx.warnings, len(found))
+    notes = notes_for(request, searcher.store, ctx.warnings, len(found), empty=not cands)
     long_task = [note] if (note := ranking_note(request.intent)) else []
     planner_ms = int(round(1000 * (time.perf_counter() - start)))
     metrics = ReplyMetrics(
         planner_ms=planner_ms, strategy=choice.strategy.name, strategy_reason=choice.reason,
         timings_ms=dict(ctx.timings_ms),
-        warnings=tuple(empty + ([stale_notice(stale)] if stale else []) + long_task + ctx.warnings
+        warnings=tuple(notes + ([stale_notice(stale)] if stale else []) + long_task + ctx.warnings
                        + [f"cut: {c}" for c in ctx.cut]),
         entities_wanted=tuple(ctx.focus_entities) or None,
     )
@@ -85,7 +85,7 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
     else:
         protected = protect(cands, request.privacy_mode)
         fmt = Format(output) if output else request.format
-        notice = "\n".join(empty + ([stale_notice(stale)] if stale else []))
+        notice = "\n".join(notes + ([stale_notice(stale)] if stale else []))
         assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent, notice=notice)
         reply = build_reply(request, assembled, replace(metrics, warnings=(*metrics.warnings, *protected.warnings())))
     return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason, tuple(stale))
