@@ -11,8 +11,10 @@ from functools import lru_cache
 from acms.privacy.decoys import (
     _FORMATTED_AFTER,
     _NAME_NOT_SECRET,
+    _PATH,
     _PLACEHOLDER,
     _UUID,
+    _names_a_secret,
     _looks_random,
     _placeholder,
     _wordy,
@@ -21,7 +23,7 @@ from acms.privacy.model import _MARK_HEAD
 
 
 _SECRET_WORD = (
-    r"(?:password|passwd|passphrase|pwd|(?<![a-z])pass(?![a-z])|secret|token|api[_\-]?key|apikey"
+    r"(?:password|passwd|passphrase|pwd|(?<![a-z])pass(?![a-z])|(?<![a-z])pw(?![a-z])|secret|token|api[_\-]?key|apikey"
     r"|access[_\-]?key|private[_\-]?key|credentials?|(?<![a-z])auth(?![a-z])|signing[_\-]?key"
     r"|encryption[_\-]?key|master[_\-]?key|client[_\-]?key|session[_\-]?key|license[_\-]?key"
     r"|account[_\-]?key|(?<![a-z])dsn(?![a-z])|(?<![a-z])salt(?![a-z]))"
@@ -48,10 +50,10 @@ _EXPRESSION = re.compile(r"[ \t](?:=|==|\||->|and|or|if|else)[ \t]")  # code, no
 
 
 def _kind_for_name(m: re.Match[str]) -> str:
-    return "password" if re.search(r"(?i)pass|pwd", m.group("n")) else "credential"
+    return "password" if re.search(r"(?i)pass|pwd|(?<![a-z])pw(?![a-z])", m.group("n")) else "credential"
 
 
-_STRONG_NAME = re.compile(r"(?i)passw|passphrase|pwd|secret|(?<![a-z])pass(?:_|$)")
+_STRONG_NAME = re.compile(r"(?i)passw|passphrase|pwd|secret|(?<![a-z])pass(?:_|$)|(?<![a-z])pw(?:_|$)")
 
 
 def _name_ok(name: str) -> bool:
@@ -103,6 +105,51 @@ def _prose_ok(m: re.Match[str], line: str) -> bool:
     core = re.sub(r"(?:&\w+;|[.,;:!?)\]}\"'])+$", "", m.group("v"))
     return len(core) >= 4 and not _placeholder(core) and not _wordy(core) \
         and bool(re.search(r"\d|[^\w\s]|[a-z][A-Z]", core))
+
+
+_PROSE_BEFORE = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--|;|%|\"\"\"|\'\'\'|<!--|[A-Za-z][\w ,.;:()'`-]*$)")
+
+
+def _prose_word_ok(m: re.Match[str], line: str) -> bool:
+    """``the admin password Lk8pz2Wq9``, ``password: Wq9-zT3k`` in prose: a comment, a docstring or
+    a document's line (in code, only where the line is a comment or reads as words). The value must
+    look generated (letters and digits mixed, or symbols), not be a word, a name or a placeholder."""
+    core = re.sub(r"(?:&\w+;|[.,;:!?)\]}\"'])+$", "", m.group("v"))
+    if len(core) < 6 or _placeholder(core) or _wordy(core) or _names_a_secret(core):
+        return False
+    if not (re.search(r"\d", core) and re.search(r"[A-Za-z]", core)):
+        return False
+    if re.search(r"[()\[\]{}<>=$%]|\.\w+\(|::|->|^[\w.]+\.[a-z_]+$", core) or _PATH.fullmatch(core):
+        return False  # code, a call, a path, a module name
+    if re.fullmatch(r"[a-z]+(?:[_\-][a-z0-9]+)+|[a-z]+\d{1,3}|v?\d[\w.\-]*", core):
+        return False  # snake_case names, word1, versions
+    if m.group("n").lower().startswith(("token", "secret", "api")) and not _looks_random(core):
+        return False  # keys and tokens are random: prose about them rarely is
+    before = line[:m.start()]
+    if _PROSE_BEFORE.match(before) is None and not re.search(r"(?:#|//|/\*|<!--)[^\"'`]*$", before):
+        return False
+    return True
+
+
+_NOT_A_VALUE_CALL = re.compile(
+    r"(?i)(?:^|[.:])(?:compile|escape|match|search|find\w*|getenv|get|environ|lookup|gettext|_|print"
+    r"|log\w*|debug|info|warn\w*|error|format|join|path|open|read\w*|load\w*|fetch|query|input"
+    r"|prompt|getpass|translate|t|i18n|tr|label|text|keys?|env|config|setting|option)$")
+
+
+def _wrapped_ok(m: re.Match[str], line: str) -> bool:
+    """``token = String::from("...")``: a conversion or constructor around a literal, not a
+    call that looks a value up (``os.getenv("TOKEN")``) or reads the literal as a pattern."""
+    return _NOT_A_VALUE_CALL.search(m.group("call")) is None and _assign_ok(m, line)
+
+
+def _flag_code_ok(m: re.Match[str], line: str) -> bool:
+    """In code, ``--password x`` counts inside a string or a list of arguments (the flag quoted)."""
+    if not _flag_ok(m, line):
+        return False
+    dq, sq = _quotes(line)
+    inside = bisect.bisect_left(dq, m.start("n")) % 2 == 1 or bisect.bisect_left(sq, m.start("n")) % 2 == 1
+    return inside and bool(re.search(r"\d", m.group("v")))
 
 
 def _flag_ok(m: re.Match[str], line: str) -> bool:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
-from functools import cache
+from collections.abc import Callable, Iterator
 from itertools import accumulate
 
 from acms.privacy.accept import _NAME, _SEP, _name_ok
 from acms.privacy.decoys import _placeholder
-from acms.privacy.model import _Hit, _MARK_HEAD, _Rule
-from acms.privacy.rules import _line_rules, _needle_regex
+from acms.privacy.model import _Hit, _MARK_HEAD
 
 
 _LIT = r"\"(?:[^\"\\\n]|\\.){0,300}\"|'(?:[^'\\\n]|\\.){0,300}'"
@@ -59,18 +57,15 @@ def _chains(text: str) -> Iterator[re.Match[str]]:
                 break
 
 
-@cache
-def _split_providers() -> tuple[tuple[_Rule, ...], re.Pattern[str]]:
-    """The provider rules matched on joined literals, and their needles as one regex."""
-    providers = tuple(r for r in _line_rules() if not r.generic and r.group == 0)
-    return providers, _needle_regex(tuple(n for r in providers for n in r.needles or ()))
+LineScan = Callable[[str], list[_Hit]]  # every line rule's and plugin's hits on one line
 
 
-def _split_literal_hits(text: str) -> Iterator[_Hit]:
-    """Tokens split across adjacent literals (``"ghp_ab" "cd..."``, ``'x' + 'y'``): join the
-    literals, match provider rules on the joined string and map each match back to its parts;
-    a chain assigned to a secret-looking name is redacted whole."""
-    providers, gate = _split_providers()
+def _split_literal_hits(text: str, scan_line: LineScan) -> Iterator[_Hit]:
+    """Secrets split across adjacent or concatenated literals (``"ghp_ab" "cd..."``, ``'x' + 'y'``,
+    Go's and Java's ``+`` across lines): the literals are joined into one, the line as it would read
+    then (what precedes the chain on its line, the joined literal) is scanned by every line rule,
+    and each hit inside the joined literal is mapped back onto every piece it covers. A chain
+    assigned to a secret-looking name is redacted whole."""
     for chain in _chains(text):
         parts: list[tuple[int, int]] = []  # content spans in text
         for lit in _LIT_IN.finditer(text, chain.start(), chain.end()):
@@ -94,23 +89,20 @@ def _split_literal_hits(text: str) -> Iterator[_Hit]:
             for a, b in parts:
                 if b > a:
                     yield _Hit(a, b, kind, True)
-        low = joined.lower()
-        if not gate.search(low):
+        quote = next((q for q in "\"'`" if q not in joined), None)
+        if quote is None or len(joined) < 6:
             continue
-        for rule in providers:
-            if rule.gate is not None and not rule.gate.search(low):
-                continue
-            for m in rule.pattern.finditer(joined):
-                if rule.accept is not None and not rule.accept(m, joined):
-                    continue
-                first = bisect.bisect_right(offsets, m.start())
-                last = bisect.bisect_left(offsets, m.end())
-                if first == last:
-                    continue  # inside one literal: the line rules see it
-                for i in range(first, last + 1):
-                    a, b = parts[i]
-                    base = offsets[i - 1] if i else 0
-                    lo = max(a, a + m.start() - base)
-                    hi = min(b, a + m.end() - base)
-                    if hi > lo:
-                        yield _Hit(lo, hi, rule.kind, False)
+        head = len(before) + 1
+        for hit in scan_line(before + quote + joined + quote):
+            m_start, m_end = max(hit.start, head) - head, min(hit.end, head + len(joined)) - head
+            if m_end <= m_start:
+                continue  # outside the joined literal: the text's own line scan sees it
+            first = bisect.bisect_right(offsets, m_start)
+            last = bisect.bisect_left(offsets, m_end)
+            for i in range(first, min(last, len(parts) - 1) + 1):
+                a, b = parts[i]
+                base = offsets[i - 1] if i else 0
+                lo = max(a, a + m_start - base)
+                hi = min(b, a + m_end - base)
+                if hi > lo:
+                    yield _Hit(lo, hi, hit.kind, hit.generic)

@@ -83,6 +83,6 @@ _PROVIDER_SPECS: tuple[tuple[str, str, _Accept | None, tuple[str, ...] | None], 
      r"(?<![\w\-.])[MNO][A-Za-z\d_\-]{23,27}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,40}(?![\w\-])",
      _mixed_ok, None),
 )
-_SECRET_NEEDLES = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "dsn")
+_SECRET_NEEDLES = ("pass", "pw", "secret", "token", "key", "cred", "auth", "dsn")
 _ENTROPY_NEEDLES = ("key", "secret", "token", "salt", "seed", "sig", "hmac", "cookie", "session",
                     "cred", "pass", "pwd", "private", "auth", "nonce")

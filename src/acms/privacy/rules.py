@@ -20,13 +20,16 @@ from acms.privacy.accept import (
     _bearer_ok,
     _docker_auth_ok,
     _entropy_ok,
+    _flag_code_ok,
     _flag_ok,
     _inline_code_ok,
     _inline_ok,
     _kind_for_name,
     _pair_ok,
     _prose_ok,
+    _prose_word_ok,
     _url_ok,
+    _wrapped_ok,
 )
 from acms.privacy.decoys import _placeholder
 from acms.privacy.model import _Rule
@@ -123,12 +126,43 @@ def _line_rules() -> tuple[_Rule, ...]:
             r"(?P<v>[^\s\"'`]{4,100})"), "v",
             _prose_ok,
             needles=("password", "passwd", "pwd", "passphrase")),
-        # command lines: --requirepass x, mysql -pSECRET, sshpass -p x, SQL "PASSWORD 'x'"
+        # the same words followed by a value in comments, docstrings and docs ("the admin
+        # password Lk8pz2Wq9", "password: Wq9-zT3k"): the value must look generated
         _Rule("password", c(
-            r"(?i)(?:^|[ \t\"'])--?(?P<n>[\w\-]{0,30}(?:password|passwd|pass|pwd|token|secret"
-            r"|api-?key|requirepass|masterauth))[ \t]+[\"']?(?P<v>[^\s\"'\\]{4,200})"), "v",
+            r"(?i)\b(?P<n>password|passwd|pwd|passphrase|secret|token|api[ _\-]?key)"
+            r"(?:[ \t]+(?:is|was|to|for|of|as|=|:|-))?[ \t]*[:=]?[ \t]+[\"'`]?"
+            r"(?P<v>[^\s\"'`]{6,100})"), "v",
+            _prose_word_ok, _kind_for_name, generic=True,
+            needles=("password", "passwd", "pwd", "passphrase", "secret", "token", "key")),
+        # command lines: --requirepass x, mysql -pSECRET, sshpass -p x, SQL "PASSWORD 'x'"; in a
+        # list of arguments too (["--requirepass", "x"]), and in code inside a string
+        _Rule("password", c(
+            r"(?i)(?:^|[ \t\"'\[(,])--?(?P<n>[\w\-]{0,30}(?:password|passwd|pass|pwd|token|secret"
+            r"|api-?key|requirepass|masterauth))(?:[ \t]+|[\"'][ \t]*,[ \t]*)[\"']?"
+            r"(?P<v>[^\s\"'\\,\])]{4,200})"), "v",
             _flag_ok, _kind_for_name, not_code, generic=True,
             needles=("pass", "pwd", "token", "secret", "key", "masterauth")),
+        _Rule("password", c(
+            r"(?i)(?:^|[ \t\"'\[(,])--?(?P<n>[\w\-]{0,30}(?:password|passwd|pass|pwd|token|secret"
+            r"|api-?key|requirepass|masterauth))(?:[ \t]+|[\"'][ \t]*,[ \t]*)[\"']?"
+            r"(?P<v>[^\s\"'\\,\])]{4,200})"), "v",
+            _flag_code_ok, _kind_for_name, frozenset({"code"}), generic=True,
+            needles=("pass", "pwd", "token", "secret", "key", "masterauth")),
+        # -p where the command says it is a password: docker/podman/helm login, redis-cli -a
+        _Rule("password", c(
+            r"(?i)\b(?:docker|podman|helm|buildah|skopeo|oras|nerdctl)\b[^\n]{0,80}?\blogin\b"
+            r"[^\n]{0,200}?[ \t]-p[ \t]+[\"']?(?P<v>[^\s\"']{4,200})"), "v",
+            lambda m, line: not _placeholder(m.group("v")), needles=("login",)),
+        _Rule("password", c(
+            r"\bredis-cli\b[^\n]{0,200}?[ \t]-a[ \t]+[\"']?(?P<v>[^\s\"']{4,200})"), "v",
+            lambda m, line: not _placeholder(m.group("v")), needles=("redis-cli",)),
+        # a literal wrapped in a call or a conversion: String::from("..."), SecretStr("..."),
+        # []byte("..."), Secret.new("...")
+        _Rule("password", c(
+            r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _NAME + r")[\"'\]]{0,2}" + _SEP
+            + r"(?:&|new[ \t]+)?(?P<call>[\w:.<>\[\]]{1,40})\([ \t]*" + _QUOTED + r"[ \t]*\)"), "v",
+            _wrapped_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES,
+            prefilter=c(r"\([ \t]*[rbuRBUfF]{0,2}[\"'`]")),
         _Rule("password", c(
             r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p"
             r"(?P<v>[^\s\"'\-][^\s\"']{2,200})"),

@@ -50,6 +50,27 @@ def _line_plan(fclass: str, found: frozenset[str]
     return rules, plugins
 
 
+def _line_hits(line: str, low_line: str, start: int, fclass: str, path: str, lock_file: bool
+               ) -> list[_Hit]:
+    """Every line rule's and detect-secrets plugin's spans on one line, offset by ``start``."""
+    hits: list[_Hit] = []
+    rules, plugins = _line_plan(fclass, _needles_in(low_line))
+    for rule in rules:
+        if rule.prefilter is not None and not rule.prefilter.search(line):
+            continue
+        for m in rule.pattern.finditer(line):
+            if rule.accept is not None and not rule.accept(m, line):
+                continue
+            a, b = m.span(rule.group)
+            if b <= a:
+                continue
+            kind = rule.kind_of(m) if rule.kind_of is not None else rule.kind
+            hits.append(_Hit(start + a, start + b, kind, rule.generic))
+    if len(line) <= _LONG_LINE:
+        hits.extend(_ds_hits(line, low_line, plugins, start, path, lock_file, fclass == "code"))
+    return hits
+
+
 def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
     """Every rule's spans, overlapping; ``only``: the line rules look at just the lines starting
     at these offsets (a rescan after scrubbing: other lines did not change)."""
@@ -62,26 +83,14 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
     for start, end in _candidate_lines(text, low):
         if only is not None and start not in only:
             continue
-        line = text[start:end]
-        low_line = low[start:end]
-        rules, plugins = _line_plan(fclass, _needles_in(low_line))
-        for rule in rules:
-            if rule.prefilter is not None and not rule.prefilter.search(line):
-                continue
-            for m in rule.pattern.finditer(line):
-                if rule.accept is not None and not rule.accept(m, line):
-                    continue
-                a, b = m.span(rule.group)
-                if b <= a:
-                    continue
-                kind = rule.kind_of(m) if rule.kind_of is not None else rule.kind
-                hits.append(_Hit(start + a, start + b, kind, rule.generic))
-        if len(line) <= _LONG_LINE:
-            hits.extend(_ds_hits(line, low_line, plugins, start, path, lock_file, fclass == "code"))
+        hits.extend(_line_hits(text[start:end], low[start:end], start, fclass, path, lock_file))
     hits.extend(_pem_hits(text))
     hits.extend(_k8s_hits(text))
     hits.extend(_terraform_hits(text))
-    hits.extend(_split_literal_hits(text))
+    if only is None:  # a rescan: the chains were joined and scanned the first time
+        hits.extend(_split_literal_hits(text, lambda line: _line_hits(
+            line, line.lower() if line.isascii() else line.translate(_ASCII_LOWER), 0, fclass, path,
+            lock_file)))
     return hits
 
 

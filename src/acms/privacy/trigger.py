@@ -43,7 +43,7 @@ _TRIGGER_WORDS = (
 )
 _TRIGGER_KEYWORDS = (
     "pass", "pwd", "secret", "token", "key", "auth", "cred", "private", "salt", "seed", "sig",
-    "cookie", "session", "nonce", "hmac", "dsn", "contrase",
+    "cookie", "session", "nonce", "hmac", "dsn", "contrase", "pw",
 )
 # Where the trigger words are matched from. ``re`` skips the characters no alternative starts with
 # in a fast loop but enters the trie at every other one, and words' first letters are the common
@@ -69,7 +69,11 @@ def _anchored(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
 _TRIGGER_ITEMS = (
     [(w, "") for w in _TRIGGER_WORDS]
     + [(w, r"[\w.\-]{0,40}[\"'`\]]{0,2}[ \t]*(?:[=:(,>]|=>)") for w in _TRIGGER_KEYWORDS]
-    + [(w, r"[ \t]+(?:is|was)\b") for w in ("password", "passwd", "pwd", "passphrase")])
+    + [(w, r"[ \t]+(?:is|was)\b") for w in ("password", "passwd", "pwd", "passphrase")]
+    + [(w, r"(?:[ \t]+(?:is|was|to|for|of|as|=|:|-))?[ \t]*[:=]?[ \t]+[\"'`]?[^\s\"'`]{6}")
+       for w in ("password", "passwd", "pwd", "passphrase", "secret", "token", "api key", "api-key",
+                 "api_key", "apikey")]
+    + [("--", r"[\w\-]{0,30}(?:pass|pwd|token|secret|key)"), ("redis-cli", ""), ("login", "")])
 _QUOTED_LONG = r"[A-Za-z0-9+/=_\-.]{16}"
 _TRIGGER = re.compile(_trie(_anchored(_TRIGGER_ITEMS)))
 _TRIGGER_QUOTED = re.compile(r"[\"'`]" + _QUOTED_LONG)
