@@ -126,7 +126,7 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
         graph = idx.store
         across = saved is not None and catalog.saved(saved).scope == "store"  # every project of a shared store
         dataset = {"whole_store": True} if across else dataset_arguments(text, DefaultGraph(default_graph))
-        result = graph.query_raw(text, bindings or None, **dataset)
+        result = graph.query_raw(text, bindings or None, limits=idx.query_limits, **dataset)  # stopped at them
         if isinstance(result, ox.QuerySolutions):
             if fmt == "table":
                 _table(result)

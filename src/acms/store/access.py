@@ -48,10 +48,11 @@ class IndexAccess:
                 generation = self.lock.generation()
                 if self._store is None or generation != self._generation:
                     # No reader of this process is inside: a writer had the index in between.
-                    raw = open_handle(run_marker.readable(self.path), read_only=True)
+                    opened = run_marker.readable(self.path)
+                    raw = open_handle(opened, read_only=True)
                     require_index(raw, self.path)
                     self._raw = raw
-                    self._store = OxigraphStore.attached(self._raw, self.path)
+                    self._store = OxigraphStore.attached(self._raw, self.path, opened=opened)
                     self._generation = generation
                 store = self._store
             yield store

@@ -20,6 +20,7 @@ from acms import resources
 from acms.errors import QuerySyntaxError, StoreError, StoreLocked, StoreMissing, query_failed
 from acms.sparql.bind import bind
 from acms.sparql.functions import QUERY_FUNCTIONS
+from acms.sparql.runner import QueryLimits, run_bounded
 from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
 from acms.store.protocol import Bindings, CustomFunctions, GraphStore, Row
@@ -47,6 +48,7 @@ class OxigraphStore:
         self.read_only = read_only
         self.command = command
         self._prefixes: dict[str, str] | None = None
+        self.opened = path  # the directory the handle reads: a reader may read the last run's checkpoint
         self._bracketed = False  # inside atomic(): its checkpoint makes the bracket whole
         self._hold = ExitStack()
         if path is not None:
@@ -55,7 +57,8 @@ class OxigraphStore:
             self._hold.enter_context(lock.shared(wait) if read_only else lock.exclusive(wait, command))
         try:
             if path is not None and read_only:
-                self._store = open_handle(run_marker.readable(path), read_only=True)
+                self.opened = run_marker.readable(path)
+                self._store = open_handle(self.opened, read_only=True)
                 require_index(self._store, path)
             else:
                 if path is not None:
@@ -74,10 +77,13 @@ class OxigraphStore:
         return cls(path, **kwargs)  # type: ignore[arg-type]
 
     @classmethod
-    def attached(cls, raw: ox.Store, path: Path | None, *, read_only: bool = True) -> OxigraphStore:
-        """Wrap a handle whose lock someone else holds (a long-lived reader's, see ``SharedReader``)."""
+    def attached(cls, raw: ox.Store, path: Path | None, *, read_only: bool = True,
+                 opened: Path | None = None) -> OxigraphStore:
+        """Wrap a handle whose lock someone else holds (a long-lived reader's, see ``SharedReader``);
+        ``opened``: the directory it reads, when not ``path`` (a pending run's checkpoint)."""
         store = cls(None)
         store._store, store.path, store.read_only = raw, path, read_only
+        store.opened = opened or path
         return store
 
     @property
@@ -86,8 +92,11 @@ class OxigraphStore:
         return self._store
 
     # ------------------------------------------------------------------ queries
-    def _run(self, query: str, bindings: Bindings | None, **kwargs: object) -> object:
+    def _run(self, query: str, bindings: Bindings | None, *, limits: QueryLimits | None = None,
+             **kwargs: object) -> object:
         text = bind(query, bindings)
+        if limits is not None and self.opened is not None and "custom_functions" not in kwargs:
+            return self._run_bounded(text, limits, kwargs)
         kwargs["custom_functions"] = {**QUERY_FUNCTIONS, **kwargs.get("custom_functions", {})}  # type: ignore[dict-item]
         start = time.perf_counter()
         try:  # prefixes= rather than PREFIX lines: a syntax error's line:column are those of the caller's text
@@ -100,17 +109,32 @@ class OxigraphStore:
             if self.tracer:
                 self.tracer(text, time.perf_counter() - start)
 
+    def _run_bounded(self, text: str, limits: QueryLimits, dataset: dict[str, object]) -> object:
+        """A user's query in a child process on this index, stopped at ``limits`` (:mod:`acms.sparql.runner`)."""
+        assert self.opened is not None
+        if not self.read_only:
+            self.flush()  # the child opens the files: what this handle wrote must be in them
+        start = time.perf_counter()
+        try:
+            return run_bounded(self.opened, text, prefixes=self.prefixes(), dataset=dataset, limits=limits)
+        finally:
+            if self.tracer:
+                self.tracer(text, time.perf_counter() - start)
+
     def select(
         self,
         query: str,
         bindings: Bindings | None = None,
         functions: CustomFunctions | None = None,
+        *,
+        limits: QueryLimits | None = None,
     ) -> list[Row]:
+        """``limits``: a user's query, run in a child process that is stopped at them."""
         kwargs: dict[str, object] = {}
         if functions:
             kwargs["custom_functions"] = dict(functions)
         start = time.perf_counter()
-        result = self._run(query, bindings, **kwargs)
+        result = self._run(query, bindings, limits=limits, **kwargs)
         if not isinstance(result, ox.QuerySolutions):
             raise QuerySyntaxError("expected a SELECT query")
         names = [v.value for v in result.variables]
@@ -122,11 +146,13 @@ class OxigraphStore:
             self.tracer(f"(rows consumed) {query[:80]}", time.perf_counter() - start)
         return rows
 
-    def query_raw(self, query: str, bindings: Bindings | None = None, **kwargs: object) -> object:
+    def query_raw(self, query: str, bindings: Bindings | None = None, *, limits: QueryLimits | None = None,
+                  **kwargs: object) -> object:
         """Any query form; the caller handles QuerySolutions / QueryBoolean / QueryTriples.
-        ``whole_store`` (a cross-project query) changes nothing here: an embedded store holds one project."""
+        ``whole_store`` (a cross-project query) changes nothing here: an embedded store holds one project.
+        ``limits``: a user's query, run in a child process that is stopped at them (an on-disk index)."""
         kwargs.pop("whole_store", None)
-        return self._run(query, bindings, **kwargs)
+        return self._run(query, bindings, limits=limits, **kwargs)
 
     def ask(self, query: str, bindings: Bindings | None = None) -> bool:
         result = self._run(query, bindings)

@@ -43,6 +43,7 @@ from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 from acms.errors import QueryError, QuerySyntaxError, StoreError, StoreLocked, StoreMissing
 from acms.sparql import catalog
 from acms.sparql.bind import bind
+from acms.sparql.runner import QueryLimits
 from acms.store.http_client import Endpoints, SparqlClient
 from acms.store.oxigraph import OxigraphStore, ontology_quads
 from acms.store.protocol import Bindings, CustomFunctions, Row
@@ -210,19 +211,20 @@ class RemoteStore:
     def _using(self) -> list[tuple[str, str]]:
         return [("using-named-graph-uri", g.value) for g in [*self.scope.graphs, self.scope.control]]
 
-    def _post_query(self, text: str, accept: str, params: Sequence[tuple[str, str]]) -> tuple[bytes, str]:
+    def _post_query(self, text: str, accept: str, params: Sequence[tuple[str, str]],
+                    limits: QueryLimits | None = None) -> tuple[bytes, str]:
         start = time.perf_counter()
         try:
-            response = self._client.query(text, accept, params)
+            response = self._client.query(text, accept, params, limits)
         finally:
             if self.tracer:
                 self.tracer(text, time.perf_counter() - start)
         return response.content, response.headers.get("Content-Type", "").split(";")[0].strip().lower()
 
     def _select_remote(self, query: str, bindings: Bindings | None, *, scoped: bool = True,
-                       control: bool = False) -> list[Row]:
+                       control: bool = False, limits: QueryLimits | None = None) -> list[Row]:
         text = self._text(query, bindings, scoped)
-        body, _ = self._post_query(text, _RESULTS_JSON, self._dataset(control) if scoped else ())
+        body, _ = self._post_query(text, _RESULTS_JSON, self._dataset(control) if scoped else (), limits)
         result = _parse_results(body)
         if not isinstance(result, ox.QuerySolutions):
             raise QuerySyntaxError("expected a SELECT query")
@@ -231,14 +233,16 @@ class RemoteStore:
         return [{n: back(s[n]) for n in names if s[n] is not None} for s in result]
 
     def select(self, query: str, bindings: Bindings | None = None,
-               functions: CustomFunctions | None = None) -> list[Row]:
+               functions: CustomFunctions | None = None, *, limits: QueryLimits | None = None) -> list[Row]:
+        """``limits``: a user's query; its time limit bounds the one request (the engine's own limits bound
+        its memory: a query the engine runs cannot be stopped from here, only no longer waited for)."""
         stage = self._staged()
         if stage is not None:
             return stage.select(query, bindings, functions)
         if functions and ("fn:" in query or FN_NS in query):
             raise QueryError("this query calls acms's custom functions (fn:), which a remote SPARQL engine does "
                              "not have: pass the scores as VALUES columns instead (see queries/search/fragments.rq)")
-        return self._select_remote(query, bindings)
+        return self._select_remote(query, bindings, limits=limits)
 
     def ask(self, query: str, bindings: Bindings | None = None) -> bool:
         stage = self._staged()
@@ -261,7 +265,8 @@ class RemoteStore:
         return [Quad(back(t.subject), t.predicate, back(t.object))  # type: ignore[arg-type]
                 for t in ox.parse(body, format=ox.RdfFormat.N_TRIPLES)]
 
-    def query_raw(self, query: str, bindings: Bindings | None = None, **kwargs: object) -> object:
+    def query_raw(self, query: str, bindings: Bindings | None = None, *, limits: QueryLimits | None = None,
+                  **kwargs: object) -> object:
         """Any query form, as pyoxigraph objects: SELECT/ASK parsed from SPARQL JSON, CONSTRUCT/DESCRIBE
         loaded into a scratch store and read back as ``QueryTriples``. The dataset: ``default_graph`` /
         ``named_graphs`` / ``use_default_graph_as_union`` map to the protocol's parameters over the
@@ -282,7 +287,8 @@ class RemoteStore:
             for g in default or []:  # type: ignore[attr-defined]
                 if isinstance(g, NamedNode):
                     params.append(("default-graph-uri", self.scope.physical(g).value))
-        body, kind = self._post_query(self._text(query, bindings), f"{_RESULTS_JSON}, {_NTRIPLES};q=0.9", params)
+        body, kind = self._post_query(self._text(query, bindings), f"{_RESULTS_JSON}, {_NTRIPLES};q=0.9", params,
+                                      limits)
         if kind == _NTRIPLES:
             scratch = ox.Store()
             scratch.extend(Quad(t.subject, t.predicate, t.object) for t in ox.parse(body, format=ox.RdfFormat.N_TRIPLES))

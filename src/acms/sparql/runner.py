@@ -1,0 +1,162 @@
+"""A user's query in a child process, under a time limit and a memory bound, killed when it passes either.
+
+pyoxigraph cannot stop a running query: ``Store.query`` takes no timeout or cancellation token, and its
+evaluation (an ``ORDER BY`` over a cartesian product grew past 2 GB in 5 s and 17 GB in 86 s) runs in
+native code that a thread can neither interrupt nor bound. Abandoning it in a thread would leave it
+burning memory until the OOM killer came. So a query a user wrote runs in a child process
+(``python -m acms.sparql.child``) that opens the index read-only (``Store.read_only``) under
+``RLIMIT_AS``, evaluates the query and writes the answer to a file. The parent waits for it until the
+deadline and kills it (SIGKILL) there: the work stops, it is not abandoned. A query that passes its
+memory bound fails to allocate and the child aborts (Rust's allocation failure, or Python's
+``MemoryError``), which the parent reports as the bound it passed.
+
+The answer is read back by pyoxigraph's own parsers as the objects an in-process query gives
+(``QuerySolutions`` from SPARQL TSV, ``QueryBoolean`` from SPARQL JSON, triples from N-Triples), so
+callers serialize and collect it as before. ``max_rows`` cuts solutions and triples in the child
+(one more than asked, so that ``collect`` still sees a truncated answer): a streamed query that would
+write rows for its whole time limit stops as soon as enough are written.
+
+Start-up costs a fresh interpreter, pyoxigraph and the store's open (measured in
+``bench/query_limits.py``); only queries from users take this path, never acms's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import pyoxigraph as ox
+
+from acms.errors import QueryLimitExceeded, QuerySyntaxError, StoreError, query_failed
+
+__all__ = ["QueryLimits", "run_bounded", "time_limit_error", "memory_limit_error"]
+
+_STDERR_CHARS = 400  # of a crashed child's last words, in a message
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """How far one user query may go: seconds, megabytes of address space, and rows (None: all)."""
+
+    timeout_s: float = 30.0
+    memory_mb: int = 768
+    max_rows: int | None = None
+
+
+def time_limit_error(seconds: float) -> QueryLimitExceeded:
+    return QueryLimitExceeded(
+        f"the query ran past its {seconds:g} s time limit and was stopped (raise it with "
+        "acms --set query_timeout=SECONDS, ACMS_QUERY_TIMEOUT or query_timeout in acms.toml)", "time")
+
+
+def memory_limit_error(megabytes: int) -> QueryLimitExceeded:
+    return QueryLimitExceeded(
+        f"the query passed its {megabytes} MB memory bound and was stopped (raise it with "
+        "acms --set query_memory_mb=MB, ACMS_QUERY_MEMORY_MB or query_memory_mb in acms.toml)", "memory")
+
+
+def run_bounded(path: Path, text: str, *, prefixes: Mapping[str, str], dataset: Mapping[str, Any],
+                limits: QueryLimits) -> object:
+    """``text`` (parameters already bound) over the on-disk index at ``path``, evaluated in a child
+    process within ``limits``: ``QuerySolutions``, ``QueryBoolean`` or an iterator of triples."""
+    fd, out_name = tempfile.mkstemp(prefix="acms-query-")
+    os.close(fd)
+    out = Path(out_name)
+    try:
+        form = _evaluate(path, text, prefixes, dataset, limits, out)
+        answer = _Answer(os.open(out, os.O_RDONLY))
+    finally:
+        out.unlink(missing_ok=True)  # an open descriptor keeps the file's data until it is closed
+    return _read_back(form, answer)  # type: ignore[arg-type]
+
+
+def _evaluate(path: Path, text: str, prefixes: Mapping[str, str], dataset: Mapping[str, Any],
+              limits: QueryLimits, out: Path) -> str:
+    job = pickle.dumps({"path": str(path), "text": text, "prefixes": dict(prefixes), "dataset": dict(dataset),
+                        "memory_mb": limits.memory_mb, "max_rows": limits.max_rows, "out": str(out)})
+    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "RUST_BACKTRACE": "0"}  # arenas reserve address space
+    deadline = time.monotonic() + limits.timeout_s
+    proc = subprocess.Popen([sys.executable, "-m", "acms.sparql.child"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        try:
+            stdout, stderr = proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise time_limit_error(limits.timeout_s) from None
+    finally:
+        if proc.poll() is None:  # an interrupt (Ctrl-C) or an error here: the child goes too
+            proc.kill()
+            proc.wait()
+    return _outcome(proc.returncode, stdout, stderr, limits)
+
+
+def _outcome(code: int, stdout: bytes, stderr: bytes, limits: QueryLimits) -> str:
+    """The answer's form, or the error the child's exit means."""
+    said = stderr.decode("utf-8", "replace")
+    if code == 0:
+        try:
+            status = json.loads(stdout.decode("utf-8").strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise StoreError(f"the query's process gave no answer: {said[-_STDERR_CHARS:]}") from None
+        error = status.get("error")
+        if error is None:
+            return str(status["form"])
+        if error == "memory":
+            raise memory_limit_error(limits.memory_mb)
+        if error == "syntax":
+            raise QuerySyntaxError(f"SPARQL syntax error: {status['message']}")
+        raise query_failed(RuntimeError(status["message"]))
+    if code == -signal.SIGABRT and ("memory allocation" in said or "Cannot allocate memory" in said):
+        raise memory_limit_error(limits.memory_mb)
+    how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+    raise StoreError(f"the query's process ended abnormally ({how}): {' '.join(said.split())[-_STDERR_CHARS:]}")
+
+
+class _Answer:
+    """The answer file, read by pyoxigraph's parsers as they go and closed at its end, or when the
+    caller lets go of the result before it (``max_rows`` reached)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def read(self, size: int = -1) -> bytes:
+        if self._fd is None:
+            return b""
+        if size is None or size < 0:
+            chunks = []
+            while chunk := os.read(self._fd, 1 << 20):
+                chunks.append(chunk)
+            self.close()
+            return b"".join(chunks)
+        data = os.read(self._fd, size)
+        if not data:
+            self.close()
+        return data
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _read_back(form: str, handle: IO[bytes]) -> object:
+    if form == "select":
+        return ox.parse_query_results(handle, format=ox.QueryResultsFormat.TSV)
+    if form == "ask":
+        return ox.parse_query_results(handle, format=ox.QueryResultsFormat.JSON)
+    return ox.parse(handle, format=ox.RdfFormat.N_TRIPLES)
