@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from pyoxigraph import NamedNode
 
+from acms.assembly.copies import collapse_copies
 from acms.assembly.model import Candidate
 from acms.assembly.protocol import RenderRequest
 from acms.errors import UsageError
@@ -60,7 +61,7 @@ def _allowed_kinds(searcher: Searcher, classes: tuple[str, ...]) -> set[str]:
 
 def apply_filters(cands: list[Candidate], request: RenderRequest, searcher: Searcher) -> list[Candidate]:
     f = request.filters
-    out = cands
+    out = collapse_copies(cands, searcher.store)  # one copy of the code, marked files after source
     if f.paths:
         out = [c for c in out if any(fnmatch.fnmatch(c.path, g) for g in f.paths)]
     if f.languages:

@@ -29,6 +29,7 @@ class Candidate:
     strategy: str
     reason: str
     tier: str = "warm"
+    copies: tuple[str, ...] = ()  # paths of near-identical copies of this file, not shown (acms.assembly.copies)
 
     @property
     def source_ref(self) -> str:

@@ -107,15 +107,17 @@ def render_block(
     ]
     body = text.rstrip("\n")
     body_lines = f"{body}\n" if body else ""
+    copies = _one_line(f"copies, not shown: {', '.join(cand.copies)}") if cand.copies else ""
     if fmt is Format.MARKDOWN:
         fence = _fence(body)
         mark = " (truncated)" if truncated else ""
         return (
             f"\n### {ref} · {name} ({kind}){mark}\n<!-- {' '.join(meta).replace('--', '- -')} -->\n"
-            f"{fence}{fence_language(cand.path)}\n{body_lines}{fence}\n"
+            + (f"> {copies}\n" if copies else "")
+            + f"{fence}{fence_language(cand.path)}\n{body_lines}{fence}\n"
         )
     mark = " | truncated" if truncated else ""
-    return f"\n=== {ref} | {name} | {kind} | {' | '.join(meta)}{mark} ===\n{body_lines}"
+    return f"\n=== {ref} | {name} | {kind} | {' | '.join(meta)}{mark} ===\n" + (f"{copies}\n" if copies else "") + body_lines
 
 
 def render_packed(item: Packed, fmt: Format | str) -> str:

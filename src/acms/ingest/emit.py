@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, parse
 
+from acms.ingest.copies import sketch
 from acms.ingest.fragments import FILE, FragmentSpec, code_key, section_key
 from acms.ingest.model import CLASS_LIKE_NAMES, Edge, Extraction, SourceFile
 from acms.vocab import PROV, RDF, UKO, XSD, IriMinter
@@ -120,6 +121,9 @@ def emit_file(
     add(fs, str(PROV.generatedAtTime), nt_literal(generated_at, when))
     if ext is not None and ext.parse_error:
         add(fs, u.parseError, nt_literal(ext.parse_error))
+    text_sketch = sketch(source.text)  # what the index run finds the file's copies by (acms.ingest.copies)
+    if text_sketch is not None:
+        add(fs, u.textSketch, nt_literal(text_sketch))
     if secrets:
         add(fs, u.secretsRemoved, nt_literal(str(sum(secrets.values())), integer))
         for kind in sorted({re.sub(r"[^a-z0-9_]+", "_", k.lower()).strip("_") or "secret" for k in secrets}):

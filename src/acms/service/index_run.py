@@ -49,6 +49,8 @@ from acms.memory import collect_if_busy, collecting_rarely, release_freed, young
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration, uko_version
+from acms.ingest.attributes import marks_for
+from acms.ingest.copies import mark_copies
 from acms.ontology.versioning import plan as plan_migration
 from acms.privacy.at_rest import apply_policy
 from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
@@ -102,6 +104,7 @@ class IndexReport:
     # Files that failed the shapes: not written (an older stored version is removed); path -> the
     # first violation's focus node, shape and message.
     quarantined: dict[str, str] = field(default_factory=dict)
+    copies: int = 0  # files recorded as near-identical copies of another (uko:copyOf)
 
     def skipped_counts(self) -> dict[str, int]:
         return {reason: len(paths) for reason, paths in sorted(self.skipped.items())}
@@ -357,6 +360,9 @@ class IndexRun:
                 report.history = git_history.ingest(store, self.root, self.minter, self.history,
                                                     lambda _phase, done, total: self.progress.update(done, total),
                                                     keep_secrets=settings.store_secrets)
+        with self.phase("copies"):  # every run, so a refresh keeps them right (acms.ingest.copies)
+            listed = [f.path for f in self.listing.files] if self.listing is not None else []
+            report.copies = mark_copies(store, marks_for(self.root, listed)).copies
         with self.phase("tiers"):
             rebalanced = tiers.rebalance(store, tiers.Policy.of(settings))
             report.hot_entities, self._tiers_moved = rebalanced.hot_entities, bool(rebalanced.promoted + rebalanced.demoted)

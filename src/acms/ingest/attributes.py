@@ -1,0 +1,140 @@
+"""``.gitattributes`` marks that say a file is generated or vendored, read as git and GitHub read them.
+
+GitHub's linguist takes ``linguist-generated`` and ``linguist-vendored`` from git attributes: a file
+marked generated or vendored is still in the repository, but it is not the project's own source (a
+diff collapses it, language statistics leave it out). acms indexes such a file and records the mark
+(``uko:generated``, ``uko:vendored``), so that it never outranks source (:mod:`acms.assembly.copies`)
+and is never chosen as the canonical one of a set of copies (:mod:`acms.ingest.copies`).
+
+The rules are git's (``gitattributes(5)``), so a project reads the same whether or not it is a checkout:
+
+- every ``.gitattributes`` from the root down, then ``.git/info/attributes``; within a file, later
+  lines win; a deeper file wins over a shallower one for the paths below it;
+- a pattern follows ``.gitignore`` matching, except that a negative pattern (``!x``) is ignored and a
+  pattern that matches a directory does not reach the files inside it (``dist/`` marks nothing, ``dist/**``
+  marks everything under ``dist``);
+- ``attr`` and ``attr=true`` set the mark, ``-attr`` and ``attr=false`` clear it (an override of a
+  broader line, or of acms's own guess), ``!attr`` makes it unspecified again; other values are
+  unspecified, as linguist treats them. ``[attr]`` macro lines are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+__all__ = ["MARKS", "AttributeRule", "marks_for", "parse_attributes"]
+
+# linguist attribute -> the mark acms records
+MARKS = {"linguist-generated": "generated", "linguist-vendored": "vendored"}
+_UNSPECIFIED = object()
+
+
+@dataclass(frozen=True)
+class AttributeRule:
+    """One line of an attributes file that names a linguist mark: its pattern, the folder of the file
+    it came from ("" or "a/b/") and, per mark, True (set), False (cleared) or None (made unspecified)."""
+
+    prefix: str
+    pattern: GitIgnoreSpecPattern
+    values: tuple[tuple[str, bool | None], ...]
+
+    def matches(self, path: str) -> bool:
+        """Whether the rule applies to the file ``path`` (relative to the project root)."""
+        if not path.startswith(self.prefix):
+            return False
+        regex = self.pattern.regex
+        found = regex.match(path[len(self.prefix):]) if regex is not None else None
+        # ``ps_d`` is set when the pattern matched a folder above the file: git does not apply
+        # attributes of a folder to its contents.
+        return found is not None and not found.groupdict().get("ps_d")
+
+
+_QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*(.*)$')
+
+
+def _split(line: str) -> tuple[str, list[str]] | None:
+    """A line's pattern and attribute words (a pattern may be C-quoted, ``"a b.txt" attr``)."""
+    quoted = _QUOTED.match(line)
+    if quoted:
+        pattern = bytes(quoted.group(1), "utf-8").decode("unicode_escape")
+        return pattern, quoted.group(2).split()
+    words = line.split()
+    return (words[0], words[1:]) if words else None
+
+
+def _value(word: str) -> tuple[str, object]:
+    """An attribute word's name and value: True, False, None (``!attr``) or unspecified (another value)."""
+    if word.startswith("-"):
+        return word[1:], False
+    if word.startswith("!"):
+        return word[1:], None
+    name, eq, value = word.partition("=")
+    if not eq or value == "true":
+        return name, True
+    return name, False if value == "false" else _UNSPECIFIED
+
+
+def parse_attributes(text: str, prefix: str = "") -> list[AttributeRule]:
+    """The linguist rules of one attributes file whose folder is ``prefix`` ("" or "a/b/")."""
+    rules: list[AttributeRule] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith("[attr]"):
+            continue
+        split = _split(line)
+        if split is None:
+            continue
+        pattern, words = split
+        if pattern.startswith("!"):  # negative patterns are forbidden in attributes files
+            continue
+        values: list[tuple[str, bool | None]] = []
+        for word in words:
+            name, value = _value(word)
+            if name in MARKS and value is not _UNSPECIFIED:
+                values.append((MARKS[name], value))  # type: ignore[arg-type]
+        if values:
+            rules.append(AttributeRule(prefix, GitIgnoreSpecPattern(pattern), tuple(values)))
+    return rules
+
+
+def _attribute_files(root: Path, paths: Iterable[str]) -> list[tuple[str, Path]]:
+    """``.gitattributes`` of every folder that holds a listed file (root first, parents before
+    children), then ``.git/info/attributes``: (prefix, file)."""
+    folders: set[str] = {""}
+    for path in paths:
+        parent = PurePosixPath(path).parent
+        while str(parent) != ".":
+            folders.add(str(parent) + "/")
+            parent = parent.parent
+    out = [(prefix, root / prefix / ".gitattributes") for prefix in sorted(folders, key=lambda p: (p.count("/"), p))]
+    out.append(("", root / ".git" / "info" / "attributes"))
+    return [(prefix, f) for prefix, f in out if f.is_file()]
+
+
+def marks_for(root: Path, paths: list[str]) -> dict[str, dict[str, bool]]:
+    """Per listed path with a specified mark: ``{"generated": bool, "vendored": bool}`` (only the
+    marks some rule specifies)."""
+    rules: list[AttributeRule] = []
+    for prefix, file in _attribute_files(root, paths):
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        rules += parse_attributes(text, prefix)
+    if not rules:
+        return {}
+    out: dict[str, dict[str, bool]] = {}
+    for path in paths:
+        found: dict[str, bool | None] = {}
+        for rule in rules:  # in precedence order: a later rule overrides
+            if rule.matches(path):
+                found.update(rule.values)
+        kept = {mark: value for mark, value in found.items() if value is not None}
+        if kept:
+            out[path] = kept
+    return out
