@@ -49,7 +49,7 @@ class _Tee(io.TextIOBase):
 
 
 def caption(command: str, when: datetime.datetime | None = None) -> str:
-    """Which run made the table: the command, the machine, the date (UTC) and the load before it."""
+    """Which run made the table: the command, the machine, the date (UTC) and the load as it started."""
     when = when or datetime.datetime.now(datetime.UTC)
     load = f", load {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
     return (f"*`{command}` on {platform.machine()} with {os.cpu_count()} cores, Python "
@@ -73,8 +73,9 @@ def replace_section(page: str, name: str, body: str) -> str:
     return pattern.sub(lambda _: f"{start}\n{body.strip()}\n{end}", page, count=1)
 
 
-def write_section(name: str, printed: str, command: str, page: Path = PAGE) -> None:
-    body = f"{caption(command)}\n\n{as_markdown(printed)}"
+def write_section(name: str, printed: str, label: str, page: Path = PAGE) -> None:
+    """Replace section NAME with what was printed, under ``label`` (a :func:`caption`)."""
+    body = f"{label}\n\n{as_markdown(printed)}"
     page.write_text(replace_section(page.read_text(encoding="utf-8"), name, body), encoding="utf-8")
 
 
@@ -94,10 +95,10 @@ def run(main: Callable[[], Any], name: str, page: Path = PAGE) -> Any:
         if not page.exists():  # fail before the run, not after an hour of it
             raise SectionMissing(f"{page} does not exist")
         replace_section(page.read_text(encoding="utf-8"), name, "")
-    command = "python " + " ".join([f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
+    label = caption("python " + " ".join([f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]]))  # load before
     with capture() as tee:
         result = main()
     if write:
-        write_section(name, tee.kept.getvalue(), command, page)
+        write_section(name, tee.kept.getvalue(), label, page)
         print(f"{FLAG}: section {name} of {page.name} replaced", file=sys.stderr)
     return result
