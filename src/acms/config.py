@@ -38,7 +38,7 @@ def _setting(default: Any, help: str, minimum: float | None = None,  # noqa: A00
 
 @dataclass(frozen=True)
 class Settings:
-    store: str = _setting(".acms", "Where the index lives: a directory (relative to the project root) for the embedded store, or the http(s):// URL of a SPARQL 1.1 engine (README: remote stores).")
+    store: str = _setting(".acms", "Where the index lives: a directory (relative to the project root) for the embedded store, or the http(s):// URL of a SPARQL 1.1 engine (docs/remote-stores.md).")
     store_query_url: str = _setting("", "Remote store: the SPARQL query endpoint (default: <store>/query, the Oxigraph server's).")
     store_update_url: str = _setting("", "Remote store: the SPARQL update endpoint (default: <store>/update).")
     store_data_url: str = _setting("", "Remote store: the Graph Store Protocol endpoint (default: <store>/store).")
