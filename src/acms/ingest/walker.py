@@ -41,6 +41,7 @@ from typing import BinaryIO
 from pathspec import GitIgnoreSpec
 
 from acms.paths import project_root
+from acms.privacy.names import redact_path
 
 SNIFF_BYTES = 8192
 _MAX_CONTROL_RATIO = 0.30
@@ -352,9 +353,10 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings()) -> Listing:
             skip[reason].append(rel)
             continue
         total += st.st_size
-        files.append(ListedFile(path=escape_path(rel), abs_path=abs_path, size=st.st_size, mtime_ns=st.st_mtime_ns))
+        # a secret-looking name is listed under its redacted form (the file is still read, by abs_path)
+        files.append(ListedFile(path=redact_path(escape_path(rel)), abs_path=abs_path, size=st.st_size, mtime_ns=st.st_mtime_ns))
     for reason, lst in skip.items():  # names as the graph and the reports show them: escaped
-        skip[reason] = sorted(escape_path(p) for p in lst)
+        skip[reason] = sorted(redact_path(escape_path(p)) for p in lst)
     return Listing(root=root_real, files=files, skipped=skip, used_git=used_git)
 
 

@@ -36,7 +36,21 @@ Guarantees that callers rely on (all tested):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from acms.privacy.model import MARK, Finding, Scrubbed
-from acms.privacy.scrubber import scan, scrub
+
+if TYPE_CHECKING:
+    from acms.privacy.scrubber import scan, scrub
 
 __all__ = ["MARK", "Finding", "Scrubbed", "scan", "scrub"]
+
+
+def __getattr__(name: str) -> object:
+    """``scan`` and ``scrub`` load the detectors on first use: the walker imports this package for
+    secret-looking file names, and the read path must not pay for the scrubber's regexes."""
+    if name in ("scan", "scrub"):
+        from acms.privacy import scrubber
+
+        return getattr(scrubber, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,6 +22,7 @@ from pyoxigraph import NamedNode, Quad
 from acms.errors import GitError
 from acms.ingest.emit import int_lit, lit, sha256, time_lit
 from acms.ingest.spans import Span, has_spans, spans_for
+from acms.privacy.names import redact_path
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 from acms.temporal.versions import Update
@@ -278,6 +279,12 @@ def blob_names(commits: list[Commit], prefix: str = "") -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _redacted_blob(name: str, prefix: str) -> str:
+    """``rev:prefix+path`` with the path's secret-looking names redacted (``symbols`` looks blobs up so)."""
+    rev, _, full = name.partition(":")
+    return f"{rev}:{prefix}{redact_path(full[len(prefix):])}" if full.startswith(prefix) else name
+
+
 def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, store: GraphStore,
            known_paths: set[str], report: HistoryReport,
            progress: Callable[[str, int, int], None] | None = None, *,
@@ -287,6 +294,11 @@ def _build(root: Path, prefix: str, commits: list[Commit], minter: IriMinter, st
         from acms.privacy import scrub
 
         blobs = {name: None if text is None else scrub(text, name.partition(":")[2]).text for name, text in blobs.items()}
+    # secret-looking file names as the listing shows them (redacted); the blobs were read by the real ones
+    blobs = {_redacted_blob(name, prefix): text for name, text in blobs.items()}
+    commits = [replace(c, files=[replace(f, old_path=f.old_path and redact_path(f.old_path),
+                                         new_path=f.new_path and redact_path(f.new_path)) for f in c.files])
+               for c in commits]
     parsed: dict[tuple[str, str], list[Span]] = {}
 
     def symbols(rev: str, path: str) -> tuple[list[Span], list[str]]:
