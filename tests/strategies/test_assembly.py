@@ -71,10 +71,16 @@ def test_navigator_puts_callers_and_callees_first(session) -> None:
         (names.index(n) for n in names if n.startswith(("Guide", "docs", "notes"))), default=len(names))
 
 
-def test_auto_picks_navigator_with_focus_and_arce_without(session) -> None:
+def test_auto_runs_the_default_pipeline_with_and_without_focus(session) -> None:
+    """One default pipeline: a focus is where the walk starts, not another strategy. The focus comes
+    first as its body, and what it calls follows as a signature."""
     searcher, reg = session
     with_focus = assemble(request("parse", focus=["pkg/mod.py::Parser.parse_header"]), searcher, reg)
-    assert with_focus.strategy == "breadth-depth-navigator" and "focus" in with_focus.reason
+    assert with_focus.strategy == "arce" and "focus" in with_focus.reason
+    items = with_focus.assembled.items
+    assert items[0].candidate.name == "pkg.mod.Parser.parse_header" and items[0].candidate.lod == "micro"
+    reached = {i.candidate.name: i.candidate for i in items[1:]}
+    assert "pkg.util.normalize" in reached  # parse_header calls it
     without = assemble(request("how are header lines parsed"), searcher, reg)
     assert without.strategy == "arce"
 
@@ -192,7 +198,7 @@ def test_a_user_entry_named_like_a_builtin_is_an_error(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["strategies", "--strategies-dir", str(tmp_path / "mine")])
     assert out.exit_code == 6 and "breadth-depth-navigator" in out.stderr
     (folder / "strategy.toml").write_text('name = "mine"\nquality = 0.5\n[[phase]]\nengine = "telepathy"\n')
-    with pytest.raises(ConfigError, match="unknown phase engine.*telepathy.*known: graph, keyword, query, rank, vector"):
+    with pytest.raises(ConfigError, match="unknown phase engine.*telepathy.*known: expand, graph, keyword, query, rank, vector"):
         StrategyRegistry.default([tmp_path / "mine"])
     reg = StrategyRegistry.default()
     with pytest.raises(ConfigError, match="phase engine 'graph' is already registered by a built-in one"):
@@ -242,7 +248,7 @@ def test_render_command_contract(tmp_path: Path) -> None:
     res = runner.invoke(cli, ["render", "-", "-C", str(project)], input=json.dumps(bad))
     env = json.loads(res.stdout)
     assert res.exit_code == 2 and env["error"]["code"] == "INVALID_REQUEST" and "budgets.tokens_max" in env["error"]["message"]
-    tiny = dict(good, budgets={"tokens_max": 5, "time_ms": 1000})
+    tiny = dict(good, budgets={"tokens_max": 2, "time_ms": 1000})  # below any one-line reference
     res = runner.invoke(cli, ["render", "-", "-C", str(project)], input=json.dumps(tiny))
     env = json.loads(res.stdout)
     assert env["error"]["code"] == "BUDGET_TOO_SMALL" and env["error"]["retriable"] is True

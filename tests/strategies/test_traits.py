@@ -45,7 +45,7 @@ def test_traits(intent: str, extra: dict[str, Any], traits: set[str]) -> None:
     ("what did we decide about session storage", {}, "plan-decision-context"),
     ("add session expiry", {"plan": "storage"}, "plan-decision-context"),
     ("add a cache to the parser", {}, "arce"),
-    ("who calls parse_header", {"focus": ["parse_header"]}, "breadth-depth-navigator"),
+    ("who calls parse_header", {"focus": ["parse_header"]}, "arce"),
 ])
 def test_auto_routes_by_trait(intent: str, extra: dict[str, Any], strategy: str) -> None:
     req = request(intent, **extra)

@@ -4,6 +4,8 @@ Declarative on purpose, so a user adds a strategy by dropping a folder (``--stra
 code: a phase names one of the registered engines (built in: ``rank``, ``keyword``, ``vector``, ``graph``,
 ``query``; the registry checks the name), its share of the
 budget and, for ranked and query engines, the query that describes and scores the candidates. A
+``expand`` phase walks the graph from the earlier phases' candidates (the seeds), with its edge
+weights, depth and budget shares as its table's other keys (:mod:`acms.strategies.expand`). A
 ``query`` phase is pure SPARQL: it gets the request's focus entities and plan as VALUES and returns
 scored candidates; ``fallback`` names the query to run when it returns none.
 
@@ -15,6 +17,7 @@ that declare it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -33,6 +36,9 @@ TRAIT_REASONS = {
 }
 
 
+_PHASE_KEYS = {"engine", "share", "query", "fallback", "breadth"}
+
+
 @dataclass(frozen=True)
 class Phase:
     engine: str
@@ -40,6 +46,9 @@ class Phase:
     query: str | None  # path relative to the strategy folder
     fallback: str | None = None  # query engine: run when ``query`` returns no rows
     breadth: int | None = None  # graph engine: hops when the request does not say
+    # Engine-specific settings: every other key of the ``[[phase]]`` table (an ``expand`` phase's edge
+    # weights, depth and budget shares), checked by the engine that reads them.
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,7 +97,8 @@ def parse_descriptor(text: str, folder: Traversable | None, builtin: bool) -> St
         data: dict[str, Any] = strict_toml(text)  # InputProblem is a ValueError: caught below
         phases = tuple(
             Phase(engine=str(p["engine"]), share=float(p.get("share", 1.0)), query=p.get("query"),
-                  fallback=p.get("fallback"), breadth=p.get("breadth"))
+                  fallback=p.get("fallback"), breadth=p.get("breadth"),
+                  options={k: v for k, v in p.items() if k not in _PHASE_KEYS})
             for p in data.get("phase", [])
         )
         desc = StrategyDescriptor(

@@ -67,6 +67,7 @@ class RunContext:
     timings_ms: dict[str, float] = field(default_factory=dict)
     focus_entities: list[str] = field(default_factory=list)
     cut: list[str] = field(default_factory=list)
+    previous: list[Candidate] = field(default_factory=list)  # the earlier phases' candidates (seeds)
 
     @property
     def budget(self) -> int:
@@ -334,6 +335,23 @@ def query_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
     return [_candidate(r, desc.name, float(r["score"].value), "") for r in rows]
 
 
+def focus_candidates(ctx: RunContext, desc: StrategyDescriptor | None = None) -> list[Candidate]:
+    """The request's focus entities as candidates: each one's body (``micro``), else its outline."""
+    focus = ctx.focus_entities or resolve_focus(ctx, ranked=False, desc=desc)
+    ctx.focus_entities = focus
+    if not focus:
+        return []
+    rows = ctx.searcher.store.select(_query("node-fragments.rq", ctx, desc), {"entity": [NamedNode(n) for n in focus]})
+    best: dict[str, dict[str, Term]] = {}
+    for r in rows:
+        e = r["entity"].value
+        if e not in best or (best[e]["lod"].value != "micro" and r["lod"].value == "micro"):
+            best[e] = r
+    order = {f: i for i, f in enumerate(focus)}
+    return [_candidate(best[e], desc.name if desc else NAV, 1.0, "focus")
+            for e in sorted(best, key=lambda e: order[e])]
+
+
 def _historic_focus(ctx: RunContext) -> list[str]:
     """Entities that exist only in history (a removed function) named by the task's words."""
     from acms.errors import UsageError
@@ -358,7 +376,17 @@ BUILTIN_ENGINES: tuple[tuple[str, PhaseEngine], ...] = (
     ("vector", ranked_phase),
     ("graph", graph_phase),
     ("query", query_phase),
+    ("expand", lambda desc, phase, ctx: _expand(desc, phase, ctx)),
 )
+# Engines that refine what the earlier phases proposed (they get them as ``ctx.previous``) rather than
+# add to them: their output replaces the earlier candidates.
+REFINING = {"expand"}
+
+
+def _expand(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
+    from acms.strategies.expand import expand_phase
+
+    return expand_phase(desc, phase, ctx)
 
 
 def run_strategy(desc: StrategyDescriptor, ctx: RunContext) -> list[Candidate]:
@@ -370,9 +398,13 @@ def run_strategy(desc: StrategyDescriptor, ctx: RunContext) -> list[Candidate]:
             ctx.cut.append(f"{desc.name}: phase {phase.engine} skipped (deadline)")
             continue
         t = time.perf_counter()
+        ctx.previous = selected + spill
         cands = ctx.engines[phase.engine](desc, phase, ctx)
         ctx.timings_ms[f"{desc.name}.{phase.engine}{i if len(desc.phases) > 1 else ''}"] = round(
             1000 * (time.perf_counter() - t), 2)
+        if phase.engine in REFINING:
+            selected, spill = [], cands
+            continue
         if len(desc.phases) == 1:
             return cands
         quota, used = phase.share * ctx.budget, 0.0

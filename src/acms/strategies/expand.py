@@ -1,0 +1,285 @@
+"""The default pipeline's second step: breadth-depth expansion over the graph from the seeds.
+
+The first stage (``rank``) proposes seeds: the fragments that best match the task. An agent that edits
+one of them needs more than its body: what it calls and uses, the class around it, what calls it. So
+from the seeds an agent will read as bodies (and from the request's focus, which comes first), the walk
+follows the graph's structural edges outward and inward (``expand-out.rq`` / ``expand-in.rq``, the edge
+kinds and their weights are the strategy's data: ``[phase.edges_out]`` / ``[phase.edges_in]`` in
+``strategy.toml``) and the names the seeds' code uses that name exactly one definition outside tests
+(``defined-names.rq``: the bare-name resolution a reader does, which catches what static call edges
+miss, such as ``response.url`` or a class used only in an annotation). A reached entity scores its
+seed's score times the edge's weight times ``decay`` per hop.
+
+Levels of detail follow depth: seeds are shown as bodies, entities one hop away as signatures (the
+declaration, its decorators and the doc string's first line), entities two hops away, and the ranked
+seeds whose bodies do not fit, as one-line references (the declaration). The budget is planned in
+that order (``bodies``, ``signatures``, the rest for references); whatever a level leaves unused goes
+to the next, and every seed left over follows, so the packer fills the budget while material remains.
+The output order is the plan's (bodies, then signatures, then references): scores are lifted by tier.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import Literal, NamedNode
+
+from acms.assembly.model import Candidate
+from acms.errors import ConfigError
+from acms.ranking.roles import Role, role_of
+from acms.terms import Term
+from acms.vocab import UKO, XSD
+
+if TYPE_CHECKING:
+    from acms.strategies.descriptor import Phase, StrategyDescriptor
+    from acms.strategies.engine import RunContext
+
+_IDENT = re.compile(r"(?<![\w.])(?:(self|cls|this)\.)?([A-Za-z_][A-Za-z0-9_]*)|\.([A-Za-z_][A-Za-z0-9_]*)")
+_KINDS = {"Class", "Function", "Method"}
+HEADER_TOKENS = 12  # what a packed block's header (path:lines, name) costs beside its text, about
+TIER_LIFT = {"body": 3.0, "signature": 2.0, "reference": 1.0}
+
+
+@dataclass(frozen=True)
+class ExpandOptions:
+    """The phase's data (``[[phase]]`` keys of an ``expand`` phase); see the module docstring."""
+
+    seeds: int = 8
+    depth: int = 2
+    decay: float = 0.8
+    bodies: float = 0.6
+    signatures: float = 0.3
+    names: float = 0.9
+    max_reached: int = 120
+    edges_out: Mapping[str, float] = field(default_factory=dict)
+    edges_in: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, strategy: str, raw: Mapping[str, Any]) -> ExpandOptions:
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ConfigError(f"strategy {strategy}: unknown expand option(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(known))}")
+        try:
+            opts = cls(**{k: (dict(v) if k.startswith("edges_") else type(getattr(cls, k, 0.0))(v))
+                          for k, v in raw.items()})
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"strategy {strategy}: bad expand option: {exc}") from None
+        weights = [*opts.edges_out.values(), *opts.edges_in.values(), opts.decay, opts.names,
+                   opts.bodies, opts.signatures]
+        if any(not 0.0 <= float(w) <= 1.0 for w in weights) or opts.bodies + opts.signatures > 1.0:
+            raise ConfigError(f"strategy {strategy}: expand weights and shares lie in [0, 1], "
+                              "and bodies + signatures <= 1")
+        return opts
+
+
+def _edge_table(edges: Mapping[str, float]) -> list[tuple[Term, Term]]:
+    out = []
+    for name, weight in sorted(edges.items()):
+        iri = UKO[name.removeprefix("uko:")] if not name.startswith(("http://", "https://")) else NamedNode(name)
+        out.append((iri, Literal(repr(float(weight)), datatype=XSD.double)))
+    return out
+
+
+def _cost(text: str) -> float:
+    return len(text) / 4 + HEADER_TOKENS
+
+
+def _short(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+@dataclass
+class _Reached:
+    score: float
+    hop: int
+    why: str
+
+
+def identifiers(text: str) -> tuple[set[str], set[str]]:
+    """Names a piece of code uses: bare and attribute names, and those read through ``self``/``cls``/``this``
+    (a method of the same class). Comment lines are skipped; a name in a string still counts (cheap,
+    and a doc string that names ``Headers`` points at it as well)."""
+    bare: set[str] = set()
+    own: set[str] = set()
+    for line in text.splitlines():
+        if line.lstrip().startswith(("#", "//")):
+            continue
+        for m in _IDENT.finditer(line):
+            receiver, name, attr = m.group(1), m.group(2), m.group(3)
+            if attr:
+                bare.add(attr)
+            elif receiver:
+                own.add(name)
+            else:
+                bare.add(name)
+    return bare, own
+
+
+class Expansion:
+    """One request's walk: seeds in, planned candidates out."""
+
+    def __init__(self, desc: StrategyDescriptor, phase: Phase, ctx: RunContext, opts: ExpandOptions) -> None:
+        self.desc, self.phase, self.ctx, self.opts = desc, phase, ctx, opts
+        self.store = ctx.searcher.store
+
+    def query(self, name: str) -> str:
+        from acms.strategies.descriptor import Phase as _Phase
+
+        return self.desc.query_text(_Phase("expand", 1.0, name))
+
+    # -- breadth ---------------------------------------------------------------------------------
+    def edges(self, frontier: dict[str, float], hop: int, reached: dict[str, _Reached]) -> None:
+        nodes = [NamedNode(n) for n in sorted(frontier)]
+        for way, table in (("out", self.opts.edges_out), ("in", self.opts.edges_in)):
+            if not table or not nodes:
+                continue
+            rows = self.store.select(self.query(f"expand-{way}.rq"),
+                                     {"node": nodes, "edge weight": _edge_table(table)})
+            for r in rows:
+                target = r["entity"].value
+                s = frontier[r["node"].value] * float(r["weight"].value) * self.opts.decay ** hop
+                edge = _short(r["edge"].value)
+                why = (f"{edge} by {_short(r['node'].value)}" if way == "in"
+                       else f"{_short(r['node'].value)} {edge} it")
+                self._reach(reached, target, s, hop, why)
+
+    def names(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
+        """Bare-name resolution over the seeds' code (see the module docstring)."""
+        wanted: dict[str, list[tuple[Candidate, bool]]] = {}
+        for c in seeds:
+            bare, own = identifiers(c.text)
+            for n in bare | own:
+                wanted.setdefault(n, []).append((c, n in own))
+        if not wanted:
+            return
+        rows = self.store.select(self.query("defined-names.rq"), {"name": [Literal(n) for n in sorted(wanted)]})
+        defs: dict[str, list[tuple[str, str, str]]] = {}
+        for r in rows:
+            qn = r["qn"].value if "qn" in r else r["name"].value
+            defs.setdefault(r["name"].value, []).append((r["entity"].value, qn, r["path"].value))
+        for name, found in defs.items():
+            found = sorted(set(found))
+            source = [d for d in found if role_of(d[2]) is Role.SOURCE] or found
+            for seed, via_self in wanted[name]:
+                target = None
+                if via_self:
+                    owner = seed.name.rsplit(".", 1)[0] if seed.kind == "Method" else seed.name
+                    mine = [d for d in found if d[1] == f"{owner}.{name}"]
+                    target = mine[0] if len(mine) == 1 else None
+                if target is None and len(source) == 1:
+                    target = source[0]
+                if target is None or target[0] == seed.entity:
+                    continue
+                s = weight_of[seed.entity] * self.opts.names * self.opts.decay
+                self._reach(reached, target[0], s, 1, f"{_short(seed.entity)} names it")
+
+    @staticmethod
+    def _reach(reached: dict[str, _Reached], target: str, score: float, hop: int, why: str) -> None:
+        old = reached.get(target)
+        if old is None or score > old.score:
+            reached[target] = _Reached(score, hop if old is None else min(hop, old.hop), why)
+
+    # -- depth -----------------------------------------------------------------------------------
+    def heads(self, entities: Iterable[str]) -> dict[str, dict[str, Term]]:
+        wanted = sorted(set(entities))
+        if not wanted:
+            return {}
+        out: dict[str, dict[str, Term]] = {}
+        for r in self.store.select(self.query("entity-heads.rq"), {"entity": [NamedNode(e) for e in wanted]}):
+            kind = _short(r["kind"].value)
+            if kind in _KINDS or r["entity"].value not in out:
+                out[r["entity"].value] = r
+        return {e: r for e, r in out.items() if _short(r["kind"].value) in _KINDS}
+
+    def head_candidate(self, row: dict[str, Term], score: float, why: str, level: str) -> Candidate:
+        decorators = row["decorators"].value.split("\n") if "decorators" in row and row["decorators"].value else []
+        signature = row["signature"].value if "signature" in row else row["name"].value
+        lines = [*decorators, *signature.splitlines()]
+        start = int(row["start"].value)
+        end = min(int(row["end"].value), start + len(lines) - 1)
+        if level == "signature" and "doc" in row and row["doc"].value.strip():
+            lines.append('    """' + row["doc"].value.strip().splitlines()[0].strip() + '"""')
+        entity = row["entity"].value
+        return Candidate(
+            fragment=f"{entity}#{level}", entity=entity, name=row["name"].value, kind=_short(row["kind"].value),
+            lod="macro", text="\n".join(lines), path=row["path"].value, start_line=start, end_line=end,
+            score=score, strategy=self.desc.name, reason=why, tier=_short(row["tier"].value))
+
+    # -- the plan --------------------------------------------------------------------------------
+    def run(self, previous: list[Candidate], focus: list[Candidate]) -> list[Candidate]:
+        budget = float(self.ctx.budget)
+        seeds = sorted(previous, key=lambda c: (-c.score, c.fragment))
+        top = max((c.score for c in seeds), default=1.0) or 1.0
+        ordered: list[Candidate] = []
+        seen: set[str] = set()
+        for c in [replace(c, score=top * 1.01) for c in focus] + seeds:
+            if c.entity not in seen:
+                seen.add(c.entity)
+                ordered.append(c)
+        # 1. bodies, in rank order, while they fit their share (the best one always)
+        bodies: list[Candidate] = []
+        used = 0.0
+        while ordered and (not bodies or used + _cost(ordered[0].text) <= self.opts.bodies * budget):
+            bodies.append(ordered.pop(0))
+            used += _cost(bodies[-1].text)
+        # 2. breadth from the bodies shown (what an agent reads is what it will follow)
+        weight_of = {c.entity: min(1.0, c.score / top) for c in bodies}
+        starts = bodies[: self.opts.seeds]
+        reached: dict[str, _Reached] = {}
+        self.names(starts, weight_of, reached)
+        frontier = {c.entity: weight_of[c.entity] for c in starts}
+        for hop in range(1, self.opts.depth + 1):
+            self.edges(frontier, hop, reached)
+            nxt = {e: r.score for e, r in reached.items() if r.hop == hop}
+            frontier = dict(sorted(nxt.items(), key=lambda kv: (-kv[1], kv[0]))[: self.opts.max_reached // 2])
+            if not frontier:
+                break
+        shown = {c.entity for c in bodies}
+        best = sorted(((e, r) for e, r in reached.items() if e not in shown),
+                      key=lambda kv: (-kv[1].score, kv[0]))[: self.opts.max_reached]
+        heads = self.heads([e for e, _ in best] + [c.entity for c in ordered])
+        # 3. signatures of what one hop reached, within their share; the rest become references
+        signatures: list[Candidate] = []
+        later: list[Candidate] = []
+        for e, r in best:
+            row = heads.get(e)
+            if row is None:
+                continue
+            why = f"{r.why} (hop {r.hop})"
+            sig = self.head_candidate(row, r.score, why, "signature")
+            if r.hop == 1 and used + _cost(sig.text) <= (self.opts.bodies + self.opts.signatures) * budget:
+                signatures.append(sig)
+                used += _cost(sig.text)
+            else:
+                later.append(self.head_candidate(row, r.score, why, "reference"))
+        # 4. more bodies while room is left beside a reserve for references; 5. references
+        reserve = min((1.0 - self.opts.bodies - self.opts.signatures) * budget,
+                      sum(_cost(c.text) for c in later) + len(ordered) * 2 * HEADER_TOKENS)
+        while ordered and used + _cost(ordered[0].text) <= budget - reserve:
+            bodies.append(ordered.pop(0))
+            used += _cost(bodies[-1].text)
+        references = []
+        for c in ordered:
+            row = heads.get(c.entity)
+            if row is not None:
+                references.append(self.head_candidate(row, c.score / (top * 1.01), f"ranked next: {c.reason}", "reference"))
+        references += later
+        out = ([replace(c, score=TIER_LIFT["body"] + c.score / (top * 1.01)) for c in bodies]
+               + [replace(c, score=TIER_LIFT["signature"] + min(c.score, 0.999)) for c in signatures]
+               + [replace(c, score=TIER_LIFT["reference"] + min(c.score, 0.999)) for c in references])
+        # Seeds with no reference (no declaration to show: a module, a section) follow, unplanned.
+        named = {c.entity for c in references}
+        return out + [replace(c, score=min(c.score / (top * 1.01), 0.999)) for c in ordered if c.entity not in named]
+
+
+def expand_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
+    opts = ExpandOptions.parse(desc.name, phase.options)
+    from acms.strategies.engine import focus_candidates
+
+    focus = focus_candidates(ctx, desc) if ctx.request.focus else []
+    return Expansion(desc, phase, ctx, opts).run(list(ctx.previous), focus)
