@@ -198,6 +198,12 @@ def protect(cands: Iterable[Candidate], mode: PrivacyMode | str) -> Protected:
             counts["blocked"] += 1
             continue
         text, kinds = redact(c.text, mode)
+        if mode is PrivacyMode.REDACT:  # and ingest's scrubber: an index kept with store_secrets holds raw text
+            from acms.privacy import scrub
+
+            scrubbed = scrub(text, c.path)
+            text = scrubbed.text
+            kinds = sorted(set(kinds) | set(scrubbed.kinds))
         counts.update(kinds)
         out.append(c if text == c.text else replace(c, text=text))
     return Protected(out, dict(counts))
