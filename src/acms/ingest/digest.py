@@ -7,7 +7,7 @@ import hashlib
 
 __all__ = ["SCRUBBED", "content_digest"]
 
-SCRUBBED = b"\0acms-secrets-scrubbed/2"  # in the content hash: turning scrubbing on or off re-reads every file
+SCRUBBED = b"\0acms-secrets-scrubbed/3"  # in the content hash: turning scrubbing on or off, or a better scrubber, re-reads every file
 
 
 def content_digest(text: str, keep_secrets: bool) -> str:

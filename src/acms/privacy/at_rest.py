@@ -18,7 +18,7 @@ from acms.store.protocol import GraphStore
 
 __all__ = ["POLICY", "apply_policy"]
 
-POLICY = "scrubbed/2"
+POLICY = "scrubbed/3"  # a better scrubber: every stored text (history too) is scrubbed again once
 KEPT = "kept"
 
 
