@@ -22,9 +22,10 @@ Start-up costs a fresh interpreter, pyoxigraph and the store's open (measured in
 
 from __future__ import annotations
 
-import json
+import functools
+import importlib.util
 import os
-import pickle
+import marshal
 import signal
 import subprocess
 import sys
@@ -37,7 +38,8 @@ from typing import IO, Any
 
 import pyoxigraph as ox
 
-from acms.errors import QueryLimitExceeded, QuerySyntaxError, StoreError, query_failed
+from acms.errors import QueryError, QueryLimitExceeded, QuerySyntaxError, StoreError, query_failed
+from acms.vocab import FN_NS
 
 __all__ = ["QueryLimits", "run_bounded", "time_limit_error", "memory_limit_error"]
 
@@ -82,11 +84,13 @@ def run_bounded(path: Path, text: str, *, prefixes: Mapping[str, str], dataset: 
 
 def _evaluate(path: Path, text: str, prefixes: Mapping[str, str], dataset: Mapping[str, Any],
               limits: QueryLimits, out: Path) -> str:
-    job = pickle.dumps({"path": str(path), "text": text, "prefixes": dict(prefixes), "dataset": dict(dataset),
-                        "memory_mb": limits.memory_mb, "max_rows": limits.max_rows, "out": str(out)})
-    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "RUST_BACKTRACE": "0"}  # arenas reserve address space
+    job = marshal.dumps({"path": str(path), "text": text, "prefixes": dict(prefixes), "dataset": _marshalled(dataset),
+                        "memory_mb": limits.memory_mb, "max_rows": limits.max_rows, "out": str(out),
+                        "functions": FN_NS in text or "fn:" in text})
+    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "RUST_BACKTRACE": "0",  # arenas reserve address space
+           "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the child starts without site (-S)
     deadline = time.monotonic() + limits.timeout_s
-    proc = subprocess.Popen([sys.executable, "-m", "acms.sparql.child"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-S", _child_script()], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         try:
@@ -102,13 +106,37 @@ def _evaluate(path: Path, text: str, prefixes: Mapping[str, str], dataset: Mappi
     return _outcome(proc.returncode, stdout, stderr, limits)
 
 
+def _marshalled(dataset: Mapping[str, Any]) -> dict[str, Any]:
+    """The dataset arguments as IRIs (None: the store's default graph), for the child's ``marshal``."""
+    out: dict[str, Any] = {}
+    for key, value in dataset.items():
+        if key == "use_default_graph_as_union":
+            out[key] = bool(value)
+        elif key in ("default_graph", "named_graphs"):
+            graphs = value if isinstance(value, (list, tuple)) else [value]
+            if any(isinstance(g, ox.BlankNode) for g in graphs):
+                raise QueryError("a query's dataset cannot name a blank node graph here")
+            out[key] = [None if isinstance(g, ox.DefaultGraph) else g.value for g in graphs]
+        else:
+            raise QueryError(f"unknown dataset argument {key!r}")
+    return out
+
+
+@functools.cache
+def _child_script() -> str:
+    """The child's module file, run as a script: no ``acms`` package import on its way up."""
+    spec = importlib.util.find_spec("acms.sparql.child")
+    assert spec is not None and spec.origin is not None
+    return spec.origin
+
+
 def _outcome(code: int, stdout: bytes, stderr: bytes, limits: QueryLimits) -> str:
     """The answer's form, or the error the child's exit means."""
     said = stderr.decode("utf-8", "replace")
     if code == 0:
         try:
-            status = json.loads(stdout.decode("utf-8").strip().splitlines()[-1])
-        except (ValueError, IndexError):
+            status = marshal.loads(stdout)
+        except (EOFError, ValueError, TypeError):
             raise StoreError(f"the query's process gave no answer: {said[-_STDERR_CHARS:]}") from None
         error = status.get("error")
         if error is None:
