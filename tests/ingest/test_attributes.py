@@ -1,0 +1,59 @@
+"""``.gitattributes`` linguist marks, read by git's rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acms.ingest.attributes import marks_for, parse_attributes
+
+
+def _marks(tmp_path: Path, files: dict[str, str], paths: list[str]) -> dict[str, dict[str, bool]]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return marks_for(tmp_path, paths)
+
+
+def test_set_cleared_and_unspecified_values(tmp_path: Path) -> None:
+    got = _marks(tmp_path, {".gitattributes": (
+        "gen/** linguist-generated\n"
+        "gen/keep.ts -linguist-generated\n"
+        "gen/also.ts linguist-generated=false\n"
+        "gen/again.ts !linguist-generated\n"
+        "third/* linguist-vendored=true\n"
+        "odd.ts linguist-generated=maybe\n"
+        "*.md text eol=lf\n")},
+        ["gen/a.ts", "gen/deep/b.ts", "gen/keep.ts", "gen/also.ts", "gen/again.ts", "third/x.ts",
+         "third/sub/y.ts", "odd.ts", "README.md", "src/main.ts"])
+    assert got == {
+        "gen/a.ts": {"generated": True}, "gen/deep/b.ts": {"generated": True},
+        "gen/keep.ts": {"generated": False}, "gen/also.ts": {"generated": False},
+        "third/x.ts": {"vendored": True},  # ``*`` stops at a folder
+    }
+
+
+def test_a_folder_pattern_does_not_reach_its_files_and_negative_patterns_are_ignored(tmp_path: Path) -> None:
+    got = _marks(tmp_path, {".gitattributes": "src/ linguist-vendored\ndist linguist-generated\n!x.ts linguist-generated\n"},
+                 ["src/a.ts", "dist/b.js", "dist", "x.ts"])
+    assert got == {"dist": {"generated": True}}  # a file named dist is matched; files inside a folder are not
+
+
+def test_a_deeper_file_and_info_attributes_win(tmp_path: Path) -> None:
+    got = _marks(tmp_path, {
+        ".gitattributes": "*.ts linguist-generated\n",
+        "pkg/.gitattributes": "*.ts -linguist-generated\nmodels.ts linguist-generated\n",
+        ".git/info/attributes": "pkg/last.ts linguist-vendored\n",
+    }, ["a.ts", "pkg/b.ts", "pkg/models.ts", "pkg/last.ts"])
+    assert got == {"a.ts": {"generated": True}, "pkg/b.ts": {"generated": False},
+                   "pkg/models.ts": {"generated": True}, "pkg/last.ts": {"generated": False, "vendored": True}}
+
+
+def test_quoted_patterns_comments_and_macros() -> None:
+    rules = parse_attributes('# comment\n[attr]gen linguist-generated\n"with space.ts" linguist-generated\n', "sub/")
+    assert len(rules) == 1
+    assert rules[0].matches("sub/with space.ts")
+    assert not rules[0].matches("with space.ts")  # the rule's folder
+
+
+def test_no_attributes_no_marks(tmp_path: Path) -> None:
+    assert marks_for(tmp_path, ["a.py"]) == {}
