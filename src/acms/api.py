@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import socket
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -53,7 +54,7 @@ from acms.terms import Term
 from acms.store.http_client import Endpoints, is_remote
 from acms.store.layout import IndexLayout
 from acms.store.remote import RemoteTarget
-from acms.store.protocol import Bindings, GraphStore, Row
+from acms.store.protocol import Bindings, GraphStore, Row, SupportsOwnership
 from acms.strategies.registry import StrategyRegistry
 
 if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``), not by every reader
@@ -81,7 +82,8 @@ def remote_target(url: str, root: Path, settings: Settings) -> RemoteTarget:
     """The project in the SPARQL engine at ``url``, with the ``store_*`` settings."""
     endpoints = Endpoints(url, settings.store_query_url, settings.store_update_url, settings.store_data_url,
                           settings.store_auth_env, settings.store_timeout, settings.store_retries)
-    return RemoteTarget(endpoints, settings.project_name or root.name)
+    owner = f"{socket.gethostname()}:{root.resolve()}"  # which root's index it is, in a store many share
+    return RemoteTarget(endpoints, settings.project_name or root.name, owner)
 
 
 class Index:
@@ -141,13 +143,17 @@ class Index:
         return self.assembler.searcher(self.store)
 
     # -- the two orchestrations ------------------------------------------------------------------
-    def index(self, *, history: int = 0, progress: Progress | None = None, rehash: bool = False) -> IndexReport:
+    def index(self, *, history: int = 0, progress: Progress | None = None, rehash: bool = False,
+              force: bool = False) -> IndexReport:
         """One index run: lands whole or not at all (see :mod:`acms.service.index_run`). Once a run left its
         manifest, only the files whose size or mtime moved are read (as a refresh reads them); ``rehash``:
-        every file is read and hashed."""
+        every file is read and hashed. ``force``: in a shared remote store, replace the project's graphs
+        even when another project root indexed them under the same name (refused otherwise)."""
         from acms.service.index_run import IndexRun
 
         with self.session.writing() as store:
+            if force and isinstance(store, SupportsOwnership):
+                store.claim()
             looked = None if rehash or Manifest.load(self.layout.cache) is None else \
                 check(self.root, self.settings, store, self.layout.cache)
             return IndexRun(self.root, store, self.settings, self.layout, history=history, progress=progress,

@@ -85,6 +85,9 @@ def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
 @click.option("--rehash", is_flag=True,
               help="Read and hash every file, not only those whose size or mtime moved since the last run "
                    "(for a filesystem whose mtimes cannot be trusted).")
+@click.option("--force", is_flag=True,
+              help="In a shared remote store: replace the project's graphs even when another project root (a "
+                   "folder of the same name elsewhere) indexed them; refused otherwise, naming that root.")
 @click.option("--progress/--quiet", "progress", default=None,
               help="Progress on stderr for every long phase: by default a bar with counts and ETA on a terminal, "
                    "a line every 10 s elsewhere, none with --json; --progress also with --json and a line per "
@@ -93,7 +96,7 @@ def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
 @json_option
 @boundary
 def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclude: tuple[str, ...],
-              history: int, verbose: bool, rehash: bool, progress: bool | None, as_json: bool) -> None:
+              history: int, verbose: bool, rehash: bool, force: bool, progress: bool | None, as_json: bool) -> None:
     """Index the project at PATH (default: the current directory) into its on-disk graph.
 
     Lists files with git (or a .gitignore-aware walk), extracts Python symbols and document sections,
@@ -112,7 +115,7 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
     target = store_dir(root, settings, store)
     with Index(root, settings, target, mode=Mode.WRITE, wait=wait_seconds(settings), command=f"acms index {root}",
                create=True) as index:
-        report = index.index(history=history, progress=reporter(progress, as_json), rehash=rehash)
+        report = index.index(history=history, progress=reporter(progress, as_json), rehash=rehash, force=force)
     if as_json:
         data = dict(vars(report))
         data["skipped_counts"] = report.skipped_counts()

@@ -139,7 +139,7 @@ class SparqlClient:
         import requests
 
         if not self._tls_checked and urlsplit(url).scheme == "https":
-            check_tls(url, self.endpoints.timeout)
+            check_tls(url, self.endpoints.timeout, self.endpoints.display)
             self._tls_checked = True
         timeout = self.endpoints.timeout if limits is None else limits.timeout_s
         retries = self.endpoints.retries if limits is None else 0
@@ -189,9 +189,10 @@ def _tries(attempts: int, began: float) -> str:
     return f" ({attempts} tries over {time.monotonic() - began:.1f} s; setting store_retries)"
 
 
-def check_tls(url: str, timeout: float) -> None:
+def check_tls(url: str, timeout: float, store: str = "") -> None:
     """Fail at once, saying why, when ``url``'s server does not speak TLS: its handshake is waited for
-    ``_HANDSHAKE_RTTS`` times the TCP connect's time (at least ``_HANDSHAKE_MIN`` s, at most ``timeout``).
+    ``_HANDSHAKE_RTTS`` times the TCP connect's time (at least ``_HANDSHAKE_MIN`` s, at most ``timeout``);
+    ``store``: the store's URL, shown with ``http://`` when the server turns out to speak plain HTTP.
     Only whether the server speaks TLS is checked here; its certificate is checked by the request."""
     import socket
     import ssl
@@ -220,8 +221,8 @@ def check_tls(url: str, timeout: float) -> None:
     finally:
         sock.close()
     if _speaks_plain_http(host, port, wait):
-        raise StoreError(f"{problem}: it speaks plain HTTP, not TLS; use "
-                         f"{urlsplit(url)._replace(scheme='http', path='', query='', fragment='').geturl()} as the store")
+        plain = urlsplit(store or url)._replace(scheme="http", query="", fragment="")
+        raise StoreError(f"{problem}: it speaks plain HTTP, not TLS; use {plain.geturl()} as the store")
     raise StoreError(f"{problem}; check that the store's URL and port are those of an https:// server")
 
 

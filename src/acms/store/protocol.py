@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad
 
@@ -79,3 +79,11 @@ class GraphStore(Protocol):
     def flush(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsOwnership(Protocol):
+    """A store several project roots may share (a remote SPARQL engine): it refuses to write a project's
+    graphs that another root wrote, unless ``claim`` was called (``acms index --force``)."""
+
+    def claim(self) -> None: ...

@@ -58,6 +58,7 @@ Tracer = Callable[[str, float], None]
 _RESULTS_JSON = "application/sparql-results+json"
 _NTRIPLES = "application/n-triples"
 _GENERATION = NamedNode("https://w3id.org/acms/store#generation")
+_ROOT = NamedNode("https://w3id.org/acms/store#root")  # the project root (host:path) whose index run wrote last
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class RemoteTarget:
 
     endpoints: Endpoints
     project: str
+    owner: str = ""  # this project's root as ``host:path``: a shared store's graphs name the root that wrote them
 
     def cache_root(self, base: Path) -> Path:
         """The local directory of this project's derived caches (postings, vectors, the LSA model) under
@@ -92,6 +94,8 @@ class RemoteStore:
         self._stage: OxigraphStore | None = None
         self._stage_thread: int | None = None
         self.generation: str | None = None
+        self.owner: str | None = None  # the project root the store says wrote the project's graphs
+        self._claimed = False
         self.refresh()
 
     @classmethod
@@ -116,8 +120,25 @@ class RemoteStore:
         rows = self._select_remote(catalog.text("store/generation"),
                                    {"ctl": self.scope.control, "project": self.scope.project}, control=True)
         self.generation = rows[0]["gen"].value if rows else None
+        self.owner = rows[0]["owner"].value if rows and "owner" in rows[0] else None
         self._prefixes = None
         return self.generation
+
+    def claim(self) -> None:
+        """Let this process's writes replace the project's graphs even when another project root wrote
+        them (``acms index --force``): the store then names this root as theirs."""
+        self._claimed = True
+
+    def _check_owner(self) -> None:
+        """Refuse to write over graphs another project root indexed under the same project name (two
+        folders called ``app`` on two machines, or two checkouts), naming the one that owns them."""
+        mine = self.target.owner
+        if self._claimed or not mine or self.owner is None or self.owner == mine:
+            return
+        raise StoreError(
+            f"project {self.scope.slug!r} in the SPARQL store at {self.target.endpoints.display} belongs to "
+            f"another project root, {self.owner} (this one is {mine}); nothing was written. Give this project "
+            "its own name (setting project_name), or run acms index --force to replace that project's graphs")
 
     def _adopt_unscoped(self) -> None:
         """Move this project's index from the five shared graph names into its own, in one update request
@@ -142,6 +163,7 @@ class RemoteStore:
             yield
             return
         start = self.refresh()
+        self._check_owner()
         before = self._pull()
         stage = OxigraphStore(None, tracer=self.tracer)
         stage.load(before, bulk=True)
@@ -171,8 +193,8 @@ class RemoteStore:
 
     def _push(self, before: set[Quad], after: set[Quad], start: str | None) -> None:
         removed, added = before - after, after - before
-        if not removed and not added and start is not None:
-            return  # nothing changed (a re-index of an unchanged project writes nothing)
+        if not removed and not added and start is not None and self.owner in (self.target.owner or None, None):
+            return  # nothing changed (a re-index of an unchanged project writes nothing), nor whose it is
         new = uuid.uuid4().hex
         guard = _guard(self.scope, start)
         parts = []
@@ -180,6 +202,10 @@ class RemoteStore:
             parts.append(f"DELETE {{\n{_blocks(self.scope.quads_out(removed))}\n}} WHERE {{ {guard} }}")
         if added:
             parts.append(f"INSERT {{\n{_blocks(self.scope.quads_out(added))}\n}} WHERE {{ {guard} }}")
+        if self.target.owner:  # the root that wrote this index, for the next writer from another root to see
+            root = Quad(self.scope.project, _ROOT, Literal(self.target.owner), self.scope.control)
+            was = f"GRAPH {self.scope.control} {{ {self.scope.project} {_ROOT} ?was }}"
+            parts.append(f"DELETE {{ {was} }} INSERT {{ {_blocks([root])} }} WHERE {{ {guard} OPTIONAL {{ {was} }} }}")
         marker = Quad(self.scope.project, _GENERATION, Literal(new), self.scope.control)
         old = "" if start is None else f"DELETE {{ {_blocks([Quad(marker.subject, _GENERATION, Literal(start), self.scope.control)])} }}\n"
         parts.append(f"{old}INSERT {{ {_blocks([marker])} }} WHERE {{ {guard} }}")
@@ -303,6 +329,7 @@ class RemoteStore:
     def _send_update(self, parts: Sequence[str], scoped: bool = True) -> None:
         """The parts and the generation's move as one update request (one transaction)."""
         self._writable()
+        self._check_owner()
         new = Literal(uuid.uuid4().hex)
         bump = bind(catalog.text("store/set-generation.ru"),
                     {"ctl": self.scope.control, "project": self.scope.project, "gen": new})
