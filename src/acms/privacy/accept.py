@@ -103,28 +103,46 @@ def _prose_ok(m: re.Match[str], line: str) -> bool:
     """``the password is hunter2!``, not ``Password is correct.&quot;);``: the word itself, without
     trailing punctuation, must hold a digit, a symbol or a case change."""
     core = re.sub(r"(?:&\w+;|[.,;:!?)\]}\"'])+$", "", m.group("v"))
-    return len(core) >= 4 and not _placeholder(core) and not _wordy(core) \
+    return len(core) >= 4 and not _placeholder(core) and (not _wordy(core) or _human_password(core)) \
         and bool(re.search(r"\d|[^\w\s]|[a-z][A-Z]", core))
 
 
-_PROSE_BEFORE = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--|;|%|\"\"\"|\'\'\'|<!--|[A-Za-z][\w ,.;:()'`-]*$)")
+def _human_password(core: str) -> bool:
+    """``cedar79_GtSno``, ``Copper63-QwiRm``: words, digits and a symbol or a case change inside;
+    wordy, yet no identifier, version or path reads so after a secret word in prose."""
+    return (bool(re.search(r"\d", core)) and bool(re.search(r"[A-Za-z]{3}", core))
+            and bool(re.search(r"[^\w\s]|_|[a-z][A-Z]", core))
+            and not re.fullmatch(r"[a-z]+(?:_[a-z0-9]+)+|[A-Z][A-Z0-9_]+|v?\d+(?:\.\d+)+[\w.\-]*", core))
+
+
+_PROSE_BEFORE = re.compile(
+    r"^[ \t]*(?:#|//|/\*|\*|--|;|%|\"\"\"|\'\'\'|<!--|(?:[-*+>][ \t]+|\d+\.[ \t]+)?[A-Za-z(][\w ,.;:()'`-]*$)")
 
 
 def _prose_word_ok(m: re.Match[str], line: str) -> bool:
-    """``the admin password Lk8pz2Wq9``, ``password: Wq9-zT3k`` in prose: a comment, a docstring or
+    """``the admin password`` or ``password:`` then a generated-looking word, in prose: a comment, a docstring or
     a document's line (in code, only where the line is a comment or reads as words). The value must
     look generated (letters and digits mixed, or symbols), not be a word, a name or a placeholder."""
-    core = re.sub(r"(?:&\w+;|[.,;:!?)\]}\"'])+$", "", m.group("v"))
-    if len(core) < 6 or _placeholder(core) or _wordy(core) or _names_a_secret(core):
+    core = re.sub(r"(?:&\w+;|[.,;:!?)\]}\"'`])+$", "", m.group("v"))
+    if len(core) < 6 or _placeholder(core) or _names_a_secret(core):
+        return False
+    if _wordy(core) and not _human_password(core):
         return False
     if not (re.search(r"\d", core) and re.search(r"[A-Za-z]", core)):
         return False
-    if re.search(r"[()\[\]{}<>=$%]|\.\w+\(|::|->|^[\w.]+\.[a-z_]+$", core) or _PATH.fullmatch(core):
+    if re.search(r"[()\[\]{}<>=]|\.\w+\(|::|->|^[\w.]+\.[a-z_]+$", core) or _PATH.fullmatch(core):
         return False  # code, a call, a path, a module name
-    if re.fullmatch(r"[a-z]+(?:[_\-][a-z0-9]+)+|[a-z]+\d{1,3}|v?\d[\w.\-]*", core):
+    if re.fullmatch(r"[a-z]+(?:[_\-][a-z0-9]+)+|[a-z]+\d{1,3}|v?\d+(?:\.\d+)+[\w.\-]*", core):
         return False  # snake_case names, word1, versions
     if m.group("n").lower().startswith(("token", "secret", "api")) and not _looks_random(core):
         return False  # keys and tokens are random: prose about them rarely is
+    return True
+
+
+def _prose_code_ok(m: re.Match[str], line: str) -> bool:
+    """In code, prose is a comment or a docstring's line (it reads as words before the match)."""
+    if not _prose_word_ok(m, line):
+        return False
     before = line[:m.start()]
     if _PROSE_BEFORE.match(before) is None and not re.search(r"(?:#|//|/\*|<!--)[^\"'`]*$", before):
         return False
@@ -134,7 +152,8 @@ def _prose_word_ok(m: re.Match[str], line: str) -> bool:
 _NOT_A_VALUE_CALL = re.compile(
     r"(?i)(?:^|[.:])(?:compile|escape|match|search|find\w*|getenv|get|environ|lookup|gettext|_|print"
     r"|log\w*|debug|info|warn\w*|error|format|join|path|open|read\w*|load\w*|fetch|query|input"
-    r"|prompt|getpass|translate|t|i18n|tr|label|text|keys?|env|config|setting|option)$")
+    r"|prompt|getpass|translate|t|i18n|tr|label|text|keys?|env|config|setting|option|r?strip|lstrip"
+    r"|replace|split|encode|decode|lower|upper|hash\w*|digest|sha\d*|md5|hexdigest|quote|unquote)$")
 
 
 def _wrapped_ok(m: re.Match[str], line: str) -> bool:
@@ -158,10 +177,24 @@ def _flag_ok(m: re.Match[str], line: str) -> bool:
         and not m.group("v").startswith("-")
 
 
+_OBJECTS = re.compile(r"(?i)^(?:settings|config|conf|cfg|env|os|self|this|process|secrets|vars|values|app"
+                      r"|params|options|opts|args|ctx|context|request|props|import|module)\.")
+
+
+def _dotted_password(name: str, value: str) -> bool:
+    """``pass = cedar56.YnDd3`` under a password name: a dotted value that reads as a human password
+    (digits, a case change) and not as an attribute of a settings object (``settings.DB_PASS``)."""
+    return (bool(_STRONG_NAME.search(name.rsplit(".", 1)[-1])) and "." in value and " " not in value
+            and _human_password(value) and not _OBJECTS.match(value)
+            and any(re.search(r"\d", p) and re.search(r"[A-Za-z]", p) for p in value.split(".")))
+
+
 def _bare_ok(m: re.Match[str], line: str) -> bool:
     """Unquoted values: skip code references, numbers, structures and ``self.x``."""
     value = m.group("v").strip()
-    if _BARE_SKIP.match(value) or value.startswith(("$", "%", "{{", "&", "*")):
+    if value.startswith(("$", "%", "{{", "&", "*")):
+        return False
+    if _BARE_SKIP.match(value) and not _dotted_password(m.group("n"), value):
         return False
     if _EXPRESSION.search(value):
         return False

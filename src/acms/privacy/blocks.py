@@ -124,3 +124,74 @@ def _k8s_hits(text: str) -> Iterator[_Hit]:
                                 if b > a and not _placeholder(text[a:b]):
                                     yield _Hit(a, b, "k8s_secret", False)
                 pos = eol + 1
+
+
+_TABLE_LINE = re.compile(r"(?m)^[ \t]*\|")
+_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$")
+_TABLE_SECRET = re.compile(
+    r"(?i)^(?:[\w ]{0,20}[ _\-])?(?:password|passwd|pwd|passphrase|secret|token|api[ _\-]?key|credentials?)$")
+
+
+def _cells(line: str, start: int) -> list[tuple[int, int]]:
+    """The spans of a Markdown table row's cells (``|`` split, ``\\|`` kept), blanks trimmed."""
+    out: list[tuple[int, int]] = []
+    i = line.index("|") + 1
+    cell = i
+    while i < len(line):
+        if line[i] == "\\":
+            i += 2
+            continue
+        if line[i] == "|":
+            out.append((cell, i))
+            cell = i + 1
+        i += 1
+    spans = []
+    for a, b in out:
+        while a < b and line[a] in " \t`":
+            a += 1
+        while b > a and line[b - 1] in " \t`":
+            b -= 1
+        spans.append((start + a, start + b))
+    return spans
+
+
+def _table_value(value: str) -> bool:
+    """A table cell under a password column is a secret when it looks like one: letters and digits
+    (or random), no placeholder, no prose."""
+    return (len(value) >= 6 and " " not in value and not _placeholder(value)
+            and bool(re.search(r"\d", value)) and bool(re.search(r"[A-Za-z]", value)))
+
+
+def _table_hits(text: str) -> Iterator[_Hit]:
+    """Markdown tables with a password/secret/token column: the cells under it in the rows below."""
+    if "|" not in text or "---" not in text:
+        return
+    rows: list[tuple[int, str]] = []  # consecutive table lines: (start, line)
+    last_end = -2
+    for m in _TABLE_LINE.finditer(text):
+        start = m.start()
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if start != last_end + 1:
+            yield from _one_table(text, rows)
+            rows = []
+        rows.append((start, text[start:end]))
+        last_end = end
+    yield from _one_table(text, rows)
+
+
+def _one_table(text: str, rows: list[tuple[int, str]]) -> Iterator[_Hit]:
+    if len(rows) < 3 or not _TABLE_RULE.match(rows[1][1]):
+        return
+    head_start, head = rows[0]
+    columns = [i for i, (a, b) in enumerate(_cells(head, head_start))
+               if _TABLE_SECRET.match(text[a:b].strip("*_ "))]
+    if not columns:
+        return
+    for start, line in rows[2:]:
+        cells = _cells(line, start)
+        for i in columns:
+            if i < len(cells):
+                a, b = cells[i]
+                if b > a and _table_value(text[a:b]):
+                    yield _Hit(a, b, "password", True)

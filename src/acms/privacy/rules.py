@@ -27,6 +27,7 @@ from acms.privacy.accept import (
     _kind_for_name,
     _pair_ok,
     _prose_ok,
+    _prose_code_ok,
     _prose_word_ok,
     _url_ok,
     _wrapped_ok,
@@ -90,7 +91,7 @@ def _line_rules() -> tuple[_Rule, ...]:
             + r"\\(?P<q>[\"'])(?P<v>(?:(?!\\(?P=q))[^\n]){1,300}?)\\(?P=q)"), "v",
             _assign_ok, _kind_for_name, generic=True, needles=("\\\"", "\\'")),
         _Rule("password", c(
-            r"(?i)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+|set[ \t]+|ENV[ \t]+|ARG[ \t]+)?[\"']?"
+            r"(?i)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+|set[ \t]+|ENV[ \t]+|ARG[ \t]+)?[\"':]?"
             r"(?P<n>" + _NAME + r")[\"']?[ \t]*(?::=|\?=|=|:)[ \t]*"
             r"(?P<v>[^\s'\"`#;][^\n]{0,300}?)[\"'`]?(?=(?:[ \t]+[#;][^\n]*)?[ \t]*$)"), "v",
             _bare_ok, _kind_for_name, not_code, generic=True, needles=_SECRET_NEEDLES),
@@ -127,13 +128,23 @@ def _line_rules() -> tuple[_Rule, ...]:
             _prose_ok,
             needles=("password", "passwd", "pwd", "passphrase")),
         # the same words followed by a value in comments, docstrings and docs ("the admin
-        # password Lk8pz2Wq9", "password: Wq9-zT3k"): the value must look generated
+        # password <value>", "password: <value>"): the value must look generated
         _Rule("password", c(
             r"(?i)\b(?P<n>password|passwd|pwd|passphrase|secret|token|api[ _\-]?key)"
             r"(?:[ \t]+(?:is|was|to|for|of|as|=|:|-))?[ \t]*[:=]?[ \t]+[\"'`]?"
             r"(?P<v>[^\s\"'`]{6,100})"), "v",
-            _prose_word_ok, _kind_for_name, generic=True,
+            _prose_word_ok, _kind_for_name, not_code, generic=True,
             needles=("password", "passwd", "pwd", "passphrase", "secret", "token", "key")),
+        _Rule("password", c(
+            r"(?i)\b(?P<n>password|passwd|pwd|passphrase|secret|token|api[ _\-]?key)"
+            r"(?:[ \t]+(?:is|was|to|for|of|as|=|:|-))?[ \t]*[:=]?[ \t]+[\"'`]?"
+            r"(?P<v>[^\s\"'`]{6,100})"), "v",
+            _prose_code_ok, _kind_for_name, frozenset({"code"}), generic=True,
+            needles=("password", "passwd", "pwd", "passphrase", "secret", "token", "key")),
+        # Go's MySQL DSN: user:password@tcp(host:port)/db (no scheme, so no URL rule sees it)
+        _Rule("password", c(
+            r"(?<![\w@])[\w.\-]{1,64}:(?P<v>[^\s\"'`@/]{3,200})@(?:tcp|udp|unix)\("), "v",
+            lambda m, line: not _placeholder(m.group("v")), needles=("@tcp(", "@udp(", "@unix(")),
         # command lines: --requirepass x, mysql -pSECRET, sshpass -p x, SQL "PASSWORD 'x'"; in a
         # list of arguments too (["--requirepass", "x"]), and in code inside a string
         _Rule("password", c(
@@ -160,7 +171,7 @@ def _line_rules() -> tuple[_Rule, ...]:
         # []byte("..."), Secret.new("...")
         _Rule("password", c(
             r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _NAME + r")[\"'\]]{0,2}" + _SEP
-            + r"(?:&|new[ \t]+)?(?P<call>[\w:.<>\[\]]{1,40})\([ \t]*" + _QUOTED + r"[ \t]*\)"), "v",
+            + r"(?:&|new[ \t]+)?(?P<call>(?:\[\])?[\w:.<>]{1,40})\([ \t]*" + _QUOTED + r"[ \t]*\)"), "v",
             _wrapped_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES,
             prefilter=c(r"\([ \t]*[rbuRBUfF]{0,2}[\"'`]")),
         _Rule("password", c(

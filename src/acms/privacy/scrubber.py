@@ -8,7 +8,7 @@ from functools import cache, lru_cache
 from pathlib import PurePosixPath
 
 from acms.privacy.adapter import _DS_GATES, _DsPlugin, _ds_hits, _ds_plugins
-from acms.privacy.blocks import _k8s_hits, _pem_hits, _terraform_hits
+from acms.privacy.blocks import _k8s_hits, _pem_hits, _table_hits, _terraform_hits
 from acms.privacy.files import _LOCK_FILES, _file_class
 from acms.privacy.literals import _split_literal_hits
 from acms.privacy.model import Finding, MARK, Scrubbed, _BREAKS, _Hit, _LONG_LINE, _MARK_HEAD, _Rule
@@ -87,6 +87,7 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
     hits.extend(_pem_hits(text))
     hits.extend(_k8s_hits(text))
     hits.extend(_terraform_hits(text))
+    hits.extend(_table_hits(text))
     if only is None:  # a rescan: the chains were joined and scanned the first time
         hits.extend(_split_literal_hits(text, lambda line: _line_hits(
             line, line.lower() if line.isascii() else line.translate(_ASCII_LOWER), 0, fclass, path,

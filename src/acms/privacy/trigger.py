@@ -39,7 +39,7 @@ _TRIGGER_WORDS = (
     "key-", "nrak-", "nrai-", "sntry", "glsa_", "pmak-", "dp.", "lin_api_", "atatt3", "dapi",
     ".atlasv1.", "gsk_", "r8_", "gocspx-", "q~", "iqojb3jpz2lux2vj", "fwogzxivyxdz", "mysql",
     "mariadb", "sshpass", "identified", "securestring", "requirepass", "masterauth", "\\\"",
-    "akcp",
+    "akcp", "@tcp(", "@udp(", "@unix(",
 )
 _TRIGGER_KEYWORDS = (
     "pass", "pwd", "secret", "token", "key", "auth", "cred", "private", "salt", "seed", "sig",
