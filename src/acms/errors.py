@@ -12,6 +12,7 @@
     │   └── QuerySyntaxError      QUERY_SYNTAX                the SPARQL parser said no
     ├── StoreError                STORE_ERROR        exit 4   the on-disk store
     │   ├── StoreLocked           STORE_LOCKED                another process is writing to it
+    │   ├── StoreReadOnly                                     a writer on an index it cannot write (readers work)
     │   └── StoreMissing          STORE_MISSING               nothing indexed yet
     ├── ValidationFailed          VALIDATION_FAILED  exit 5   a batch or the store does not conform to the shapes
     ├── ConfigError               CONFIG_ERROR       exit 6   a bad acms.toml / ACMS_* / flag value, a bad strategy folder
@@ -34,6 +35,8 @@ its flags (``acms reindex --embeddings``), or a request field (``budgets.time_ms
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -213,6 +216,11 @@ class StoreMissing(StoreError):
     code = ErrorCode.STORE_MISSING
 
 
+class StoreReadOnly(StoreError):
+    """The index cannot be written here (a read-only mount, no write permission); readers need no
+    write access, so only a write (``acms index``, a refresh, ``ontology add``) says this."""
+
+
 class ValidationFailed(AcmsError):
     """A batch (or the whole store) violates the shapes; ``report`` holds one line per violation."""
 
@@ -245,6 +253,34 @@ class GitError(AcmsError):
 
 class TiersInconsistent(AcmsError):
     code = ErrorCode.TIERS_INCONSISTENT
+
+
+_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+         errno.EFBIG: "the file would pass the file system's (or the process's) size limit"}
+_DENIED = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def environment_error(exc: BaseException) -> AcmsError | None:
+    """A write the machine refused (a full disk, a read-only file system, no permission) as a
+    one-line error naming the file; ``None`` for anything else. Every writer of acms writes a file
+    whole or not at all (a partial file then ``os.replace``, a store transaction), so the message
+    can say that what was there is kept."""
+    if not isinstance(exc, OSError):
+        return None
+    code = exc.errno if exc.errno is not None else next(  # pyoxigraph's OSError names it only in its text
+        (number for number in (*_FULL, *_DENIED) if os.strerror(number) in str(exc)), None)
+    if code is None:
+        return None
+    exc.errno = code
+    where = f" writing {exc.filename}" if exc.filename else ""
+    if exc.errno in _FULL:
+        return StoreError(f"{os.strerror(exc.errno).lower()}{where}: {_FULL[exc.errno]}; nothing was "
+                          "half-written (the files as they were are kept): free some space and run it again")
+    if exc.errno in _DENIED:
+        target = f" {exc.filename}" if exc.filename else ""
+        return StoreReadOnly(f"cannot write{target}: {os.strerror(exc.errno).lower()} (a read-only index is "
+                             "readable while its caches are current; writing it needs write access)")
+    return None
 
 
 def code_of(exc: BaseException) -> ErrorCode:

@@ -11,7 +11,7 @@ import click
 
 from acms.assembly.protocol import envelope_for, parse_request, request_id_of
 from acms.cli.common import boundary, echo_json, json_option, open_index, project_options, refresh_option
-from acms.errors import AcmsError, UsageError
+from acms.errors import AcmsError, UsageError, environment_error
 from acms.strategies.registry import StrategyRegistry
 
 
@@ -114,9 +114,12 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str
     raw = request_file.read()
     request_id = request_id_of(raw)
     try:
-        request = parse_request(raw)
-        with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
-            result = index.render(request, output="json")
+        try:
+            request = parse_request(raw)
+            with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
+                result = index.render(request, output="json")
+        except OSError as exc:
+            raise environment_error(exc) or exc from None
     except AcmsError as exc:
         echo_json(envelope_for(exc, request_id))
         click.echo(f"acms: error: {exc.message}", err=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from acms.config import Settings, load_settings
-from acms.errors import AcmsError, UsageError
+from acms.errors import AcmsError, UsageError, environment_error
 from acms.paths import project_root
 from acms.text_checks import text_problem, walk_strings
 
@@ -219,8 +219,11 @@ def boundary(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            _check_arguments(kwargs)
-            return func(*args, **kwargs)
+            try:
+                _check_arguments(kwargs)
+                return func(*args, **kwargs)
+            except OSError as exc:  # a full disk, a read-only file system: one line, not a traceback
+                raise environment_error(exc) or exc from None
         except AcmsError as exc:
             if kwargs.get("as_json") or kwargs.get("fmt") == "json":
                 from acms.assembly.protocol import envelope_for

@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from acms.api import Index
-from acms.errors import AcmsError, ErrorCode
+from acms.errors import AcmsError, ErrorCode, environment_error
 from acms.service.freshness import stale_notice
 
 F = TypeVar("F", bound=Callable[..., str])
@@ -34,7 +34,10 @@ def tool_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> str:
         try:
-            return func(*args, **kwargs)
+            try:
+                return func(*args, **kwargs)
+            except OSError as exc:  # a full disk, a read-only index that needed a write
+                raise environment_error(exc) or exc from None
         except AcmsError as exc:
             raise ToolError(f"{ErrorCode(exc.code).value}: {exc.message}") from None
 

@@ -36,7 +36,7 @@ from starlette.routing import Route
 from acms.api import Index
 from acms.service.assembly import AssemblyResult
 from acms.assembly.protocol import RenderRequest, envelope_for, error_envelope, parse_request, request_id_of
-from acms.errors import CODES, AcmsError, ErrorCode
+from acms.errors import CODES, AcmsError, ErrorCode, environment_error
 from acms.retrieval.embedding_store import active_model
 from acms.server.endpoint import SparqlEndpoint
 from acms.server.sparql_protocol import Limits, ProtocolError, read_body
@@ -81,6 +81,7 @@ def create_app(
             parsed = parse_request(raw)
             result = await run_in_threadpool(run_render, parsed)
         except Exception as exc:  # noqa: BLE001 - every failure becomes the contract's envelope
+            exc = environment_error(exc) or exc  # a full disk, a read-only index: said as such
             if not isinstance(exc, AcmsError):
                 log.exception("render request %s failed", request_id)
             envelope = envelope_for(exc, request_id)

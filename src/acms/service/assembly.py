@@ -11,6 +11,7 @@ the caches and a write (this process's or another's) rebuilds them.
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -127,4 +128,6 @@ class Assembler:
         try:
             usage.append(root, entities)
         except OSError as exc:
+            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                return  # a read-only index (a shared mount): it is read, its use is not recorded
             raise StoreError(f"cannot log usage in {root}: {exc} (set record_use = false to stop recording)") from None

@@ -20,6 +20,8 @@ upstream. So acms never lets the two overlap:
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -30,13 +32,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from acms.errors import StoreLocked
+from acms.errors import StoreLocked, StoreReadOnly
 
 __all__ = ["DEFAULT_WAIT", "IndexLock", "lock_for"]
 
 DEFAULT_WAIT = 60.0
 _POLL = 0.05
 _LOCK, _WAITING, _GENERATION, _HOLDER = "lock", "writer-waiting", "generation", "writer.json"
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
 
 
 class IndexLock:
@@ -48,12 +51,23 @@ class IndexLock:
         self._readers = 0  # threads of this process holding the shared lock
         self._writing = False
         self._fd: int | None = None
+        self.read_only = False  # the index directory cannot be written (see ``_open``)
 
     # -- files ----------------------------------------------------------------------------------
     def _open(self) -> int:
         if self._fd is None:
-            self.root.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.root / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.root / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                if exc.errno not in _READ_ONLY or not self.root.is_dir():
+                    raise
+                # A read-only index (a shared mount, chmod a-w): flock needs no write access, so readers
+                # lock the lock file opened for reading (or the directory, when there is none); no
+                # writer can take the index from under them, since no one can write there.
+                self.read_only = True
+                lock = self.root / _LOCK
+                self._fd = os.open(lock if lock.exists() else self.root, os.O_RDONLY)
         return self._fd
 
     def generation(self) -> str:
@@ -119,8 +133,15 @@ class IndexLock:
                     raise self._locked("in use by this process", wait)
             self._writing = True
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            waiting.write_text(str(os.getpid()), encoding="utf-8")
+            self._open()
+            if self.read_only or not os.access(self.root, os.W_OK):
+                raise StoreReadOnly(f"the index at {self.root} is read-only: reading works, writing it "
+                                    "(acms index, a refresh, ontology add) needs write access to it")
+            try:
+                waiting.write_text(str(os.getpid()), encoding="utf-8")
+            except OSError:
+                waiting.unlink(missing_ok=True)  # half-written (a full disk): it would hold readers back
+                raise
             try:
                 self._flock(fcntl.LOCK_EX, deadline, "in use by another acms process", wait, yield_to_writer=False)
             finally:
@@ -143,6 +164,10 @@ def _writer_waiting(flag: Path) -> bool:
     try:
         pid = int(flag.read_text(encoding="utf-8") or 0)
     except (OSError, ValueError):
+        return False
+    if pid <= 0:  # empty: its writer died writing it (os.kill(0, 0) would signal our own group)
+        with contextlib.suppress(OSError):
+            flag.unlink(missing_ok=True)
         return False
     try:
         os.kill(pid, 0)
