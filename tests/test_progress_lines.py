@@ -39,7 +39,7 @@ def test_a_first_index_off_a_terminal_reports_every_phase_the_fit_included(tmp_p
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     ended = dict(re.findall(r"^acms: (\w+)(?: (\d+/\d+))? done \(", out.stderr, re.M))
-    assert ["listing", "indexing", "tiers", "secrets", "caches", "fitting", "embeddings", "vectors"] == list(ended)
+    assert ["listing", "indexing", "copies", "tiers", "secrets", "caches", "fitting", "embeddings", "vectors"] == list(ended)
     assert ended["fitting"] == f"{FIT_STEPS}/{FIT_STEPS}"
     done, total = ended["embeddings"].split("/")
     assert done == total and int(total) > 0

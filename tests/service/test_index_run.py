@@ -34,7 +34,7 @@ with Index.open(sys.argv[1], wait=10) as idx:
 print("finished")
 """
 MUST_COVER = {"listing", "reading", "diff", "parsing", "emitting", "linking", "rules", "versions",
-              "validation", "store", "history", "tiers", "secrets", "caches", "embeddings", "vectors"}
+              "validation", "store", "history", "copies", "tiers", "secrets", "caches", "embeddings", "vectors"}
 
 
 class Recorder:

@@ -14,7 +14,7 @@ __all__ = ["PHASES", "NullProgress", "Progress"]
 
 # The phases of an index run, in order (a run that finds nothing to do skips the middle ones).
 PHASES = ("listing", "indexing", "reading", "diff", "parsing", "relinking", "emitting", "linking", "rules", "versions", "validation",
-          "store", "history", "tiers", "secrets", "caches", "fitting", "embeddings", "vectors")
+          "store", "history", "copies", "tiers", "secrets", "caches", "fitting", "embeddings", "vectors")
 
 
 class Progress(Protocol):
