@@ -103,3 +103,40 @@ def test_what_cannot_be_spliced_says_so(tmp_path: Path) -> None:
     assert spliced(old, ["a", "b"], np.asarray([1, 0]), empty, np.zeros(0, np.int64), []) is None  # order moved
     no_counts = KeywordIndex(old.ids, old.retriever)
     assert spliced(no_counts, ["a"], np.asarray([0]), empty, np.zeros(0, np.int64), []) is None
+
+
+@pytest.mark.parametrize("numbering", ["same", "other"])
+def test_terms_found_by_number_when_the_numbering_goes_on(numbering: str, tmp_path: Path) -> None:
+    """Built from a token list that an update extends (the caches' segment), the index finds the new
+    documents' terms by number (its vocabulary is not parsed: new terms are appended to its text); under
+    another numbering by name. Either way it is a full build's, and the next update goes on from it."""
+    rng = random.Random(11)
+    texts = _texts(rng, 80, "d")
+    table = TokenTable()
+
+    def documents(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        parts = [np.frombuffer(table.ids(texts[d]), dtype=np.int32) for d in ids]
+        flat = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+        return flat, np.asarray([p.size for p in parts], dtype=np.int64)
+
+    ids = sorted(texts)
+    KeywordIndex.from_chunks(ids, [documents(ids)], list(table.vocab), numbering="n1").save(tmp_path / "0")
+    name = "n1" if numbering == "same" else "n2"
+    for step in range(3):
+        old = KeywordIndex.load(tmp_path / str(step))
+        assert old.counts is not None and old.counts.numbering == ("n1" if step == 0 else name)
+        changed = set(rng.sample(sorted(texts), 6))
+        for d in changed:
+            texts[d] = " ".join(rng.choices(WORDS + [f"fresh{step}_{d}"], k=rng.randint(1, 30)))
+        texts.update(_texts(rng, 3, f"n{step}_"))
+        ids = sorted(texts)
+        position = {d: i for i, d in enumerate(old.ids)}
+        source = np.asarray([-1 if d in changed or d not in position else position[d] for d in ids])
+        flat, lengths = documents([d for d, s in zip(ids, source.tolist()) if s < 0])
+        got = spliced(old, ids, source, flat, lengths, list(table.vocab), name)
+        assert got is not None and got.retriever is not None
+        by_number = old.counts.numbering == name  # "other": by name first, then by the numbering it kept
+        assert (got.retriever._vocab is None) == by_number  # by number: the vocabulary left unparsed
+        _check(got, texts, rng)
+        got.save(tmp_path / str(step + 1))
+        _check(KeywordIndex.load(tmp_path / str(step + 1)), texts, rng)

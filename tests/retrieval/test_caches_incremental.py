@@ -1,7 +1,10 @@
 """An index run that says what it changed (``CacheDelta``) updates the derived caches from the tokenised
-corpus saved with them (``retrieval/segment.py``) and the vector matrix of the state before: the
-keyword, ranking and vector caches are byte for byte those a full build of the same graph makes, after
-every kind of edit; without a usable segment or matrix the caches are built in full."""
+corpus saved with them (``retrieval/segment.py``), the keyword and ranking indexes of the state before
+(spliced: ``index/splice.py``, ``ranking/splice.py``) and its vector matrix: after every kind of edit
+the keyword and ranking caches hold what a full build of the same graph holds (every term's documents
+and scores, bit for bit, every query's scores, every window, file and fragment place; the terms'
+numbering aside) and the vector cache is byte for byte a full build's; without a usable segment or
+matrix the caches are built in full."""
 
 from __future__ import annotations
 
@@ -9,10 +12,13 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from acms.config import Settings
 from acms.decisions import records
+from acms.index.keyword import KeywordIndex
+from acms.ranking.index import RankingIndex
 from acms.retrieval import caches as caches_module
 from acms.retrieval import segment as segment_module
 from acms.retrieval.caches import CacheDelta, DerivedCaches
@@ -57,9 +63,21 @@ class _Spy:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.updated: list[str] = []
+        self.spliced: list[str] = []  # the text caches spliced from the state before, not built from the segment
         self.runs = 0
         built = DerivedCaches._built
         vectors = DerivedCaches._updated_vectors
+        keyword, ranking = DerivedCaches._spliced_keyword, DerivedCaches._spliced_ranking
+
+        def spy_keyword(caches: DerivedCaches, *args: object) -> object:
+            index = keyword(caches, *args)  # type: ignore[arg-type]
+            self.spliced += [] if index is None else ["keyword"]
+            return index
+
+        def spy_ranking(caches: DerivedCaches, *args: object) -> object:
+            index = ranking(caches, *args)  # type: ignore[arg-type]
+            self.spliced += [] if index is None else ["ranking"]
+            return index
 
         def spy_built(caches: DerivedCaches, name: str, updated: bool) -> None:
             self.updated += [name] if updated else []
@@ -72,9 +90,14 @@ class _Spy:
 
         monkeypatch.setattr(DerivedCaches, "_built", spy_built)
         monkeypatch.setattr(DerivedCaches, "_updated_vectors", spy_vectors)
+        monkeypatch.setattr(DerivedCaches, "_spliced_keyword", spy_keyword)
+        monkeypatch.setattr(DerivedCaches, "_spliced_ranking", spy_ranking)
 
     def take(self) -> list[str]:
+        """What was updated since the last take; an update of the text caches is a splice."""
         taken, self.updated = self.updated, []
+        spliced, self.spliced = self.spliced, []
+        assert spliced == [name for name in taken if name in ("keyword", "ranking")]
         return taken
 
 
@@ -118,8 +141,47 @@ def _assert_full_build(root: Path, tmp_path: Path) -> None:
         assert caches.text_key == Segment.load(layout.cache_dir("tokens")).key  # the update's segment is this state's
     finally:
         store.close()
-    for name in CACHES:
-        assert _files(layout.cache_dir(name)) == _files(full.cache_dir(name)), name
+    assert _files(layout.cache_dir("vectors")) == _files(full.cache_dir("vectors"))
+    _same_keyword(KeywordIndex.load(layout.cache_dir("keyword")), KeywordIndex.load(full.cache_dir("keyword")))
+    _same_ranking(RankingIndex.load(layout.cache_dir("ranking")), RankingIndex.load(full.cache_dir("ranking")))
+
+
+def _triples(index: KeywordIndex) -> tuple[set[tuple[str, str, float, int]], list[int]]:
+    """(term, document id, score, term count) of every pair, and each document's length."""
+    retriever, counts = index.retriever, index.counts
+    if retriever is None:
+        return set(), []
+    assert counts is not None
+    data, indices = np.asarray(retriever.scores["data"]), np.asarray(retriever.scores["indices"])
+    indptr, tf = np.asarray(retriever.scores["indptr"]), np.asarray(counts.tf)
+    out = set()
+    for term, t in retriever.vocab_dict.items():
+        for j in range(int(indptr[t]), int(indptr[t + 1])):
+            out.add((term, index.ids[int(indices[j])], float(data[j]), int(tf[j])))
+    return out, np.asarray(counts.lengths).tolist()
+
+
+def _same_keyword(got: KeywordIndex, want: KeywordIndex) -> None:
+    """The same documents, pairs, scores and counts, and every query scored the same, bit for bit."""
+    assert got.ids == want.ids
+    assert _triples(got) == _triples(want)
+    terms = sorted(want.retriever.vocab_dict) if want.retriever is not None else []
+    queries = terms[::7] + [" ".join(terms[i : i + 3]) for i in range(0, len(terms), 11)] + ["no_such_term_here"]
+    for query in queries:
+        assert got.scores(query).tobytes() == want.scores(query).tobytes(), query
+        assert got.scores(query, unique=True).tobytes() == want.scores(query, unique=True).tobytes(), query
+        assert got.top(query, 10) == want.top(query, 10)
+
+
+def _same_ranking(got: RankingIndex, want: RankingIndex) -> None:
+    assert (got.files, got.dense, got.roles) == (want.files, want.dense, want.roles)
+    for name in ("window_file", "window_lines", "frag_ids", "locations"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    for name in ("outlines", "qualified"):
+        column, expected = getattr(got, name), getattr(want, name)
+        assert [column[i] for i in range(len(column))] == [expected[i] for i in range(len(expected))], name
+    for name in ("windows", "paths", "names"):
+        _same_keyword(getattr(got, name), getattr(want, name))
 
 
 @pytest.fixture(scope="module")

@@ -130,7 +130,9 @@ class _SeesSpill:
 
 
 def _files(directory: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+    """Every file, but the names of the token numbering each build made for itself (a random name)."""
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*"))
+            if p.is_file() and p.name not in ("numbers.npy", "numbering.txt")}
 
 
 PLACE_QUERIES = {"search/corpus-keys", "search/file-paths", "search/class-fragments", "search/class-outlines",

@@ -67,19 +67,32 @@ _COUNTS_DIR = "counts"
 class Counts:
     """What an index's scores are made of besides its terms' document frequencies: each pair's term
     count (aligned with the CSC ``indices``) and each document's length in terms. Saved beside bm25s'
-    files (``counts/``); a reader never needs them."""
+    files (``counts/``); a reader never needs them.
 
-    def __init__(self, tf: np.ndarray, lengths: np.ndarray) -> None:
+    ``numbers``/``numbering``: each term's number in the token list the index was built from, and a name
+    of that numbering (the caches' tokenised corpus, :class:`acms.retrieval.segment.Segment`, whose
+    numbers an update only extends): an update numbered so finds its documents' terms with one array
+    lookup instead of parsing the vocabulary (a standard library's: ~0.1-0.3 s)."""
+
+    def __init__(self, tf: np.ndarray, lengths: np.ndarray, numbers: np.ndarray | None = None,
+                 numbering: str = "") -> None:
         self.tf, self.lengths = tf, lengths
+        self.numbers = numbers if numbering else None
+        self.numbering = numbering if numbers is not None else ""
 
     @classmethod
-    def of(cls, built: Postings_) -> Counts | None:
-        return None if built.tf is None or built.lengths is None else cls(built.tf, built.lengths)
+    def of(cls, built: Postings_, numbering: str = "") -> Counts | None:
+        if built.tf is None or built.lengths is None:
+            return None
+        return cls(built.tf, built.lengths, built.seen, numbering)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True)
         np.save(directory / "tf.npy", np.asarray(self.tf, dtype=np.int32))
         np.save(directory / "lengths.npy", np.asarray(self.lengths, dtype=np.int64))
+        if self.numbers is not None:
+            np.save(directory / "numbers.npy", np.asarray(self.numbers, dtype=np.int64))
+            (directory / "numbering.txt").write_text(self.numbering, encoding="utf-8")
 
     @classmethod
     def load(cls, directory: Path, *, mmap: bool = True) -> Counts | None:
@@ -87,8 +100,12 @@ class Counts:
         if not (directory / "lengths.npy").is_file():
             return None
         mode = "r" if mmap else None
+        numbers, numbering = None, ""
+        if (directory / "numbering.txt").is_file():
+            numbering = (directory / "numbering.txt").read_text(encoding="utf-8")
+            numbers = np.load(directory / "numbers.npy", mmap_mode=mode, allow_pickle=False)
         return cls(np.load(directory / "tf.npy", mmap_mode=mode, allow_pickle=False),
-                   np.load(directory / "lengths.npy", mmap_mode=mode, allow_pickle=False))
+                   np.load(directory / "lengths.npy", mmap_mode=mode, allow_pickle=False), numbers, numbering)
 
 
 def _bm25s_version() -> str:
@@ -122,23 +139,52 @@ class Postings:
     ``tests/index`` compares the two on every query.
     """
 
-    def __init__(self, scores: dict[str, Any], vocab: dict[str, int], params: dict[str, Any]) -> None:
+    def __init__(self, scores: dict[str, Any], vocab: dict[str, int] | None, params: dict[str, Any],
+                 vocab_text: bytes = b"{}", added: dict[str, int] | None = None) -> None:
+        """``vocab``, or the vocabulary as saved (``vocab_text``, JSON) and the terms ``added`` after it:
+        parsed only when a query needs it (an update that adds a few terms writes the text it read
+        with them appended, never parsing it)."""
         self.scores = scores
-        self.vocab_dict = vocab
+        self._vocab = vocab
+        self._vocab_text, self._added = vocab_text, dict(added or {})
         self.params = params  # bm25s' params.index.json, as saved
         self.dtype, self.int_dtype = params.get("dtype", "float32"), params.get("int_dtype", "int32")
+
+    @property
+    def vocab_dict(self) -> dict[str, int]:
+        if self._vocab is None:
+            self._vocab = {**json.loads(self._vocab_text), **self._added}
+        return self._vocab
+
+    def extended(self, scores: dict[str, Any], params: dict[str, Any], added: dict[str, int]) -> Postings:
+        """Other scores over these terms and ``added`` after them, the vocabulary left unparsed."""
+        if self._vocab is not None:
+            return Postings(scores, {**self._vocab, **added}, params)
+        return Postings(scores, None, params, self._vocab_text, {**self._added, **added})
+
+    def vocab_json(self) -> bytes:
+        """The vocabulary as bm25s saves it (``vocab.index.json``)."""
+        if self._vocab is not None:
+            return json.dumps(self._vocab, ensure_ascii=False).encode("utf-8")
+        text = self._vocab_text.rstrip()
+        if not self._added:
+            return text
+        body = json.dumps(self._added, ensure_ascii=False).encode("utf-8")[1:-1]
+        return b"{" + body + b"}" if text[1:-1].strip() == b"" else text[:-1] + b", " + body + b"}"
 
     @classmethod
     def load(cls, directory: Path, *, mmap: bool = True) -> Postings:
         params = json.loads((directory / "params.index.json").read_text(encoding="utf-8"))
         if params.get("method") != "lucene" or (directory / "nonoccurrence_array.index.npy").exists():
             raise ValueError(f"unexpected bm25s index at {directory} ({params.get('method')})")
-        vocab = json.loads((directory / "vocab.index.json").read_text(encoding="utf-8"))
+        vocab_text = (directory / "vocab.index.json").read_bytes()
+        if not vocab_text.lstrip().startswith(b"{") or not vocab_text.rstrip().endswith(b"}"):
+            raise ValueError(f"unexpected bm25s vocabulary at {directory}")
         mode = "r" if mmap else None
         scores = {name: np.load(directory / f"{name}.csc.index.npy", mmap_mode=mode, allow_pickle=False)
                   for name in ("data", "indices", "indptr")}
         scores["num_docs"] = int(params["num_docs"])
-        return cls(scores, vocab, params)
+        return cls(scores, None, params, vocab_text)
 
     def get_scores_from_ids(self, query_tokens_ids: Sequence[int]) -> np.ndarray:
         data, indices, indptr = self.scores["data"], self.scores["indices"], self.scores["indptr"]
@@ -204,10 +250,12 @@ class KeywordIndex:
 
     @classmethod
     def from_chunks(cls, ids: Sequence[str], chunks: Iterable[tuple[np.ndarray, np.ndarray]], tokens: Sequence[str],
-                    *, k1: float = 1.5, b: float = 0.75, spill_dir: Path | None = None) -> KeywordIndex:
+                    *, k1: float = 1.5, b: float = 0.75, spill_dir: Path | None = None,
+                    numbering: str = "") -> KeywordIndex:
         """``from_token_ids`` for documents that come a few at a time (bounded memory): each
         chunk is (the tokens of some consecutive documents end to end, their lengths). ``ids`` is read
-        once the chunks are consumed, so a generator may fill it as it goes."""
+        once the chunks are consumed, so a generator may fill it as it goes. ``numbering``: a name of
+        the numbering of ``tokens`` (see :class:`Counts`), "" for one that will not be extended."""
         built = lucene_postings(chunks, len(tokens), k1=k1, b=b, spill_dir=spill_dir)
         n_docs = 0 if built is None else int(built.scores["num_docs"])  # type: ignore[call-overload]
         if built is not None and len(ids) != n_docs:
@@ -217,7 +265,7 @@ class KeywordIndex:
         if built is None:
             return cls(ids, None)
         vocab = {tokens[t]: i for i, t in enumerate(built.seen.tolist())}
-        return cls(ids, _retriever(built, vocab, k1, b), counts=Counts.of(built))
+        return cls(ids, _retriever(built, vocab, k1, b), counts=Counts.of(built, numbering))
 
     # -- reading --------------------------------------------------------------------------
 
@@ -347,5 +395,5 @@ def _save_postings(postings: Postings, directory: Path) -> None:
     directory.mkdir(parents=True)
     for name in ("data", "indices", "indptr"):
         np.save(directory / f"{name}.csc.index.npy", np.asarray(postings.scores[name]))
-    (directory / "vocab.index.json").write_text(json.dumps(postings.vocab_dict, ensure_ascii=False), encoding="utf-8")
+    (directory / "vocab.index.json").write_bytes(postings.vocab_json())
     (directory / "params.index.json").write_text(json.dumps(postings.params, indent=4), encoding="utf-8")

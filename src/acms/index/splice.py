@@ -31,13 +31,15 @@ __all__ = ["spliced"]
 
 
 def spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: np.ndarray, lengths: np.ndarray,
-            tokens: Sequence[str]) -> KeywordIndex | None:
+            tokens: Sequence[str], numbering: str = "") -> KeywordIndex | None:
     """``index`` with documents replaced: ``ids`` are the new index's documents, ``source[i]`` the position
     in ``index`` of document ``i`` kept as it was, or -1 for a new one; the new documents' terms are
     ``flat`` (numbers into ``tokens``) end to end, ``lengths`` each, in the order of the -1s.
+    ``numbering``: the name of the numbering of ``tokens`` (it extends the one the index was built from
+    when the names match: its terms are then found by number, the vocabulary is not parsed).
 
-    None when the index cannot be updated so (saved without counts, empty, or kept documents that would
-    change order): the caller builds it in full."""
+    None when the index cannot be updated so (not loaded from disk, saved without counts, or kept
+    documents that would change order): the caller builds it in full."""
     retriever, counts = index.retriever, index.counts
     source = np.asarray(source, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -62,9 +64,22 @@ def spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: n
     term = np.repeat(np.arange(n_terms, dtype=np.int64), np.diff(old_indptr))[keep]
     doc, tf = doc[keep], old_tf[keep]
     # the new documents' pairs, their terms numbered in the index's vocabulary (new ones after it)
-    vocab = dict(retriever.vocab_dict)
-    new_term, new_doc, new_tf = _pairs(np.asarray(flat, dtype=np.int64), lengths, tokens, vocab, fresh)
-    n_terms = max(n_terms, len(vocab))
+    flat = np.asarray(flat, dtype=np.int64)
+    numbers = np.unique(flat)
+    if numbering and counts.numbering == numbering:
+        terms, numbered, added = _by_number(numbers, np.asarray(counts.numbers, dtype=np.int64), n_terms, tokens)
+        vocab = None
+    else:
+        vocab, added = dict(retriever.vocab_dict), {}
+        terms = np.fromiter((vocab.setdefault(tokens[n], len(vocab)) for n in numbers.tolist()), dtype=np.int64,
+                            count=numbers.size)
+        numbered = np.full(len(vocab), -1, dtype=np.int64)
+        if numbering:  # kept, so that the next update finds terms by number
+            number_of = {token: n for n, token in enumerate(tokens)}
+            for word, t in vocab.items():
+                numbered[t] = number_of.get(word, -1)
+    new_term, new_doc, new_tf = _pairs(flat, numbers, terms, lengths, fresh)
+    n_terms = max(n_terms, numbered.size)
     # merged in (term, document) order: each run is sorted, the new pairs go where they sort
     at = np.searchsorted(term * n_docs + doc, new_term * n_docs + new_doc)
     term, doc, tf = np.insert(term, at, new_term), np.insert(doc, at, new_doc), np.insert(tf, at, new_tf)
@@ -77,21 +92,35 @@ def spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: n
     doc_lengths[kept_at] = np.asarray(counts.lengths, dtype=np.int64)[old_of_kept]
     doc_lengths[fresh] = lengths
     data = scores(idfs(df, n_docs)[term], tf, doc_lengths[doc], doc_lengths.mean(), k1, b)
-    postings = Postings({"data": data, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs},
-                        vocab, {**params, "num_docs": n_docs})
-    return KeywordIndex(ids, postings, counts=Counts(tf, doc_lengths))
+    scored = {"data": data, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
+    params = {**params, "num_docs": n_docs}
+    postings = Postings(scored, vocab, params) if vocab is not None else retriever.extended(scored, params, added)
+    return KeywordIndex(ids, postings, counts=Counts(tf, doc_lengths, numbered, numbering))
 
 
-def _pairs(flat: np.ndarray, lengths: np.ndarray, tokens: Sequence[str], vocab: dict[str, int],
+def _by_number(numbers: np.ndarray, numbered: np.ndarray, n_terms: int,
+               tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """The terms of token ``numbers`` (sorted) in an index whose terms have the token numbers ``numbered``
+    (-1: a term of no token now), those not in it numbered after its ``n_terms``: (their terms, every
+    term's token number, the added terms by name)."""
+    term_of = np.full(max(int(numbered.max(initial=-1)), int(numbers.max(initial=-1))) + 1, -1, dtype=np.int64)
+    known = numbered >= 0
+    term_of[numbered[known]] = np.flatnonzero(known)
+    terms = term_of[numbers]
+    unknown = np.flatnonzero(terms < 0)
+    terms[unknown] = n_terms + np.arange(unknown.size, dtype=np.int64)
+    added = {tokens[int(n)]: int(t) for n, t in zip(numbers[unknown], terms[unknown])}
+    return terms, np.concatenate([numbered, numbers[unknown]]), added
+
+
+def _pairs(flat: np.ndarray, numbers: np.ndarray, terms: np.ndarray, lengths: np.ndarray,
            fresh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct (term, document) pairs of the new documents with their counts, sorted by term then
-    document; ``vocab`` gains their unknown terms."""
+    document: ``numbers`` are ``flat``'s distinct token numbers, sorted, and ``terms`` their terms."""
     if not flat.size:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0, dtype=np.int32)
-    numbers, inverse = np.unique(flat, return_inverse=True)
-    terms = np.fromiter((vocab.setdefault(tokens[n], len(vocab)) for n in numbers.tolist()), dtype=np.int64,
-                        count=numbers.size)
+    inverse = np.searchsorted(numbers, flat)
     local = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
-    key, tf = np.unique(terms[inverse.reshape(-1)] * lengths.size + local, return_counts=True)
+    key, tf = np.unique(terms[inverse] * lengths.size + local, return_counts=True)
     return key // lengths.size, fresh[key % lengths.size], tf.astype(np.int32)

@@ -136,10 +136,11 @@ class FileWindows:
     dense: list[int] = field(default_factory=list)
 
 
-def file_windows(rows: Sequence[Any], text: TokenizedLines) -> FileWindows:
+def file_windows(rows: Sequence[Any], text: TokenizedLines, numbering: str = "") -> FileWindows:
     """The windows of the files of ``rows`` (fragments with ``path``, ``start``, ``first_line``,
     ``lines``: a file's lines come from its fragments in ``rows``' order). Only this needs the texts'
-    token numbers; what else the ranking index holds is built from ``rows`` after."""
+    token numbers; what else the ranking index holds is built from ``rows`` after. ``numbering``: the
+    name of ``text``'s token numbering (:class:`acms.index.keyword.Counts`)."""
     by_file: dict[str, list[Any]] = {}
     for r in rows:
         by_file.setdefault(r.path, []).append(r)
@@ -147,5 +148,5 @@ def file_windows(rows: Sequence[Any], text: TokenizedLines) -> FileWindows:
     windows = TokenWindows([FileLines(*(np.asarray(column, dtype=np.int64) for column in
                                         zip(*((r.start, r.first_line, r.lines) for r in by_file[path]))))
                             for path in files], text)
-    index = KeywordIndex.from_chunks(windows.ids, windows.chunks(), text.tokens)  # a few files at a time
+    index = KeywordIndex.from_chunks(windows.ids, windows.chunks(), text.tokens, numbering=numbering)  # a few files at a time
     return FileWindows(files, windows.window_file, windows.window_lines, index, windows.dense)

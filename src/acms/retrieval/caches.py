@@ -23,10 +23,12 @@ from pyoxigraph import NamedNode
 
 from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
+from acms.index.splice import spliced
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.index.vectors import VectorMatrix, decode
 from acms.memory import release_freed
 from acms.ranking.index import CONTAINER, RankingIndex
+from acms.ranking.splice import spliced_ranking
 from acms.ranking.window_tokens import file_windows, ranges
 from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
@@ -87,6 +89,7 @@ class DerivedCaches:
         self._spill = spill
         self._complete = complete and spill is not None
         self._delta = delta
+        self._update: _Update | None = None  # how the segment was updated, when it was
         self._progress = progress or (lambda _step: None)
         self.rebuilt: list[str] = []
         self.updated: list[str] = []  # those of ``rebuilt`` made from the saved caches and the delta
@@ -207,9 +210,12 @@ class DerivedCaches:
         """
         step = self._progress
         segment, updated = self._segment()  # steps 1 and 2
+        update = self._update if updated else None
         if keyword:
-            built = KeywordIndex.from_chunks(segment.frags, segment.documents(), segment.text.tokens,
-                                             spill_dir=self.layout.cache)
+            built = None if update is None else self._spliced_keyword(segment, update)
+            if built is None:
+                built = KeywordIndex.from_chunks(segment.frags, segment.documents(), segment.text.tokens,
+                                                 spill_dir=self.layout.cache, numbering=segment.numbering)
             built.save(self.layout.cache_dir("keyword"), key=self.text_key)
             # mapped, not held; another process rebuilding the same cache may be swapping the directory
             # at this moment (a reader beside a writer): then the index just built is used as it is
@@ -219,12 +225,21 @@ class DerivedCaches:
             self._built("keyword", updated)
             release_freed()
         step(3)
+        if ranking and update is not None:
+            spliced = self._spliced_ranking(segment, update)
+            if spliced is not None:
+                ranking = False
+                spliced.save(self.layout.cache_dir("ranking"), key=self.text_key)
+                if keep:
+                    self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or spliced
+                del spliced
+                self._built("ranking", True)
         if ranking:
             places = segment.places()
-            text = segment.text
+            text, numbering = segment.text, segment.numbering
             del segment  # the places hold what the ranking index needs of the rows
             release_freed()
-            windows = file_windows(places, text)  # the last use of the texts' token numbers: let them go
+            windows = file_windows(places, text, numbering)  # the last use of the texts' token numbers: let them go
             del text
             release_freed()
             built_ranking = RankingIndex.from_windows(places, windows)
@@ -236,6 +251,36 @@ class DerivedCaches:
             self._built("ranking", updated)
             release_freed()
         step(4)
+
+    def _spliced_keyword(self, segment: Segment, update: _Update) -> KeywordIndex | None:
+        """The keyword index saved for the state before the run with the rows read again replaced
+        (:func:`acms.index.splice.spliced`); None when there is none to update."""
+        assert self._delta is not None
+        old = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword"), self._delta.text_key)
+        if old is None or len(old) != update.old_rows:
+            return None
+        source = np.full(len(segment), -1, dtype=np.int64)
+        source[~update.fresh] = update.kept
+        return spliced(old, segment.frags, source, *segment.documents_of(np.flatnonzero(update.fresh)),
+                       segment.text.tokens, segment.numbering)
+
+    def _spliced_ranking(self, segment: Segment, update: _Update) -> RankingIndex | None:
+        """The ranking index saved for the state before the run, updated for the files whose rows were
+        read again and the places that moved (:func:`acms.ranking.splice.spliced_ranking`)."""
+        assert self._delta is not None
+        old = self._saved(RankingIndex.load, self.layout.cache_dir("ranking"), self._delta.text_key)
+        if old is None or len(old.frag_ids) != update.old_placed:
+            return None
+        placed = segment.placed()
+        before = np.full(len(segment), -1, dtype=np.int64)  # each row's position in the old ranking index
+        before[~update.fresh] = update.kept_placed
+        if update.moved:
+            before[[i for i, frag in enumerate(segment.frags) if frag in update.moved]] = -1
+        rows = np.flatnonzero(placed)
+        source = before[rows]
+        redone = segment.places(rows[source < 0].tolist())
+        return spliced_ranking(old, [segment.frags[i] for i in rows.tolist()], source, redone, update.changed,
+                               segment.text, segment.numbering)
 
     def _built(self, name: str, updated: bool) -> None:
         self.rebuilt.append(name)
@@ -311,6 +356,7 @@ class DerivedCaches:
         new = rows.segment(order, table.lines(), places, hot)
         del rows, table
         segment = merged(old, keep, new, nesting, hot)
+        self._update = _Update.of(old, keep, new, segment, set(nesting))
         del old, new
         if segment.garbage() > GARBAGE_SHARE:
             segment = segment.compacted()
@@ -448,6 +494,39 @@ class DerivedCaches:
             return None
         matrix = np.concatenate(parts)[order] if parts else _stacked([])
         return VectorMatrix([ids[i] for i in order], matrix, self.state_key, model_id)
+
+
+@dataclass(frozen=True)
+class _Update:
+    """How an updated segment came from the one saved before: what splicing the caches needs."""
+
+    old_rows: int  # rows of the old segment: documents of the old keyword index
+    old_placed: int  # of them placed: fragments of the old ranking index
+    kept: np.ndarray  # the old rows kept, ascending: the updated segment's rows not read again, in order
+    kept_placed: np.ndarray  # per kept row its position in the old ranking index (-1: not placed)
+    fresh: np.ndarray  # per row of the updated segment: read again
+    moved: set[str]  # kept fragments whose nesting outline was read again
+    changed: set[str]  # the paths of the rows dropped or read again
+
+    @classmethod
+    def of(cls, old: Segment, keep: np.ndarray, new: Segment, segment: Segment, moved: set[str]) -> _Update | None:
+        """None when a fragment has two rows (a dict of places, not splicing, decides which counts)."""
+        frags = segment.frags
+        if any(a >= b for a, b in zip(frags, frags[1:])):
+            return None
+        kept = np.flatnonzero(keep)
+        again = set(new.frags)
+        fresh = np.fromiter((f in again for f in frags), dtype=bool, count=len(frags))
+        if int((~fresh).sum()) != kept.size:
+            return None
+        placed = old.placed()
+        position = np.cumsum(placed) - 1
+        old_file_of = np.asarray(old.file_of, dtype=np.int64)
+        changed = {old.paths[f] for f in np.unique(old_file_of[~np.asarray(keep, dtype=bool)]).tolist() if f >= 0}
+        changed |= {path for path in new.paths}
+        changed.discard(None)  # type: ignore[arg-type]
+        return cls(len(old), int(placed.sum()), kept, np.where(placed[kept], position[kept], -1), fresh, moved,
+                   changed)  # type: ignore[arg-type]
 
 
 def _stacked(rows: Sequence[np.ndarray]) -> np.ndarray:

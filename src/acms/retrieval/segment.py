@@ -20,8 +20,9 @@ the rows dropped stay in the token array until they are a ``GARBAGE_SHARE`` of i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,9 @@ class Segment:
     text: TokenizedLines
     hot: list[str]  # the entities in the hot tier when the places were read
     key: str = ""
+    # a name of the token numbering: an update extends it (its numbers keep their tokens), a compaction
+    # makes another; the keyword indexes built from the segment keep it to find terms by number
+    numbering: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def __len__(self) -> int:
         return len(self.frags)
@@ -85,28 +89,39 @@ class Segment:
     # -- what the builders take -------------------------------------------------------------
     def documents(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The keyword documents of the rows (head tokens, then every line's), a few at a time."""
+        for start in range(0, len(self), DOCUMENTS_AT_ONCE):
+            yield self.documents_of(np.arange(start, min(start + DOCUMENTS_AT_ONCE, len(self)), dtype=np.int64))
+
+    def documents_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The keyword documents of ``rows`` (ascending row numbers): their tokens end to end, their lengths."""
         heads, head_ends = np.asarray(self.heads), np.asarray(self.head_ends, dtype=np.int64)
         firsts, counts = np.asarray(self.firsts, dtype=np.int64), np.asarray(self.counts, dtype=np.int64)
         line_ends = np.concatenate([[0], np.asarray(self.text.line_ends, dtype=np.int64)])
-        for start in range(0, len(self), DOCUMENTS_AT_ONCE):
-            rows = np.arange(start, min(start + DOCUMENTS_AT_ONCE, len(self)), dtype=np.int64)
-            h1 = head_ends[rows]
-            h0 = np.where(rows > 0, head_ends[rows - 1], 0)
-            t0, t1 = line_ends[firsts[rows]], line_ends[firsts[rows] + counts[rows]]
-            head_len, text_len = h1 - h0, t1 - t0
-            at = np.zeros(rows.size, dtype=np.int64)
-            np.cumsum((head_len + text_len)[:-1], out=at[1:])
-            out = np.empty(int((head_len + text_len).sum()), dtype=np.int32)
-            out[ranges(at, head_len)] = heads[ranges(h0, head_len)]
-            out[ranges(at + head_len, text_len)] = self.text.ids[ranges(t0, text_len)]
-            yield out, head_len + text_len
+        rows = np.asarray(rows, dtype=np.int64)
+        h1 = head_ends[rows]
+        h0 = np.where(rows > 0, head_ends[rows - 1], 0)
+        t0, t1 = line_ends[firsts[rows]], line_ends[firsts[rows] + counts[rows]]
+        head_len, text_len = h1 - h0, t1 - t0
+        at = np.zeros(rows.size, dtype=np.int64)
+        np.cumsum((head_len + text_len)[:-1], out=at[1:])
+        out = np.empty(int((head_len + text_len).sum()), dtype=np.int32)
+        out[ranges(at, head_len)] = heads[ranges(h0, head_len)]
+        out[ranges(at + head_len, text_len)] = self.text.ids[ranges(t0, text_len)]
+        return out, head_len + text_len
 
-    def places(self) -> list[FragmentPlace]:
-        """The ranking index's rows: those placed in a file that has a path, in fragment order."""
+    def placed(self) -> np.ndarray:
+        """A mask of the rows the ranking index holds: those placed in a file that has a path."""
+        known = np.asarray([p is not None for p in self.paths] + [False], dtype=bool)  # [-1]: no file
+        return known[np.asarray(self.file_of, dtype=np.int64)]
+
+    def places(self, rows: Iterable[int] | None = None) -> list[FragmentPlace]:
+        """The ranking index's rows: those placed in a file that has a path, in fragment order (of
+        ``rows`` only, when given)."""
         places = []
         file_of, containers = self.file_of.tolist(), self.containers.tolist()
         starts, ends, firsts, counts = (a.tolist() for a in (self.starts, self.ends, self.firsts, self.counts))
-        for i, f in enumerate(file_of):
+        for i in range(len(file_of)) if rows is None else rows:
+            f = file_of[i]
             path = self.paths[f] if f >= 0 else None
             if path is None:
                 continue
@@ -149,7 +164,8 @@ class Segment:
         renumber = (np.cumsum(used) - 1).astype(np.int32)
         tokens = [t for t, keep in zip(self.text.tokens, used.tolist()) if keep]
         text = TokenizedLines(renumber[ids], np.cumsum(lengths[live]), tokens)
-        return replace(self, heads=renumber[heads], firsts=number[np.asarray(self.firsts, dtype=np.int64)], text=text)
+        return replace(self, heads=renumber[heads], firsts=number[np.asarray(self.firsts, dtype=np.int64)], text=text,
+                       numbering=uuid.uuid4().hex)
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, directory: Path, *, key: str) -> None:
@@ -159,7 +175,8 @@ class Segment:
                 np.save(tmp / f"{name}.npy", self._array(name))
             for name in _STRINGS:
                 (tmp / f"{name}.json").write_text(json.dumps(self._strings(name), ensure_ascii=False), encoding="utf-8")
-            manifest = {"format": FORMAT, "tokenizer": SEARCH_TERMS_VERSION, "key": key, "rows": len(self)}
+            manifest = {"format": FORMAT, "tokenizer": SEARCH_TERMS_VERSION, "key": key, "rows": len(self),
+                        "numbering": self.numbering}
             (tmp / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
 
     def _array(self, name: str) -> np.ndarray:
@@ -189,7 +206,8 @@ class Segment:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"the token segment at {directory} is unreadable ({exc})") from exc
         text = TokenizedLines(arrays.pop("ids"), arrays.pop("line_ends"), strings.pop("tokens"))
-        segment = cls(**strings, **arrays, text=text, key=str(manifest.get("key", "")))
+        segment = cls(**strings, **arrays, text=text, key=str(manifest.get("key", "")),
+                      numbering=str(manifest.get("numbering") or uuid.uuid4().hex))
         if not (len(segment) == manifest.get("rows") == len(segment.file_of) == len(segment.head_ends)
                 and segment.text.tokens[:1] == [NEWLINE]):
             raise StoreError(f"the token segment at {directory} is inconsistent")
@@ -238,7 +256,8 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
     return Segment(frags, listed(old.names, new.names), listed(old.qns, new.qns), files, [path_of[f] for f in files],
                    file_of, both(old.starts, new.starts, np.int64), both(old.ends, new.ends, np.int64),
                    heads, np.cumsum(head_len), firsts, both(old.counts, new.counts, np.int64),
-                   both(old.containers, new.containers, np.int8), listed(old.outlines, new.outlines), outer, text, hot)
+                   both(old.containers, new.containers, np.int8), listed(old.outlines, new.outlines), outer, text, hot,
+                   numbering=old.numbering)
 
 
 def _head_starts(head_ends: np.ndarray) -> np.ndarray:

@@ -1,0 +1,136 @@
+"""The ranking index updated for the files an index run changed, instead of built again over every file.
+
+A file's windows, its path's terms and its defined names depend on its own fragments only, so an
+update cuts windows for the changed files alone (:class:`acms.ranking.window_tokens.TokenWindows`) and
+splices the three keyword indexes (:func:`acms.index.splice.spliced`: the kept documents' term counts
+are kept, every score is made again from them). The per-fragment columns (where each fragment sits,
+its outline, its qualified name) keep the kept fragments' rows, their file numbers renumbered, and take
+the redone fragments' (those of changed files, and those whose place moved without their file: a
+nesting outline the tier policy changed). What a search or a ranking reads is what a full build of the
+same fragments holds (``tests/retrieval/test_caches_incremental.py`` compares every answer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from acms.index.splice import spliced
+from acms.index.token_table import TokenizedLines, TokenTable
+from acms.ranking.index import CONTAINER, FragmentPlace, RankingIndex, StringColumn, ids_array
+from acms.ranking.window_tokens import FileLines, TokenWindows, ranges
+
+__all__ = ["spliced_ranking"]
+
+
+def spliced_ranking(old: RankingIndex, frags: Sequence[str], source: np.ndarray, redone: Sequence[FragmentPlace],
+                    changed: set[str], text: TokenizedLines, numbering: str = "") -> RankingIndex | None:
+    """``old`` updated: ``frags`` are every placed fragment now (sorted), ``source[i]`` the position in
+    ``old`` of fragment ``i`` when its place is as it was, else -1; ``redone`` the places of the -1s, in
+    order; ``changed`` the paths whose fragments changed (old or new paths: every place in those files is
+    in ``redone``); ``text`` the token lines ``redone`` points into, numbered as ``numbering`` names. None when ``old`` cannot be updated
+    (saved without term counts, windows out of file order): the caller builds in full."""
+    source = np.asarray(source, dtype=np.int64)
+    if len(redone) != int((source < 0).sum()) or len(frags) != source.size:
+        return None
+    old_files = list(old.files)
+    old_window_file = np.asarray(old.window_file, dtype=np.int64)
+    if old_window_file.size and np.any(np.diff(old_window_file) < 0):
+        return None
+    by_file: dict[str, list[FragmentPlace]] = {}
+    for place in redone:
+        if place.path in changed:
+            by_file.setdefault(place.path, []).append(place)
+    new_paths = sorted(by_file)
+    files = sorted([f for f in old_files if f not in changed] + new_paths)
+    number = {path: i for i, path in enumerate(files)}
+    renumber = np.asarray([number.get(path, -1) if path not in changed else -1 for path in old_files] + [-1],
+                          dtype=np.int64)
+    file_source = np.full(len(files), -1, dtype=np.int64)
+    kept_old = np.flatnonzero(renumber[:-1] >= 0)
+    file_source[renumber[kept_old]] = kept_old
+    # windows: the kept files' as they were, the changed files' cut again
+    cut = TokenWindows([FileLines(*(np.asarray(column, dtype=np.int64) for column in
+                                    zip(*((p.start, p.first_line, p.lines) for p in by_file[path]))))
+                        for path in new_paths], text)
+    chunks = list(cut.chunks())
+    flat = np.concatenate([c[0] for c in chunks]) if chunks else np.zeros(0, dtype=np.int32)
+    lengths = np.concatenate([c[1] for c in chunks]) if chunks else np.zeros(0, dtype=np.int64)
+    per_old = np.bincount(old_window_file, minlength=len(old_files))
+    old_start = np.concatenate([[0], np.cumsum(per_old)[:-1]]) if len(old_files) else per_old
+    cut_file = np.asarray(cut.window_file, dtype=np.int64)
+    per_new = np.bincount(cut_file, minlength=len(new_paths))
+    new_start = np.concatenate([[0], np.cumsum(per_new)[:-1]]) if new_paths else per_new
+    new_number = {path: i for i, path in enumerate(new_paths)}
+    cut_lines = np.asarray(cut.window_lines, dtype=np.int64).reshape(-1, 2)
+    old_lines = np.asarray(old.window_lines, dtype=np.int64).reshape(-1, 2)
+    window_source, window_file, window_lines = [], [], []
+    for i, path in enumerate(files):
+        k = int(file_source[i])
+        if k >= 0:
+            span = np.arange(old_start[k], old_start[k] + per_old[k], dtype=np.int64)
+            window_source.append(span)
+            window_lines.append(old_lines[span])
+        else:
+            j = new_number[path]
+            span = np.arange(new_start[j], new_start[j] + per_new[j], dtype=np.int64)
+            window_source.append(np.full(span.size, -1, dtype=np.int64))
+            window_lines.append(cut_lines[span])
+        window_file.append(np.full(span.size, i, dtype=np.int64))
+    w_source = np.concatenate(window_source) if window_source else np.zeros(0, dtype=np.int64)
+    windows = spliced(old.windows, [str(i) for i in range(w_source.size)], w_source, flat, lengths, text.tokens,
+                      numbering)
+    # the files' paths and defined names: the changed files' documents made again
+    table = TokenTable()
+    redo = [path for path, k in zip(files, file_source.tolist()) if k < 0]
+    path_docs = [table.ids(path) for path in redo]
+    defined = {path: " ".join(p.name for p in by_file[path] if p.name and p.container != CONTAINER["Module"])
+               for path in redo}
+    name_docs = [table.ids(defined[path]) for path in redo]
+    tokens = list(table.vocab)
+    paths = spliced(old.paths, files, file_source, *_joined(path_docs), tokens)
+    names = spliced(old.names, files, file_source, *_joined(name_docs), tokens)
+    if windows is None or paths is None or names is None:
+        return None
+    dense = [int(renumber[d]) for d in old.dense if renumber[d] >= 0] + [number[new_paths[d]] for d in cut.dense]
+    # where each fragment sits
+    kept = np.flatnonzero(source >= 0)
+    again = np.flatnonzero(source < 0)
+    locations = np.zeros((source.size, 4), dtype=np.int64)
+    if kept.size:
+        locations[kept] = np.asarray(old.locations, dtype=np.int64)[source[kept]]
+        locations[kept, 0] = renumber[locations[kept, 0]]
+        if np.any(locations[kept, 0] < 0):
+            return None  # a kept place in a changed file: the caller's sets disagree
+    if again.size:
+        locations[again] = np.asarray([(number[p.path], p.start, p.end, int(p.container)) for p in redone],
+                                      dtype=np.int64)
+    return RankingIndex(files, np.concatenate(window_file) if window_file else np.zeros(0, dtype=np.int64),
+                        np.concatenate(window_lines) if window_lines else np.zeros((0, 2), dtype=np.int64),
+                        windows, paths, names, ids_array(frags), locations,
+                        _column(old.outlines, source, [p.outline for p in redone]),
+                        _column(old.qualified, source, [p.qualified for p in redone]), dense=dense)
+
+
+def _joined(docs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.asarray([len(d) for d in docs], dtype=np.int64)
+    flat = np.concatenate([np.asarray(d, dtype=np.int32) for d in docs]) if docs else np.zeros(0, dtype=np.int32)
+    return flat, lengths
+
+
+def _column(old: StringColumn, source: np.ndarray, redone: Sequence[str]) -> StringColumn:
+    """``old``'s strings at ``source`` (kept) and ``redone``'s at the -1s, as one blob, without decoding."""
+    offsets = np.asarray(old.offsets, dtype=np.int64)
+    kept = np.flatnonzero(source >= 0)
+    again = np.flatnonzero(source < 0)
+    encoded = [s.encode("utf-8") for s in redone]
+    length = np.zeros(source.size, dtype=np.int64)
+    length[kept] = offsets[source[kept] + 1] - offsets[source[kept]]
+    length[again] = [len(e) for e in encoded]
+    out_offsets = np.zeros(source.size + 1, dtype=np.int64)
+    np.cumsum(length, out=out_offsets[1:])
+    blob = np.empty(int(out_offsets[-1]), dtype=np.uint8)
+    blob[ranges(out_offsets[kept], length[kept])] = np.asarray(old.blob)[ranges(offsets[source[kept]], length[kept])]
+    blob[ranges(out_offsets[again], length[again])] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return StringColumn(blob, out_offsets)
