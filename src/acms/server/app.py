@@ -35,7 +35,14 @@ from starlette.routing import Route
 
 from acms.api import Index
 from acms.service.assembly import AssemblyResult
-from acms.assembly.protocol import RenderRequest, envelope_for, error_envelope, parse_request, request_id_of
+from acms.assembly.protocol import (
+    WIRE_MAX_BYTES,
+    RenderRequest,
+    envelope_for,
+    error_envelope,
+    parse_request,
+    request_id_of,
+)
 from acms.errors import CODES, AcmsError, ErrorCode, environment_error
 from acms.retrieval.embedding_store import active_model
 from acms.server.endpoint import SparqlEndpoint
@@ -72,7 +79,7 @@ def create_app(
 
     async def render(request: Request) -> Response:
         try:
-            raw = await read_body(request)
+            raw = await read_body(request, WIRE_MAX_BYTES)  # a task may be 1 MiB, in JSON escapes
         except ProtocolError as exc:
             envelope = error_envelope(ErrorCode.INVALID_REQUEST, exc.message, "unknown")
             return JSONResponse(envelope, status_code=exc.status)
