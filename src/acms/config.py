@@ -48,7 +48,7 @@ class Settings:
     store_cache: str = _setting(".acms/remote", "Remote store: the local directory (relative to the project root) for derived caches, one folder per store and project.")
     query_timeout: float = _setting(30.0, "Seconds a SPARQL query (acms sparql, the Python API, the MCP sparql tool) may run before its process is stopped (acms serve has its own --query-timeout).", 0.1)
     query_memory_mb: int = _setting(768, "Megabytes of memory (address space) a SPARQL query's process may use before it is stopped.", 64)
-    max_file_bytes: int = _setting(256 * 1024, "Files larger than this are skipped (too-large).", 1)
+    max_file_bytes: int = _setting(256 * 1024, "Files larger than this are skipped (too-large); above 64 MiB a file is always skipped (over-ceiling), and above 1 MiB it is indexed as text windows, not parsed.", 1)
     max_total_bytes: int = _setting(0, "Stop indexing files after this many bytes in all (0 = no cap).", 0)
     exclude: tuple[str, ...] = _setting((), "Extra gitignore-style patterns to skip.")
     include_hidden: bool = _setting(False, "Index hidden files and directories too.")

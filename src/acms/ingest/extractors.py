@@ -4,6 +4,12 @@ An extractor turns one source file into its symbols or sections (an ``Extraction
 cut from them. The built-in ones register through ``Registry.register`` (:mod:`acms.registry`) like any
 other; a language registered twice is a ``ConfigError``, never a silent replacement. A file whose language has
 no extractor is cut into text windows (``window_lines``).
+
+A file larger than ``PARSE_MAX_BYTES`` is not parsed, whatever ``max_file_bytes`` lets in: a parser's
+tree costs hundreds of times the file (an 8 MB generated Python file took 2.2 GB and 161 s to index,
+and an extraction worker went past 10 GB on larger ones). It is cut into text windows of at most
+``WINDOW_MAX_CHARS`` characters instead, and says so (its ``parse_error``: the report's "indexed as
+text" line and ``uko:parseError``).
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ from acms.ingest.ts_extractor import extract_tree_sitter, module_name
 from acms.ingest.ts_languages import languages
 from acms.registry import Registry
 
-__all__ = ["EXTRACTORS", "ExtractorSpec", "builtin_extractors", "extract"]
+__all__ = ["EXTRACTORS", "PARSE_MAX_BYTES", "WINDOW_MAX_CHARS", "ExtractorSpec", "builtin_extractors", "extract"]
+
+PARSE_MAX_BYTES = 1 << 20  # larger files are windowed, not parsed (4x the default max_file_bytes)
+WINDOW_MAX_CHARS = 1 << 16  # a large file's window (and any line of it) holds at most this many characters
 
 Extracted = tuple[Extraction | None, list[FragmentSpec]]
 Extract = Callable[[SourceFile, set[str], int], Extracted]  # source, every listed path, window lines
@@ -80,7 +89,13 @@ EXTRACTORS = builtin_extractors()
 
 def extract(source: SourceFile, all_paths: set[str], window: int,
             registry: Mapping[str, ExtractorSpec] = EXTRACTORS) -> Extracted:
-    """The file's extraction and fragments by its language's extractor; text windows without one."""
+    """The file's extraction and fragments by its language's extractor; text windows without one, or
+    when the file is too large to parse (bounded windows, with the reason)."""
+    if source.size > PARSE_MAX_BYTES:
+        note = (f"not parsed: {source.size / 2**20:.1f} MB is over the {PARSE_MAX_BYTES >> 20} MB a file may "
+                f"have to be parsed; indexed as text windows")
+        ext = Extraction(language=source.language, parse_error=note) if source.language in registry else None
+        return ext, window_fragments(source, window, WINDOW_MAX_CHARS)
     spec = registry.get(source.language)
     if spec is None:
         return None, window_fragments(source, window)

@@ -231,11 +231,24 @@ def doc_fragments(source: SourceFile, ext: Extraction, window: int) -> list[Frag
     return out
 
 
-def window_fragments(source: SourceFile, window: int) -> list[FragmentSpec]:
+def window_fragments(source: SourceFile, window: int, max_chars: int | None = None) -> list[FragmentSpec]:
+    """The file cut into windows of ``window`` lines. ``max_chars`` (a file too large to parse): a window
+    also ends once it holds that many characters, and a longer line is cut there (a minified file's one
+    line would otherwise be one fragment as large as the file, and its token count a list as long)."""
     lines = source.text.splitlines() or [""]
+    if max_chars is not None:
+        lines = [ln if len(ln) <= max_chars else ln[:max_chars] + f" [... line cut: {len(ln):,} characters]"
+                 for ln in lines]
     head = "\n".join([source.path, *lines[: min(12, len(lines))]])
+    if max_chars is not None:
+        head = head[: 2 * max_chars]
     out = [FragmentSpec(FILE, MACRO, head, 1, len(lines))]
-    for start in range(1, len(lines) + 1, window):
-        end = min(len(lines), start + window - 1)
+    start = 1
+    while start <= len(lines):
+        end, held = start, len(lines[start - 1])
+        while end < len(lines) and end - start + 1 < window and (max_chars is None or held < max_chars):
+            end += 1
+            held += len(lines[end - 1]) + 1
         out.append(FragmentSpec(FILE, MICRO, _lines(lines, start, end), start, end))
+        start = end + 1
     return out

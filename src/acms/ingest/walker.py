@@ -87,6 +87,12 @@ class WalkSettings:
     include_hidden: bool = False
 
 
+#: No file larger than this is read, whatever ``max_file_bytes`` says: one file's text, its windows and
+#: their triples are held at once while it is read, extracted and emitted, so one file's cost must be
+#: bounded (a 64 MB text file: ~550 MB for the whole ``acms index``, bench/bounds.py).
+FILE_BYTES_CEILING = 64 << 20
+
+
 class SkipReason(str, Enum):
     """Why a path was left out; the value is what reports and metrics show."""
 
@@ -96,6 +102,7 @@ class SkipReason(str, Enum):
     BUILD = "build"
     BINARY = "binary"
     TOO_LARGE = "too-large"
+    OVER_CEILING = "over-ceiling"  # larger than FILE_BYTES_CEILING, which max_file_bytes cannot raise
     TOTAL_CAP = "total-cap"
     NOT_UTF8 = "not-utf8"
     SYMLINK_OUTSIDE = "symlink-outside"
@@ -367,6 +374,8 @@ def _cheap_reason(path: Path, size: int, settings: WalkSettings, capped: bool, t
         return SkipReason.BINARY
     if size > settings.max_file_bytes:
         return SkipReason.TOO_LARGE
+    if size > FILE_BYTES_CEILING:
+        return SkipReason.OVER_CEILING
     if capped or (settings.max_total_bytes is not None and total + size > settings.max_total_bytes):
         return SkipReason.TOTAL_CAP
     try:
@@ -436,7 +445,7 @@ def read_source(f: ListedFile, max_bytes: int | None = None) -> ReadText | SkipR
 
     ``max_bytes``: a file that grew past it since it was listed is TOO_LARGE (and is not read whole).
     """
-    data = _read_stable(f.abs_path, max_bytes)
+    data = _read_stable(f.abs_path, FILE_BYTES_CEILING if max_bytes is None else min(max_bytes, FILE_BYTES_CEILING))
     if isinstance(data, SkipReason):
         return data
     if _sniff_binary(data[:SNIFF_BYTES]):
