@@ -100,3 +100,10 @@ def test_marked_files_come_after_source(index: Index) -> None:
         source = [i for i, p in enumerate(paths) if p not in ("gen/api_client.ts", "third/tiny_polygon_area.ts")]
         assert marked and source and max(source) < min(marked), paths
         assert "gen/handwritten.ts" in paths  # ``-linguist-generated``: its own source again
+
+
+def test_an_index_without_copies_or_marks_leaves_the_candidates_alone(indexed_sample: Path) -> None:
+    with Index.open(indexed_sample, mode="read", refresh="off") as idx, idx.reading() as store:
+        cands = [Candidate(fragment="f", entity="e", name="n", kind="Function", lod="micro", text="t",
+                           path="pkg/mod.py", start_line=1, end_line=2, score=1.0, strategy="s", reason="")]
+        assert collapse_copies(cands, store) is cands

@@ -42,7 +42,7 @@ def _short(c: Candidate, original: str) -> str:
 def collapse_copies(cands: list[Candidate], store: GraphStore) -> list[Candidate]:
     """``cands`` with copies replaced by their originals and marked files after source (see above)."""
     paths = sorted({c.path for c in cands})
-    if not paths:
+    if not paths or not store.ask(catalog.text("copies/any")):  # most projects: one look at an index
         return cands
     original_of: dict[str, str] = {}
     copies_of: dict[str, list[str]] = {}
