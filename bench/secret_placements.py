@@ -112,7 +112,7 @@ class Gen:
     def jwt(self) -> str:
         head = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
         body = base64.urlsafe_b64encode(
-            json.dumps({"sub": self.chars(HEX, 12), "iat": self.r.randint(1.6e9, 1.8e9)}).encode()).decode().rstrip("=")
+            json.dumps({"sub": self.chars(HEX, 12), "iat": self.r.randint(1_600_000_000, 1_800_000_000)}).encode()).decode().rstrip("=")
         return f"{head}.{body}.{self.chars(URLSAFE, 43)}"
 
     def hexkey(self, n: int = 32) -> str:
@@ -342,7 +342,7 @@ def js_env_fallback(g: Gen) -> Placement:
 def js_minified_bundle(g: Gen) -> Placement:
     k = g.stripe()
     filler = ";".join(f"var a{i}=function(b){{return b+{i}}}" for i in range(200))
-    return Placement("js_minified_bundle", "web/dist/app.min.js",
+    return Placement("js_minified_bundle", "web/assets/app.min.js",
                      f'{filler};var cfg={{stripeKey:"{k}",mode:"live"}};{filler}\n',
                      [Secret("stripe_key", [k])], ['mode:"live"'])
 
