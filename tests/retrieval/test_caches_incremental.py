@@ -18,6 +18,7 @@ import pytest
 from acms.config import Settings
 from acms.decisions import records
 from acms.index.keyword import KeywordIndex
+from acms.index.vectors import VectorMatrix
 from acms.ranking.index import RankingIndex
 from acms.retrieval import caches as caches_module
 from acms.retrieval import segment as segment_module
@@ -141,9 +142,24 @@ def _assert_full_build(root: Path, tmp_path: Path) -> None:
         assert caches.text_key == Segment.load(layout.cache_dir("tokens")).key  # the update's segment is this state's
     finally:
         store.close()
-    assert _files(layout.cache_dir("vectors")) == _files(full.cache_dir("vectors"))
+    _same_vectors(VectorMatrix.load(layout.cache_dir("vectors")), VectorMatrix.load(full.cache_dir("vectors")))
     _same_keyword(KeywordIndex.load(layout.cache_dir("keyword")), KeywordIndex.load(full.cache_dir("keyword")))
     _same_ranking(RankingIndex.load(layout.cache_dir("ranking")), RankingIndex.load(full.cache_dir("ranking")))
+
+
+def _same_vectors(got: VectorMatrix | None, want: VectorMatrix | None) -> None:
+    """The same live rows, bit for bit, and the same nearest rows and similarities for queries near
+    them (the full build's rows, and blends of two); a matrix without a tail is the full build's file."""
+    assert got is not None and want is not None and want.tail is None
+    assert (got.key, got.model_id) == (want.key, want.model_id)
+    live = {frag: got.row(i).tobytes() for i, frag in got.live()}
+    assert len(live) == len(got.live()) and live == {frag: want.row(i).tobytes() for i, frag in want.live()}
+    rows = np.asarray(want.matrix)
+    for i in range(0, len(rows), max(1, len(rows) // 25)):
+        for query in (rows[i], (rows[i] + rows[-1 - i]) / 2):
+            assert got.top(query, 8) == want.top(query, 8)
+    if got.tail is None:
+        assert got.ids == want.ids and np.asarray(got.matrix).tobytes() == rows.tobytes()
 
 
 def _triples(index: KeywordIndex) -> tuple[set[tuple[str, str, float, int]], list[int]]:
@@ -243,10 +259,13 @@ EDITS: dict[str, Callable[[Path], None]] = {
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
 def test_an_edit_updates_the_caches_as_a_full_build_makes_them(edit: str, project: Path, tmp_path: Path,
-                                                               spy: _Spy) -> None:
+                                                               spy: _Spy, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(caches_module, "GARBAGE_SHARE", 1.0)  # a small project: an edit is a large share of it
     EDITS[edit](project)
     _reindex(project)
     assert spy.take() == ["keyword", "ranking", "vectors"]
+    vectors = VectorMatrix.load(project / ".acms" / "cache" / "vectors")
+    assert vectors is not None and vectors.tail is not None  # appended to, not written whole
     _assert_full_build(project, tmp_path)
 
 
@@ -269,6 +288,8 @@ def test_updates_in_a_row_and_a_compacted_segment(project: Path, tmp_path: Path,
         EDITS[edit](project)
         _reindex(project)
         assert spy.take() == ["keyword", "ranking", "vectors"], edit
+        vectors = VectorMatrix.load(project / ".acms" / "cache" / "vectors")
+        assert vectors is not None and (vectors.tail is None) == bool(i % 2), edit  # compacted at once, or not
         _assert_full_build(project, tmp_path)
     assert len(compacted) == 2 and all(share > 0 for share in compacted)
 

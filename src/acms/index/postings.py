@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SLICE_TOKENS", "Postings", "idfs", "lucene_postings", "scores"]
+__all__ = ["SLICE_TOKENS", "Postings", "idfs", "lucene_postings", "norms", "scores"]
 
 SLICE_TOKENS = 1 << 20  # tokens counted at once (a slice's temporaries: ~40 MB)
 
@@ -102,7 +102,7 @@ def lucene_postings(chunks: Iterable[tuple[np.ndarray, np.ndarray]], n_numbers: 
         data = np.empty(int(indptr[-1]), dtype=np.float32)
         indices = np.empty(int(indptr[-1]), dtype=np.int32)
         counts = np.empty(int(indptr[-1]), dtype=np.int32)
-        mean = lengths.mean()
+        norm = norms(lengths, k1, b)
         spill.seek(0)
         for n in pieces:
             term_number, doc, tf = (np.fromfile(spill, dtype=np.int32, count=n) for _ in range(3))
@@ -113,7 +113,7 @@ def lucene_postings(chunks: Iterable[tuple[np.ndarray, np.ndarray]], n_numbers: 
             del term_number
             at = cursor[term] + (np.arange(n, dtype=np.int64) - np.repeat(starts, runs))
             cursor[term[starts]] += runs
-            data[at] = scores(idf[term], tf, lengths[doc], mean, k1, b)
+            data[at] = scores(idf[term], tf, norm[doc])
             indices[at] = doc
             counts[at] = tf
     return Postings({"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}, seen, counts, lengths)
@@ -124,9 +124,14 @@ def idfs(df: np.ndarray, n_docs: int) -> np.ndarray:
     return np.log(1 + (n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
 
 
-def scores(idf: np.ndarray, tf: np.ndarray, doc_lengths: np.ndarray, mean: float, k1: float, b: float) -> np.ndarray:
-    """Pairs' scores from their term's idf (float32), count and document's length: the float64 expression
+def norms(lengths: np.ndarray, k1: float, b: float) -> np.ndarray:
+    """Each document's length term of bm25s' score, ``k1 * ((1 - b) + b * length / mean length)`` in float64
+    (per document, then gathered per pair: the same values as evaluated per pair, for fewer passes)."""
+    return k1 * ((1 - b) + b * lengths / lengths.mean())
+
+
+def scores(idf: np.ndarray, tf: np.ndarray, norm: np.ndarray) -> np.ndarray:
+    """Pairs' scores from their term's idf (float32), count and document's ``norms``: the float64 expression
     bm25s evaluates, rounded to float32 (one function, so a build and a splice give the same bits)."""
     tf32 = tf.astype(np.float32)
-    tfc = tf32 / (k1 * ((1 - b) + b * doc_lengths / mean) + tf32)
-    return (idf * tfc).astype(np.float32)
+    return (idf * (tf32 / (norm + tf32))).astype(np.float32)

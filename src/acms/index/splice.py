@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from acms.index.keyword import Counts, KeywordIndex, Postings
-from acms.index.postings import idfs, scores
+from acms.index.postings import idfs, norms, scores
 
 __all__ = ["spliced"]
 
@@ -91,7 +91,7 @@ def spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: n
     doc_lengths = np.empty(n_docs, dtype=np.int64)
     doc_lengths[kept_at] = np.asarray(counts.lengths, dtype=np.int64)[old_of_kept]
     doc_lengths[fresh] = lengths
-    data = scores(idfs(df, n_docs)[term], tf, doc_lengths[doc], doc_lengths.mean(), k1, b)
+    data = scores(idfs(df, n_docs)[term], tf, norms(doc_lengths, k1, b)[doc])
     scored = {"data": data, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
     params = {**params, "num_docs": n_docs}
     postings = Postings(scored, vocab, params) if vocab is not None else retriever.extended(scored, params, added)

@@ -466,11 +466,13 @@ class DerivedCaches:
         return built
 
     def _updated_vectors(self, cached: VectorMatrix | None, model_id: str) -> VectorMatrix | None:
-        """The matrix saved for the state before the index run, of the same model, without the rows of the
+        """The matrix saved for the state before the index run, of the same model, with the rows of the
         fragments in the files it changed (known from this state's segment: the text caches are built
-        first) and with theirs now (``search/vectors-of.rq``), in fragment order as ``search/corpus.rq``
-        gives them. Fragments with no file, and those the matrix lacked (an embedding that failed), are
-        read again too. None when there is no such matrix or segment, or a fragment has several rows."""
+        first) let go and theirs now (``search/vectors-of.rq``) appended (:class:`VectorMatrix`: its base
+        is kept as it is, linked, until the appended and let-go rows pass ``GARBAGE_SHARE`` of the live
+        ones, when it is written whole again in fragment order, as ``search/corpus.rq`` gives them).
+        Fragments with no file, and those the matrix lacked (an embedding that failed), are read again
+        too. None when there is no such matrix or segment, or a fragment has several rows."""
         delta = self._delta
         if delta is None or cached is None or cached.key != delta.state_key or cached.model_id != model_id:
             return None
@@ -482,18 +484,22 @@ class DerivedCaches:
         again = sorted(frag for frag, f in zip(segment.frags, segment.file_of.tolist())
                        if f < 0 or files[f] or frag not in had)
         current, reread = set(segment.frags), set(again)
-        keep = [i for i, frag in enumerate(cached.ids) if frag in current and frag not in reread]
+        ids = [frag if frag in current and frag not in reread else "" for frag in cached.ids]
         new_ids, new_rows = [], []
         for r in self._bound("search/vectors-of", "frag", again):
             new_ids.append(r["frag"].value)
             new_rows.append(decode(r["vector"].value))
-        ids = [cached.ids[i] for i in keep] + new_ids
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        parts = ([np.asarray(cached.matrix[keep], dtype=np.float32)] if keep else []) + ([_stacked(new_rows)] if new_rows else [])
-        if len({part.shape[1] for part in parts}) > 1:
+        dims = {int(cached.matrix.shape[1])} if len(cached.matrix) else set()
+        dims |= {int(cached.tail.shape[1])} if cached.tail is not None and len(cached.tail) else set()
+        dims |= {int(row.size) for row in new_rows}
+        if len(dims) > 1 or len(new_ids) != len(set(new_ids)):
             return None
-        matrix = np.concatenate(parts)[order] if parts else _stacked([])
-        return VectorMatrix([ids[i] for i in order], matrix, self.state_key, model_id)
+        width = dims.pop() if dims else int(cached.matrix.shape[1])
+        tail = [np.asarray(cached.tail, dtype=np.float32)] if cached.tail is not None else []
+        tail += [np.vstack(new_rows).astype(np.float32)] if new_rows else []
+        updated = VectorMatrix(ids + new_ids, cached.matrix, self.state_key, model_id,
+                               np.concatenate(tail) if tail else np.zeros((0, width), dtype=np.float32), cached.source)
+        return updated.compacted() if updated.garbage() > GARBAGE_SHARE else updated
 
 
 @dataclass(frozen=True)
