@@ -193,3 +193,31 @@ def test_mcp_sparql_tool_stops_the_query_and_keeps_serving(project: Path) -> Non
 
     session(params, body)
     assert 0 < peaks[0] < GB_KB, peaks
+
+
+def test_the_endpoint_stops_a_query_at_its_memory_bound(project: Path) -> None:
+    """``acms serve`` had a time limit; its workers now have the memory bound too (a fresh one follows)."""
+    from tests.server.test_server import alive, call, q
+
+    with subprocess.Popen([ACMS, "--set", "query_memory_mb=400", "--set", "refresh=off", "serve", "-C", str(project),
+                           "--port", "0", "--query-timeout", "120", "--no-watch"], stderr=subprocess.PIPE,
+                          text=True) as proc:
+        try:
+            line = proc.stderr.readline()  # type: ignore[union-attr]
+            assert line.startswith("acms: serving http://127.0.0.1:"), line
+            base = line.split()[2]
+            deadline = time.monotonic() + 20
+            while not alive(base) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            with Sampler(proc.pid, period=0.02) as sampler:
+                start = time.monotonic()
+                status, _, body = call(q(base, CARTESIAN))
+                took = time.monotonic() - start
+            assert status == 400, body
+            assert body.strip() == ("the query passed its 400 MB memory bound and was stopped (raise it with acms "
+                                    "--set query_memory_mb=MB, ACMS_QUERY_MEMORY_MB or query_memory_mb in acms.toml)")
+            assert took < 60 and sampler.peak_kb < GB_KB, (took, sampler.peak_mb)
+            assert call(q(base, "ASK { ?s ?p ?o }"))[0] == 200  # a fresh worker answers
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)

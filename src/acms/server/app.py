@@ -71,7 +71,8 @@ def create_app(
     process wrote the index."""
     limits = Limits(timeout_s=query_timeout_s, max_rows=max_rows, allow_update=allow_update,
                     allow_service=allow_service, default_graph=default_graph)
-    sparql = SparqlEndpoint(Workers(index.session, workers), limits, freshen=index.freshen)
+    sparql = SparqlEndpoint(Workers(index.session, workers, index.settings.query_memory_mb), limits,
+                            freshen=index.freshen)
     registry = index.registry
 
     def run_render(parsed: RenderRequest) -> AssemblyResult:

@@ -6,7 +6,9 @@ Queries, updates and Graph Store requests therefore run in a small pool of worke
 ``ProcessPool``: per-task cancel that terminates the worker, a replacement started at once, a worker
 that crashes, e.g. on a parser segfault, reported as an error instead of taking the server down).
 At the deadline the request is answered 503 and its worker is killed: SIGTERM with the default
-action, so the process dies inside the native call; the pool starts a fresh worker.
+action, so the process dies inside the native call; the pool starts a fresh worker. Each worker's
+address space is bounded (``RLIMIT_AS``, the ``query_memory_mb`` setting): a query past it fails to
+allocate and its worker aborts, which is answered as the bound it passed (``QueryLimitExceeded``).
 
 The readers/writer rules of :mod:`acms.store.lock` hold in each worker: a worker is one more acms
 process with its own ``shared`` session (:mod:`acms.service.session`), reading under the shared lock (the
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import resource
 import signal
 import time
 from collections.abc import Callable
@@ -30,10 +33,12 @@ import anyio
 from pebble import ProcessExpired, ProcessPool
 
 from acms.errors import AcmsError, StoreError
+from acms.memory import limit_arenas
 from acms.server.graph_store import Change, GraphRequest, read_graph, write_graph
 from acms.server.service import describe_service
 from acms.server.sparql_protocol import Answer, Limits, Operation, run_query, run_update
 from acms.sparql.dataset import DefaultGraph
+from acms.sparql.runner import memory_limit_error
 from acms.service.session import Mode, RemoteTarget, Session, open_session
 from acms.store.layout import IndexLayout
 
@@ -49,8 +54,11 @@ class Deadline(Exception):
 
 
 # -- in the worker process --------------------------------------------------------------------------
-def _start(index_dir: str, wait: float, remote: RemoteTarget | None = None) -> None:
+def _start(index_dir: str, wait: float, remote: RemoteTarget | None = None, memory_mb: int | None = None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pebble's handler would wait for the native call to end
+    if memory_mb:
+        limit_arenas(2)  # each thread's arena reserves address space the bound would count
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
     global _session
     _session = open_session(IndexLayout(Path(index_dir)), Mode.SHARED, wait=wait, command="acms serve (worker)",
                             remote=remote)
@@ -98,10 +106,11 @@ def service_job(endpoint: str, limits: Limits, accept: str, deadline: float) -> 
 class Workers:
     """The pool: ``run`` a job with a deadline from the event loop; ``close`` ends every worker now."""
 
-    def __init__(self, session: Session, count: int) -> None:
+    def __init__(self, session: Session, count: int, memory_mb: int | None = None) -> None:
         self.session = session
+        self.memory_mb = memory_mb
         self._pool = ProcessPool(max_workers=count, initializer=_start,
-                                 initargs=(str(session.layout.root), session.wait, session.remote),
+                                 initargs=(str(session.layout.root), session.wait, session.remote, memory_mb),
                                  context=multiprocessing.get_context("spawn"))  # fork is unsafe in a threaded server
         self.running = 0  # jobs submitted and not yet finished or terminated
         self._pool.schedule(_ready)  # start the workers now, not at the first request
@@ -115,8 +124,12 @@ class Workers:
             with anyio.move_on_after(_left(deadline)):
                 return await asyncio.wrap_future(future)  # cancelling the wait cancels the job
         except ProcessExpired as exc:
+            if self.memory_mb and exc.exitcode == -signal.SIGABRT:  # an allocation past RLIMIT_AS aborts
+                raise memory_limit_error(self.memory_mb) from None
             raise StoreError(f"the worker process ended abnormally (exit code {exc.exitcode}); the request "
                              "was not answered") from None
+        except MemoryError:
+            raise memory_limit_error(self.memory_mb or 0) from None
         finally:
             self.running -= 1
         future.cancel()  # pebble terminates the worker of a started job
