@@ -41,7 +41,7 @@ CARTESIAN = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l } ORDER 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "sample_project"
 
 
-def run(argv: list[str], cwd: Path, timeout: float = 600) -> tuple[subprocess.CompletedProcess[str], float, float]:
+def measure(argv: list[str], cwd: Path, timeout: float = 600) -> tuple[subprocess.CompletedProcess[str], float, float]:
     """The finished command, its wall time and the peak (MB) of its process tree."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -56,7 +56,7 @@ def startup(project: Path, runs: int) -> None:
     direct: list[float] = []
     for _ in range(runs):  # interleaved: a busy machine slows both alike
         for argv, into in ((ACMS, bounded), (IN_PROCESS, direct)):
-            done, took, _ = run([*argv, "sparql", SMALL], project)
+            done, took, _ = measure([*argv, "sparql", SMALL], project)
             if done.returncode != 0:
                 raise SystemExit(f"acms sparql failed: {done.stderr[-500:]}")
             into.append(took)
@@ -95,7 +95,7 @@ def runaway(project: Path) -> None:
     print("| --- | --- | ---: | ---: | ---: |")
     for label, extra in (("default bounds (30 s, 768 MB)", []), ("query_timeout=2", ["--set", "query_timeout=2"]),
                          ("query_memory_mb=400", ["--set", "query_memory_mb=400"])):
-        done, took, peak = run([*ACMS, *extra, "sparql", CARTESIAN], project)
+        done, took, peak = measure([*ACMS, *extra, "sparql", CARTESIAN], project)
         said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
         ended = "time limit" if "time limit" in said else "memory bound" if "memory bound" in said else said[:60]
         print(f"| {label} | {ended} | {done.returncode} | {took:.1f} | {peak:.0f} |")
@@ -113,7 +113,7 @@ def ingest(root: Path, big_mb: int) -> None:
             with (project / "big.txt").open("w") as f:
                 f.write(line * (big_mb * 2**20 // len(line)))
         cap = str((big_mb + 1) * 2**20)
-        done, took, peak = run([*ACMS, "index", ".", "--max-file-bytes", cap, "--json"], project, timeout=3600)
+        done, took, peak = measure([*ACMS, "index", ".", "--max-file-bytes", cap, "--json"], project, timeout=3600)
         if done.returncode != 0:
             raise SystemExit(f"acms index failed: {done.stderr[-800:]}")
         note = _big_note(done.stdout) if big else ""
@@ -153,7 +153,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from bench.docs_page import run as with_docs
+    from bench.docs_page import run
 
     os.environ.setdefault("ACMS_REFRESH", "off")  # the commands measured, not the look for changed files
-    with_docs(main, "bounds")
+    run(main, "bounds")
