@@ -839,6 +839,6 @@ def bench(work: Path, edits: int, reps: int, quick: bool, skip_first: bool, time
 
 
 if __name__ == "__main__":
-    from docs_page import run  # bench/ is sys.path[0] when run as a script
+    import docs_page  # bench/ is sys.path[0] when run as a script; its ``run`` would shadow this one's
 
-    run(main, "refresh")  # --write-docs: this run's tables onto docs/benchmarks.md
+    docs_page.run(main, "refresh")  # --write-docs: this run's tables onto docs/benchmarks.md
