@@ -17,7 +17,8 @@ lines 1-based and inclusive, as the index shows them):
 
 Each task runs in two modes: ``task`` (the query text only) and ``focus`` (also ``focus``, by default
 the first edit site as ``file::name``; a task without edit sites and without focus runs as ``task``
-in both). A context is the ordered list of its fragments' ``path:start-end`` ranges and texts.
+in both). A context is the ordered list of the ``path:start-end`` ranges and texts of a JSON reply's
+fragments (its budget covers their text, what an agent puts into its prompt).
 
 Metrics, per mode, macro averages over the tasks that have that kind of gold:
 
@@ -43,6 +44,7 @@ context, counted against the budget.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 from collections import defaultdict
@@ -223,19 +225,27 @@ def _request(case: ContextCase, i: int, budget: int, strategy: str, mode: str) -
     return data
 
 
+_REF = re.compile(r"^(.+):(\d+)(?:-(\d+))?$")
+
+
 def acms_ranges(index: Index, files: Files, case: ContextCase, i: int, budget: int, strategy: str,
                 mode: str) -> list[Range]:
-    """The context ``index.render`` packs for the case (the path every client takes), as ranges."""
+    """The context ``index.render`` gives the case (the path every client takes) as a JSON reply, whose
+    budget covers the fragments' text, as an agent's prompt holds it: its fragments as ranges."""
     try:
-        result = index.render(parse_request(_request(case, i, budget, strategy, mode)))
+        result = index.render(parse_request(_request(case, i, budget, strategy, mode)), output="json")
     except BudgetTooSmall:
         return []
     out = []
-    for item in result.assembled.items:
-        c = item.candidate
-        verbatim = c.lod in ("micro", "atomic") and not item.truncated
-        out.append(Range(c.path, c.start_line, item.end_line, item.text,
-                         files.shown(c.path, c.start_line, item.end_line, item.text, verbatim)))
+    for fragment in result.reply.get("fragments") or []:
+        ref = _REF.match(str(fragment.get("source_ref") or ""))
+        if ref is None:
+            continue
+        path, start = ref.group(1), int(ref.group(2))
+        end = int(ref.group(3) or start)
+        text = str(fragment.get("text") or "")
+        verbatim = fragment.get("lod") in ("micro", "atomic") and not fragment.get("truncated")
+        out.append(Range(path, start, end, text, files.shown(path, start, end, text, verbatim)))
     return out
 
 
