@@ -143,6 +143,8 @@ def _prose_code_ok(m: re.Match[str], line: str) -> bool:
     """In code, prose is a comment or a docstring's line (it reads as words before the match)."""
     if not _prose_word_ok(m, line):
         return False
+    if m.start() > 400:  # a long line is code, not prose; a comment marker may still be near
+        return bool(re.search(r"(?:#|//|/\*|<!--)[^\"'`\n]{0,200}$", line[m.start() - 400:m.start()]))
     before = line[:m.start()]
     if _PROSE_BEFORE.match(before) is None and not re.search(r"(?:#|//|/\*|<!--)[^\"'`]*$", before):
         return False

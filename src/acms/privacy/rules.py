@@ -183,7 +183,7 @@ def _line_rules() -> tuple[_Rule, ...]:
         _Rule("password", c(
             r"(?i)\b(?:password|identified[ \t]+by)[ \t]+(?P<q>['\"])(?P<v>[^'\"\n]{3,200})(?P=q)"),
             "v", lambda m, line: not _placeholder(m.group("v"))
-            and bool(re.search(r"(?i)\b(?:user|role|login)\b", line)),
+            and bool(re.search(r"(?i)\b(?:user|role|login)\b", line[max(0, m.start() - 300):m.end() + 300])),
             needles=("password", "identified")),
         _Rule("password", c(
             r"(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?[\"'](?P<v>[^\"'\n]{3,200})[\"']"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from functools import cache, lru_cache
 from pathlib import PurePosixPath
 
@@ -15,7 +16,7 @@ from acms.privacy.model import Finding, MARK, Scrubbed, _BREAKS, _Hit, _LONG_LIN
 from acms.privacy.rules import _line_rules
 
 __all__ = ["scan", "scrub"]
-from acms.privacy.trigger import _ASCII_LOWER, _candidate_lines, _trie
+from acms.privacy.trigger import _ASCII_LOWER, _candidate_lines, _trie, _trigger_spots
 
 
 @cache
@@ -50,15 +51,19 @@ def _line_plan(fclass: str, found: frozenset[str]
     return rules, plugins
 
 
-def _line_hits(line: str, low_line: str, start: int, fclass: str, path: str, lock_file: bool
-               ) -> list[_Hit]:
-    """Every line rule's and detect-secrets plugin's spans on one line, offset by ``start``."""
+def _line_hits(line: str, low_line: str, start: int, fclass: str, path: str, lock_file: bool,
+               lo: int = 0, hi: int | None = None) -> list[_Hit]:
+    """Every line rule's and detect-secrets plugin's spans on one line, offset by ``start``;
+    ``lo``/``hi``: only in this window of the line (its context still the whole line: a match
+    that reaches the window's end is matched again on the line, so a cut never makes one up)."""
+    hi = len(line) if hi is None else hi
+    cut = hi < len(line)
     hits: list[_Hit] = []
-    rules, plugins = _line_plan(fclass, _needles_in(low_line))
+    rules, plugins = _line_plan(fclass, _needles_in(low_line[lo:hi] if lo or cut else low_line))
     for rule in rules:
-        if rule.prefilter is not None and not rule.prefilter.search(line):
+        if rule.prefilter is not None and not rule.prefilter.search(line, lo, hi):
             continue
-        for m in rule.pattern.finditer(line):
+        for m in _matches(rule, line, low_line, lo, hi):
             if rule.accept is not None and not rule.accept(m, line):
                 continue
             a, b = m.span(rule.group)
@@ -66,9 +71,55 @@ def _line_hits(line: str, low_line: str, start: int, fclass: str, path: str, loc
                 continue
             kind = rule.kind_of(m) if rule.kind_of is not None else rule.kind
             hits.append(_Hit(start + a, start + b, kind, rule.generic))
-    if len(line) <= _LONG_LINE:
-        hits.extend(_ds_hits(line, low_line, plugins, start, path, lock_file, fclass == "code"))
+    if hi - lo <= _LONG_LINE:
+        window = line[lo:hi] if lo or cut else line
+        hits.extend(_ds_hits(window, low_line[lo:hi] if lo or cut else low_line, plugins, start + lo, path,
+                             lock_file, fclass == "code"))
     return hits
+
+
+_REACH = 2000  # a long line is scanned this far around each trigger: every rule's match is shorter
+_NEEDLE_BEFORE, _NEEDLE_AFTER = 400, 1200  # where a rule's match can start and end around its needle
+
+
+def _matches(rule: _Rule, line: str, low_line: str, lo: int, hi: int) -> Iterator[re.Match[str]]:
+    """``rule``'s matches in ``line[lo:hi]``. In a large window (a long line full of secret words)
+    only around the rule's needles: each match holds one within its first few hundred characters,
+    and the rules that start with a name (up to 40 characters before ``password``) are tried at
+    every position, ~0.5 s a MB each. A match that reaches a stretch's end is matched again on the
+    whole line."""
+    stretches = [(lo, hi)]
+    if hi - lo > 4 * _REACH and rule.gate is not None:
+        stretches = []
+        for n in rule.gate.finditer(low_line, lo, hi):
+            a, b = max(lo, n.start() - _NEEDLE_BEFORE), min(hi, n.end() + _NEEDLE_AFTER)
+            if stretches and a <= stretches[-1][1]:
+                stretches[-1] = (stretches[-1][0], max(stretches[-1][1], b))
+            else:
+                stretches.append((a, b))
+    for a, b in stretches:
+        for m in rule.pattern.finditer(line, a, b):
+            if b < len(line) and m.end() == b:
+                again = rule.pattern.match(line, m.start())
+                if again is None:
+                    continue
+                m = again
+            yield m
+
+
+def _windows(line: str, low_line: str) -> list[tuple[int, int]]:
+    """The stretches of a long line (minified code, data on one line) worth scanning: around each
+    place a trigger fires, merged. Every rule scanned the whole line before, for each line: a 5 MB
+    line cost 30 s."""
+    spots = [t.start() for t in _trigger_spots(line, low_line)]
+    out: list[tuple[int, int]] = []
+    for at in spots:
+        a, b = max(0, at - _REACH), min(len(line), at + _REACH)
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
@@ -83,7 +134,12 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
     for start, end in _candidate_lines(text, low):
         if only is not None and start not in only:
             continue
-        hits.extend(_line_hits(text[start:end], low[start:end], start, fclass, path, lock_file))
+        line, low_line = text[start:end], low[start:end]
+        if end - start <= 2 * _REACH:
+            hits.extend(_line_hits(line, low_line, start, fclass, path, lock_file))
+            continue
+        for lo, hi in _windows(line, low_line):
+            hits.extend(_line_hits(line, low_line, start, fclass, path, lock_file, lo, hi))
     hits.extend(_pem_hits(text))
     hits.extend(_k8s_hits(text))
     hits.extend(_terraform_hits(text))

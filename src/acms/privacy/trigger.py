@@ -102,3 +102,11 @@ def _candidate_lines(text: str, low: str) -> list[tuple[int, int]]:
                 end = len(text)
             spans[start] = end
     return sorted(spans.items())
+
+
+def _trigger_spots(line: str, low_line: str) -> list[re.Match[str]]:
+    """Where the trigger fires in one line, in order (the windows a long line is scanned in)."""
+    if line.isascii():
+        return list(_TRIGGER_ASCII.finditer(low_line))
+    found = list(_TRIGGER.finditer(low_line)) + list(_TRIGGER_QUOTED.finditer(line))
+    return sorted(found, key=lambda m: m.start())
