@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from acms.api import Index
 from acms.cli.main import cli
-from acms.evaluation.context import (BASELINE, METRICS, ContextCase, Files, Range, Site, baseline_ranges,
+from acms.evaluation.context import (BASELINE, METRICS, Chunks, ContextCase, Files, Range, Site, baseline_ranges,
                                      is_context_fixture, load_context_cases, score)
 from acms.tokens import count
 
@@ -104,9 +104,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_bm25_dedup_pays_once_for_a_line_and_keeps_the_budget(project: Path, budget: int) -> None:
     with Index.open(project, mode="read", refresh="off") as idx:
         files = Files(idx.root)
+        chunks = Chunks(files, idx.searcher.caches.ranking().files)
+        assert chunks.chunks and all(not p.endswith((".md", ".json")) for p, _, _ in chunks.chunks)
+        assert all(end - start + 1 <= 40 for _, start, end in chunks.chunks)
         for case in load_context_cases(GOLD):
             for mode in ("task", "focus"):
-                ranges = baseline_ranges(idx, files, case, budget, mode)
+                ranges = baseline_ranges(chunks, files, case, budget, mode)
                 assert sum(count(r.text) for r in ranges) <= budget
                 lines = [(r.path, n) for r in ranges for n in range(r.start, r.end + 1)]
                 assert len(lines) == len(set(lines))  # no line twice

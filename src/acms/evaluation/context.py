@@ -33,9 +33,9 @@ Metrics, per mode, macro averages over the tasks that have that kind of gold:
 | ``tokens`` | mean tokens of the context (cl100k over each range's text), over all tasks |
 | ``budget_used`` | ``tokens`` / budget |
 
-The baseline scored beside every strategy in the same run is ``bm25-dedup``: BM25 over the index's 40-line
-windows (stride 20) of its code files (not documents or data), taken in rank order while the budget
-lasts, where a window pays only for its lines not already in the context (neighbouring windows would
+The baseline scored beside every strategy in the same run is ``bm25-dedup``: BM25 over 40-line chunks
+(stride 20) of the index's code files (not documents or data; ``Chunks``), taken in rank order while the
+budget lasts, where a window pays only for its lines not already in the context (neighbouring windows would
 otherwise pay twice for the 20 lines they share); a window that does not fit is skipped and later ones
 are tried. In ``focus`` mode the focus edit site's lines are added to its query and come first in its
 context, counted against the budget.
@@ -53,9 +53,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from acms.api import Index
 from acms.errors import BudgetTooSmall, UsageError
 from acms.assembly.protocol import parse_request
+from acms.index.tokenize import search_terms
 from acms.ingest.walker import language_for
 from acms.tokens import count
 
@@ -63,6 +66,7 @@ BASELINE = "bm25-dedup"
 MODES = ("task", "focus")
 METRICS = ("edit_recall", "dep_recall", "dep_shown", "callee_recall", "callee_shown", "complete", "tokens",
            "budget_used")
+CHUNK_LINES, CHUNK_STRIDE = 40, 20
 HEADER_LINES = 3  # a dep or callee counts when a range overlaps its first lines (the header, decorators included)
 NOT_CODE = frozenset({"markdown", "rst", "text", "json", "yaml", "toml", "html", "css"})
 
@@ -259,9 +263,42 @@ def _runs(lines: Iterable[int]) -> list[tuple[int, int]]:
     return out
 
 
-def baseline_ranges(index: Index, files: Files, case: ContextCase, budget: int, mode: str) -> list[Range]:
+class Chunks:
+    """``bm25-dedup``'s ranking: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75) over 40-line chunks, stride 20,
+    of the index's code files as they are on disk; a chunk's document is its path's words and its lines'
+    (acms's code-aware search terms)."""
+
+    def __init__(self, files: Files, paths: Iterable[str]) -> None:
+        import bm25s  # the baseline's own library, imported by this command only
+
+        self.chunks: list[tuple[str, int, int]] = []
+        docs: list[list[str]] = []
+        for path in sorted(paths):
+            if language_for(path) in NOT_CODE:
+                continue
+            lines = files.lines(path)
+            words = search_terms(path.replace("/", " "))
+            for start in range(0, max(1, len(lines) - CHUNK_LINES + CHUNK_STRIDE), CHUNK_STRIDE):
+                end = min(len(lines), start + CHUNK_LINES)
+                self.chunks.append((path, start + 1, max(end, start + 1)))
+                docs.append(words + search_terms("\n".join(lines[start:end])))
+        self.model = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+        if docs:
+            self.model.index(docs, show_progress=False)
+
+    def ranking(self, query: str) -> list[int]:
+        """Chunk numbers with a positive score, best first (a tie keeps the corpus order)."""
+        if not self.chunks:
+            return []
+        words = [w for w in search_terms(query) if w in self.model.vocab_dict]
+        if not words:
+            return []
+        scores = np.asarray(self.model.get_scores(words), dtype=np.float64)
+        return [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] > 0]
+
+
+def baseline_ranges(chunks: Chunks, files: Files, case: ContextCase, budget: int, mode: str) -> list[Range]:
     """``bm25-dedup``'s context for the case (see the module docstring)."""
-    ranking = index.searcher.caches.ranking()
     query = case.query
     ranges: list[Range] = []
     have: dict[str, set[int]] = defaultdict(set)
@@ -283,16 +320,10 @@ def baseline_ranges(index: Index, files: Files, case: ContextCase, budget: int, 
             tokens = count(files.text(site.file, site.start, end))
         if tokens <= budget:
             add(site.file, site.start, end, files.text(site.file, site.start, end), tokens)
-    scores = ranking.windows.scores(query)
-    code = [language_for(p) not in NOT_CODE for p in ranking.files]
-    for w in sorted(range(len(scores)), key=lambda w: (-float(scores[w]), w)):
-        if scores[w] <= 0 or used >= budget:
+    for i in chunks.ranking(query):
+        if used >= budget:
             break
-        f = int(ranking.window_file[w])
-        if not code[f]:
-            continue
-        path = ranking.files[f]
-        lo, hi = (int(x) for x in ranking.window_lines[w])
+        path, lo, hi = chunks.chunks[i]
         new = [n for n in range(lo, hi + 1) if n not in have[path]]
         if not new:
             continue
@@ -332,10 +363,11 @@ def evaluate_context(cases: list[ContextCase], index: Index, strategies: list[st
                 s.rows.append(score(case, ranges, budget))
             out[name][mode] = s.summary()
     base: dict[str, dict[str, float | None]] = {}
+    chunks = Chunks(files, index.searcher.caches.ranking().files)
     for mode in modes:
         s = Scores()
         for case in cases:
-            s.rows.append(score(case, baseline_ranges(index, files, case, budget, mode), budget))
+            s.rows.append(score(case, baseline_ranges(chunks, files, case, budget, mode), budget))
         base[mode] = s.summary()
     gold = {"cases": len(cases), "with_edit_sites": sum(bool(c.edit_sites) for c in cases),
             "edit_sites": sum(len(c.edit_sites) for c in cases), "with_deps": sum(bool(c.deps) for c in cases),
