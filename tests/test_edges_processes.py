@@ -9,6 +9,7 @@ index answers afterwards as before.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -79,6 +80,10 @@ def test_a_task_of_one_mebibyte_is_answered_and_a_longer_one_is_refused_without_
     assert any(f["source_ref"].startswith("pkg/mod.py") for f in reply["fragments"])
     assert any("ranking read its first" in w for w in reply["metrics"]["warnings"])
 
+    out = acms("assemble", "-", "--budget", "800", "--format", "json", "-C", str(project), stdin=task.encode())
+    assert out.returncode == 0 and any(f["source_ref"].startswith("pkg/mod.py")
+                                       for f in json.loads(out.stdout)["fragments"]), out.stderr[-2000:]
+
     longer = task + "x"
     out = acms("render", "-", "-C", str(project), stdin=json.dumps({**REQUEST, "intent": longer}).encode())
     line = one_line_error(out, 2, "intent: is 1,048,577 characters; the limit is 1,048,576")
@@ -126,7 +131,14 @@ def test_an_update_is_refused_as_an_update_by_acms_sparql(project: Path) -> None
 # -- the HTTP server ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def served(project: Path) -> Iterator[str]:
-    proc = subprocess.Popen([ACMS, "serve", "-C", str(project), "--port", "0", "--no-watch"],
+    with serving(project) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serving(project: Path, prefix: tuple[str, ...] = ()) -> Iterator[str]:
+    """``acms serve`` on a free port of 127.0.0.1, until the block ends."""
+    proc = subprocess.Popen([*prefix, ACMS, "serve", "-C", str(project), "--port", "0", "--no-watch"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
@@ -227,6 +239,10 @@ def test_a_read_only_index_is_read_by_every_reader_and_refused_by_writers(copy: 
         out = acms("assemble", "normalize", "-C", str(copy), prefix=prefix)  # refresh=auto cannot write: it says so
         assert out.returncode == 0 and "stale: 1 file changed on disk since indexed (pkg/util.py)" in out.stdout
         one_line_error(acms("index", str(copy), prefix=prefix), 4, "read-only")
+        if how == "read-only mount":  # a server holds the index in shared mode: it reads it too
+            with serving(copy, prefix) as url:
+                status, text = post(url + "/v0/render", json.dumps(REQUEST).encode())
+                assert status == 200 and json.loads(text)["fragments"], text[:300]
     finally:
         subprocess.run(["chmod", "-R", "u+w", str(index)], check=True)
 

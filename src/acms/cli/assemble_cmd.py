@@ -14,6 +14,8 @@ from acms.cli.common import boundary, echo_json, json_option, open_index, projec
 from acms.errors import AcmsError, UsageError, environment_error
 from acms.strategies.registry import StrategyRegistry
 
+TASK_MAX_BYTES = 4 * 1024 * 1024  # 1 MiB of characters (the schema's intent limit) in up to 4 bytes each
+
 
 def strategies_option(func: Any) -> Any:
     return click.option("--strategies-dir", type=click.Path(path_type=Path, file_okay=False), multiple=True,
@@ -63,7 +65,13 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
       acms assemble "parse headers" --format json --privacy redact
       acms assemble "why was parse_header changed"            (auto: temporal-archaeology)
       acms assemble "add session expiry" --plan storage       (auto: plan-decision-context)
+      acms assemble - < issue.txt                             (TASK from stdin: up to 1 MiB)
+
+    TASK - reads the task from stdin: an issue with its logs and traces is longer than a command
+    line takes; ranking reads its first 24,000 and last 8,000 characters.
     """
+    if task == "-":
+        task = _stdin_task()
     filters: dict[str, Any] = {}
     for key, value in (("paths", paths), ("languages", language), ("classes", classes), ("tiers", tier)):
         if value:
@@ -98,6 +106,17 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
                f"strategy {result.strategy} ({result.reason}), {metrics['planner_ms']} ms", err=True)
     for w in metrics.get("warnings", []):
         click.echo(f"-- warning: {w}", err=True)
+
+
+def _stdin_task() -> str:
+    """The task from stdin (UTF-8; the request's checks then apply to it like to any task)."""
+    data = sys.stdin.buffer.read(TASK_MAX_BYTES + 1)
+    if len(data) > TASK_MAX_BYTES:
+        raise UsageError(f"the task on stdin is over {TASK_MAX_BYTES:,} bytes")
+    try:
+        return data.decode("utf-8").strip() or "-"
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the task on stdin is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
 @click.command("render")
