@@ -221,3 +221,20 @@ def test_the_endpoint_stops_a_query_at_its_memory_bound(project: Path) -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=20)
+
+
+def test_a_child_started_ahead_answers_the_next_query_or_is_discarded(project: Path) -> None:
+    from acms.sparql import runner
+
+    runner.prestart()
+    (spare,) = runner._SPARES
+    runner.prestart()  # one waiting is enough
+    assert runner._SPARES == [spare] and spare.poll() is None
+    with Index.open(project, mode="read") as idx:
+        assert idx.sparql("ASK { ?s ?p ?o }").boolean
+    assert runner._SPARES == [] and spare.poll() == 0  # it ran that query and ended
+    runner.prestart()
+    (unused,) = runner._SPARES
+    runner._discard_spares()  # what exit does
+    assert runner._SPARES == [] and unused.poll() is not None
+    assert not _children()

@@ -17,6 +17,7 @@ from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.sparql.dataset import DefaultGraph, dataset_arguments
 from acms.sparql.bind import term_from_text
+from acms.sparql.runner import prestart
 from acms.sparql.guard import check_query, refuse_update
 
 FORMATS = {"json": ox.QueryResultsFormat.JSON, "csv": ox.QueryResultsFormat.CSV,
@@ -120,6 +121,7 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
     if not trusted:
         check_query(text, allow_service=allow_service)
     refuse_update(text)
+    prestart()  # the query's bounded child process starts while the index is opened
     idx = open_index(project, store, refresh=refresh)
     try:
         note_stale(idx.freshen())

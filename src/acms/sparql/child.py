@@ -95,10 +95,13 @@ def run(job: dict[str, Any]) -> dict[str, str]:
 
 
 def main() -> int:
-    job = marshal.loads(sys.stdin.buffer.read())
+    _die_with_parent()  # first: a child started ahead whose parent ends without a job goes with it
+    data = sys.stdin.buffer.read()
+    if not data:  # started ahead and never given a job
+        return 0
+    job = marshal.loads(data)
     bound = int(job["memory_mb"]) * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
-    _die_with_parent()
     status = run(job)
     sys.stdout.buffer.write(marshal.dumps(status))
     sys.stdout.flush()

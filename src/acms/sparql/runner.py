@@ -16,12 +16,15 @@ callers serialize and collect it as before. ``max_rows`` cuts solutions and trip
 (one more than asked, so that ``collect`` still sees a truncated answer): a streamed query that would
 write rows for its whole time limit stops as soon as enough are written.
 
-Start-up costs a fresh interpreter, pyoxigraph and the store's open (measured in
-``bench/query_limits.py``); only queries from users take this path, never acms's own.
+Start-up costs a fresh interpreter, pyoxigraph and the store's open (measured in ``bench/bounds.py``);
+only queries from users take this path, never acms's own. A command that knows it will run one
+(``acms sparql``) calls ``prestart`` first, so that the child's interpreter and pyoxigraph load while the
+command imports the engine and opens the index; the child waits for its job on stdin.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import os
@@ -41,7 +44,7 @@ import pyoxigraph as ox
 from acms.errors import QueryError, QueryLimitExceeded, QuerySyntaxError, StoreError, query_failed
 from acms.vocab import FN_NS
 
-__all__ = ["QueryLimits", "run_bounded", "time_limit_error", "memory_limit_error"]
+__all__ = ["QueryLimits", "prestart", "run_bounded", "time_limit_error", "memory_limit_error"]
 
 _STDERR_CHARS = 400  # of a crashed child's last words, in a message
 
@@ -87,11 +90,8 @@ def _evaluate(path: Path, text: str, prefixes: Mapping[str, str], dataset: Mappi
     job = marshal.dumps({"path": str(path), "text": text, "prefixes": dict(prefixes), "dataset": _marshalled(dataset),
                         "memory_mb": limits.memory_mb, "max_rows": limits.max_rows, "out": str(out),
                         "functions": FN_NS in text or "fn:" in text})
-    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "RUST_BACKTRACE": "0",  # arenas reserve address space
-           "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the child starts without site (-S)
     deadline = time.monotonic() + limits.timeout_s
-    proc = subprocess.Popen([sys.executable, "-S", _child_script()], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = _take()
     try:
         try:
             stdout, stderr = proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
@@ -120,6 +120,45 @@ def _marshalled(dataset: Mapping[str, Any]) -> dict[str, Any]:
         else:
             raise QueryError(f"unknown dataset argument {key!r}")
     return out
+
+
+_SPARES: list[subprocess.Popen[bytes]] = []  # children started ahead (``prestart``), each awaiting one job
+
+
+def prestart() -> None:
+    """Start the next bounded query's child now (it waits for its job), unless one is waiting already."""
+    if not any(p.poll() is None for p in _SPARES):
+        _discard_at_exit()
+        _SPARES.append(_spawn())
+
+
+def _take() -> subprocess.Popen[bytes]:
+    while _SPARES:
+        proc = _SPARES.pop()
+        if proc.poll() is None:
+            return proc
+        proc.wait()
+    return _spawn()
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "RUST_BACKTRACE": "0",  # arenas reserve address space
+           "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the child starts without site (-S)
+    return subprocess.Popen([sys.executable, "-S", _child_script()], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+@functools.cache
+def _discard_at_exit() -> None:
+    atexit.register(_discard_spares)
+
+
+def _discard_spares() -> None:
+    """At exit: a child started ahead and never given a job ends now (it would end on its closed stdin)."""
+    while _SPARES:
+        proc = _SPARES.pop()
+        proc.kill()
+        proc.communicate()
 
 
 @functools.cache
