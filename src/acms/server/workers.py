@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import resource
 import signal
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,7 +56,9 @@ class Deadline(Exception):
 # -- in the worker process --------------------------------------------------------------------------
 def _start(index_dir: str, wait: float, remote: RemoteTarget | None = None, memory_mb: int | None = None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pebble's handler would wait for the native call to end
-    if memory_mb:
+    if memory_mb and sys.platform != "win32":
+        import resource
+
         limit_arenas(2)  # each thread's arena reserves address space the bound would count
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
     global _session
