@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import pytest
+
 from acms.ingest.attributes import marks_for, parse_attributes
+from acms.ingest.walker import SkipReason, list_files
 
 
 def _marks(tmp_path: Path, files: dict[str, str], paths: list[str]) -> dict[str, dict[str, bool]]:
@@ -57,3 +61,25 @@ def test_quoted_patterns_comments_and_macros() -> None:
 
 def test_no_attributes_no_marks(tmp_path: Path) -> None:
     assert marks_for(tmp_path, ["a.py"]) == {}
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_a_vendored_folder_lists_the_files_marked_not_vendored(tmp_path: Path, git: bool) -> None:
+    """``-linguist-vendored`` makes a file under a folder acms skips as vendored the project's own, as
+    GitHub counts it; the rest of the folder stays skipped, and a folder no rule reaches is pruned whole."""
+    files = {".gitattributes": "vendor/ours/** -linguist-vendored\nnode_modules/patched.js linguist-vendored=false\n",
+             "vendor/ours/a.js": "a\n", "vendor/ours/deep/b.js": "b\n", "vendor/theirs.js": "t\n",
+             "node_modules/patched.js": "p\n", "node_modules/other.js": "o\n", "third_party/x.js": "x\n",
+             "src/main.js": "m\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    if git:
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    listing = list_files(tmp_path)
+    assert listing.used_git is git
+    assert sorted(f.path for f in listing.files) == ["node_modules/patched.js", "src/main.js", "vendor/ours/a.js",
+                                                     "vendor/ours/deep/b.js"]
+    vendored = listing.skipped[SkipReason.VENDORED]
+    assert "vendor/theirs.js" in vendored and "node_modules/other.js" in vendored and "third_party/" in vendored
+    assert marks_for(tmp_path, [f.path for f in listing.files])["vendor/ours/a.js"] == {"vendored": False}

@@ -21,13 +21,12 @@ The rules are git's (``gitattributes(5)``), so a project reads the same whether 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-__all__ = ["MARKS", "AttributeRule", "marks_for", "parse_attributes"]
+__all__ = ["MARKS", "AttributeRule", "Attributes", "marks_for", "parse_attributes"]
 
 # linguist attribute -> the mark acms records
 MARKS = {"linguist-generated": "generated", "linguist-vendored": "vendored"}
@@ -42,6 +41,19 @@ class AttributeRule:
     prefix: str
     pattern: GitIgnoreSpecPattern
     values: tuple[tuple[str, bool | None], ...]
+    text: str = ""  # the pattern as written
+
+    def may_match_below(self, folder: str) -> bool:
+        """Whether the rule could match a file under ``folder`` ("a/vendor", no trailing slash): its
+        pattern's literal start (up to the first wildcard) and the folder do not part ways."""
+        if not (folder + "/").startswith(self.prefix) and not self.prefix.startswith(folder + "/"):
+            return False
+        pattern = self.text.lstrip("/")
+        if "/" not in pattern.rstrip("/"):
+            return True  # a bare name matches at any depth
+        literal = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+        here = (folder + "/")[len(self.prefix):] if (folder + "/").startswith(self.prefix) else ""
+        return literal.startswith(here) or here.startswith(literal)
 
     def matches(self, path: str) -> bool:
         """Whether the rule applies to the file ``path`` (relative to the project root)."""
@@ -98,43 +110,64 @@ def parse_attributes(text: str, prefix: str = "") -> list[AttributeRule]:
             if name in MARKS and value is not _UNSPECIFIED:
                 values.append((MARKS[name], value))  # type: ignore[arg-type]
         if values:
-            rules.append(AttributeRule(prefix, GitIgnoreSpecPattern(pattern), tuple(values)))
+            rules.append(AttributeRule(prefix, GitIgnoreSpecPattern(pattern), tuple(values), pattern))
     return rules
 
 
-def _attribute_files(root: Path, paths: Iterable[str]) -> list[tuple[str, Path]]:
-    """``.gitattributes`` of every folder that holds a listed file (root first, parents before
-    children), then ``.git/info/attributes``: (prefix, file)."""
-    folders: set[str] = {""}
-    for path in paths:
-        parent = PurePosixPath(path).parent
-        while str(parent) != ".":
-            folders.add(str(parent) + "/")
-            parent = parent.parent
-    out = [(prefix, root / prefix / ".gitattributes") for prefix in sorted(folders, key=lambda p: (p.count("/"), p))]
-    out.append(("", root / ".git" / "info" / "attributes"))
-    return [(prefix, f) for prefix, f in out if f.is_file()]
+class Attributes:
+    """A project's attributes files, each read once when first needed: the marks of a path, and whether a
+    folder acms skips as vendored holds files the attributes call not vendored (``-linguist-vendored``,
+    GitHub then counts them as source, and acms lists them)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._by_folder: dict[str, list[AttributeRule]] = {}
+        self._info: list[AttributeRule] | None = None
+
+    def _read(self, file: Path, prefix: str) -> list[AttributeRule]:
+        try:
+            return parse_attributes(file.read_text(encoding="utf-8", errors="replace"), prefix)
+        except OSError:
+            return []
+
+    def _folder(self, prefix: str) -> list[AttributeRule]:
+        if prefix not in self._by_folder:
+            file = self.root / prefix / ".gitattributes"
+            self._by_folder[prefix] = self._read(file, prefix) if file.is_file() else []
+        return self._by_folder[prefix]
+
+    def _rules_for(self, path: str) -> list[AttributeRule]:
+        """The rules that can apply to ``path``, lowest precedence first."""
+        parts = path.split("/")[:-1]
+        rules = list(self._folder(""))
+        for depth in range(1, len(parts) + 1):
+            rules += self._folder("/".join(parts[:depth]) + "/")
+        if self._info is None:
+            info = self.root / ".git" / "info" / "attributes"
+            self._info = self._read(info, "") if info.is_file() else []
+        return rules + self._info
+
+    def marks(self, path: str) -> dict[str, bool]:
+        """The marks some rule specifies for the file ``path`` (later and deeper rules win)."""
+        found: dict[str, bool | None] = {}
+        for rule in self._rules_for(path):
+            if rule.matches(path):
+                found.update(rule.values)
+        return {mark: value for mark, value in found.items() if value is not None}
+
+    def may_unvendor(self, folder: str) -> bool:
+        """Whether some rule clears ``vendored`` for a file that may lie under ``folder`` (then the
+        folder is walked and its files listed when their marks say not vendored)."""
+        return any(("vendored", False) in rule.values and rule.may_match_below(folder)
+                   for rule in self._rules_for(folder + "/.gitattributes") + self._folder(folder + "/"))
 
 
 def marks_for(root: Path, paths: list[str]) -> dict[str, dict[str, bool]]:
     """Per listed path with a specified mark: ``{"generated": bool, "vendored": bool}`` (only the
     marks some rule specifies)."""
-    rules: list[AttributeRule] = []
-    for prefix, file in _attribute_files(root, paths):
-        try:
-            text = file.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        rules += parse_attributes(text, prefix)
-    if not rules:
-        return {}
+    attributes = Attributes(root)
     out: dict[str, dict[str, bool]] = {}
     for path in paths:
-        found: dict[str, bool | None] = {}
-        for rule in rules:  # in precedence order: a later rule overrides
-            if rule.matches(path):
-                found.update(rule.values)
-        kept = {mark: value for mark, value in found.items() if value is not None}
-        if kept:
-            out[path] = kept
+        if found := attributes.marks(path):
+            out[path] = found
     return out

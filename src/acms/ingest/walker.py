@@ -3,7 +3,9 @@ r"""List the files of a project worth indexing, and say why every other file was
 A git checkout is listed with git, so ``.gitignore``, ``.git/info/exclude`` and global excludes
 apply exactly as git sees them; anything else is walked with ``os.walk``, honouring ``.gitignore``
 files at every level. The same hidden / vendored / build / binary / size / symlink rules apply
-both ways, so a project indexes the same whether or not it is a checkout.
+both ways, so a project indexes the same whether or not it is a checkout. A file under a vendored
+folder that ``.gitattributes`` marks ``-linguist-vendored`` is listed, as GitHub counts it the
+project's own (:mod:`acms.ingest.attributes`).
 
 File names are bytes on POSIX; Python hands them over as ``str`` with undecodable bytes as lone
 surrogates (``surrogateescape``). Such a string cannot be written to RDF, and a name holding a newline
@@ -40,6 +42,7 @@ from typing import BinaryIO
 
 from pathspec import GitIgnoreSpec
 
+from acms.ingest.attributes import Attributes
 from acms.paths import project_root
 from acms.privacy.names import redact_path
 
@@ -265,8 +268,10 @@ def _git_paths(root: Path) -> list[str] | None:
     return sorted(n for n in names if not n.endswith("/"))  # "sub/" = an untracked nested repo
 
 
-def _walk_paths(root: Path, settings: WalkSettings, skip: dict[SkipReason, list[str]]) -> list[str]:
-    """os.walk, never following directory symlinks, pruning skipped directories before descent."""
+def _walk_paths(root: Path, settings: WalkSettings, skip: dict[SkipReason, list[str]],
+                attributes: Attributes) -> list[str]:
+    """os.walk, never following directory symlinks, pruning skipped directories before descent (a vendored
+    one that ``.gitattributes`` may un-vendor files in is walked: ``list_files`` decides its files)."""
     patterns = _Patterns(settings.exclude)
     found: list[str] = []
 
@@ -289,6 +294,8 @@ def _walk_paths(root: Path, settings: WalkSettings, skip: dict[SkipReason, list[
                     skip[SkipReason.SYMLINK_OUTSIDE].append(rel + "/")
                 continue
             reason = _dir_rule(name, settings.include_hidden)
+            if reason is SkipReason.VENDORED and attributes.may_unvendor(rel):
+                reason = None
             if reason is None and patterns.ignored(rel, is_dir=True):
                 reason = SkipReason.IGNORED
             if reason is None:
@@ -312,10 +319,12 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings()) -> Listing:
     skip: dict[SkipReason, list[str]] = {r: [] for r in SkipReason}
     paths = _git_paths(root_real)
     used_git = paths is not None
+    attributes = Attributes(root_real)
     if paths is None:
-        paths = _walk_paths(root_real, settings, skip)
+        paths = _walk_paths(root_real, settings, skip, attributes)
     patterns = _Patterns(settings.exclude)
     dir_verdict: dict[str, SkipReason | None] = {}
+    unvendoring: set[str] = set()  # vendored folders whose files the attributes may call not vendored
     files: list[ListedFile] = []
     total = 0
     capped = False
@@ -326,6 +335,9 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings()) -> Listing:
             d = "/".join(parts[:depth])
             if d not in dir_verdict:
                 reason = _dir_rule(parts[depth - 1], settings.include_hidden)
+                if reason is SkipReason.VENDORED and attributes.may_unvendor(d):
+                    reason = None
+                    unvendoring.add(d + "/")
                 if reason is None and patterns.ignored(d, is_dir=True):
                     reason = SkipReason.IGNORED
                 dir_verdict[d] = reason
@@ -335,6 +347,10 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings()) -> Listing:
                 pruned = True
                 break
         if pruned:
+            continue
+        if unvendoring and any(rel.startswith(d) for d in unvendoring) and (
+                attributes.marks(rel).get("vendored") is not False):  # GitHub's ``-linguist-vendored``
+            skip[SkipReason.VENDORED].append(rel)
             continue
         if parts[-1].startswith(".") and not settings.include_hidden:
             skip[SkipReason.HIDDEN].append(rel)
