@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from acms.assembly.protocol import RenderRequest
 from acms.sparql import catalog
@@ -31,15 +31,25 @@ def near_matches(focus: str, labels: Sequence[str], n: int = NEAR_MATCHES) -> li
     """Defined names or paths close to ``focus``: whole labels first, then by their last part (a
     misspelt short name finds ``pkg.mod.Parser.parse_header`` from ``parse_headr``)."""
     key = focus.strip().strip("<>")
-    found = difflib.get_close_matches(key, labels, n=n, cutoff=NEAR_CUTOFF)
+    found = []
+    if any(sep in key for sep in "./:"):  # a qualified name or a path: compared whole
+        found = difflib.get_close_matches(key, _comparable(key, labels), n=n, cutoff=NEAR_CUTOFF)
     if len(found) < n:
         tails: dict[str, list[str]] = {}
         for label in labels:
             tails.setdefault(label.replace("/", ".").rsplit(".", 1)[-1].lower(), []).append(label)
         short = key.replace("/", ".").replace("::", ".").rsplit(".", 1)[-1].lower()
-        for tail in difflib.get_close_matches(short, list(tails), n=n, cutoff=NEAR_CUTOFF):
+        for tail in difflib.get_close_matches(short, _comparable(short, tails), n=n, cutoff=NEAR_CUTOFF):
             found += sorted(tails[tail], key=len)[: n - len(found)]
     return list(dict.fromkeys(found))[:n]
+
+
+def _comparable(key: str, labels: Iterable[str]) -> list[str]:
+    """The labels whose length allows a similarity of ``NEAR_CUTOFF`` with ``key`` (2·M/(a+b) with
+    M <= the shorter length): the others cannot match, and a large project has 10^5 names."""
+    ratio = NEAR_CUTOFF / (2 - NEAR_CUTOFF)
+    low, high = len(key) * ratio, len(key) / ratio
+    return [label for label in labels if low <= len(label) <= high]
 
 
 def unmatched_focus(request: RenderRequest, warnings: Sequence[str]) -> bool:
