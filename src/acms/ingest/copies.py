@@ -38,6 +38,7 @@ import base64
 import hashlib
 import re
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -219,9 +220,12 @@ def find_copies(files: list[FileSketch], threshold: float = THRESHOLD) -> Copies
             p = parent[p]
         return p
 
-    # Files that share a band and a stem (only those can be copies) land in one bucket.
+    # Only files that share a stem can be copies; of those, the ones that share a band land in one bucket.
+    by_stem: dict[str, list[FileSketch]] = {}
+    for f in files:
+        by_stem.setdefault(_stem(f.path), []).append(f)
     buckets: dict[tuple[int, bytes, str], list[str]] = {}
-    for f in sorted(files, key=lambda f: f.path):
+    for f in sorted((f for same in by_stem.values() if len(same) > 1 for f in same), key=lambda f: f.path):
         raw, stem = f.values.tobytes(), _stem(f.path)
         for band in range(BANDS):
             buckets.setdefault((band, raw[band * ROWS * 4 : (band + 1) * ROWS * 4], stem), []).append(f.path)
@@ -258,19 +262,23 @@ class MarkReport:
     changed: int
 
 
-def mark_copies(store: GraphStore, marks: Mapping[str, Mapping[str, bool]]) -> MarkReport:
+def mark_copies(store: GraphStore, listed: Mapping[str, NamedNode], marks: Mapping[str, Mapping[str, bool]]
+                ) -> MarkReport:
     """Bring the graph's ``uko:copyOf`` / ``uko:generated`` / ``uko:vendored`` triples in line with the
-    files it holds now and their ``.gitattributes`` ``marks`` (path -> mark -> value): one read of every
-    file's sketch, groups found again, and only the difference written (a steady state writes nothing).
-    Each triple sits in its file's tier graph, as the file's other triples do."""
-    rows = store.select(catalog.text("copies/file-sketches"))
+    files it holds now (``listed``: path -> file IRI, the run's listing) and their ``.gitattributes``
+    ``marks`` (path -> mark -> value): the sketches of the files that share a stem with another (only
+    those can be copies) read, groups found again, and only the difference written (a steady state
+    writes nothing). Each triple sits in its file's tier graph, as the file's other triples do."""
+    stems = Counter(_stem(path) for path in listed)
+    wanted = sorted(p for p in listed if stems[_stem(p)] > 1 or any((marks.get(p) or {}).values()))
+    rows = store.select(catalog.text("copies/file-sketches"), {"file": [listed[p] for p in wanted]}) if wanted else []
     iri_of: dict[str, NamedNode] = {}
     graph_of: dict[str, NamedNode] = {}
     files: list[FileSketch] = []
     for r in rows:
         path = r["path"].value
         iri_of[path], graph_of[path] = r["file"], r["g"]  # type: ignore[assignment]
-        if "sketch" in r and r["sketch"] is not None:
+        if "sketch" in r and r["sketch"] is not None and stems[_stem(path)] > 1:
             found = parse_sketch(path, r["sketch"].value, marks.get(path))
             if found is not None:
                 files.append(found)

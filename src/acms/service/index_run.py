@@ -361,8 +361,8 @@ class IndexRun:
                                                     lambda _phase, done, total: self.progress.update(done, total),
                                                     keep_secrets=settings.store_secrets)
         with self.phase("copies"):  # every run, so a refresh keeps them right (acms.ingest.copies)
-            listed = [f.path for f in self.listing.files] if self.listing is not None else []
-            report.copies = mark_copies(store, marks_for(self.root, listed)).copies
+            listed = {f.path: self.minter.file(f.path) for f in self.listing.files} if self.listing is not None else {}
+            report.copies = mark_copies(store, listed, marks_for(self.root, list(listed))).copies
         with self.phase("tiers"):
             rebalanced = tiers.rebalance(store, tiers.Policy.of(settings))
             report.hot_entities, self._tiers_moved = rebalanced.hot_entities, bool(rebalanced.promoted + rebalanced.demoted)
