@@ -163,3 +163,18 @@ def test_a_users_remote_query_waits_for_its_time_limit_only(silent: int) -> None
         client.query("SELECT * WHERE { ?s ?p ?o }", "application/sparql-results+json",
                      limits=QueryLimits(timeout_s=0.5))
     assert time.monotonic() - start < 2  # one try, not four of 60 s
+
+
+def test_a_users_remote_query_reads_no_more_than_its_memory_bound(oxigraph_server: str, sample_project: Path,
+                                                                   project_name: str) -> None:
+    with Index.open(sample_project, store=oxigraph_server, project_name=project_name) as idx:
+        idx.index()
+    product = "SELECT * WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"  # ~1M rows, hundreds of MB of JSON
+    with Index.open(sample_project, store=oxigraph_server, project_name=project_name, mode="read",
+                    query_memory_mb=64, refresh="off") as idx:
+        start = time.monotonic()
+        with pytest.raises(QueryLimitExceeded) as caught:
+            idx.sparql(product)
+        assert caught.value.limit == "memory" and "64 MB memory bound" in caught.value.message
+        assert time.monotonic() - start < 30
+        assert idx.sparql("ASK { GRAPH ?g { ?s a uko:Class } }").boolean  # the store answers the next one

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from acms.errors import ConfigError, QuerySyntaxError, StoreError
-from acms.sparql.runner import QueryLimits, time_limit_error
+from acms.sparql.runner import QueryLimits, memory_limit_error, time_limit_error
 
 if TYPE_CHECKING:  # requests is imported when a client is made: a local index never pays for it
     import requests
@@ -148,7 +148,7 @@ class SparqlClient:
             attempt += 1
             try:
                 response = self._http.request(method, url, data=data, params=params, headers={"Accept": accept},
-                                              timeout=timeout)
+                                              timeout=timeout, stream=limits is not None)
             except requests.exceptions.SSLError as exc:  # not transient: a retry meets the same server
                 raise StoreError(f"no TLS connection to the SPARQL store at {self.endpoints.display}: "
                                  f"{_reason(exc)}") from None
@@ -180,6 +180,30 @@ class SparqlClient:
 
     def close(self) -> None:
         self._http.close()
+
+
+def bounded_body(response: "requests.Response", limits: QueryLimits, began: float) -> bytes:
+    """A user's query's answer, read as it comes: no more than its memory bound, no later than its time
+    limit from ``began`` (a timeout only bounds each read); the connection is closed when either passes,
+    which is all the engine is told."""
+    import requests
+
+    bound, deadline = limits.memory_mb << 20, began + limits.timeout_s
+    body = bytearray()
+    try:
+        for chunk in response.iter_content(1 << 16):
+            body += chunk
+            if len(body) > bound:
+                raise memory_limit_error(limits.memory_mb)
+            if time.monotonic() > deadline:
+                raise time_limit_error(limits.timeout_s)
+    except requests.RequestException:  # a read timed out, or the connection broke, midway
+        if time.monotonic() > deadline:
+            raise time_limit_error(limits.timeout_s) from None
+        raise StoreError("the SPARQL store's answer broke off midway") from None
+    finally:
+        response.close()
+    return bytes(body)
 
 
 def _tries(attempts: int, began: float) -> str:

@@ -44,7 +44,7 @@ from acms.errors import QueryError, QuerySyntaxError, StoreError, StoreLocked, S
 from acms.sparql import catalog
 from acms.sparql.bind import bind
 from acms.sparql.runner import QueryLimits
-from acms.store.http_client import Endpoints, SparqlClient
+from acms.store.http_client import Endpoints, SparqlClient, bounded_body
 from acms.store.oxigraph import OxigraphStore, ontology_quads
 from acms.store.protocol import Bindings, CustomFunctions, Row
 from acms.store.scope import LOGICAL_GRAPHS, GraphScope
@@ -240,12 +240,14 @@ class RemoteStore:
     def _post_query(self, text: str, accept: str, params: Sequence[tuple[str, str]],
                     limits: QueryLimits | None = None) -> tuple[bytes, str]:
         start = time.perf_counter()
+        began = time.monotonic()
         try:
             response = self._client.query(text, accept, params, limits)
+            body = response.content if limits is None else bounded_body(response, limits, began)
         finally:
             if self.tracer:
                 self.tracer(text, time.perf_counter() - start)
-        return response.content, response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        return body, response.headers.get("Content-Type", "").split(";")[0].strip().lower()
 
     def _select_remote(self, query: str, bindings: Bindings | None, *, scoped: bool = True,
                        control: bool = False, limits: QueryLimits | None = None) -> list[Row]:
