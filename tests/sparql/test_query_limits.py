@@ -47,8 +47,13 @@ def _children() -> list[int]:
 
 
 def _acms(project: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], Sampler, float]:
+    return _acms_like([ACMS, *args], project)
+
+
+def _acms_like(argv: list[str], project: Path) -> tuple[subprocess.CompletedProcess[str], Sampler, float]:
+    """The finished process, the peak of its tree (sampled every 20 ms) and its wall time."""
     start = time.monotonic()
-    proc = subprocess.Popen([ACMS, *args], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with Sampler(proc.pid, period=0.02) as sampler:
         out, err = proc.communicate(timeout=120)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), sampler, time.monotonic() - start
@@ -115,6 +120,20 @@ def test_api_stops_the_query_and_leaves_no_process(project: Path) -> None:
         assert sampler.peak_kb < GB_KB, sampler.peak_mb
         assert not _children()  # the child was killed and reaped, not abandoned
         assert idx.sparql("ASK { ?s ?p ?o }").boolean  # the index answers the next query
+
+
+def test_api_in_its_own_process_ends_the_cartesian_query_under_1_gb(project: Path) -> None:
+    """The query of the report through the Python API at the default bounds, in a program of its own: the
+    program and its query's process together stay under 1 GB."""
+    program = ("import sys\nfrom acms import Index\nfrom acms.errors import QueryLimitExceeded\n"
+               "with Index.open(sys.argv[1], mode='read') as idx:\n"
+               "    try:\n        idx.sparql(sys.argv[2])\n"
+               "    except QueryLimitExceeded as exc:\n        print(exc.limit, exc.message)\n")
+    done, sampler, took = _acms_like([sys.executable, "-c", program, str(project), CARTESIAN], project)
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"(time|memory) the query (ran past its 30 s time limit|passed its 768 MB memory bound) "
+                        r"and was stopped \(raise it with .*\)\n", done.stdout), done.stdout
+    assert took < 60 and 0 < sampler.peak_kb < GB_KB, (took, sampler.peak_mb)
 
 
 def test_api_memory_bound(project: Path) -> None:
@@ -190,9 +209,14 @@ def test_mcp_sparql_tool_stops_the_query_and_keeps_serving(project: Path) -> Non
         assert "\n" not in message.strip()
         assert [p for p in descendants(server) if p != server] == []  # its query's process is gone
         assert json.loads(await call(client, "sparql", query="ASK { ?s ?p ?o }"))["boolean"]
+        with Sampler(server, period=0.02) as sampler:  # the query of the report, at the default memory bound
+            message = await error_of(client, "sparql", query=CARTESIAN)
+        peaks.append(sampler.peak_kb)
+        assert re.match(r"QUERY_ERROR: the query (ran past its 1.5 s time limit|passed its 768 MB memory bound) "
+                        r"and was stopped", message), message
 
     session(params, body)
-    assert 0 < peaks[0] < GB_KB, peaks
+    assert len(peaks) == 2 and all(0 < p < GB_KB for p in peaks), peaks
 
 
 def test_the_endpoint_stops_a_query_at_its_memory_bound(project: Path) -> None:
