@@ -47,6 +47,19 @@ def test_mcp_without_an_index_shakes_hands_names_acms_index_and_answers_once_it_
     session(stdio(root), body)
 
 
+def test_mcp_allow_index_without_an_index_makes_the_first_one_with_the_index_tool(tmp_path: Path) -> None:
+    root = tmp_path / "sample"
+    shutil.copytree(FIXTURES / "sample_project", root)
+
+    async def body(client: Client) -> None:
+        assert (await error_of(client, "search", query="parse")).startswith("STORE_MISSING: ")
+        report = json.loads(await call(client, "index"))
+        assert report["files_indexed"] >= 5
+        assert "def parse_header" in await call(client, "assemble", task="how are header lines parsed", budget=600)
+
+    session(stdio(root, "--allow-index"), body)
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mcp-edges") / "sample"

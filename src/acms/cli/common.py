@@ -137,19 +137,20 @@ def open_index(project: Path, store: Path | None, *, write: bool = False, shared
                  registry=StrategyRegistry.default(strategies_dirs))
 
 
-def index_opener(project: Path, store: Path | None, *, shared: bool = False,
+def index_opener(project: Path, store: Path | None, *, shared: bool = False, create: bool = False,
                  strategies_dirs: Iterable[Path] = (), **overrides: Any) -> Callable[[], Index]:
     """``open_index`` for later, from another thread (a server's first call): the settings, ``--set``
-    and ``--wait`` included, are read now, while the command's context exists."""
+    and ``--wait`` included, are read now, while the command's context exists. ``create``: the one
+    writer, which may start a new index (as ``acms index`` does)."""
     from acms.api import Index, Mode, store_dir
     from acms.strategies.registry import StrategyRegistry
 
     root = resolve_project(project)
     settings = settings_for(root, **overrides)
-    mode = Mode.SHARED if shared else Mode.READ
+    mode = Mode.WRITE if create else Mode.SHARED if shared else Mode.READ
     location, wait, command = store_dir(root, settings, store), wait_seconds(settings), " ".join(sys.argv[:3])
     registry = StrategyRegistry.default(strategies_dirs)
-    return lambda: Index(root, settings, location, mode=mode, wait=wait, command=command, create=False,
+    return lambda: Index(root, settings, location, mode=mode, wait=wait, command=command, create=create,
                          registry=registry)
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface for --http (loopback by default).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8078, show_default=True,
               help="TCP port for --http (0: any free port, printed at start).")
-@click.option("--allow-index", is_flag=True, help="Offer the `index` tool, which lets the agent refresh the index.")
+@click.option("--allow-index", is_flag=True, help="Offer the `index` tool, which lets the agent refresh the index (or make the first one).")
 @watch_option
 @strategies_option
 @project_options
@@ -59,7 +59,9 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, watch: bool, st
     except StoreMissing as exc:  # serve anyway: the agent connects, and each call names `acms index`
         click.echo(f"acms mcp: note: {exc.message}; every tool answers STORE_MISSING until it has run", err=True)
         index = None
-    server = create_server(index if index is not None else open_and_follow, allow_index=allow_index)
+    creator = index_opener(project, store, create=True, strategies_dirs=strategies_dir) if allow_index else None
+    server = create_server(index if index is not None else open_and_follow, allow_index=allow_index,
+                           create=creator)
     if index is not None:
         try:
             index.warm()  # the store handle and the search caches, before the first call

@@ -65,10 +65,12 @@ DESCRIPTIONS = {
 }
 
 
-def create_server(index: Index | Callable[[], Index], *, allow_index: bool = False) -> MCPServer:
+def create_server(index: Index | Callable[[], Index], *, allow_index: bool = False,
+                  create: Callable[[], Index] | None = None) -> MCPServer:
     """The MCP server over ``index`` (open it with ``shared=True``), or over an opener of it that is
-    called on each tool call until it succeeds (the index does not exist yet, see ``AcmsTools``)."""
-    tools = AcmsTools(index)
+    called on each tool call until it succeeds (the index does not exist yet, see ``AcmsTools``);
+    ``create``: a writer that may start the index, for the ``index`` tool (``allow_index``)."""
+    tools = AcmsTools(index, create if allow_index else None)
     server = MCPServer("acms", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for name, fn in (("assemble", tools.assemble), ("search", tools.search), ("sparql", tools.sparql),
                      ("describe", tools.describe), ("history", tools.history), ("explore", tools.explore)):

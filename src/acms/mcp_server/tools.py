@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from acms.api import Index
-from acms.errors import AcmsError, ErrorCode, environment_error
+from acms.errors import AcmsError, ErrorCode, StoreMissing, environment_error
 from acms.service.freshness import stale_notice
 
 F = TypeVar("F", bound=Callable[..., str])
@@ -86,9 +86,10 @@ class AcmsTools:
     ``acms index`` has made one, answers with ``STORE_MISSING`` naming it. The first call after that
     opens the index and every later one uses it: no restart."""
 
-    def __init__(self, index: Index | Callable[[], Index]) -> None:
+    def __init__(self, index: Index | Callable[[], Index], create: Callable[[], Index] | None = None) -> None:
         self._index: Index | None = index if isinstance(index, Index) else None
         self._open: Callable[[], Index] | None = None if isinstance(index, Index) else index
+        self._create = create  # the `index` tool's writer for an index that does not exist yet
         self._opening = threading.Lock()
 
     @property
@@ -172,7 +173,18 @@ class AcmsTools:
 
     @tool_errors
     def refresh_index(self) -> str:
-        report = self.index.index()
+        if self._index is None and self._create is not None:
+            try:
+                _ = self.index
+            except StoreMissing:  # the first index of the project: made by a writer of its own
+                with self._create() as writer:
+                    report = writer.index()
+                _ = self.index  # the server's shared index, from now on
+                return self._report(report)
+        return self._report(self.index.index())
+
+    @staticmethod
+    def _report(report: Any) -> str:
         return as_json({"files_listed": report.files_listed, "files_indexed": report.files_indexed,
                         "files_unchanged": report.files_unchanged, "files_removed": report.files_removed,
                         "up_to_date": report.up_to_date, "skipped": report.skipped_counts(),
