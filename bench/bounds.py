@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.refresh import Sampler  # noqa: E402
+from bench.refresh import Sampler
 
 ACMS = [sys.executable, "-m", "acms"]
 IN_PROCESS = [sys.executable, "-c", "import acms.api as a; a.Index.query_limits = property(lambda self: None); "
@@ -107,7 +107,7 @@ def runaway(project: Path) -> None:
 
 
 def ingest(root: Path, big_mb: int) -> None:
-    print(f"| `acms index` (sample project) | max_file_bytes | wall s | peak MB, all processes | the large file |")
+    print("| `acms index` (sample project) | max_file_bytes | wall s | peak MB, all processes | the large file |")
     print("| --- | ---: | ---: | ---: | --- |")
     for label, big in (("without the large file (baseline)", False), (f"with a {big_mb} MB text file", True)):
         project = root / ("big" if big else "plain")

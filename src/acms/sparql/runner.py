@@ -27,8 +27,8 @@ from __future__ import annotations
 import atexit
 import functools
 import importlib.util
-import os
 import marshal
+import os
 import signal
 import subprocess
 import sys
@@ -41,10 +41,16 @@ from typing import IO, Any
 
 import pyoxigraph as ox
 
-from acms.errors import QueryError, QueryLimitExceeded, QuerySyntaxError, StoreError, query_failed
+from acms.errors import (
+    QueryError,
+    QueryLimitExceeded,
+    QuerySyntaxError,
+    StoreError,
+    query_failed,
+)
 from acms.vocab import FN_NS
 
-__all__ = ["QueryLimits", "prestart", "run_bounded", "time_limit_error", "memory_limit_error"]
+__all__ = ["QueryLimits", "memory_limit_error", "prestart", "run_bounded", "time_limit_error"]
 
 _STDERR_CHARS = 400  # of a crashed child's last words, in a message
 
