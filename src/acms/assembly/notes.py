@@ -21,6 +21,7 @@ from acms.text_checks import clip
 NEAR_MATCHES = 5
 NEAR_CUTOFF = 0.6
 SHOWN_CHARS = 80  # of a focus or glob, in a note
+FOCUS_NOTES = 3  # focus names given a line (with near matches) each
 
 
 def _labels(store: GraphStore) -> list[str]:
@@ -63,12 +64,14 @@ def focus_notes(request: RenderRequest, store: GraphStore, warnings: Sequence[st
         return []
     labels = _labels(store)
     notes = []
-    for focus in request.focus:
+    for focus in request.focus[:FOCUS_NOTES]:
         near = near_matches(focus, labels)
         hint = f"; did you mean: {', '.join(near)}?" if near else "; no defined name is close to it"
         head = "No context" if empty else "Note"
         tail = "" if empty else " (what follows was found from the task alone)"
         notes.append(f"{head}: the focus {clip(focus, SHOWN_CHARS)!r} matches no entity in the index{hint}{tail}")
+    if len(request.focus) > FOCUS_NOTES:
+        notes.append(f"… and {len(request.focus) - FOCUS_NOTES} more focus names that match no entity either")
     return notes
 
 

@@ -13,7 +13,9 @@ from acms.assembly.protocol import envelope_for, parse_request, request_id_of
 from acms.cli.common import boundary, echo_json, json_option, open_index, project_options, refresh_option
 from acms.errors import AcmsError, UsageError, environment_error
 from acms.strategies.registry import StrategyRegistry
+from acms.text_checks import clip
 
+WARNING_MAX_CHARS = 500
 TASK_MAX_BYTES = 4 * 1024 * 1024  # 1 MiB of characters (the schema's intent limit) in up to 4 bytes each
 
 
@@ -105,7 +107,7 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
     click.echo(f"-- {metrics['used_tokens']}/{budget} tokens, {len(result.assembled.items)} fragments, "
                f"strategy {result.strategy} ({result.reason}), {metrics['planner_ms']} ms", err=True)
     for w in metrics.get("warnings", []):
-        click.echo(f"-- warning: {w}", err=True)
+        click.echo(f"-- warning: {clip(w, WARNING_MAX_CHARS)}", err=True)  # a warning may quote 64 long focus names
 
 
 def _stdin_task() -> str:

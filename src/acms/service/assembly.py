@@ -18,13 +18,14 @@ from dataclasses import dataclass, replace
 
 from acms.assembly.budget import pack
 from acms.assembly.filters import apply_filters, apply_lod, excerpts, trim
-from acms.assembly.model import Assembled
+from acms.assembly.model import Assembled, Candidate
 from acms.assembly.privacy import protect
 from acms.assembly.notes import notes_for
 from acms.assembly.protocol import RenderRequest, ReplyMetrics, build_reply, ranking_note, ranking_text, reply_for
 from acms.assembly.render import Format
 from acms.config import Settings
-from acms.errors import StoreError
+from acms.errors import BudgetTooSmall, StoreError
+from acms.text_checks import clip
 from acms.retrieval.embedding_store import active_model
 from acms.retrieval.search import Mode as SearchMode
 from acms.retrieval.search import SearchResult, Searcher
@@ -38,6 +39,8 @@ from acms.strategies.traits import request_traits
 from acms.temporal.tiers import record_use
 
 __all__ = ["Assembler", "AssemblyResult", "assemble", "capabilities"]
+
+SHORT_NOTICE_CHARS = 160  # the first notice line, cut to this when the whole notice leaves no room
 
 
 @dataclass
@@ -87,9 +90,23 @@ def assemble(request: RenderRequest, searcher: Searcher, registry: StrategyRegis
         protected = protect(cands, request.privacy_mode)
         fmt = Format(output) if output else request.format
         notice = "\n".join(notes + ([stale_notice(stale)] if stale else []))
-        assembled = pack(protected.candidates, request.tokens_max, fmt, request.intent, notice=notice)
+        assembled = _pack_noticed(protected.candidates, request, fmt, notice)
         reply = build_reply(request, assembled, replace(metrics, warnings=(*metrics.warnings, *protected.warnings())))
     return AssemblyResult(assembled, reply, choice.strategy.name, choice.reason, tuple(stale))
+
+
+def _pack_noticed(cands: Sequence[Candidate], request: RenderRequest, fmt: Format, notice: str) -> Assembled:
+    """The document with its notice lines under the title, or, where they would not leave room for the
+    context in the budget, with the first of them cut short, then with none (the reply's warnings
+    still carry them all)."""
+    lines = notice.splitlines()
+    for shown in (notice, clip(lines[0], SHORT_NOTICE_CHARS) if lines else "", ""):
+        try:
+            return pack(cands, request.tokens_max, fmt, request.intent, notice=shown)
+        except BudgetTooSmall:
+            if not shown:
+                raise
+    raise AssertionError("unreachable")
 
 
 class Assembler:
