@@ -139,7 +139,8 @@ class SparqlClient:
         import requests
 
         if not self._tls_checked and urlsplit(url).scheme == "https":
-            check_tls(url, self.endpoints.timeout, self.endpoints.display)
+            if not requests.utils.get_environ_proxies(url):  # through a proxy, the proxy makes the handshake
+                check_tls(url, self.endpoints.timeout, self.endpoints.display)
             self._tls_checked = True
         timeout = self.endpoints.timeout if limits is None else limits.timeout_s
         retries = self.endpoints.retries if limits is None else 0
