@@ -50,6 +50,8 @@ def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
             click.echo(f"  git history: {h.commits_ingested} commits ingested ({h.commits_known} already known), "
                        f"{h.touches} touches, {h.versions} earlier versions of symbols")
     click.echo(f"  tiers: {report.hot_entities} hot entities")
+    if report.copies:
+        click.echo(f"  copies: {report.copies} files are near-identical copies of another (uko:copyOf), shown as it")
     for note in report.ontology:
         click.echo(f"  ontology: {note}")
     if report.derived:
