@@ -51,7 +51,7 @@ def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
                        f"{h.touches} touches, {h.versions} earlier versions of symbols")
     click.echo(f"  tiers: {report.hot_entities} hot entities")
     if report.copies:
-        click.echo(f"  copies: {report.copies} files are near-identical copies of another (uko:copyOf), shown as it")
+        click.echo(f"  copies: {report.copies} files are near-identical copies of another (uko:copyOf); contexts show the originals")
     for note in report.ontology:
         click.echo(f"  ontology: {note}")
     if report.derived:
