@@ -106,6 +106,11 @@ def test_an_empty_or_unfocused_context_says_why_in_markdown_text_and_json(projec
     assert note.startswith("> ") and "the focus 'parse_headr' matches no entity in the index" in note
     assert "did you mean: pkg.mod.Parser.parse_header" in note
 
+    many = [arg for i in range(20) for arg in ("--focus", f"no_such_{i}_" + "x" * 300)]
+    out = acms("assemble", "parse header", *many, "--budget", "300", "-C", str(project))  # notes fit the budget
+    assert out.returncode == 0 and "… and 17 more focus names" in out.stdout, out.stderr[-500:]
+    assert max(map(len, out.stderr.splitlines())) < 700  # warnings are clipped, not 20 names of 300
+
     out = acms("assemble", "parse header", "--path", "nomatch/**", "--format", "text", "-C", str(project))
     assert out.returncode == 0 and out.stdout.splitlines()[1].startswith(
         "No context: the path filter 'nomatch/**' matches none of the")
