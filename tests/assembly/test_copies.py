@@ -107,3 +107,12 @@ def test_an_index_without_copies_or_marks_leaves_the_candidates_alone(indexed_sa
         cands = [Candidate(fragment="f", entity="e", name="n", kind="Function", lod="micro", text="t",
                            path="pkg/mod.py", start_line=1, end_line=2, score=1.0, strategy="s", reason="")]
         assert collapse_copies(cands, store) is cands
+
+
+def test_search_hits_give_way_to_the_originals_too(index: Index) -> None:
+    for task in TASKS:
+        result = index.search(task, mode="keyword", k=10)
+        assert result.hits and not any(h.path.startswith("deno/") for h in result.hits)
+        assert all(h.keyword > 0 for h in result.hits)  # a hit standing for a copy's keeps its signal
+    raw = index.searcher.search("normalize a vector to unit length", k=10)
+    assert any(h.path.startswith("deno/") for h in raw.hits)  # what the Searcher alone gives

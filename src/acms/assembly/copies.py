@@ -21,11 +21,12 @@ from posixpath import basename
 from pyoxigraph import Literal, NamedNode
 
 from acms.assembly.model import Candidate
+from acms.retrieval.search import Hit, SearchResult
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 from acms.vocab import UKO, XSD
 
-__all__ = ["MARKED_SHARE", "collapse_copies"]
+__all__ = ["MARKED_SHARE", "collapse_copies", "collapse_search"]
 
 MARKED_SHARE = 0.5  # a marked file's best candidate scores this share of the lowest unmarked one
 _UNNAMED_KINDS = frozenset({"File"})  # its uko:name is the file's own name, not the copy's
@@ -39,8 +40,10 @@ def _short(c: Candidate, original: str) -> str:
     return c.name.rsplit(".", 1)[-1]
 
 
-def collapse_copies(cands: list[Candidate], store: GraphStore) -> list[Candidate]:
-    """``cands`` with copies replaced by their originals and marked files after source (see above)."""
+def collapse_copies(cands: list[Candidate], store: GraphStore, stood_for: dict[str, str] | None = None
+                    ) -> list[Candidate]:
+    """``cands`` with copies replaced by their originals and marked files after source (see above);
+    ``stood_for`` is given the original fragment each copy's fragment gave way to, when it is new."""
     paths = sorted({c.path for c in cands})
     if not paths or not store.ask(catalog.text("copies/any")):  # most projects: one look at an index
         return cands
@@ -57,12 +60,13 @@ def collapse_copies(cands: list[Candidate], store: GraphStore) -> list[Candidate
             marked.add(path)
     if not original_of and not copies_of and not marked:
         return cands
-    out = _to_originals(cands, original_of, store) if original_of else list(cands)
+    out = _to_originals(cands, original_of, store, stood_for) if original_of else list(cands)
     out = _name_copies(out, copies_of)
     return _after_source(out, marked) if marked else out
 
 
-def _to_originals(cands: list[Candidate], original_of: dict[str, str], store: GraphStore) -> list[Candidate]:
+def _to_originals(cands: list[Candidate], original_of: dict[str, str], store: GraphStore,
+                  stood_for: dict[str, str] | None) -> list[Candidate]:
     keep = [c for c in cands if c.path not in original_of]
     copies = [c for c in cands if c.path in original_of]
     keys = sorted({(original_of[c.path], _short(c, original_of[c.path]), c.kind, c.lod, c.start_line) for c in copies})
@@ -88,6 +92,8 @@ def _to_originals(cands: list[Candidate], original_of: dict[str, str], store: Gr
             continue  # nothing in the original stands for it: the copy does not take a place
         at = index.get(twin.fragment)
         if at is None:
+            if stood_for is not None:
+                stood_for[twin.fragment] = c.fragment
             index[twin.fragment] = len(keep)
             keep.append(replace(twin, score=c.score, strategy=c.strategy,
                                 reason=f"{c.reason}; in place of its copy {c.path}".lstrip("; ")))
@@ -121,3 +127,25 @@ def _after_source(cands: list[Candidate], marked: set[str]) -> list[Candidate]:
     scale = MARKED_SHARE * floor / top if floor > 0 else 0.0
     return [replace(c, score=c.score * scale, reason=f"{c.reason}; marked generated or vendored".lstrip("; "))
             if c.path in marked else c for c in cands]
+
+
+def collapse_search(result: SearchResult, store: GraphStore) -> SearchResult:
+    """``acms search``'s hits by the same rule: a copy's hit gives way to the original's same entity (with
+    the copy's scores when that is new), marked files come last."""
+    if not result.hits:
+        return result
+    hits = {h.fragment: h for h in result.hits}
+    cands = [Candidate(fragment=h.fragment, entity=h.entity, name=h.name, kind=h.kind, lod=h.lod, text=h.text,
+                       path=h.path, start_line=h.start_line, end_line=h.end_line, score=h.score, strategy="search",
+                       reason="", tier=h.tier) for h in result.hits]
+    stood_for: dict[str, str] = {}
+    out = collapse_copies(cands, store, stood_for)
+    if out is cands:
+        return result
+    collapsed = []
+    for c in sorted(out, key=lambda c: (-c.score, c.fragment)):
+        was = hits.get(c.fragment) or hits[stood_for[c.fragment]]
+        collapsed.append(Hit(fragment=c.fragment, entity=c.entity, kind=c.kind, name=c.name, lod=c.lod, path=c.path,
+                             start_line=c.start_line, end_line=c.end_line, text=c.text, tier=c.tier,
+                             keyword=was.keyword, vector=was.vector, score=c.score))
+    return replace(result, hits=collapsed)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from acms.assembly.budget import pack
+from acms.assembly.copies import collapse_search
 from acms.assembly.filters import apply_filters, apply_lod, excerpts, trim
 from acms.assembly.model import Assembled, Candidate
 from acms.assembly.privacy import protect
@@ -124,7 +125,7 @@ class Assembler:
 
     def search(self, text: str, mode: SearchMode = SearchMode.HYBRID, k: int = 10) -> SearchResult:
         with self.session.reading() as store:
-            return self.searcher(store).search(text, mode, k)
+            return collapse_search(self.searcher(store).search(text, mode, k), store)  # one copy of the code
 
     def render(self, request: RenderRequest, output: str | None = None, stale: Sequence[str] = ()) -> AssemblyResult:
         with self.session.reading() as store:
