@@ -1,9 +1,10 @@
 """One copy of the code in a context: copies give way to their originals, marked files to source.
 
 Ingest records each near-identical copy of a file as ``copy uko:copyOf original`` and the files that
-``.gitattributes`` marks generated or vendored (:mod:`acms.ingest.copies`). This is the one point where
-retrieval uses that: every strategy's candidates pass through it before the request's filters, so no
-engine (first stage, keyword, vectors, the graph walk) needs to know.
+``.gitattributes`` marks generated or vendored (:mod:`acms.ingest.copies`). This module is the one place
+retrieval uses that: every strategy's candidates pass through it before the request's filters
+(``apply_filters``), and ``acms search``'s hits after the Searcher (``Assembler.search``), so no engine
+(first stage, keyword, vectors, the graph walk) needs to know.
 
 - A copy's candidate is replaced by the same entity in the original (same short name, class and level of
   detail; the one nearest the copy's lines), with the copy's score when that is higher; a copy whose
