@@ -28,6 +28,7 @@ def _sk(path: str, text: str, marks: dict[str, bool] | None = None) -> FileSketc
 
 def test_a_sketch_ignores_whitespace_and_small_files_have_none() -> None:
     assert sketch("a = 1\nb = 2\n") is None
+    assert sketch("}\n" * 50) is None  # many lines, one distinct
     a, b = _sk("a.py", CODE), _sk("b.py", "\n\n".join("   " + line + "  " for line in CODE.splitlines()))
     assert similarity(a.values, b.values) == 1.0
     other = _sk("c.py", CODE.replace("value", "item"))

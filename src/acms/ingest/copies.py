@@ -123,6 +123,8 @@ def sketch(text: str) -> str | None:
     if len(lines) - SHINGLE + 1 < MIN_SHINGLES:
         return None
     shingles = _shingles(lines)
+    if shingles.size < MIN_SHINGLES:  # many lines, few of them distinct (a table of one repeated line)
+        return None
     a, b = _constants()
     with np.errstate(over="ignore"):
         values = ((a * shingles[None, :] + b) >> np.uint64(32)).min(axis=1).astype("<u4")
