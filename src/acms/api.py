@@ -23,11 +23,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+import subprocess
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from urllib.parse import urlsplit, urlunsplit
 from typing import TYPE_CHECKING, Any
 
 from acms.service.assembly import AssemblyResult
@@ -83,7 +85,28 @@ def remote_target(url: str, root: Path, settings: Settings) -> RemoteTarget:
     endpoints = Endpoints(url, settings.store_query_url, settings.store_update_url, settings.store_data_url,
                           settings.store_auth_env, settings.store_timeout, settings.store_retries)
     owner = f"{socket.gethostname()}:{root.resolve()}"  # which root's index it is, in a store many share
-    return RemoteTarget(endpoints, settings.project_name or root.name, owner)
+    return RemoteTarget(endpoints, settings.project_name or root.name, owner, project_identity(root))
+
+
+def project_identity(root: Path) -> str:
+    """Which project ``root`` holds, for a shared store to tell two projects of one name apart: its git
+    origin (credentials left out) and its folder in that repository, so that two clones are one project
+    and two folders of a monorepo are two; '' outside git (the store then compares roots)."""
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    origin = git("config", "--get", "remote.origin.url")
+    if not origin:
+        return ""
+    parts = urlsplit(origin)
+    if parts.scheme and parts.hostname:
+        origin = urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
+    origin = origin.rstrip("/").removesuffix(".git")
+    return f"git {origin} /{git('rev-parse', '--show-prefix').rstrip('/')}"
 
 
 class Index:

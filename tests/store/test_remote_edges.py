@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
 from acms import Index
 from acms.errors import QueryLimitExceeded, StoreError
@@ -178,3 +179,42 @@ def test_a_users_remote_query_reads_no_more_than_its_memory_bound(oxigraph_serve
         assert caught.value.limit == "memory" and "64 MB memory bound" in caught.value.message
         assert time.monotonic() - start < 30
         assert idx.sparql("ASK { GRAPH ?g { ?s a uko:Class } }").boolean  # the store answers the next one
+
+
+def _git_with_origin(root: Path, origin: str) -> None:
+    for args in (["init", "-q"], ["remote", "add", "origin", origin]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def test_two_clones_of_one_repository_are_one_project(oxigraph_server: str, twins: tuple[Path, Path]) -> None:
+    """Every machine may index its clone of one project into the store; two repositories may not share
+    a name, nor two folders of one repository."""
+    first, second = twins
+    shutil.rmtree(second)
+    shutil.copytree(first, second)
+    _git_with_origin(first, "https://alice:s3cr3t-token@git.example.org/team/app.git")
+    _git_with_origin(second, "https://git.example.org/team/app")
+    for root in (first, second, first):
+        done = _acms("index", ".", "--store", oxigraph_server, cwd=root)
+        assert done.returncode == 0, done.stderr
+    control = requests.post(f"{oxigraph_server}/query", timeout=30, headers={"Accept": "text/csv"}, data={
+        "query": "SELECT ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER(CONTAINS(STR(?g), '/%s/graph/control')) }"
+                 % first.name}).text
+    assert "git https://git.example.org/team/app /" in control and "s3cr3t" not in control, control
+
+    other = first.parent.parent / "carol" / first.name
+    shutil.copytree(first, other, ignore=shutil.ignore_patterns(".git", ".acms"))
+    _git_with_origin(other, "https://git.example.org/team/another-app.git")
+    refused = _acms("index", ".", "--store", oxigraph_server, cwd=other)
+    assert refused.returncode == 4 and "belongs to another project root" in refused.stderr, refused.stderr
+
+
+def test_a_projects_identity_names_its_origin_without_credentials(tmp_path: Path) -> None:
+    from acms.api import project_identity
+
+    root = tmp_path / "repo"
+    (root / "services" / "app").mkdir(parents=True)
+    assert project_identity(root) == ""
+    _git_with_origin(root, "https://bob:ghp_notarealtoken@git.example.org:8443/team/mono.git/")
+    assert project_identity(root) == "git https://git.example.org:8443/team/mono /"
+    assert project_identity(root / "services" / "app") == "git https://git.example.org:8443/team/mono /services/app"

@@ -59,6 +59,7 @@ _RESULTS_JSON = "application/sparql-results+json"
 _NTRIPLES = "application/n-triples"
 _GENERATION = NamedNode("https://w3id.org/acms/store#generation")
 _ROOT = NamedNode("https://w3id.org/acms/store#root")  # the project root (host:path) whose index run wrote last
+_IDENTITY = NamedNode("https://w3id.org/acms/store#identity")  # which project that root holds (compared)
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,12 @@ class RemoteTarget:
     endpoints: Endpoints
     project: str
     owner: str = ""  # this project's root as ``host:path``: a shared store's graphs name the root that wrote them
+    identity: str = ""  # which project the root holds (its git origin and folder in it); the owner when empty
+
+    @property
+    def who(self) -> str:
+        """What a shared store compares to tell two projects apart."""
+        return self.identity or self.owner
 
     def cache_root(self, base: Path) -> Path:
         """The local directory of this project's derived caches (postings, vectors, the LSA model) under
@@ -95,6 +102,7 @@ class RemoteStore:
         self._stage_thread: int | None = None
         self.generation: str | None = None
         self.owner: str | None = None  # the project root the store says wrote the project's graphs
+        self.identity: str | None = None  # which project that root holds (None: an older acms wrote no identity)
         self._claimed = False
         self.refresh()
 
@@ -121,6 +129,7 @@ class RemoteStore:
                                    {"ctl": self.scope.control, "project": self.scope.project}, control=True)
         self.generation = rows[0]["gen"].value if rows else None
         self.owner = rows[0]["owner"].value if rows and "owner" in rows[0] else None
+        self.identity = rows[0]["identity"].value if rows and "identity" in rows[0] else None
         self._prefixes = None
         return self.generation
 
@@ -129,16 +138,22 @@ class RemoteStore:
         them (``acms index --force``): the store then names this root as theirs."""
         self._claimed = True
 
+    def _theirs(self) -> str | None:
+        return self.identity or self.owner
+
     def _check_owner(self) -> None:
-        """Refuse to write over graphs another project root indexed under the same project name (two
-        folders called ``app`` on two machines, or two checkouts), naming the one that owns them."""
-        mine = self.target.owner
-        if self._claimed or not mine or self.owner is None or self.owner == mine:
+        """Refuse to write over graphs another project indexed under the same project name (two folders
+        called ``app``), naming the root that owns them. Two clones of one repository are one project
+        (the same git origin and folder in it), so every machine may index it."""
+        mine, theirs = self.target.who, self._theirs()
+        if self._claimed or not mine or theirs is None or theirs == mine:
             return
+        shown = self.owner or theirs
         raise StoreError(
             f"project {self.scope.slug!r} in the SPARQL store at {self.target.endpoints.display} belongs to "
-            f"another project root, {self.owner} (this one is {mine}); nothing was written. Give this project "
-            "its own name (setting project_name), or run acms index --force to replace that project's graphs")
+            f"another project root, {shown} (this one is {self.target.owner}); nothing was written. Give this "
+            "project its own name (setting project_name), or run acms index --force to replace that project's "
+            "graphs")
 
     def _adopt_unscoped(self) -> None:
         """Move this project's index from the five shared graph names into its own, in one update request
@@ -193,7 +208,7 @@ class RemoteStore:
 
     def _push(self, before: set[Quad], after: set[Quad], start: str | None) -> None:
         removed, added = before - after, after - before
-        if not removed and not added and start is not None and self.owner in (self.target.owner or None, None):
+        if not removed and not added and start is not None and self._theirs() in (self.target.who or None, None):
             return  # nothing changed (a re-index of an unchanged project writes nothing), nor whose it is
         new = uuid.uuid4().hex
         guard = _guard(self.scope, start)
@@ -202,10 +217,11 @@ class RemoteStore:
             parts.append(f"DELETE {{\n{_blocks(self.scope.quads_out(removed))}\n}} WHERE {{ {guard} }}")
         if added:
             parts.append(f"INSERT {{\n{_blocks(self.scope.quads_out(added))}\n}} WHERE {{ {guard} }}")
-        if self.target.owner:  # the root that wrote this index, for the next writer from another root to see
-            root = Quad(self.scope.project, _ROOT, Literal(self.target.owner), self.scope.control)
-            was = f"GRAPH {self.scope.control} {{ {self.scope.project} {_ROOT} ?was }}"
-            parts.append(f"DELETE {{ {was} }} INSERT {{ {_blocks([root])} }} WHERE {{ {guard} OPTIONAL {{ {was} }} }}")
+        for predicate, value in ((_ROOT, self.target.owner), (_IDENTITY, self.target.who)):
+            if value:  # whose index this is, for the next writer from another root to see
+                now = Quad(self.scope.project, predicate, Literal(value), self.scope.control)
+                was = f"GRAPH {self.scope.control} {{ {self.scope.project} {predicate} ?was }}"
+                parts.append(f"DELETE {{ {was} }} INSERT {{ {_blocks([now])} }} WHERE {{ {guard} OPTIONAL {{ {was} }} }}")
         marker = Quad(self.scope.project, _GENERATION, Literal(new), self.scope.control)
         old = "" if start is None else f"DELETE {{ {_blocks([Quad(marker.subject, _GENERATION, Literal(start), self.scope.control)])} }}\n"
         parts.append(f"{old}INSERT {{ {_blocks([marker])} }} WHERE {{ {guard} }}")
