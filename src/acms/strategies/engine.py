@@ -339,16 +339,22 @@ def focus_candidates(ctx: RunContext, desc: StrategyDescriptor | None = None) ->
     """The request's focus entities as candidates: each one's body (``micro``), else its outline."""
     focus = ctx.focus_entities or resolve_focus(ctx, ranked=False, desc=desc)
     ctx.focus_entities = focus
-    if not focus:
+    return entity_candidates(ctx, focus, "focus", desc)
+
+
+def entity_candidates(ctx: RunContext, entities: list[str], reason: str,
+                      desc: StrategyDescriptor | None = None) -> list[Candidate]:
+    """Entities as candidates, in the given order: each one's body (``micro``), else its outline."""
+    if not entities:
         return []
-    rows = ctx.searcher.store.select(_query("node-fragments.rq", ctx, desc), {"entity": [NamedNode(n) for n in focus]})
+    rows = ctx.searcher.store.select(_query("node-fragments.rq", ctx, desc), {"entity": [NamedNode(n) for n in entities]})
     best: dict[str, dict[str, Term]] = {}
     for r in rows:
         e = r["entity"].value
         if e not in best or (best[e]["lod"].value != "micro" and r["lod"].value == "micro"):
             best[e] = r
-    order = {f: i for i, f in enumerate(focus)}
-    return [_candidate(best[e], desc.name if desc else NAV, 1.0, "focus")
+    order = {f: i for i, f in enumerate(entities)}
+    return [_candidate(best[e], desc.name if desc else NAV, 1.0, reason)
             for e in sorted(best, key=lambda e: order[e])]
 
 

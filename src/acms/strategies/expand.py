@@ -7,7 +7,9 @@ follows the graph's structural edges outward and inward (``expand-out.rq`` / ``e
 kinds and their weights are the strategy's data: ``[phase.edges_out]`` / ``[phase.edges_in]`` in
 ``strategy.toml``) and the names the seeds' code uses that name exactly one definition outside tests
 (``defined-names.rq``: the bare-name resolution a reader does, which catches what static call edges
-miss, such as ``response.url`` or a class used only in an annotation). A reached entity scores its
+miss, such as ``response.url`` or a class used only in an annotation), and a method's namesakes up,
+down and across its class hierarchy (``expand-overrides.rq``: a change to a method is often due where
+it is overridden or mirrored). A reached entity scores its
 seed's score times the edge's weight times ``decay`` per hop.
 
 Levels of detail follow depth: seeds are shown as bodies, entities one hop away as signatures (the
@@ -30,6 +32,7 @@ from pyoxigraph import Literal, NamedNode
 from acms.assembly.model import Candidate
 from acms.errors import ConfigError
 from acms.ranking.roles import Role, role_of
+from acms.strategies.anchors import frame_bindings, frames, literal_part, messages
 from acms.terms import Term
 from acms.vocab import UKO, XSD
 
@@ -40,7 +43,11 @@ if TYPE_CHECKING:
 _IDENT = re.compile(r"(?<![\w.])(?:(self|cls|this)\.)?([A-Za-z_][A-Za-z0-9_]*)|\.([A-Za-z_][A-Za-z0-9_]*)")
 _KINDS = {"Class", "Function", "Method"}
 HEADER_TOKENS = 12  # what a packed block's header (path:lines, name) costs beside its text, about
-TIER_LIFT = {"body": 3.0, "signature": 2.0, "reference": 1.0}
+AMBIGUOUS = 6  # a name with more entities than this is left to ``self.name`` resolution
+# Output order: bodies, the next-ranked seeds as one-line references (the next candidates for the
+# place to edit, when the first is wrong), the signatures of what the bodies use, the other references.
+TIER_LIFT = {"body": 4.0, "next": 3.0, "signature": 2.0, "reference": 1.0}
+NEXT = 20  # next-ranked seeds listed ahead of the signatures
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,9 @@ class ExpandOptions:
     bodies: float = 0.6
     signatures: float = 0.3
     names: float = 0.9
+    overrides: float = 0.9
+    siblings: float = 0.7
+    anchors: int = 4
     max_reached: int = 120
     edges_out: Mapping[str, float] = field(default_factory=dict)
     edges_in: Mapping[str, float] = field(default_factory=dict)
@@ -70,7 +80,7 @@ class ExpandOptions:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"strategy {strategy}: bad expand option: {exc}") from None
         weights = [*opts.edges_out.values(), *opts.edges_in.values(), opts.decay, opts.names,
-                   opts.bodies, opts.signatures]
+                   opts.overrides, opts.siblings, opts.bodies, opts.signatures]
         if any(not 0.0 <= float(w) <= 1.0 for w in weights) or opts.bodies + opts.signatures > 1.0:
             raise ConfigError(f"strategy {strategy}: expand weights and shares lie in [0, 1], "
                               "and bodies + signatures <= 1")
@@ -158,10 +168,20 @@ class Expansion:
         if not wanted:
             return
         rows = self.store.select(self.query("defined-names.rq"), {"name": [Literal(n) for n in sorted(wanted)]})
-        defs: dict[str, list[tuple[str, str, str]]] = {}
+        named: dict[str, set[str]] = {}
         for r in rows:
-            qn = r["qn"].value if "qn" in r else r["name"].value
-            defs.setdefault(r["name"].value, []).append((r["entity"].value, qn, r["path"].value))
+            named.setdefault(r["name"].value, set()).add(r["entity"].value)
+        # A name many entities share resolves only through self (``self.get``); the places of the rest
+        # are looked up to tell source from tests.
+        wanted_self = {n for n, uses in wanted.items() if any(own for _, own in uses)}
+        keep = {e for n, es in named.items() if len(es) <= AMBIGUOUS or n in wanted_self for e in es}
+        places: dict[str, tuple[str, str, str]] = {}
+        if keep:
+            for r in self.store.select(self.query("entity-places.rq"), {"entity": [NamedNode(e) for e in sorted(keep)]}):
+                if _short(r["kind"].value) in _KINDS:
+                    e = r["entity"].value
+                    places[e] = (e, r["qn"].value if "qn" in r else "", r["path"].value)
+        defs = {n: [places[e] for e in es if e in places] for n, es in named.items()}
         for name, found in defs.items():
             found = sorted(set(found))
             source = [d for d in found if role_of(d[2]) is Role.SOURCE] or found
@@ -178,11 +198,46 @@ class Expansion:
                 s = weight_of[seed.entity] * self.opts.names * self.opts.decay
                 self._reach(reached, target[0], s, 1, f"{_short(seed.entity)} names it")
 
+    def overrides(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
+        """Methods of the same name up and down the class hierarchy, and in sibling classes."""
+        methods = [c.entity for c in seeds if c.kind == "Method"]
+        if not methods or not (self.opts.overrides or self.opts.siblings):
+            return
+        weight = {"overrides": self.opts.overrides, "siblings": self.opts.siblings}
+        for r in self.store.select(self.query("expand-overrides.rq"), {"node": [NamedNode(m) for m in methods]}):
+            rel = r["rel"].value
+            s = weight_of[r["node"].value] * weight.get(rel, 0.0) * self.opts.decay
+            if s > 0:
+                self._reach(reached, r["entity"].value, s, 1, f"{rel} {_short(r['node'].value)}")
+
     @staticmethod
     def _reach(reached: dict[str, _Reached], target: str, score: float, hop: int, why: str) -> None:
         old = reached.get(target)
         if old is None or score > old.score:
             reached[target] = _Reached(score, hop if old is None else min(hop, old.hop), why)
+
+    def anchors(self) -> list[str]:
+        """Entities the task's stack-trace frames and quoted error messages point at
+        (:mod:`acms.strategies.anchors`), the most recent frame first."""
+        text = self.ctx.request.intent
+        out: list[str] = []
+        found = frames(text, self.ctx.searcher.caches.ranking().files)
+        if found:
+            rows = self.store.select(self.query("anchor-lines.rq"), {"path line": frame_bindings(found)})
+            inner: dict[tuple[str, int], str] = {}
+            for r in rows:  # smallest enclosing span first
+                inner.setdefault((r["path"].value, int(r["line"].value)), r["entity"].value)
+            out += [inner[(f.path, f.line)] for f in found if (f.path, f.line) in inner]
+        for msg in messages(text):
+            hits = [f for f, _ in self.ctx.searcher.caches.keyword().top(msg, 10)]
+            if not hits:
+                continue
+            rows = self.store.select(self.query("fragment-texts.rq"), {"frag": [NamedNode(f) for f in hits]})
+            order = {f: i for i, f in enumerate(hits)}
+            verbatim = literal_part(msg)
+            out += [r["entity"].value for r in sorted(rows, key=lambda r: order[r["frag"].value])
+                    if verbatim and verbatim in r["text"].value]
+        return list(dict.fromkeys(out))
 
     # -- depth -----------------------------------------------------------------------------------
     def heads(self, entities: Iterable[str]) -> dict[str, dict[str, Term]]:
@@ -232,6 +287,7 @@ class Expansion:
         starts = bodies[: self.opts.seeds]
         reached: dict[str, _Reached] = {}
         self.names(starts, weight_of, reached)
+        self.overrides(starts, weight_of, reached)
         frontier = {c.entity: weight_of[c.entity] for c in starts}
         for hop in range(1, self.opts.depth + 1):
             self.edges(frontier, hop, reached)
@@ -263,23 +319,28 @@ class Expansion:
         while ordered and used + _cost(ordered[0].text) <= budget - reserve:
             bodies.append(ordered.pop(0))
             used += _cost(bodies[-1].text)
-        references = []
+        nxt: list[Candidate] = []
+        references = later
         for c in ordered:
             row = heads.get(c.entity)
             if row is not None:
-                references.append(self.head_candidate(row, c.score / (top * 1.01), f"ranked next: {c.reason}", "reference"))
-        references += later
+                ref = self.head_candidate(row, c.score / (top * 1.01), f"ranked next: {c.reason}", "reference")
+                (nxt if len(nxt) < NEXT else references).append(ref)
         out = ([replace(c, score=TIER_LIFT["body"] + c.score / (top * 1.01)) for c in bodies]
+               + [replace(c, score=TIER_LIFT["next"] + min(c.score, 0.999)) for c in nxt]
                + [replace(c, score=TIER_LIFT["signature"] + min(c.score, 0.999)) for c in signatures]
                + [replace(c, score=TIER_LIFT["reference"] + min(c.score, 0.999)) for c in references])
         # Seeds with no reference (no declaration to show: a module, a section) follow, unplanned.
-        named = {c.entity for c in references}
+        named = {c.entity for c in nxt + references}
         return out + [replace(c, score=min(c.score / (top * 1.01), 0.999)) for c in ordered if c.entity not in named]
 
 
 def expand_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
-    opts = ExpandOptions.parse(desc.name, phase.options)
-    from acms.strategies.engine import focus_candidates
+    from acms.strategies.engine import entity_candidates, focus_candidates
 
+    opts = ExpandOptions.parse(desc.name, phase.options)
+    walk = Expansion(desc, phase, ctx, opts)
     focus = focus_candidates(ctx, desc) if ctx.request.focus else []
-    return Expansion(desc, phase, ctx, opts).run(list(ctx.previous), focus)
+    anchored = [e for e in walk.anchors() if e not in {c.entity for c in focus}]
+    focus += entity_candidates(ctx, anchored[: opts.anchors], "named by the task's trace or error message", desc)
+    return walk.run(list(ctx.previous), focus)
