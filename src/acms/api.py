@@ -91,7 +91,8 @@ def remote_target(url: str, root: Path, settings: Settings) -> RemoteTarget:
 def project_identity(root: Path) -> str:
     """Which project ``root`` holds, for a shared store to tell two projects of one name apart: its git
     origin (credentials left out) and its folder in that repository, so that two clones are one project
-    and two folders of a monorepo are two; '' outside git (the store then compares roots)."""
+    and two folders of a monorepo are two; outside git, its path (not its host: a laptop's name changes
+    with its network, a container's with every run)."""
     def git(*args: str) -> str:
         try:
             done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
@@ -101,7 +102,7 @@ def project_identity(root: Path) -> str:
 
     origin = git("config", "--get", "remote.origin.url")
     if not origin:
-        return ""
+        return f"path {root.resolve()}"
     parts = urlsplit(origin)
     if parts.scheme and parts.hostname:
         origin = urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))

@@ -214,7 +214,7 @@ def test_a_projects_identity_names_its_origin_without_credentials(tmp_path: Path
 
     root = tmp_path / "repo"
     (root / "services" / "app").mkdir(parents=True)
-    assert project_identity(root) == ""
+    assert project_identity(root) == f"path {root.resolve()}"  # outside git: the folder, whatever the host
     _git_with_origin(root, "https://bob:ghp_notarealtoken@git.example.org:8443/team/mono.git/")
     assert project_identity(root) == "git https://git.example.org:8443/team/mono /"
     assert project_identity(root / "services" / "app") == "git https://git.example.org:8443/team/mono /services/app"
