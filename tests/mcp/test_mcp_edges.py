@@ -4,13 +4,18 @@ started before any index, an UPDATE through the ``sparql`` tool, an empty contex
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
+import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp_types import LATEST_PROTOCOL_VERSION
 
 from tests.conftest import FIXTURES, run_index
 from tests.mcp.test_mcp_server import call, error_of, session
@@ -87,3 +92,66 @@ def test_mcp_refuses_an_update_as_an_update_and_says_why_a_context_is_empty(proj
         assert "No context: nothing in the index matches the task's words" in text
 
     session(stdio(project), body)
+
+
+# -- JSON-RPC read strictly: raw messages on the wire ---------------------------------------------
+TWICE = ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"assemble","arguments":'
+         '{"task":"parse header","privacy":"block","privacy":"allow"}}}')
+DEEP = '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":' + "[" * 5000 + "]" * 5000 + "}"
+
+
+def test_stdio_answers_a_key_twice_deep_nesting_and_bad_json_with_jsonrpc_errors(project: Path) -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}
+    lines = [json.dumps(init), '{"jsonrpc":"2.0","method":"notifications/initialized"}', TWICE, DEEP,
+             '{"jsonrpc":"2.0","id":9,"method":', json.dumps({"jsonrpc": "2.0", "id": 10, "method": "ping"})]
+    proc = subprocess.Popen([ACMS, "mcp", "--no-watch"], cwd=project, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(60, proc.kill)
+    watchdog.start()
+    answers: dict[object, dict[str, object]] = {}
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("\n".join(lines) + "\n")
+        proc.stdin.flush()
+        while len(answers) < 5:  # the ids 1, 7, 8, 9 and 10; stdin stays open until all are answered
+            line = proc.stdout.readline()
+            assert line, "acms mcp closed the wire before answering every message"
+            message = json.loads(line)
+            answers[message.get("id")] = message
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    assert answers[7]["error"] == {"code": -32600, "message": "acms: the message has the key 'privacy' twice in one object"}
+    assert answers[8]["error"]["code"] == -32600 and "64 levels deep" in answers[8]["error"]["message"]
+    assert answers[9]["error"]["code"] == -32700  # not JSON: a parse error, its id read from the text
+    assert answers[10]["result"] == {} and "serverInfo" in answers[1]["result"]  # served on, around them
+    assert "Traceback" not in err
+
+
+def test_streamable_http_answers_a_key_twice_with_400(project: Path) -> None:
+    proc = subprocess.Popen([ACMS, "mcp", "--http", "--port", "0", "--no-watch"], cwd=project,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        url = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", proc.stderr.readline())
+        assert url, "acms mcp --http printed no URL"
+        request = urllib.request.Request(url.group(1), data=TWICE.encode(), method="POST", headers={
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(request, timeout=30)
+        assert err.value.code == 400
+        assert json.loads(err.value.read())["error"]["message"].endswith("has the key 'privacy' twice in one object")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stderr is not None:
+            proc.stderr.close()

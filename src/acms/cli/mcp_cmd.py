@@ -69,7 +69,11 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, watch: bool, st
             click.echo(f"acms mcp: note: {exc.message}", err=True)
     try:
         if not http:
-            server.run("stdio")
+            import anyio
+
+            from acms.mcp_server.strict import serve_stdio
+
+            anyio.run(serve_stdio, server)  # every line read strictly first (a key twice is refused)
             return
         _serve_http(server, host, port)
     finally:
@@ -84,7 +88,9 @@ def _serve_http(server: object, host: str, port: int) -> None:
 
     sock = bind_socket(host, port)
     sock.listen(128)  # connections queue from now on, so a client may connect as soon as the URL is printed
-    app = server.streamable_http_app(host=host)  # type: ignore[attr-defined]
+    from acms.mcp_server.strict import StrictBodies
+
+    app = StrictBodies(server.streamable_http_app(host=host))  # type: ignore[attr-defined]
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     click.echo(f"acms mcp: streamable HTTP at {_url(host, sock.getsockname()[1])}/mcp (Ctrl-C to stop)", err=True)
     sys.stderr.flush()
