@@ -271,14 +271,13 @@ def environment_error(exc: BaseException) -> AcmsError | None:
         (number for number in (*_FULL, *_DENIED) if os.strerror(number) in str(exc)), None)
     if code is None:
         return None
-    exc.errno = code
     where = f" writing {exc.filename}" if exc.filename else ""
-    if exc.errno in _FULL:
-        return StoreError(f"{os.strerror(exc.errno).lower()}{where}: {_FULL[exc.errno]}; nothing was "
+    if code in _FULL:
+        return StoreError(f"{os.strerror(code).lower()}{where}: {_FULL[code]}; nothing was "
                           "half-written (the files as they were are kept): free some space and run it again")
-    if exc.errno in _DENIED:
+    if code in _DENIED:
         target = f" {exc.filename}" if exc.filename else ""
-        return StoreReadOnly(f"cannot write{target}: {os.strerror(exc.errno).lower()} (a read-only index is "
+        return StoreReadOnly(f"cannot write{target}: {os.strerror(code).lower()} (a read-only index is "
                              "readable while its caches are current; writing it needs write access)")
     return None
 
