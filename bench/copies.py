@@ -26,7 +26,7 @@ import numpy as np
 
 from acms.ingest.copies import (BANDS, ROWS, SHINGLE, _shingles, find_copies, may_copy, normalized_lines,
                                 parse_sketch, similarity, sketch)
-from acms.ingest.walker import list_files, read_source
+from acms.ingest.walker import ReadText, list_files, read_source
 
 BINS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001)
 
@@ -37,7 +37,7 @@ def measure(root: Path, show: tuple[float, float] | None, same_stem: bool) -> No
     texts = {}
     for f in listing.files:
         got = read_source(f)
-        if not isinstance(got, type(read_source)) and hasattr(got, "text"):
+        if isinstance(got, ReadText):
             texts[f.path] = got.text
     read_s = time.perf_counter() - t
     t = time.perf_counter()

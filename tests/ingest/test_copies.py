@@ -140,3 +140,15 @@ def test_an_index_records_copies_and_marks_and_a_refresh_keeps_them_right(projec
         assert ("vendor2/vector.ts", "src/geometry/vector.ts") in _select(idx, COPIES)
         # a steady state writes nothing
         assert idx.index().copies == 4
+
+
+def test_a_copy_step_that_rewrites_import_paths_leaves_the_sketch_alone() -> None:
+    ts = "\n".join([f'import {{ name{i} }} from "./module{i}";' for i in range(6)]
+                   + [f"export const value{i} = name{i % 6}({i});" for i in range(6)])
+    deno = ts.replace('";', '.ts";')
+    py = "\n".join([f"from pkg.sub{i} import helper{i}" for i in range(6)] + [f"x{i} = helper{i % 6}({i})" for i in range(6)])
+    vendored = py.replace("from pkg.", "from vendored.pkg.")
+    assert similarity(_sk("src/a.ts", ts).values, _sk("deno/a.ts", deno).values) == 1.0
+    assert similarity(_sk("a/m.py", py).values, _sk("v/m.py", vendored).values) == 1.0
+    # the names imported still count
+    assert similarity(_sk("a/m.py", py).values, _sk("b/m.py", py.replace("helper", "other")).values) < 0.3

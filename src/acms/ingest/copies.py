@@ -8,7 +8,8 @@ context beside, or ahead of, the file an agent should edit. Each copy is recorde
 (:mod:`acms.assembly.copies`).
 
 **Sketch** (at emit time, one literal per file, ``uko:textSketch``): the file's lines with their
-whitespace collapsed, blank lines dropped, each hashed (CRC-32; ``SHINGLE`` = 1: a shingle is one
+whitespace collapsed, blank lines dropped, the module paths of import lines blanked (what a copy step
+rewrites), each hashed (CRC-32; ``SHINGLE`` = 1: a shingle is one
 line); a MinHash of ``PERMUTATIONS`` multiply-shift hashes over the set of those hashes. The share of
 equal MinHash values estimates the Jaccard similarity of two files' line sets. A file of fewer than
 ``MIN_SHINGLES`` distinct lines has no sketch: small files (``__init__.py``, a two-line re-export) are alike
@@ -55,10 +56,11 @@ from acms.vocab import UKO, XSD
 __all__ = ["Copies", "FileSketch", "MarkReport", "THRESHOLD", "choose_original", "find_copies", "mark_copies",
            "parse_sketch", "sketch"]
 
-# Lines per shingle. Runs of lines amplify a copy step's edits: every rewritten import line changes the
+# Lines per shingle. Runs of lines amplify a copy step's edits: every rewritten line changes the
 # SHINGLE shingles that touch it. The standard library's .py files against copies whose import lines
-# were all rewritten (bench/copies.py --mirror), estimated similarity at or above 0.7: 3 lines 90.6 %,
-# 2 lines 93.4 %, 1 line 96.4 % of the files (median 0.92 for each).
+# were all rewritten (bench/copies.py --mirror), before import paths were blanked, estimated similarity
+# at or above 0.7: 3 lines 90.6 %, 2 lines 93.4 %, 1 line 96.4 % of the files (median 0.92 for each);
+# with them blanked (``normalized_lines``) every such copy scores 1.0.
 SHINGLE = 1
 MIN_SHINGLES = 8  # fewer: no sketch (about ten non-blank lines)
 PERMUTATIONS = 64
@@ -66,8 +68,8 @@ BUCKET_PAIRS = 16  # each file of a bucket is compared with this many after it (
 BANDS, ROWS = 16, 4  # BANDS * ROWS == PERMUTATIONS; a pair alike at 0.8 is proposed with p > 0.999
 # Estimated Jaccard similarity of the line sets at which two files (other folders, one stem) are copies.
 # bench/copies.py on the standard library: the most alike pair that may be copies and is not is
-# unittest/test/__main__.py and unittest/test/testmock/__main__.py (estimated 0.64, exact 0.65: shared
-# boilerplate); 96.4 % of import-rewritten copies score 0.7 or more, 86.1 % 0.8 or more.
+# unittest/test/__main__.py and unittest/test/testmock/__main__.py (exact 0.625: shared boilerplate).
+# Before import paths were blanked, 96.4 % of import-rewritten copies scored 0.7 or more, 86.1 % 0.8.
 THRESHOLD = 0.7
 
 OUTPUT_DIRS = frozenset({
@@ -99,10 +101,27 @@ def _constants() -> tuple[np.ndarray, np.ndarray]:
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
 
 
+# An import line's module path: what a copy step rewrites (``"./util"`` -> ``"./util.ts"``, ``pkg.mod`` ->
+# ``vendored.pkg.mod``). Quoted paths on lines that import, and Python's ``from X import``/``import X``.
+_IMPORT_LINE = re.compile(r"^(import|export|from|#\s*include|use|require)\b|\brequire\s*\(")
+_QUOTED = re.compile(r"""(["'`])[^"'`]*\1""")
+_PY_MODULE = re.compile(r"^(from|import)\s+[\w.]+")
+_IMPORT_STARTS = ("import", "export", "from", "#", "use")  # a cheap test before the pattern
+
+
 def normalized_lines(text: str) -> list[str]:
     """The file's non-blank lines with runs of whitespace collapsed (indentation and trailing spaces
-    changed by a formatter or a copy step do not make another file)."""
-    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    changed by a formatter or a copy step do not make another file), and the module paths of import
+    lines blanked (a copy step rewrites them; the names imported stay)."""
+    out = []
+    for line in text.splitlines():
+        words = " ".join(line.split())
+        if not words:
+            continue
+        if (words.startswith(_IMPORT_STARTS) or "require" in words) and _IMPORT_LINE.search(words):
+            words = _PY_MODULE.sub(r"\1 _", _QUOTED.sub('""', words))
+        out.append(words)
+    return out
 
 
 def _shingles(lines: list[str]) -> np.ndarray:
