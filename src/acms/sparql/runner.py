@@ -139,12 +139,15 @@ def prestart() -> None:
 
 
 def _take() -> subprocess.Popen[bytes]:
-    while _SPARES:
-        proc = _SPARES.pop()
+    """A child started ahead and still waiting, else a new one (threads may race for the spare)."""
+    while True:
+        try:
+            proc = _SPARES.pop()
+        except IndexError:
+            return _spawn()
         if proc.poll() is None:
             return proc
         proc.wait()
-    return _spawn()
 
 
 def _spawn() -> subprocess.Popen[bytes]:
