@@ -1,4 +1,4 @@
-"""Assembly latency per strategy at budgets 1k/4k/16k on the standard-library index.
+"""Assembly latency per strategy at budgets 1k/4k/8k/16k on the standard-library index.
 
 The same run's bare keyword search (the BM25 index queried directly) is the baseline.
 
@@ -43,7 +43,7 @@ def main() -> None:
     print(f"{'strategy':<24} | {'budget':>6} | {'p50 ms':>7} | {'p95 ms':>7} | {'p95 / baseline':>14} | max used/budget")
     print(f"{'-' * 24}-|-{'-' * 6}-|-{'-' * 7}-|-{'-' * 7}-|-{'-' * 14}-|-{'-' * 15}")
     for name in [*registry.names(), "auto"]:
-        for budget in (1000, 4000, 16000):
+        for budget in (1000, 4000, 8000, 16000):
             lat, fill = [], 0.0
             for _ in range(args.rounds):
                 for i, q in enumerate(QUERIES):

@@ -372,7 +372,7 @@ def test_render_ok(url: str) -> None:
     (b'{"version":"v0","id":"6f3b6f21-7a5f-4e3f-9af0-1b2c3d4e5f60","intent":"x\\udcff","request_id":"r",'
      b'"budgets":{"tokens_max":100,"time_ms":100}}', 400, "INVALID_REQUEST", "lone surrogate"),
     (json.dumps({**REQUEST, "strategy": "../../etc/passwd"}).encode(), 400, "INVALID_REQUEST", "strategy"),
-    (json.dumps({**REQUEST, "budgets": {"tokens_max": 5, "time_ms": 1000}}).encode(), 422, "BUDGET_TOO_SMALL",
+    (json.dumps({**REQUEST, "budgets": {"tokens_max": 2, "time_ms": 1000}}).encode(), 422, "BUDGET_TOO_SMALL",
      "too small"),
 ])
 def test_render_errors(url: str, body: bytes, want: int, code: str, needle: str) -> None:

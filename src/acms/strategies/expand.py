@@ -87,12 +87,14 @@ class ExpandOptions:
         return opts
 
 
+def _double(value: float) -> Literal:
+    return Literal(repr(float(value)), datatype=XSD.double)
+
+
 def _edge_table(edges: Mapping[str, float]) -> list[tuple[Term, Term]]:
-    out = []
-    for name, weight in sorted(edges.items()):
-        iri = UKO[name.removeprefix("uko:")] if not name.startswith(("http://", "https://")) else NamedNode(name)
-        out.append((iri, Literal(repr(float(weight)), datatype=XSD.double)))
-    return out
+    """``(?edge ?weight)`` rows: ``calls`` is ``uko:calls``; an extension's edge is given as a full IRI."""
+    return [(NamedNode(name) if name.startswith(("http://", "https://")) else UKO[name.removeprefix("uko:")],
+             _double(weight)) for name, weight in sorted(edges.items())]
 
 
 def _cost(text: str) -> float:
@@ -144,19 +146,19 @@ class Expansion:
 
     # -- breadth ---------------------------------------------------------------------------------
     def edges(self, frontier: dict[str, float], hop: int, reached: dict[str, _Reached]) -> None:
-        nodes = [NamedNode(n) for n in sorted(frontier)]
+        """One hop each way; the query scores what it reaches (``?nodeScore * ?weight * ?decay``)."""
+        nodes = [(NamedNode(n), _double(frontier[n])) for n in sorted(frontier)]
         for way, table in (("out", self.opts.edges_out), ("in", self.opts.edges_in)):
             if not table or not nodes:
                 continue
-            rows = self.store.select(self.query(f"expand-{way}.rq"),
-                                     {"node": nodes, "edge weight": _edge_table(table)})
+            rows = self.store.select(self.query(f"expand-{way}.rq"), {
+                "node nodeScore": nodes, "edge weight": _edge_table(table),
+                "decay": _double(self.opts.decay ** hop)})
             for r in rows:
-                target = r["entity"].value
-                s = frontier[r["node"].value] * float(r["weight"].value) * self.opts.decay ** hop
                 edge = _short(r["edge"].value)
                 why = (f"{edge} by {_short(r['node'].value)}" if way == "in"
                        else f"{_short(r['node'].value)} {edge} it")
-                self._reach(reached, target, s, hop, why)
+                self._reach(reached, r["entity"].value, float(r["score"].value), hop, why)
 
     def names(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
         """Bare-name resolution over the seeds' code (see the module docstring)."""
@@ -272,7 +274,7 @@ class Expansion:
         top = max((c.score for c in seeds), default=1.0) or 1.0
         ordered: list[Candidate] = []
         seen: set[str] = set()
-        for c in [replace(c, score=top * 1.01) for c in focus] + seeds:
+        for c in [replace(c, score=top * (1.01 + 0.001 * (len(focus) - i))) for i, c in enumerate(focus)] + seeds:
             if c.entity not in seen:
                 seen.add(c.entity)
                 ordered.append(c)
