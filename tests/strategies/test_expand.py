@@ -83,3 +83,18 @@ def test_expand_options_are_checked(tmp_path) -> None:
                             tmp_path, builtin=False)
     opts = ExpandOptions.parse(desc.name, desc.phases[1].options)
     assert opts.depth == 1 and opts.edges_out == {"calls": 0.5}
+
+
+def test_one_hop_runs_by_hand_from_the_rq_file(session) -> None:  # noqa: F811
+    """The guide's example: expand-out.rq with its inputs typed as ``--bind`` types them."""
+    from acms import resources
+    from acms.sparql.bind import term_from_text
+
+    searcher, _ = session
+    text = (resources.asset("queries", "strategies") / "arce" / "expand-out.rq").read_text(encoding="utf-8")
+    node = next(r["entity"] for r in searcher.store.select(
+        "SELECT ?entity WHERE { GRAPH ?g { ?entity uko:qualifiedName 'pkg.mod.Parser.parse_header' } }"))
+    raw = {"nodeScore": "1", "edge": "<https://w3id.org/acms/uko#calls>", "weight": "1", "decay": "0.8"}
+    rows = searcher.store.select(text, {"node": node, **{k: term_from_text(k, v) for k, v in raw.items()}})
+    scores = {r["entity"].value.rsplit("#", 1)[-1]: float(r["score"].value) for r in rows}
+    assert scores == {"pkg.util.normalize": pytest.approx(0.8)}

@@ -63,7 +63,7 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
     \b
     Examples:
       acms assemble "how does incremental re-indexing work" --budget 4000
-      acms assemble "who calls index_project" --focus index_project --strategy breadth-depth-navigator
+      acms assemble "who calls index_project" --focus index_project
       acms assemble "parse headers" --format json --privacy redact
       acms assemble "why was parse_header changed"            (auto: temporal-archaeology)
       acms assemble "add session expiry" --plan storage       (auto: plan-decision-context)

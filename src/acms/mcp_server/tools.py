@@ -56,12 +56,13 @@ Budget = Annotated[int, Field(ge=1, description=(
     "text does (the small envelope around it is extra). 2000-8000 answers most questions; 500-1000 "
     "for a quick look."))]
 Strategy = Annotated[str, Field(description=(
-    "auto (default) picks the best: arce (ranked code search, general tasks), breadth-depth-navigator "
-    "(around focus entities: callers, callees, definitions), temporal-archaeology (why/when did X "
-    "change), plan-decision-context (recorded decisions), simple-keyword, semantic-embedding."))]
+    "auto (default) picks the best: arce (the default pipeline: ranked code, then a walk over the graph "
+    "to what it calls and uses, with or without focus), breadth-depth-navigator (a plain walk around "
+    "focus entities), temporal-archaeology (why/when did X change), plan-decision-context (recorded "
+    "decisions), simple-keyword, semantic-embedding."))]
 Focus = Annotated[list[str] | None, Field(description=(
     "Entities to centre on: qualified names (pkg.mod.func), paths (pkg/mod.py) or "
-    "path::Class.method. Useful with breadth-depth-navigator."))]
+    "path::Class.method: their bodies come first, then what they call and use."))]
 Paths = Annotated[list[str] | None, Field(description="Only fragments whose path matches one of these globs, e.g. 'src/**/*.py'.")]
 Privacy = Annotated[Literal["allow", "redact", "block"], Field(description=(
     "allow: clear secrets are redacted (default); redact: every secret-looking value; block: no raw "

@@ -65,7 +65,7 @@ def bind(query: str, bindings: Mapping[str, Sequence[Term] | Sequence[tuple[Term
 
 
 def term_from_text(name: str, value: str) -> Term:
-    """A parameter value typed as text: ``<iri>`` is an IRI, an integer is xsd:integer, anything else a
+    """A parameter value typed as text: ``<iri>`` is an IRI, an integer is xsd:integer, ``0.8`` xsd:decimal, anything else a
     string (``--bind name=value`` and the MCP ``explore`` tool)."""
     if value.startswith("<") and value.endswith(">"):
         try:
@@ -74,4 +74,6 @@ def term_from_text(name: str, value: str) -> Term:
             raise UsageError(f"parameter {name}: invalid IRI {value}") from None
     if re.fullmatch(r"-?\d+", value):
         return Literal(value, datatype=XSD.integer)
+    if re.fullmatch(r"-?\d+\.\d+", value):
+        return Literal(value, datatype=XSD.decimal)
     return Literal(value)
