@@ -62,6 +62,16 @@ SECRETS = [
     ("svc.rst", f":user: svc\n:token: {RAND}\n", [RAND]),
     # config: a dotted human password under a password name
     ("mail.ini", "[smtp]\npass = cedar56.YnDd3\n", ["cedar56.YnDd3"]),
+    # a user and a password given together
+    ("a.py", f'requests.post(URL, auth=("bot", "{PW}"), timeout=10)\n', [PW]),
+    ("M.cs", f'var c = new NetworkCredential("mailer", "{PW}");\n', [PW]),
+    # a secret set by a configuration command
+    ("boot.sh", f"aws configure set aws_secret_access_key {RAND}/x+Yz09AbCdEfGh\n", [RAND]),
+    # .pgpass lines, CSV columns, the short words with a quoted value or a colon
+    ("pg.sh", f"db.internal:5432:shop:app:{PW}\n", [PW]),
+    ("accounts.csv", f"service,user,password\nsmtp,mailer,{PW}\n", [PW]),
+    ("qa.md", f"Test DB: user `qa`, pass `{PW}`.\n", [PW]),
+    ("db.py", f"conn = connect(DSN)  # pw: {PW}\n", [PW]),
 ]
 
 DECOYS = [
@@ -86,6 +96,15 @@ DECOYS = [
     ("c.yml", "token: ${{ secrets.DEPLOY_TOKEN }}"),
     ("t.md", "| user | password |\n| --- | --- |\n| qa | <set in vault> |"),
     ("a.md", "The password hash uses argon2id v19 with 64 MB."),
+    ("a.py", 'password = password.encode("latin1")'),
+    ("a.py", 'passphrase = self._get_param("Passphrase")'),
+    ("a.py", 'CHALLENGE_PASSWORD = ObjectIdentifier("1.2.840.113549.1.9.7")'),
+    ("a.md", "password = getpass.getpass()"),
+    ("a.json", '{"InstanceId": "i-1234567890abcdef0"\n "InstanceType": "t2.micro"}'),
+    ("list.rst", "aws gamelift list-fleets --next-token eyJhd3NBY2NvdW50SWQiOnsicyI6IjMwMjc3NjAx"),
+    ("uuid.txt", "en0   150   01:00:5e:00:00:01"),
+    ("a.py", 'auth_header("Authorization", "Bearer")'),
+    ("data.csv", "service,user,password\nsmtp,mailer,<in vault>"),
 ]
 
 

@@ -42,7 +42,7 @@ _QUOTED = (r"(?:[rbuRBUfF]{0,2})(?P<q>[\"'`])(?P<v>(?:(?!(?P=q))[^\\\n]|\\.){1,5
 _SEP_QUOTE = r"(?i)[=:>][ \t]*[rbuRBUfF]{0,2}[\"'`]"
 _INLINE_VALUE = r"(?i)=(?!=)[^\s;&\"'<>,)\]}`]{3}"  # what _inline_pattern's matches end in
 _BARE_SKIP = re.compile(
-    r"(?i)^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_]\w*\(.*|\d{1,6}|[\[{(|>].*)$"
+    r"(?i)^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z_][\w.]*\(.*|\d{1,6}|[\[{(|>].*)$"
 )
 
 
@@ -139,6 +139,19 @@ def _prose_word_ok(m: re.Match[str], line: str) -> bool:
     return True
 
 
+def _credential_pair_ok(m: re.Match[str], line: str) -> bool:
+    """The second of a user and a password given together; not a pair of names or messages."""
+    value = m.group("v")
+    if _placeholder(value) or " " in value.strip() or _names_a_secret(value):
+        return False
+    return bool(re.search(r"\d|[^\w\s]", value)) and (not _wordy(value) or _human_password(value))
+
+
+def _short_word_ok(m: re.Match[str], line: str) -> bool:
+    """``pass `x```, ``pw: x``: a generated-looking value, in prose or a comment."""
+    return _prose_word_ok(m, line) and (bool(m.group("q1") or m.group("q2")) or ":" in m.group(0))
+
+
 def _prose_code_ok(m: re.Match[str], line: str) -> bool:
     """In code, prose is a comment or a docstring's line (it reads as words before the match)."""
     if not _prose_word_ok(m, line):
@@ -151,17 +164,17 @@ def _prose_code_ok(m: re.Match[str], line: str) -> bool:
     return True
 
 
-_NOT_A_VALUE_CALL = re.compile(
-    r"(?i)(?:^|[.:])(?:compile|escape|match|search|find\w*|getenv|get|environ|lookup|gettext|_|print"
-    r"|log\w*|debug|info|warn\w*|error|format|join|path|open|read\w*|load\w*|fetch|query|input"
-    r"|prompt|getpass|translate|t|i18n|tr|label|text|keys?|env|config|setting|option|r?strip|lstrip"
-    r"|replace|split|encode|decode|lower|upper|hash\w*|digest|sha\d*|md5|hexdigest|quote|unquote)$")
+_VALUE_CALL = re.compile(
+    r"(?:^|[.:])(?:(?i:from|new|of|str|string|bytes|byte|b|u|utf8|to_?string|to_?owned|into|some|ok"
+    r"|literal)|\[\]byte|[A-Z]\w*(?:Secret|Password|Passwd|Key|Token|Str|String|Bytes|Credential)"
+    r"|(?:Secret|Password|Sensitive|Masked|Buffer|SecureString)\w*)$")
 
 
 def _wrapped_ok(m: re.Match[str], line: str) -> bool:
-    """``token = String::from("...")``: a conversion or constructor around a literal, not a
-    call that looks a value up (``os.getenv("TOKEN")``) or reads the literal as a pattern."""
-    return _NOT_A_VALUE_CALL.search(m.group("call")) is None and _assign_ok(m, line)
+    """``token = String::from("...")``, ``SecretStr("...")``: a conversion or a secret type's
+    constructor around a literal; any other call reads, looks up or names something with it
+    (``self._get_param("Passphrase")``, ``ObjectIdentifier("2.5.29.16")``, ``os.getenv("TOKEN")``)."""
+    return _VALUE_CALL.search(m.group("call")) is not None and _assign_ok(m, line)
 
 
 def _flag_code_ok(m: re.Match[str], line: str) -> bool:

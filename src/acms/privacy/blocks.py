@@ -195,3 +195,32 @@ def _one_table(text: str, rows: list[tuple[int, str]]) -> Iterator[_Hit]:
                 a, b = cells[i]
                 if b > a and _table_value(text[a:b]):
                     yield _Hit(a, b, "password", True)
+
+
+def _csv_hits(text: str) -> Iterator[_Hit]:
+    """CSV/TSV files with a password/secret/token column: that field of every row below the header."""
+    nl = text.find("\n")
+    if nl < 0:
+        return
+    head = text[:nl].rstrip("\r")
+    sep = "\t" if "\t" in head else ";" if head.count(";") > head.count(",") else ","
+    names = [h.strip().strip("\"'") for h in head.split(sep)]
+    columns = [i for i, name in enumerate(names) if _TABLE_SECRET.match(name)]
+    if len(names) < 2 or not columns:
+        return
+    pos = nl + 1
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        start = pos
+        for i, field in enumerate(text[pos:end].rstrip("\r").split(sep)):
+            a, b = start, start + len(field)
+            start = b + 1
+            if i in columns:
+                while a < b and text[a] in " \t\"'":
+                    a += 1
+                while b > a and text[b - 1] in " \t\"'":
+                    b -= 1
+                if b > a and _table_value(text[a:b]):
+                    yield _Hit(a, b, "password", True)
+        pos = end + 1

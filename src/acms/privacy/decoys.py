@@ -36,6 +36,7 @@ _NAME_NOT_SECRET = re.compile(
     r"|strength|_id|id|ids|index|position|pos|usage|limit|budget|kind|display|field_name|env_var"
     r"|envvar|var|variable|arn|public[_\-]?key|pubkey|public)[\"'\]]?$"
     r"|^(?:old)?pwd$|public|pubkey|publishable|_at$|^no_|^is_|^has_|^use_|^enable"
+    r"|(?:next|page|continuation|cursor|pagination)[_\-]?token"
 )
 
 

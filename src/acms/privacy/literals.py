@@ -20,6 +20,7 @@ _LIT_IN = re.compile(_LIT)
 # a closing quote, what may join two literals (a superset of _CHAIN's), an opening quote: one
 # pattern per quote, as ``re`` skips ahead to one literal character ~4x faster than to a class
 _JUNCTIONS = (re.compile(r"\"[ \t+.\\\r\n]*[\"']"), re.compile(r"'[ \t+.\\\r\n]*[\"']"))
+_OPEN_CALL = re.compile(r"\([ \t]*$")
 _ASSIGN_BEFORE = re.compile(
     r"(?i)(?<![\w.\-])[\"'\[]?(?P<n>" + _NAME + r")[\"'\]]?" + _SEP + r"\(?[ \t]*$")
 
@@ -92,6 +93,7 @@ def _split_literal_hits(text: str, scan_line: LineScan) -> Iterator[_Hit]:
         quote = next((q for q in "\"'`" if q not in joined), None)
         if quote is None or len(joined) < 6:
             continue
+        before = _OPEN_CALL.sub("", before)  # key = ("a" "b"): read as key = "ab"
         head = len(before) + 1
         for hit in scan_line(before + quote + joined + quote):
             m_start, m_end = max(hit.start, head) - head, min(hit.end, head + len(joined)) - head

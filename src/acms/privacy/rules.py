@@ -26,7 +26,10 @@ from acms.privacy.accept import (
     _inline_ok,
     _kind_for_name,
     _pair_ok,
+    _secret_value,
+    _short_word_ok,
     _prose_ok,
+    _credential_pair_ok,
     _prose_code_ok,
     _prose_word_ok,
     _url_ok,
@@ -67,7 +70,7 @@ def _line_rules() -> tuple[_Rule, ...]:
             r"(?i):_(?:authToken|auth|password)[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"']{6,})"), "v",
             lambda m, line: not _placeholder(m.group("v")), needles=(":_",)),
         _Rule("bearer_token", c(
-            r"(?i)\b(?:bearer|token)[ \t]+(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)(?![A-Za-z0-9\-._~+/=])"),
+            r"(?i)(?<![\w\-])(?:bearer|token)[ \t]+(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)(?![A-Za-z0-9\-._~+/=])"),
             "v", _bearer_ok, needles=("bearer", "token")),
         _Rule("basic_auth", c(
             r"(?i)\bbasic[ \t]+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"), "v", _basic_ok,
@@ -130,17 +133,41 @@ def _line_rules() -> tuple[_Rule, ...]:
         # the same words followed by a value in comments, docstrings and docs ("the admin
         # password <value>", "password: <value>"): the value must look generated
         _Rule("password", c(
-            r"(?i)\b(?P<n>password|passwd|pwd|passphrase|secret|token|api[ _\-]?key)"
+            r"(?i)(?<![\w\-.])(?P<n>password|passwd|pwd|passphrase|secret|token|api[ _\-]?key)"
             r"(?:[ \t]+(?:is|was|to|for|of|as|=|:|-))?[ \t]*[:=]?[ \t]+[\"'`]?"
             r"(?P<v>[^\s\"'`]{6,100})"), "v",
             _prose_word_ok, _kind_for_name, not_code, generic=True,
             needles=("password", "passwd", "pwd", "passphrase", "secret", "token", "key")),
         _Rule("password", c(
-            r"(?i)\b(?P<n>password|passwd|pwd|passphrase|secret|token|api[ _\-]?key)"
+            r"(?i)(?<![\w\-.])(?P<n>password|passwd|pwd|passphrase|secret|token|api[ _\-]?key)"
             r"(?:[ \t]+(?:is|was|to|for|of|as|=|:|-))?[ \t]*[:=]?[ \t]+[\"'`]?"
             r"(?P<v>[^\s\"'`]{6,100})"), "v",
             _prose_code_ok, _kind_for_name, frozenset({"code"}), generic=True,
             needles=("password", "passwd", "pwd", "passphrase", "secret", "token", "key")),
+        # a user and a password passed together: auth=("user", "pw"), NetworkCredential("u", "pw"),
+        # HTTPBasicAuth(...), SetBasicAuth(...), url.UserPassword(...)
+        _Rule("password", c(
+            r"(?i)(?:\b(?P<call>[\w.]{0,40}(?:auth|credential|password|login)\w{0,30})[ \t]*(?:=[ \t]*)?\("
+            r"[ \t]*[\"'][^\"'\n]{1,100}[\"'][ \t]*,[ \t]*[\"'](?P<v>[^\"'\n]{3,200})[\"'][ \t]*[,)])"), "v",
+            _credential_pair_ok, needles=("auth", "credential", "password", "login")),
+        # a secret set by a configuration command: aws configure set aws_secret_access_key X,
+        # git config ... token X, npm config set ...:_authToken X
+        _Rule("password", c(
+            r"(?i)\b(?:configure|config)[ \t]+(?:--\w+[ \t]+)*set[ \t]+(?P<n>[\w./:\-]{0,60}?" + _SECRET_WORD
+            + r"[\w./:\-]{0,40})[ \t]+[\"']?(?P<v>[^\s\"']{4,200})"), "v",
+            lambda m, line: _secret_value(m.group("n"), m.group("v")), _kind_for_name, generic=True,
+            needles=("config",)),
+        # .pgpass lines: host:port:database:user:password
+        _Rule("password", c(
+            r"(?m)^[ \t]*(?=[\w.\-]*[A-Za-z*])[\w.\-*]{1,100}:(?:\d{1,5}|\*):(?=[\w.\-]*[A-Za-z*])[\w.\-*]{1,100}"
+            r":(?=[\w.\-@]*[A-Za-z*])[\w.\-*@]{1,100}:(?P<v>[^\s:][^\s]{2,200})$"),
+            "v", lambda m, line: not _placeholder(m.group("v")), needles=(":",),
+            prefilter=c(r":(?:\d{1,5}|\*):")),
+        # "pass `x`", "# pw: x": the short words only with a quoted value or a colon
+        _Rule("password", c(
+            r"(?i)(?<![\w\-])(?P<n>pass|pw)(?:[ \t]*:[ \t]*(?P<q1>[\"'`]?)|[ \t]+(?P<q2>[\"'`]))"
+            r"(?P<v>[^\s\"'`]{6,100})"), "v",
+            _short_word_ok, generic=True, needles=("pass", "pw")),
         # Go's MySQL DSN: user:password@tcp(host:port)/db (no scheme, so no URL rule sees it)
         _Rule("password", c(
             r"(?<![\w@])[\w.\-]{1,64}:(?P<v>[^\s\"'`@/]{3,200})@(?:tcp|udp|unix)\("), "v",

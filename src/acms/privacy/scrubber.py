@@ -9,7 +9,7 @@ from functools import cache, lru_cache
 from pathlib import PurePosixPath
 
 from acms.privacy.adapter import _DS_GATES, _DsPlugin, _ds_hits, _ds_plugins
-from acms.privacy.blocks import _k8s_hits, _pem_hits, _table_hits, _terraform_hits
+from acms.privacy.blocks import _csv_hits, _k8s_hits, _pem_hits, _table_hits, _terraform_hits
 from acms.privacy.files import _LOCK_FILES, _file_class
 from acms.privacy.literals import _split_literal_hits
 from acms.privacy.model import Finding, MARK, Scrubbed, _BREAKS, _Hit, _LONG_LINE, _MARK_HEAD, _Rule
@@ -52,14 +52,18 @@ def _line_plan(fclass: str, found: frozenset[str]
 
 
 def _line_hits(line: str, low_line: str, start: int, fclass: str, path: str, lock_file: bool,
-               lo: int = 0, hi: int | None = None) -> list[_Hit]:
+               lo: int = 0, hi: int | None = None, joined: bool = False) -> list[_Hit]:
     """Every line rule's and detect-secrets plugin's spans on one line, offset by ``start``;
     ``lo``/``hi``: only in this window of the line (its context still the whole line: a match
-    that reaches the window's end is matched again on the line, so a cut never makes one up)."""
+    that reaches the window's end is matched again on the line, so a cut never makes one up).
+    ``joined``: a line made by joining literals: no entropy plugin (two unrelated strings joined,
+    ``"i-1234567890abcdef0" "InstanceType"`` in a JSON example, read as random)."""
     hi = len(line) if hi is None else hi
     cut = hi < len(line)
     hits: list[_Hit] = []
     rules, plugins = _line_plan(fclass, _needles_in(low_line[lo:hi] if lo or cut else low_line))
+    if joined:
+        plugins = tuple(p for p in plugins if "Entropy" not in p.secret_type)
     for rule in rules:
         if rule.prefilter is not None and not rule.prefilter.search(line, lo, hi):
             continue
@@ -144,10 +148,12 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
     hits.extend(_k8s_hits(text))
     hits.extend(_terraform_hits(text))
     hits.extend(_table_hits(text))
+    if path.lower().endswith((".csv", ".tsv")):
+        hits.extend(_csv_hits(text))
     if only is None:  # a rescan: the chains were joined and scanned the first time
         hits.extend(_split_literal_hits(text, lambda line: _line_hits(
             line, line.lower() if line.isascii() else line.translate(_ASCII_LOWER), 0, fclass, path,
-            lock_file)))
+            lock_file, joined=True)))
     return hits
 
 

@@ -73,7 +73,10 @@ _TRIGGER_ITEMS = (
     + [(w, r"(?:[ \t]+(?:is|was|to|for|of|as|=|:|-))?[ \t]*[:=]?[ \t]+[\"'`]?[^\s\"'`]{6}")
        for w in ("password", "passwd", "pwd", "passphrase", "secret", "token", "api key", "api-key",
                  "api_key", "apikey")]
-    + [("--", r"[\w\-]{0,30}(?:pass|pwd|token|secret|key)"), ("redis-cli", ""), ("login", "")])
+    + [("--", r"[\w\-]{0,30}(?:pass|pwd|token|secret|key)"), ("redis-cli", ""), ("login", ""),
+       ("configure", r"[ \t]+(?:--\w+[ \t]+)*set[ \t]"), ("config", r"[ \t]+(?:--\w+[ \t]+)*set[ \t]"),
+       (":", r"(?:\d{1,5}|\*):[\w.\-*]{1,100}:[\w.\-*@]{1,100}:[^\s:]"),
+       ("pass", r"[ \t]*:?[ \t]*[\"'`]"), ("pw", r"[ \t]*:")])
 _QUOTED_LONG = r"[A-Za-z0-9+/=_\-.]{16}"
 _TRIGGER = re.compile(_trie(_anchored(_TRIGGER_ITEMS)))
 _TRIGGER_QUOTED = re.compile(r"[\"'`]" + _QUOTED_LONG)
