@@ -4,6 +4,7 @@ started before any index, an UPDATE through the ``sparql`` tool, an empty contex
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -155,3 +156,25 @@ def test_streamable_http_answers_a_key_twice_with_400(project: Path) -> None:
         proc.wait(timeout=30)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def test_mcp_reads_a_read_only_index(project: Path, tmp_path: Path) -> None:
+    """The index bind-mounted read-only in the server's own mount namespace (a shared, mounted index)."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare for a private read-only bind mount")
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare -m is not permitted here")
+    root = tmp_path / "copy"
+    shutil.copytree(project, root)
+    warmed = subprocess.run([ACMS, "search", "parse", "-C", str(root)], capture_output=True, timeout=120)
+    assert warmed.returncode == 0  # its derived caches built while the index could still be written
+    script = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"'
+    params = StdioServerParameters(command="unshare", cwd=str(root), args=[
+        "-m", "sh", "-c", script, str(root / ".acms"), ACMS, "mcp", "--no-watch"])
+
+    async def body(client: Client) -> None:
+        assert "def parse_header" in await call(client, "assemble", task="how are header lines parsed", budget=600)
+        assert json.loads(await call(client, "search", query="parse header", k=2))["hits"]
+        assert json.loads(await call(client, "sparql", query="ASK { ?s ?p ?o }"))["boolean"]
+
+    session(params, body)

@@ -10,7 +10,7 @@ import click
 
 from acms.cli.assemble_cmd import strategies_option
 from acms.cli.common import boundary, index_opener, project_options, start_following, watch_option
-from acms.errors import AcmsError, StoreMissing
+from acms.errors import AcmsError, StoreMissing, environment_error
 
 if TYPE_CHECKING:
     from acms.api import Index
@@ -64,8 +64,11 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, watch: bool, st
                            create=creator)
     if index is not None:
         try:
-            index.warm()  # the store handle and the search caches, before the first call
-        except AcmsError as exc:  # a writer holds the index: serve anyway, calls wait for it
+            try:
+                index.warm()  # the store handle and the search caches, before the first call
+            except OSError as exc:  # caches to build in a read-only index, a full disk
+                raise environment_error(exc) or exc from None
+        except AcmsError as exc:  # serve anyway: a writer holds the index (calls wait for it), or each call says why
             click.echo(f"acms mcp: note: {exc.message}", err=True)
     try:
         if not http:
