@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import random
 import sys
 import sysconfig
 import time
@@ -130,23 +131,27 @@ def real_code() -> None:
 
 
 def _code_text(mb: float) -> str:
-    """Standard-library source, concatenated up to ``mb`` megabytes (repeated if need be)."""
+    """``mb`` megabytes of standard-library source: one megabyte of files drawn across the whole
+    library (seeded), repeated, so that every size holds the same mix (the library's first files are
+    not like its tests)."""
     lib = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(f for f in lib.rglob("*.py") if "site-packages" not in f.parts)
+    random.Random(5).shuffle(files)
     parts: list[str] = []
     size = 0
-    files = sorted(f for f in lib.rglob("*.py") if "site-packages" not in f.parts)
-    while size < mb * 1e6:
-        for f in files:
-            text = f.read_text(encoding="utf-8", errors="replace")
-            parts.append(text)
-            size += len(text)
-            if size >= mb * 1e6:
-                break
-    return "".join(parts)[: int(mb * 1e6)]
+    for f in files:
+        text = f.read_text(encoding="utf-8", errors="replace")
+        parts.append(text)
+        size += len(text)
+        if size >= 1e6:
+            break
+    block = "".join(parts)[:1_000_000]
+    return (block * (int(mb) + 1))[: int(mb * 1e6)]
 
 
 def _dense_text(mb: float) -> str:
-    """The placements' files (secrets and decoys) one after another, repeated up to ``mb`` megabytes."""
+    """The placements' files (secrets and decoys) one after another, with new values each round, up to
+    ``mb`` megabytes: every megabyte the same mix."""
     sp = _placements()
     parts: list[str] = []
     size, seed = 0, 100
@@ -188,7 +193,9 @@ def main() -> None:
     recall(args.seeds)
     if not args.no_code:
         real_code()
-    cost([float(x) for x in args.sizes.split(",") if x])
+    sizes = [float(x) for x in args.sizes.split(",") if x]
+    if sizes:
+        cost(sizes)
 
 
 if __name__ == "__main__":

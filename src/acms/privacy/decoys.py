@@ -14,7 +14,7 @@ from acms.privacy.model import _MARK_HEAD
 
 _PLACEHOLDER = re.compile(
     r"(?i)example|placeholder|replace[_\-. ]?me|(?<![a-z])your[_\-. ]|(?-i:x{5,}|X{5,})|\*{3,}"
-    r"|\.\.\.|redacted|<[^<>\n]{1,60}>|\$\{[^}\n]*\}|\{\{.*?\}\}|^\$[\w{(]|^%\(|^%[\w.]+%$"
+    r"|\.\.\.|redacted|<[^<>\n]{1,60}>|\$\{[^}\n]*\}|\{\{.*?\}\}|^\$(?:[A-Za-z_]\w*(?![^/:.@\-])|\{|\([^()]*\)$)|^%\(|^%[\w.]+%$"
     r"|^\{[\w.\-]*\}$|#\{"
     r"|^@[\w.]+@$|^\(\(.*\)\)$|^!(?:vault|secret|ref)|^(?:env|vault|ssm|secretsmanager|awssm)[:(]"
     r"|os\.environ|getenv|process\.env|ENV\[|System\.getenv|arn:aws:|^pk_(?:live|test)_"
