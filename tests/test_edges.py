@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from acms.assembly.notes import near_matches
 from acms.assembly.protocol import RANKING_MAX_CHARS, parse_request, ranking_note, ranking_text, request_id_of
+from acms.cli.main import cli
 from acms.errors import InvalidRequest, QueryRejected
 from acms.sparql.guard import is_update, refuse_update
-from acms.text_checks import InputProblem, clip, strict_json, strict_toml
-from acms.cli.main import cli
 from acms.store.oxigraph import OxigraphStore
+from acms.text_checks import InputProblem, clip, strict_json, strict_toml
 
 BASE: dict[str, Any] = {"version": "v0", "id": "6f3b6f21-7a5f-4e3f-9af0-1b2c3d4e5f60", "intent": "parse header",
                         "budgets": {"tokens_max": 1000, "time_ms": 2000}, "request_id": "r1"}

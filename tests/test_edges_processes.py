@@ -35,7 +35,8 @@ ROOT = os.geteuid() == 0
 
 def acms(*args: str, cwd: Path | None = None, stdin: bytes | None = None, prefix: tuple[str, ...] = (),
          timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([*prefix, ACMS, *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout)
+    done = subprocess.run([*prefix, ACMS, *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout,
+                          check=False)
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", "replace"),
                                        done.stderr.decode("utf-8", "replace"))
 
@@ -203,7 +204,7 @@ def _read_only_mount(index: Path) -> tuple[str, ...]:
     """A prefix that runs a command with ``index`` bind-mounted read-only in its own mount namespace."""
     if not ROOT or shutil.which("unshare") is None:
         pytest.skip("needs root and unshare for a private read-only bind mount")
-    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False)
     if probe.returncode != 0:
         pytest.skip(f"unshare -m is not permitted here: {probe.stderr.decode().strip()}")
     script = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"'
@@ -260,7 +261,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("needs root and mount for a small tmpfs")
     disk = tmp_path / "disk"
     disk.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True, check=False)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:
@@ -318,7 +319,7 @@ def test_a_full_disk_while_the_lsa_model_is_saved_is_one_line_and_the_old_model_
     cache = copy / ".acms" / "cache"
     saved = tmp_path / "cache-saved"
     shutil.copytree(cache, saved)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(cache)], capture_output=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(cache)], capture_output=True, check=False)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:

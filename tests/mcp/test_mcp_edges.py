@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import LATEST_PROTOCOL_VERSION
@@ -44,8 +45,8 @@ def test_mcp_without_an_index_shakes_hands_names_acms_index_and_answers_once_it_
         listed = json.loads(await call(client, "explore"))  # the saved queries need no index
         assert any(q["name"] == "callers" for q in listed)
 
-        done = subprocess.run([ACMS, "index", str(root)], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
+        done = await anyio.run_process([ACMS, "index", str(root)], check=False)
+        assert done.returncode == 0, done.stderr.decode()
         context = await call(client, "assemble", task="how are header lines parsed", budget=600)
         assert "def parse_header" in context  # the same server, no restart
         assert json.loads(await call(client, "sparql", query="ASK { ?s ?p ?o }"))["boolean"]
@@ -162,11 +163,11 @@ def test_mcp_reads_a_read_only_index(project: Path, tmp_path: Path) -> None:
     """The index bind-mounted read-only in the server's own mount namespace (a shared, mounted index)."""
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("needs root and unshare for a private read-only bind mount")
-    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False).returncode != 0:
         pytest.skip("unshare -m is not permitted here")
     root = tmp_path / "copy"
     shutil.copytree(project, root)
-    warmed = subprocess.run([ACMS, "search", "parse", "-C", str(root)], capture_output=True, timeout=120)
+    warmed = subprocess.run([ACMS, "search", "parse", "-C", str(root)], capture_output=True, timeout=120, check=False)
     assert warmed.returncode == 0  # its derived caches built while the index could still be written
     script = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"'
     params = StdioServerParameters(command="unshare", cwd=str(root), args=[

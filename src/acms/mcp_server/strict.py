@@ -101,7 +101,7 @@ def _claimed_stdin() -> Iterator[io.TextIOWrapper]:
 
 async def serve_stdio(server: MCPServer) -> None:
     """``server`` over stdio, every line read strictly first (``MCPServer.run_stdio_async`` otherwise)."""
-    lowlevel = server._lowlevel_server  # noqa: SLF001 - what run_stdio_async runs, with our stdin
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, here with our stdin
     send_refused, receive_refused = anyio.create_memory_object_stream[JSONRPCError](16)
     with _claimed_stdin() as wire:
         lines = strict_lines(anyio.wrap_file(wire), send_refused)
