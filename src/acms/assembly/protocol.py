@@ -183,7 +183,7 @@ def parse_request(data: Mapping[str, Any] | str | bytes) -> RenderRequest:
     """Validate and parse a request (an object, or its JSON text)."""
     if isinstance(data, (str, bytes)):
         if len(data) > WIRE_MAX_BYTES:
-            raise InvalidRequest([f"(request): is {len(data):,} bytes; the limit is {WIRE_MAX_BYTES:,}"])
+            raise InvalidRequest([f"(request): is over the limit of {WIRE_MAX_BYTES:,} bytes"])
         try:
             data = strict_json(data)
         except InputProblem as exc:

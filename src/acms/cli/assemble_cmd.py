@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from acms.assembly.protocol import envelope_for, parse_request, request_id_of
+from acms.assembly.protocol import WIRE_MAX_BYTES, envelope_for, parse_request, request_id_of
 from acms.cli.common import boundary, echo_json, json_option, open_index, project_options, refresh_option
 from acms.errors import AcmsError, UsageError, environment_error
 from acms.strategies.registry import StrategyRegistry
@@ -132,7 +132,7 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str
 
     Errors are printed as the v0 error envelope (on stdout, as JSON) with a non-zero exit code.
     """
-    raw = request_file.read()
+    raw = request_file.read(WIRE_MAX_BYTES + 1)  # past the limit is refused: no need to hold all of it
     request_id = request_id_of(raw)
     try:
         try:
