@@ -83,7 +83,7 @@ def _line_hits(line: str, low_line: str, start: int, fclass: str, path: str, loc
 
 
 _REACH = 2000  # a long line is scanned this far around each trigger: every rule's match is shorter
-_NEEDLE_BEFORE, _NEEDLE_AFTER = 400, 1200  # where a rule's match can start and end around its needle
+_NEEDLE_BEFORE, _NEEDLE_AFTER = 400, 800  # where a rule's match can start and end around its needle
 
 
 def _matches(rule: _Rule, line: str, low_line: str, lo: int, hi: int) -> Iterator[re.Match[str]]:
@@ -102,6 +102,8 @@ def _matches(rule: _Rule, line: str, low_line: str, lo: int, hi: int) -> Iterato
             else:
                 stretches.append((a, b))
     for a, b in stretches:
+        if rule.prefilter is not None and len(stretches) > 1 and not rule.prefilter.search(line, a, b):
+            continue
         for m in rule.pattern.finditer(line, a, b):
             if b < len(line) and m.end() == b:
                 again = rule.pattern.match(line, m.start())
