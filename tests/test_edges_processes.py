@@ -183,6 +183,8 @@ def test_http_render_answers_bad_input_with_400_and_takes_a_long_task(served: st
         status, text = post(served + "/v0/render", body)
         assert status == 400, (status, text[:300])
         assert why in json.loads(text)["error"]["message"]
+    status, text = post(served + "/v0/render", json.dumps({**REQUEST, "focus": ["parse_headr"]}).encode())
+    assert status == 200 and "did you mean: pkg.mod.Parser.parse_header" in json.loads(text)["metrics"]["warnings"][0]
     task = ("parse header \u00e9\u4e2d\n" * 80_000)[: 1 << 20]  # 1 MiB of characters, 2.4 MB as escaped JSON
     status, text = post(served + "/v0/render", json.dumps({**REQUEST, "intent": task}).encode())
     assert status == 200 and json.loads(text)["fragments"], text[:300]
