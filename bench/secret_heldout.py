@@ -250,18 +250,208 @@ def decoys_heldout(g: Any) -> Any:
     return Placement("decoys_heldout", "docs/heldout-decoys.md", "\n\n".join(d) + "\n", decoys=d)
 
 
+
+# A second held-out set, written after the rules for the first set's misses and measured once.
+HELD_OUT_2: list[Callable[[Any], Any]] = []
+
+
+def held2(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    HELD_OUT_2.append(fn)
+    return fn
+
+
+@held2
+def py_environ_setdefault(g: Any) -> Any:
+    k = g.mixed(32)
+    return Placement("py_environ_setdefault", "svc/boot.py", f'os.environ.setdefault("API_TOKEN", "{k}")\n',
+                     [Secret("credential", [k])], ['os.environ.setdefault("API_TOKEN"'])
+
+
+@held2
+def py_dataclass_default(g: Any) -> Any:
+    k = g.mixed(32)
+    return Placement("py_dataclass_default", "svc/conf.py",
+                     f"@dataclass\nclass Conf:\n    api_key: str = \"{k}\"\n    timeout: int = 30\n",
+                     [Secret("credential", [k])], ["timeout: int = 30"])
+
+
+@held2
+def toml_source_url(g: Any) -> Any:
+    t = g.pypi()
+    return Placement("toml_source_url", "pyproject.toml",
+                     f'[[tool.poetry.source]]\nname = "internal"\nurl = "https://__token__:{t}@pypi.internal/simple"\n',
+                     [Secret("pypi_token", [t])], ['name = "internal"'])
+
+
+@held2
+def k8s_env_name_value(g: Any) -> Any:
+    pw = g.password()
+    return Placement("k8s_env_name_value", "k8s/deploy.yaml",
+                     f"      env:\n        - name: DB_PASSWORD\n          value: \"{pw}\"\n        - name: LOG_LEVEL\n"
+                     f"          value: info\n", [Secret("password", [pw])], ["- name: LOG_LEVEL"])
+
+
+@held2
+def json_header_pair(g: Any) -> Any:
+    k = g.mixed(36)
+    return Placement("json_header_pair", "config/hooks.json",
+                     f'{{"headers": [["Authorization", "Bearer {k}"], ["Accept", "*/*"]]}}\n',
+                     [Secret("bearer_token", [k])], ['["Accept", "*/*"]'])
+
+
+@held2
+def sh_export_quoted(g: Any) -> Any:
+    pw = g.password()
+    return Placement("sh_export_quoted", "scripts/env.sh", f"export PGPASSWORD='{pw}'\n",
+                     [Secret("password", [pw])], ["export PGPASSWORD="])
+
+
+@held2
+def gitconfig_extraheader(g: Any) -> Any:
+    pw = g.mixed(16)
+    b = __import__("base64").b64encode(f"ci:{pw}".encode()).decode()
+    return Placement("gitconfig_extraheader", "ops/gitconfig",
+                     f"[http]\n\textraheader = AUTHORIZATION: basic {b}\n", [Secret("basic_auth", [b])], ["[http]"])
+
+
+@held2
+def spring_value_default(g: Any) -> Any:
+    pw = g.password()
+    return Placement("spring_value_default", "src/main/java/shop/DbConfig.java",
+                     f'@Value("${{db.password:{pw}}}")\nprivate String password;\n',
+                     [Secret("password", [pw])], ["private String password;"])
+
+
+@held2
+def kotlin_build_config(g: Any) -> Any:
+    k = g.mixed(32)
+    return Placement("kotlin_build_config", "app/build.gradle.kts",
+                     f'buildConfigField("String", "MAPS_API_KEY", "\\"{k}\\"")\n',
+                     [Secret("credential", [k])], ['buildConfigField("String"'])
+
+
+@held2
+def go_header_set(g: Any) -> Any:
+    k = g.mixed(40)
+    return Placement("go_header_set", "internal/api/client.go",
+                     f'req.Header.Set("Authorization", "Bearer {k}")\n', [Secret("bearer_token", [k])], ["req.Header.Set("])
+
+
+@held2
+def c_define(g: Any) -> Any:
+    k = g.mixed(32)
+    return Placement("c_define", "firmware/secrets.h", f'#define API_KEY "{k}"\n#define API_HOST "api.internal"\n',
+                     [Secret("credential", [k])], ['#define API_HOST "api.internal"'])
+
+
+@held2
+def cpp_const_string(g: Any) -> Any:
+    k = g.mixed(32)
+    return Placement("cpp_const_string", "src/auth.cc", f'const std::string kClientSecret = "{k}";\n',
+                     [Secret("credential", [k])], ["const std::string kClientSecret"])
+
+
+@held2
+def ruby_env_fetch_default(g: Any) -> Any:
+    k = g.hexkey(64)
+    return Placement("ruby_env_fetch_default", "config/secrets.rb", f'SECRET_KEY_BASE = ENV.fetch("SECRET_KEY_BASE", "{k}")\n',
+                     [Secret("credential", [k])], ['ENV.fetch("SECRET_KEY_BASE"'])
+
+
+@held2
+def elixir_config(g: Any) -> Any:
+    k = g.chars(sp.B64, 64)
+    return Placement("elixir_config", "config/prod.exs", f'config :shop, ShopWeb.Endpoint,\n  secret_key_base: "{k}"\n',
+                     [Secret("credential", [k])], ["config :shop, ShopWeb.Endpoint"])
+
+
+@held2
+def md_api_key_colon(g: Any) -> Any:
+    k = g.mixed(32)
+    return Placement("md_api_key_colon", "docs/partners.md", f"## Partner sandbox\n\nAPI key: {k}\n",
+                     [Secret("credential", [k])], ["## Partner sandbox"])
+
+
+@held2
+def html_password_input(g: Any) -> Any:
+    pw = g.password()
+    return Placement("html_password_input", "web/admin/login.html",
+                     f'<input type="password" name="password" value="{pw}">\n', [Secret("password", [pw])],
+                     ['<input type="password" name="password"'])
+
+
+@held2
+def sql_identified_by_double(g: Any) -> Any:
+    pw = g.password()
+    return Placement("sql_identified_by_double", "db/users.sql", f'ALTER USER app IDENTIFIED BY "{pw}";\n',
+                     [Secret("password", [pw])], ["ALTER USER app"])
+
+
+@held2
+def powershell_env(g: Any) -> Any:
+    k = g.mixed(32)
+    return Placement("powershell_env", "ops/env.ps1", f'$env:API_TOKEN = "{k}"\n', [Secret("credential", [k])],
+                     ["$env:API_TOKEN"])
+
+
+@held2
+def tfvars(g: Any) -> Any:
+    pw = g.password()
+    return Placement("tfvars", "infra/prod.tfvars", f'db_password = "{pw}"\nregion = "eu-west-1"\n',
+                     [Secret("password", [pw])], ['region = "eu-west-1"'])
+
+
+@held2
+def notebook_markdown_prose(g: Any) -> Any:
+    pw = g.password()
+    return Placement("notebook_markdown_prose", "notebooks/report.ipynb",
+                     f'{{"cells": [{{"cell_type": "markdown", "source": ["The warehouse password is {pw}\\n"]}}]}}\n',
+                     [Secret("password", [pw])], ['"cell_type": "markdown"'])
+
+
+@held2
+def dockerfile_arg_default(g: Any) -> Any:
+    t = g.npm()
+    return Placement("dockerfile_arg_default", "web/Dockerfile", f"ARG NPM_TOKEN={t}\nRUN npm ci\n",
+                     [Secret("npm_token", [t])], ["RUN npm ci"])
+
+
+@held2
+def perl_my(g: Any) -> Any:
+    pw = g.password()
+    return Placement("perl_my", "scripts/legacy.pl", f"my $password = '{pw}';\n", [Secret("password", [pw])],
+                     ["my $password ="])
+
+
+@held2
+def r_setenv(g: Any) -> Any:
+    k = g.openai()
+    return Placement("r_setenv", "analysis/setup.R", f'Sys.setenv(OPENAI_API_KEY = "{k}")\n',
+                     [Secret("openai_key", [k])], ["Sys.setenv("])
+
+
+@held2
+def decoys_heldout_2(g: Any) -> Any:
+    d = ['@Value("${db.password}")', "#define PASSWORD_MAX_LEN 64", '<input type="password" name="password">',
+         'ENV.fetch("SECRET_KEY_BASE")', 'Sys.getenv("OPENAI_API_KEY")',
+         'req.Header.Set("Authorization", "Bearer "+token)', "ARG NPM_TOKEN", "my $password = <STDIN>;",
+         "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:", 'buildConfigField("String", "API_HOST", "\\"api.internal\\"")']
+    return Placement("decoys_heldout_2", "docs/heldout-decoys-2.md", "\n\n".join(d) + "\n", decoys=d)
+
 def main() -> None:
     from acms.privacy import scrub
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--set", type=int, choices=(1, 2), default=2, help="which held-out set")
     args = ap.parse_args()
+    placements = HELD_OUT if args.set == 1 else HELD_OUT_2
     caught = planted = kept = decoys = 0
     rows: dict[str, list[int]] = {}
     missed: list[str] = []
     for seed in range(1, args.seeds + 1):
         g = Gen(1000 + seed)
-        for fn in HELD_OUT:
+        for fn in placements:
             p = fn(g)
             out = scrub(p.text, p.path).text
             row = rows.setdefault(p.kind, [0, 0, 0, 0])
