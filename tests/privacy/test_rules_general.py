@@ -72,6 +72,12 @@ SECRETS = [
     ("accounts.csv", f"service,user,password\nsmtp,mailer,{PW}\n", [PW]),
     ("qa.md", f"Test DB: user `qa`, pass `{PW}`.\n", [PW]),
     ("db.py", f"conn = connect(DSN)  # pw: {PW}\n", [PW]),
+    # a name and its value on the next line or in the same object; a placeholder's default
+    ("deploy.yaml", f"env:\n  - name: DB_PASSWORD\n    value: \"{PW}\"\n", [PW]),
+    ("task.json", f'{{"name": "API_TOKEN", "value": "{RAND}"}}\n', [RAND]),
+    ("Db.java", f'@Value("${{db.password:{PW}}}")\n', [PW]),
+    ("run.sh", f'psql "${{DB_PASSWORD:-{PW}}}"\n', [PW]),
+    ("login.html", f'<input type="password" name="password" value="{PW}">\n', [PW]),
 ]
 
 DECOYS = [
@@ -105,6 +111,11 @@ DECOYS = [
     ("uuid.txt", "en0   150   01:00:5e:00:00:01"),
     ("a.py", 'auth_header("Authorization", "Bearer")'),
     ("data.csv", "service,user,password\nsmtp,mailer,<in vault>"),
+    ("deploy.yaml", "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db"),
+    ("deploy.yaml", "env:\n  - name: LOG_LEVEL\n    value: debug"),
+    ("Db.java", '@Value("${db.password}")'),
+    ("run.sh", 'psql "${DB_PASSWORD:-$FALLBACK}"'),
+    ("login.html", '<input type="password" name="password" value="">'),
 ]
 
 

@@ -224,3 +224,19 @@ def _csv_hits(text: str) -> Iterator[_Hit]:
                 if b > a and _table_value(text[a:b]):
                     yield _Hit(a, b, "password", True)
         pos = end + 1
+
+
+_NAME_VALUE = re.compile(
+    r"(?i)[\"']?name[\"']?[ \t]*:[ \t]*[\"']?(?P<n>" + _NAME + r")[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?"
+    r"[\"']?value[\"']?[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\n\"']{1,300}?)(?P=q)[ \t]*(?=[,}\r\n]|$)")
+
+
+def _name_value_hits(text: str) -> Iterator[_Hit]:
+    """``- name: DB_PASSWORD`` then ``value: x`` (Kubernetes env, CI inputs), and the JSON form
+    ``{"name": "DB_PASSWORD", "value": "x"}`` (ECS task definitions): the name is a line above or
+    a key before the value."""
+    if "value" not in text or "name" not in text:
+        return
+    for m in _NAME_VALUE.finditer(text):
+        if _secret_value(m.group("n"), m.group("v").strip()):
+            yield _Hit(m.start("v"), m.end("v"), _kind_for_name(m), True)

@@ -115,9 +115,14 @@ def _line_rules() -> tuple[_Rule, ...]:
             r"(?P=n)>"), "v", _assign_ok, _kind_for_name, generic=True, needles=_SECRET_NEEDLES,
             prefilter=c("</")),
         _Rule("password", c(
-            r"(?i)\bkey[ \t]*=[ \t]*[\"'](?P<n>" + _NAME + r")[\"'][ \t]+value[ \t]*=[ \t]*"
+            r"(?i)\b(?:key|name|id)[ \t]*=[ \t]*[\"'](?P<n>" + _NAME + r")[\"'][^<>\n]{0,200}?[ \t]value[ \t]*=[ \t]*"
             r"[\"'](?P<v>[^\"'\n]{1,300})[\"']"), "v", _assign_ok, _kind_for_name, generic=True,
             needles=("value",)),
+        # the default of a placeholder named after a secret: ${db.password:x}, ${DB_PASSWORD:-x}
+        _Rule("password", c(
+            r"(?i)\$\{(?P<n>[\w.\-]{0,60}?" + _SECRET_WORD + r"[\w.\-]{0,40}):-?(?P<v>[^}\s\"'$]{3,200})\}"), "v",
+            lambda m, line: _secret_value(m.group("n"), m.group("v")), _kind_for_name, generic=True,
+            needles=("${",)),
         # X-API-Key: ..., Private-Token: ... (HTTP headers in scripts and docs)
         _Rule("credential", c(
             r"(?i)(?<![\w\-])(?P<n>x-[\w\-]{0,30}(?:api-?key|token|secret|auth)[\w\-]{0,30}|api-?key"

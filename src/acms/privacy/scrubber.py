@@ -9,7 +9,14 @@ from functools import cache, lru_cache
 from pathlib import PurePosixPath
 
 from acms.privacy.adapter import _DS_GATES, _DsPlugin, _ds_hits, _ds_plugins
-from acms.privacy.blocks import _csv_hits, _k8s_hits, _pem_hits, _table_hits, _terraform_hits
+from acms.privacy.blocks import (
+    _csv_hits,
+    _k8s_hits,
+    _name_value_hits,
+    _pem_hits,
+    _table_hits,
+    _terraform_hits,
+)
 from acms.privacy.files import _LOCK_FILES, _file_class
 from acms.privacy.literals import _split_literal_hits
 from acms.privacy.model import Finding, MARK, Scrubbed, _BREAKS, _Hit, _LONG_LINE, _MARK_HEAD, _Rule
@@ -150,6 +157,7 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
     hits.extend(_k8s_hits(text))
     hits.extend(_terraform_hits(text))
     hits.extend(_table_hits(text))
+    hits.extend(_name_value_hits(text))
     if path.lower().endswith((".csv", ".tsv")):
         hits.extend(_csv_hits(text))
     if only is None:  # a rescan: the chains were joined and scanned the first time

@@ -76,7 +76,8 @@ _TRIGGER_ITEMS = (
     + [("--", r"[\w\-]{0,30}(?:pass|pwd|token|secret|key)"), ("redis-cli", ""), ("login", ""),
        ("configure", r"[ \t]+(?:--\w+[ \t]+)*set[ \t]"), ("config", r"[ \t]+(?:--\w+[ \t]+)*set[ \t]"),
        (":", r"(?:\d{1,5}|\*):[\w.\-*]{1,100}:[\w.\-*@]{1,100}:[^\s:]"),
-       ("pass", r"[ \t]*:?[ \t]*[\"'`]"), ("pw", r"[ \t]*:")])
+       ("pass", r"[ \t]*:?[ \t]*[\"'`]"), ("pw", r"[ \t]*:"), ("${", r"[\w.\-]{0,100}:-?[^}\s]"),
+       ("name", r"[ \t]*=[ \t]*[\"'][\w.\-]{0,40}(?:pass|pwd|secret|token|key|auth|cred)")])
 _QUOTED_LONG = r"[A-Za-z0-9+/=_\-.]{16}"
 _TRIGGER = re.compile(_trie(_anchored(_TRIGGER_ITEMS)))
 _TRIGGER_QUOTED = re.compile(r"[\"'`]" + _QUOTED_LONG)
