@@ -34,7 +34,7 @@ LAYERS: list[set[str]] = [
     {"strategies"},                           # descriptors, registry, phase engines
     {"export"},                               # RDF and viewer formats
     {"service"},                              # sessions, the index run, the assembly
-    {"api"},                                  # acms.Index
+    {"api", "results"},                       # acms.Index; the types its operations return
     {"evaluation", "server", "mcp_server"},   # interfaces over acms.Index
     {"cli"},
     {"__init__", "__main__"},
@@ -42,6 +42,25 @@ LAYERS: list[set[str]] = [
 INTERFACES = {"cli", "server", "evaluation", "mcp_server"}
 # What an interface may import from the store package: types, not access.
 STORE_TYPES = {"acms.store.protocol", "acms.store.layout"}
+# What the CLI, the HTTP server and the MCP server may import besides their own package: the façade, the
+# error tree, the types its operations return, the v0 wire format, and foundation helpers that hold no
+# domain logic (settings, text checks, the shipped assets, the version). Anything else means the façade
+# is missing an operation.
+FRONT_ENDS = {"cli"}
+FRONT_END_PACKAGES = {"cli", "server", "mcp_server"}  # they may import each other
+FRONT_END_MAY_IMPORT = {
+    "acms",                        # __version__
+    "acms.api",                    # the façade
+    "acms.errors",                 # the one error tree and its code table
+    "acms.results",                # the types the façade's operations return
+    "acms.assembly.protocol",      # the render_request / render_context_reply v0 wire format
+    "acms.config",                 # Settings, and the sources they come from (acms config)
+    "acms.text_checks",            # argument and JSON input checks
+    "acms.resources",              # shipped assets (the MCP server's instructions)
+    "acms.evaluation.harness",     # acms eval: the evaluation interface the CLI fronts
+    "acms.evaluation.context",
+}
+MAX_MODULE_LINES = 700
 
 
 def _package_of(path: Path) -> str:
@@ -162,3 +181,29 @@ def test_no_module_above_the_store_reaches_through_to_pyoxigraph() -> None:
     found = [f"{p.relative_to(SRC)}:{n}" for p in SRC.rglob("*.py") if p.parent.name != "store" or p.parent.parent != SRC
              for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\.raw\b", line)]
     assert not found, found
+
+
+def front_end_imports(paths: list[Path] | None = None) -> list[str]:
+    """Imports of the CLI, the HTTP server and the MCP server beyond their own packages and the allowed list."""
+    paths = paths if paths is not None else [p for p in sorted(SRC.rglob("*.py")) if _package_of(p) in FRONT_ENDS]
+    return [f"{path.name}: {module}" for path in paths for module in _imports(path)
+            if module.split(".")[1] not in FRONT_END_PACKAGES and module not in FRONT_END_MAY_IMPORT]
+
+
+def test_front_ends_reach_the_domain_only_through_the_facade() -> None:
+    """If an interface needs a domain package, the façade is missing an operation."""
+    assert front_end_imports() == []
+
+
+def test_the_front_end_check_catches_a_domain_import(tmp_path: Path) -> None:
+    """The contract can fail: a domain import (lazy ones too) is reported, the façade's is not."""
+    planted = tmp_path / "planted.py"
+    planted.write_text("from acms.api import Index\n\ndef f():\n    from acms.temporal import tiers\n",
+                       encoding="utf-8")
+    assert front_end_imports([planted]) == ["planted.py: acms.temporal"]
+
+
+def test_no_module_is_over_700_lines() -> None:
+    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"split these modules (at most {MAX_MODULE_LINES} lines): {long}"

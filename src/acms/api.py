@@ -21,15 +21,14 @@ answered as ``warn`` would.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import socket
-import subprocess
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from urllib.parse import urlsplit, urlunsplit
 from typing import TYPE_CHECKING, Any
 
 from acms.service.assembly import AssemblyResult
@@ -42,6 +41,7 @@ from acms.service.assembly import Assembler
 from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
 from acms.service.describe import Description, describe
+from acms.service.identity import project_identity, project_name
 from acms.errors import AcmsError, UsageError
 from acms.service.freshness import Manifest, Staleness, check
 from acms.sparql import catalog
@@ -60,7 +60,16 @@ from acms.store.protocol import Bindings, GraphStore, Row, SupportsOwnership
 from acms.strategies.registry import StrategyRegistry
 
 if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``), not by every reader
+    from collections.abc import Callable
+
+    from acms.service.embeddings import Embeddings
+    from acms.service.export import Exporter
     from acms.service.index_run import IndexReport
+    from acms.service.inspect import Stats, Validation
+    from acms.service.ontologies import Checked, Ontologies
+    from acms.service.plans import Plans
+    from acms.service.queries import Answer
+    from acms.service.tiers import Tiers
 
 REFRESH_WAIT = 5.0  # seconds a read waits for the index's writer lock to refresh, before it answers as ``warn``
 
@@ -85,29 +94,7 @@ def remote_target(url: str, root: Path, settings: Settings) -> RemoteTarget:
     endpoints = Endpoints(url, settings.store_query_url, settings.store_update_url, settings.store_data_url,
                           settings.store_auth_env, settings.store_timeout, settings.store_retries)
     owner = f"{socket.gethostname()}:{root.resolve()}"  # which root's index it is, in a store many share
-    return RemoteTarget(endpoints, settings.project_name or root.name, owner, project_identity(root))
-
-
-def project_identity(root: Path) -> str:
-    """Which project ``root`` holds, for a shared store to tell two projects of one name apart: its git
-    origin (credentials left out) and its folder in that repository, so that two clones are one project
-    and two folders of a monorepo are two; outside git, its path (not its host: a laptop's name changes
-    with its network, a container's with every run)."""
-    def git(*args: str) -> str:
-        try:
-            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.SubprocessError):
-            return ""
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    origin = git("config", "--get", "remote.origin.url")
-    if not origin:
-        return f"path {root.resolve()}"
-    parts = urlsplit(origin)
-    if parts.scheme and parts.hostname:
-        origin = urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
-    origin = origin.rstrip("/").removesuffix(".git")
-    return f"git {origin} /{git('rev-parse', '--show-prefix').rstrip('/')}"
+    return RemoteTarget(endpoints, project_name(root, settings), owner, project_identity(root))
 
 
 class Index:
@@ -138,12 +125,35 @@ class Index:
     @classmethod
     def open(cls, project: str | Path, *, store: str | Path | None = None, mode: Mode | str = Mode.WRITE,
              wait: float | None = None, strategies_dirs: Iterable[Path] = (), create: bool = True,
-             command: str = "", **overrides: Any) -> Index:
-        """``overrides``: settings (``hot_days=3``), checked against their types like any other source."""
+             command: str = "", settings: Settings | None = None, **overrides: Any) -> Index:
+        """The one way to open an index. ``settings``: already loaded (the CLI's, with its flags), else read
+        from the project; ``overrides``: settings (``hot_days=3``), checked against their types like any
+        other source. ``create``: a ``write`` Index may start a new index; otherwise a missing one is
+        ``StoreMissing``."""
+        return cls.opener(project, store=store, mode=mode, wait=wait, strategies_dirs=strategies_dirs,
+                          create=create, command=command, settings=settings, **overrides)()
+
+    @classmethod
+    def opener(cls, project: str | Path, *, store: str | Path | None = None, mode: Mode | str = Mode.WRITE,
+               wait: float | None = None, strategies_dirs: Iterable[Path] = (), create: bool = True,
+               command: str = "", settings: Settings | None = None, **overrides: Any) -> Callable[[], Index]:
+        """``open`` for later (a server's first call, from another thread): the project, its settings and
+        the strategies are read now, the store is opened by each call."""
         root = project_root(project)
-        settings = load_settings(root).merged(overrides, "Index.open")
-        return cls(root, settings, store_dir(root, settings, store), mode=mode, wait=wait, command=command,
-                   create=create, registry=StrategyRegistry.default(strategies_dirs))
+        settings = (settings or load_settings(root)).merged(overrides, "Index.open")
+        registry = StrategyRegistry.default(strategies_dirs)
+        return functools.partial(cls, root, settings, store_dir(root, settings, store), mode=mode, wait=wait,
+                                 command=command, create=create, registry=registry)
+
+    @property
+    def location(self) -> Path | str:
+        """The index directory, or the URL of the SPARQL engine that holds it."""
+        return self._location
+
+    @property
+    def project_name(self) -> str:
+        """The project's name: the namespace of its IRIs, its graphs' name in a shared store."""
+        return project_name(self.root, self.settings)
 
     # -- the store, for one unit of work --------------------------------------------------------
     @property
@@ -242,6 +252,61 @@ class Index:
     def _writable(self) -> bool:
         return self.remote is not None or os.access(self.layout.root, os.W_OK)
 
+    # -- operation groups and whole-index operations ----------------------------------------------
+    @functools.cached_property
+    def ontology(self) -> Ontologies:
+        """UKO and the extensions: list, add, remove, describe a term (``Index.check_extension``: no index)."""
+        from acms.service.ontologies import Ontologies
+
+        return Ontologies(self)
+
+    @functools.cached_property
+    def tiers(self) -> Tiers:
+        """Counts and policy of the hot/warm/cold tiers, rebalance, the one-tier check."""
+        from acms.service.tiers import Tiers
+
+        return Tiers(self)
+
+    @functools.cached_property
+    def plans(self) -> Plans:
+        """Plans and the decisions recorded in them (and the ADRs found in the project)."""
+        from acms.service.plans import Plans
+
+        return Plans(self)
+
+    @functools.cached_property
+    def embeddings(self) -> Embeddings:
+        """The stored vectors: status, migration to another provider."""
+        from acms.service.embeddings import Embeddings
+
+        return Embeddings(self)
+
+    @functools.cached_property
+    def export(self) -> Exporter:
+        """The graph or part of it as RDF or for graph viewers."""
+        from acms.service.export import Exporter
+
+        return Exporter(self)
+
+    def stats(self) -> Stats:
+        """Counts per class, named graph and language; store size; the last index run."""
+        from acms.service.inspect import stats
+
+        return stats(self)
+
+    def validate(self) -> Validation:
+        """The whole store against the shapes, with pyshacl (slow: for a check, not for every run)."""
+        from acms.service.inspect import validate
+
+        return validate(self)
+
+    @staticmethod
+    def check_extension(ref: str, project: str | Path = ".", *, reasoner: bool = True) -> Checked:
+        """Check an ontology extension (a shipped name or a folder) without loading it anywhere."""
+        from acms.service.ontologies import check
+
+        return check(ref, project_root(project), reasoner=reasoner)
+
     def search(self, text: str, mode: str = "hybrid", k: int = 10) -> SearchResult:
         self.freshen()
         return self.assembler.search(text, SearchMode(mode), k)
@@ -285,6 +350,52 @@ class Index:
         refuse_update(text)
         self.freshen()
         return self._collect(text, bindings, max_rows, **dataset_arguments(text, DefaultGraph(default_graph)))
+
+    def answer(self, text: str, bindings: Bindings | None = None, *, fmt: str = "table", trusted: bool = False,
+               allow_service: bool = False, default_graph: DefaultGraph | str = DefaultGraph.CURRENT,
+               whole_store: bool = False) -> Answer:
+        """A read query's whole answer in ``fmt`` (SPARQL results json/csv/tsv/xml, turtle, ntriples,
+        jsonld, or a ``table``'s cells), within ``query_limits``. ``trusted``: shipped with acms (a saved
+        query), so the guard on a user's text is skipped; ``whole_store``: every project of a shared store."""
+        from acms.service.queries import render
+
+        if not trusted:
+            check_query(text, allow_service=allow_service)
+        refuse_update(text)
+        self.freshen()
+        dataset = {"whole_store": True} if whole_store else dataset_arguments(text, DefaultGraph(default_graph))
+        with self.session.reading() as store:
+            return render(store.query_raw(text, bindings or None, limits=self.query_limits, **dataset), fmt,
+                          store.prefixes())
+
+    @staticmethod
+    def saved_query(name: str) -> QuerySpec:
+        """One saved exploration query by name (a UsageError naming the near ones otherwise)."""
+        return catalog.saved(name)
+
+    @staticmethod
+    def strategies(dirs: Iterable[Path] = ()) -> list[dict[str, Any]]:
+        """The strategies (built-in and those in ``dirs``): quality, needs, phases and their shares."""
+        return StrategyRegistry.default(dirs).describe()
+
+    @staticmethod
+    def check_query(text: str, *, allow_service: bool = False) -> None:
+        """The guard on a user's query (no SERVICE unless allowed, capped length and nesting, no
+        update), before any index is opened."""
+        check_query(text, allow_service=allow_service)
+        refuse_update(text)
+
+    @staticmethod
+    def bindings(given: Mapping[str, str]) -> dict[str, Term]:
+        """``--bind`` values typed: ``<iri>`` an IRI, an integer xsd:integer, anything else a string."""
+        return {name: term_from_text(name, value) for name, value in given.items()}
+
+    @staticmethod
+    def prestart() -> None:
+        """Start the bounded query runner's process now, while the index opens (``acms sparql``)."""
+        from acms.sparql.runner import prestart
+
+        prestart()
 
     @staticmethod
     def saved_queries() -> list[QuerySpec]:
@@ -343,4 +454,4 @@ class Index:
         self.close()
 
 
-__all__ = ["Index", "Mode", "store_dir"]
+__all__ = ["Index", "Mode", "project_root", "store_dir"]

@@ -20,7 +20,9 @@
     │   └── ProviderTimeout       PROVIDER_TIMEOUT            it did not answer in time, retries included
     ├── ModelMismatch             MODEL_MISMATCH     exit 7   the query would be embedded by another model than the index's
     ├── GitError                  GIT_ERROR          exit 1   git failed while reading history
-    └── TiersInconsistent         TIERS_INCONSISTENT exit 1   an entity sits in two tiers (``acms tiers --check``)
+    ├── TiersInconsistent         TIERS_INCONSISTENT exit 1   an entity sits in two tiers (``acms tiers --check``)
+    └── Unsatisfied               NOT_CONFORMING     exit 1   a check the command ran and reported found problems (``acms validate``)
+        └── ExtensionRejected     EXTENSION_REJECTED exit 6   an ontology extension fails its checks (``acms ontology check``)
 
 ``DEADLINE_EXCEEDED`` belongs to the v0 contract; acms itself cuts late phases and reports them in
 the reply's warnings instead of failing. ``CODES`` is the one table: each code's exit code (the CLI), HTTP status (``acms serve``), whether a
@@ -60,6 +62,8 @@ class ErrorCode(str, Enum):
     CONFIG_ERROR = "CONFIG_ERROR"
     GIT_ERROR = "GIT_ERROR"
     TIERS_INCONSISTENT = "TIERS_INCONSISTENT"
+    NOT_CONFORMING = "NOT_CONFORMING"
+    EXTENSION_REJECTED = "EXTENSION_REJECTED"
     INTERNAL = "INTERNAL"
 
 
@@ -112,15 +116,20 @@ CODES: Mapping[ErrorCode, CodeSpec] = {
     ErrorCode.CONFIG_ERROR: CodeSpec(6, 500, False, 1, (("fix_config", "acms.toml, ACMS_* or --set NAME=VALUE"),)),
     ErrorCode.GIT_ERROR: CodeSpec(1, 500, False, 1, (_REPORT,)),
     ErrorCode.TIERS_INCONSISTENT: CodeSpec(1, 500, False, 1, (("rebalance", "acms tiers rebalance"),)),
+    ErrorCode.NOT_CONFORMING: CodeSpec(1, 422, False, 1, (("validate", "acms validate"),)),
+    ErrorCode.EXTENSION_REJECTED: CodeSpec(6, 422, False, 1, (
+        ("fix_extension", "fix the findings, then run acms ontology check <extension>"),)),
     ErrorCode.INTERNAL: CodeSpec(1, 500, False, 1, (_REPORT,)),
 }
 
 
 class AcmsError(Exception):
-    """Base of every error acms raises on purpose; ``code`` names its row in ``CODES``."""
+    """Base of every error acms raises on purpose; ``code`` names its row in ``CODES``. ``reported``: the
+    command already printed the verdict this error ends with, so an interface adds no error document."""
 
     code: ErrorCode = ErrorCode.INTERNAL
     exit_code = CODES[ErrorCode.INTERNAL].exit_code
+    reported = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -253,6 +262,18 @@ class GitError(AcmsError):
 
 class TiersInconsistent(AcmsError):
     code = ErrorCode.TIERS_INCONSISTENT
+
+
+class Unsatisfied(AcmsError):
+    """A check that ran to its end found problems; its report is the command's output, this error
+    carries the exit code."""
+
+    code = ErrorCode.NOT_CONFORMING
+    reported = True
+
+
+class ExtensionRejected(Unsatisfied):
+    code = ErrorCode.EXTENSION_REJECTED
 
 
 _FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",

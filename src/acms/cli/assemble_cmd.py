@@ -9,10 +9,10 @@ from typing import Any
 
 import click
 
-from acms.assembly.protocol import WIRE_MAX_BYTES, envelope_for, parse_request, request_id_of
-from acms.cli.common import boundary, echo_json, json_option, open_index, project_options, refresh_option
-from acms.errors import AcmsError, UsageError, environment_error
-from acms.strategies.registry import StrategyRegistry
+from acms.api import Index
+from acms.assembly.protocol import WIRE_MAX_BYTES, parse_request, request_id_of
+from acms.cli.common import REQUEST_ID, boundary, echo_json, json_option, open_index, project_options, refresh_option
+from acms.errors import UsageError
 from acms.text_checks import clip
 
 WARNING_MAX_CHARS = 500
@@ -126,6 +126,7 @@ def _stdin_task() -> str:
 @strategies_option
 @refresh_option
 @project_options
+@boundary.envelope
 def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str | None, project: Path,
                store: Path | None) -> None:
     """Answer a render_request.v0 (a JSON file, or - for stdin) with a render_context_reply.v0.
@@ -133,18 +134,10 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str
     Errors are printed as the v0 error envelope (on stdout, as JSON) with a non-zero exit code.
     """
     raw = request_file.read(WIRE_MAX_BYTES + 1)  # past the limit is refused: no need to hold all of it
-    request_id = request_id_of(raw)
-    try:
-        try:
-            request = parse_request(raw)
-            with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
-                result = index.render(request, output="json")
-        except OSError as exc:
-            raise environment_error(exc) or exc from None
-    except AcmsError as exc:
-        echo_json(envelope_for(exc, request_id))
-        click.echo(f"acms: error: {exc.message}", err=True)
-        sys.exit(exc.exit_code)
+    click.get_current_context().meta[REQUEST_ID] = request_id_of(raw)  # the error envelope quotes it
+    request = parse_request(raw)
+    with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
+        result = index.render(request, output="json")
     click.echo(result.assembled.rendered)
 
 
@@ -154,8 +147,7 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str
 @boundary
 def strategies_cmd(strategies_dir: tuple[Path, ...], as_json: bool) -> None:
     """List the strategies with their quality, what they need, and their budget split."""
-    registry = StrategyRegistry.default(strategies_dir)
-    rows = registry.describe()
+    rows = Index.strategies(strategies_dir)
     if as_json:
         echo_json(rows)
         return

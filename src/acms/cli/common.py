@@ -13,7 +13,6 @@ import click
 
 from acms.config import Settings, load_settings
 from acms.errors import AcmsError, UsageError, environment_error
-from acms.paths import project_root
 from acms.text_checks import text_problem, walk_strings
 
 if TYPE_CHECKING:  # the façade pulls in the engine: imported when a command opens an index, not before
@@ -85,6 +84,8 @@ def json_option(func: F) -> F:
 
 
 def resolve_project(project: Path) -> Path:
+    from acms.api import project_root
+
     return project_root(project)
 
 
@@ -120,38 +121,27 @@ def settings_for(root: Path, **overrides: Any) -> Settings:
     return load_settings(root).merged(overrides).merged(flag_settings(), "--set")
 
 
-def open_index(project: Path, store: Path | None, *, write: bool = False, shared: bool = False,
+def open_index(project: Path, store: Path | str | None, *, write: bool = False, shared: bool = False,
                strategies_dirs: Iterable[Path] = (), **overrides: Any) -> Index:
     """The existing index of a project, held for the duration of one command: read-only beside any
     number of other readers, or (``write``) as the one writer, waiting for the others to finish;
     ``shared`` for a server (the lock per request). A missing index is StoreMissing (exit 4); only
     ``acms index`` creates one."""
-    from acms.api import Index, Mode, store_dir
-    from acms.strategies.registry import StrategyRegistry
-
-    root = resolve_project(project)
-    settings = settings_for(root, **overrides)
-    mode = Mode.SHARED if shared else Mode.WRITE if write else Mode.READ
-    return Index(root, settings, store_dir(root, settings, store), mode=mode,
-                 wait=wait_seconds(settings), command=" ".join(sys.argv[:3]), create=False,
-                 registry=StrategyRegistry.default(strategies_dirs))
+    return index_opener(project, store, write=write, shared=shared, strategies_dirs=strategies_dirs, **overrides)()
 
 
-def index_opener(project: Path, store: Path | None, *, shared: bool = False, create: bool = False,
-                 strategies_dirs: Iterable[Path] = (), **overrides: Any) -> Callable[[], Index]:
-    """``open_index`` for later, from another thread (a server's first call): the settings, ``--set``
-    and ``--wait`` included, are read now, while the command's context exists. ``create``: the one
+def index_opener(project: Path, store: Path | str | None, *, write: bool = False, shared: bool = False,
+                 create: bool = False, strategies_dirs: Iterable[Path] = (), **overrides: Any) -> Callable[[], Index]:
+    """``Index.opener`` with the command's settings (its flags, ``--set`` and ``--wait``), read now while
+    the command's context exists (a server opens it later, from another thread). ``create``: the one
     writer, which may start a new index (as ``acms index`` does)."""
-    from acms.api import Index, Mode, store_dir
-    from acms.strategies.registry import StrategyRegistry
+    from acms.api import Index
 
     root = resolve_project(project)
     settings = settings_for(root, **overrides)
-    mode = Mode.WRITE if create else Mode.SHARED if shared else Mode.READ
-    location, wait, command = store_dir(root, settings, store), wait_seconds(settings), " ".join(sys.argv[:3])
-    registry = StrategyRegistry.default(strategies_dirs)
-    return lambda: Index(root, settings, location, mode=mode, wait=wait, command=command, create=create,
-                         registry=registry)
+    mode = "write" if create or write else "shared" if shared else "read"
+    return Index.opener(root, store=store, mode=mode, wait=wait_seconds(settings), create=create,
+                        command=" ".join(sys.argv[:3]), settings=settings, strategies_dirs=strategies_dirs)
 
 
 def refresh_option(func: F) -> F:
@@ -173,7 +163,7 @@ def watch_option(func: F) -> F:
 def follower(index: Index, on_refresh: Callable[[Any], object]) -> Any:
     """What follows ``index``'s project (``acms watch``, and beside ``acms mcp`` and ``acms serve``):
     its settings' debounce, its index directory not watched."""
-    from acms.service.watch import Follower
+    from acms.results import Follower
 
     return Follower(index.root, index.refresh, debounce_ms=index.settings.watch_debounce_ms,
                     ignore=[index.layout.root], on_refresh=on_refresh)
@@ -191,7 +181,7 @@ def start_following(index: Index, name: str) -> Any:
 
 def note_stale(stale: Iterable[str]) -> None:
     """On stderr: the indexed files a read answered without (``refresh = warn``, or a refresh that could not run)."""
-    from acms.service.freshness import stale_notice
+    from acms.results import stale_notice
 
     if notice := stale_notice(list(stale)):
         click.echo(f"acms: note: {notice}", err=True)
@@ -212,11 +202,24 @@ def _check_arguments(kwargs: dict[str, Any]) -> None:
                 raise UsageError(f"{field.replace('_', '-')}: {why}")
 
 
-def boundary(func: F) -> F:
-    """Turn AcmsError into a one-line message and its exit code; nothing else is swallowed. A command
-    asked for JSON (``--json``, ``--format json``) also prints the error as the v0 error envelope on
-    stdout, where its machine reader looks (code, message, whether a retry can help, what to do)."""
+REQUEST_ID = "acms.request_id"  # click context meta: the request id a command's error envelope quotes
 
+
+def _fail(exc: AcmsError, envelope: bool) -> None:
+    """The one place the CLI maps an error: the v0 error envelope on stdout when a machine reads the
+    output, one line (and the error's report) on stderr, and the error's exit code from the table."""
+    if envelope and not exc.reported:
+        from acms.assembly.protocol import envelope_for
+
+        ctx = click.get_current_context(silent=True)
+        echo_json(envelope_for(exc, request_id=str(ctx.meta.get(REQUEST_ID, "")) if ctx else ""))
+    click.echo(f"acms: error: {exc.message}", err=True)
+    for line in getattr(exc, "report", [])[:50]:
+        click.echo(f"  {line}", err=True)
+    sys.exit(exc.exit_code)
+
+
+def _guarded(func: F, always_envelope: bool) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -226,13 +229,22 @@ def boundary(func: F) -> F:
             except OSError as exc:  # a full disk, a read-only file system: one line, not a traceback
                 raise environment_error(exc) or exc from None
         except AcmsError as exc:
-            if kwargs.get("as_json") or kwargs.get("fmt") == "json":
-                from acms.assembly.protocol import envelope_for
-
-                echo_json(envelope_for(exc, request_id=""))
-            click.echo(f"acms: error: {exc.message}", err=True)
-            for line in getattr(exc, "report", [])[:50]:
-                click.echo(f"  {line}", err=True)
-            sys.exit(exc.exit_code)
+            _fail(exc, always_envelope or bool(kwargs.get("as_json")) or kwargs.get("fmt") == "json")
 
     return wrapper  # type: ignore[return-value]
+
+
+class _Boundary:
+    """``@boundary``: turn AcmsError into a one-line message and its exit code; nothing else is swallowed.
+    A command asked for JSON (``--json``, ``--format json``) also prints the error as the v0 error
+    envelope on stdout, where its machine reader looks (code, message, whether a retry can help, what to
+    do). ``@boundary.envelope``: a command whose output is always JSON (``acms render``)."""
+
+    def __call__(self, func: F) -> F:
+        return _guarded(func, always_envelope=False)
+
+    def envelope(self, func: F) -> F:
+        return _guarded(func, always_envelope=True)
+
+
+boundary = _Boundary()

@@ -10,17 +10,11 @@ from pathlib import Path
 from typing import IO, Any
 
 import click
-from pyoxigraph import Quad
 
 from acms.cli.common import boundary, open_index, project_options
 from acms.cli.progress import reporter
-from acms.errors import UsageError
-from acms.export import graph as graph_formats
-from acms.export import rdf, scope, view
-from acms.service.progress import Progress
-from acms.vocab import GRAPH_ONTOLOGY
-
-FORMATS = [*rdf.FORMATS, *graph_formats.WRITERS]
+from acms.results import EXPORT_FORMATS as FORMATS
+from acms.results import ExportScope, is_binary
 
 
 @click.command("export")
@@ -58,64 +52,13 @@ def export_cmd(fmt: str, output: Path | None, tier: str | None, modules: bool, e
     entity, a file's neighbourhood, and tiers with history. Colours are one per kind, the same in
     graphml, dot, cytoscape and html. A file given with -o appears whole or not at all.
     """
-    if fmt == "html":
-        max_nodes = 10**9  # the view summarises; nothing is left out
-    chosen = [x for x in (tier, modules or None, entity, construct_file) if x]
-    if len(chosen) > 1:
-        raise UsageError("choose one scope: --tier, --modules, --neighbourhood or --construct")
-    idx = open_index(project, store)
-    graph = idx.store
-    try:
-        predicates = None if fmt in rdf.FORMATS else view.PREDICATES
-        graphs = scope.tier(tier) if tier else None if modules or entity or construct_file else scope.whole()
-        # the bar's total when it is cheap to know: every quad of the store but the ontology's (a count
-        # of one tier would cost a fifth of reading it; the viewer formats read only some predicates)
-        total = graph.count() - graph.count(GRAPH_ONTOLOGY) if graphs and not tier and predicates is None else None
-        if graphs:
-            quads: Iterator[Quad] = graphs.stream(graph, predicates, view.SKIP_KINDS)
-        elif modules:
-            quads = iter(scope.require(scope.modules(graph)))
-        elif entity:
-            quads = iter(scope.require(scope.neighbourhood(graph, entity, depth)))
-        else:
-            quads = iter(scope.require(scope.construct(graph, construct_file.read_text(encoding="utf-8"))))  # type: ignore[union-attr]
-        from acms.ontology.service import extension_namespaces
-
-        counted = Counted(quads, reporter(progress, machine_output=False), total)
-        with _destination(output, binary=fmt in rdf.FORMATS) as out:
-            if fmt in rdf.FORMATS:
-                rdf.write(counted, fmt, out)
-            else:
-                built = view.build(counted, max_nodes, extension_namespaces(graph))
-                if built.dropped:
-                    click.echo(f"warning: {built.dropped} nodes over --max-nodes {max_nodes} left out (the smallest)",
-                               err=True)
-                graph_formats.WRITERS[fmt](built, out)
-            if not counted.quads:  # raised before the file is put in place
-                raise UsageError("the export scope is empty (nothing indexed, or nothing matches)")
-    finally:
-        idx.close()
-
-
-class Counted:
-    """The quads as they stream, counted, and reported as the ``export`` phase (``acms.cli.progress``:
-    a bar with counts and ETA on a terminal when the total is known, a line now and then elsewhere)."""
-
-    EVERY = 20_000  # quads between two progress updates
-
-    def __init__(self, quads: Iterator[Quad], progress: Progress, total: int | None = None) -> None:
-        self._quads, self.progress, self.total = quads, progress, total
-        self.quads = 0
-
-    def __iter__(self) -> Iterator[Quad]:
-        self.progress.start("export", self.total)
-        for quad in self._quads:
-            self.quads += 1
-            if not self.quads % self.EVERY:
-                self.progress.update(self.quads, self.total)
-            yield quad
-        self.progress.update(self.quads, self.total)
-        self.progress.finish("export")
+    where = ExportScope(tier=tier, modules=modules, entity=entity, depth=depth,
+                        construct=construct_file.read_text(encoding="utf-8") if construct_file else None)
+    with open_index(project, store) as idx, _destination(output, binary=is_binary(fmt)) as out:
+        done = idx.export.write(out, fmt, where, max_nodes=max_nodes,
+                                progress=reporter(progress, machine_output=False))
+    if done.dropped:
+        click.echo(f"warning: {done.dropped} nodes over --max-nodes {max_nodes} left out (the smallest)", err=True)
 
 
 @contextmanager

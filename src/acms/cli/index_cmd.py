@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from acms.api import Index, Mode, store_dir
+from acms.api import Index
 from acms.cli.common import (
     STORE,
     boundary,
@@ -21,10 +20,8 @@ from acms.cli.common import (
     wait_seconds,
 )
 from acms.cli.progress import reporter
-from acms.ontology.service import extension_namespaces
-from acms.service.index_run import IndexReport
-from acms.sparql import catalog
-from acms.store.protocol import GraphStore
+from acms.errors import Unsatisfied
+from acms.results import IndexReport
 
 
 def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
@@ -114,9 +111,9 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
     settings = settings_for(root, max_file_bytes=max_file_bytes)
     if exclude:
         settings = settings.merged({"exclude": tuple(settings.exclude) + exclude})
-    target = store_dir(root, settings, store)
-    with Index(root, settings, target, mode=Mode.WRITE, wait=wait_seconds(settings), command=f"acms index {root}",
-               create=True) as index:
+    with Index.open(root, store=store, settings=settings, mode="write", wait=wait_seconds(settings),
+                    command=f"acms index {root}", create=True) as index:
+        target = index.location
         report = index.index(history=history, progress=reporter(progress, as_json), rehash=rehash, force=force)
     if as_json:
         data = dict(vars(report))
@@ -128,54 +125,14 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
         _summary(report, target, verbose)
 
 
-def _rows(store: GraphStore, key: str) -> list[dict[str, str]]:
-    return [{k: v.value for k, v in row.items()} for row in store.select(catalog.text(key))]
-
-
-def _short(iri: str) -> str:
-    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
-
-
-def _class_name(iri: str, extensions: dict[str, str]) -> str:
-    """UKO classes by local name; an extension's as ``prefix:Local`` (``api:Endpoint``)."""
-    for prefix, ns in extensions.items():
-        if iri.startswith(ns):
-            return f"{prefix}:{iri[len(ns):]}"
-    return _short(iri)
-
-
-def _languages(store: GraphStore) -> dict[str, dict[str, object]]:
-    """Files, lines and code elements by class (``symbols``) per language."""
-    out: dict[str, dict[str, object]] = {r["language"]: {"files": int(r["files"]), "lines": int(r["total_lines"]),
-                                                         "symbols": {}} for r in _rows(store, "stats/languages")}
-    for r in _rows(store, "stats/symbols-by-language"):
-        entry = out.get(r["language"])
-        if entry is not None:
-            entry["symbols"][_short(r["kind"])] = int(r["n"])  # type: ignore[index]
-    return out
-
-
 @click.command("stats")
 @project_options
 @json_option
 @boundary
 def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """Counts per class, named graph and language; store size; the last index run."""
-    idx = open_index(project, store)
-    graph = idx.store
-    try:
-        extensions = extension_namespaces(graph)
-        data = {
-            "store": idx.remote.endpoints.display if idx.remote else str(idx.layout.root),
-            "store_bytes": graph.size_bytes(),
-            "quads": graph.count(),
-            "classes": {_class_name(r["class"], extensions): int(r["n"]) for r in _rows(graph, "stats/classes")},
-            "graphs": {r["graph"]: int(r["n"]) for r in _rows(graph, "stats/tiers")},
-            "languages": _languages(graph),
-            "last_run": next(iter(_rows(graph, "stats/last-run")), None),
-        }
-    finally:
-        idx.close()
+    with open_index(project, store) as idx:
+        data = idx.stats().as_dict()
     if as_json:
         echo_json(data)
         return
@@ -208,15 +165,11 @@ def validate_cmd(project: Path, store: Path | None, as_json: bool) -> None:
 
     Exits 1 with one line per violation when the store does not conform.
     """
-    from acms.validation.batch import validate_whole_store
-
-    from acms.ontology.extensions import configured
-
     with open_index(project, store) as idx:
-        extra = [e.shapes_text for e in configured(idx.settings.extensions, idx.root) if e.shapes_text]
-        violations = validate_whole_store(idx.store, extra)
+        result = idx.validate()
+    violations = result.violations
     if as_json:
-        echo_json({"conforms": not violations, "violations": [str(v) for v in violations]})
+        echo_json(result.as_dict())
     elif not violations:
         click.echo("the store conforms to the shapes")
     else:
@@ -224,4 +177,4 @@ def validate_cmd(project: Path, store: Path | None, as_json: bool) -> None:
         for v in violations[:200]:
             click.echo(f"  {v}")
     if violations:
-        sys.exit(1)
+        raise Unsatisfied(f"{len(violations)} violation(s) of the shapes")

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from acms.cli.common import boundary, echo_json, json_option, open_index, project_options, resolve_project
-from acms.ontology import service
-from acms.ontology.check import Level, check_extension
-from acms.ontology.extensions import load_extension
+from acms.api import Index
+from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
+from acms.errors import ExtensionRejected
+from acms.results import Level
 
 
 @click.group("ontology")
@@ -29,12 +28,8 @@ def ontology_group() -> None:
 @boundary
 def list_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """The ontologies loaded in the index (UKO and extensions), their versions and status."""
-    idx = open_index(project, store)
-    graph, settings = idx.store, idx.settings
-    try:
-        rows = service.list_ontologies(graph, settings, resolve_project(project))
-    finally:
-        idx.close()
+    with open_index(project, store) as idx:
+        rows = idx.ontology.list()
     if as_json:
         echo_json([vars(r) for r in rows])
         return
@@ -56,8 +51,8 @@ def check_cmd(extension: str, project: Path, no_reasoner: bool, as_json: bool) -
     term; all its terms are in its own namespace; shapes.ttl is valid SHACL (SHACL-SHACL) in the subset
     acms compiles; rules parse and only insert; OWL consistency with UKO by HermiT when Java is present.
     """
-    ext = load_extension(extension, resolve_project(project))
-    report = check_extension(ext, reasoner=not no_reasoner)
+    ext = Index.check_extension(extension, project, reasoner=not no_reasoner)
+    report = ext.report
     if as_json:
         echo_json(report.as_dict())
     else:
@@ -66,7 +61,7 @@ def check_cmd(extension: str, project: Path, no_reasoner: bool, as_json: bool) -
             click.echo(f"  {f.level.value}: [{f.check}] {f.message}")
         click.echo("ok" if report.ok else f"rejected: {len(report.errors())} error(s)")
     if not report.ok:
-        sys.exit(6)
+        raise ExtensionRejected(f"extension {ext.name} rejected: {len(report.errors())} error(s)")
 
 
 @ontology_group.command("add")
@@ -81,12 +76,8 @@ def add_cmd(extension: str, project: Path, store: Path | None, no_reasoner: bool
     The config file is acms.toml (or [tool.acms] in pyproject.toml). The ontology graph and the rules'
     triples are written in one validated transaction; adding an extension again re-runs its rules.
     """
-    idx = open_index(project, store, write=True)
-    graph, settings = idx.store, idx.settings
-    try:
-        change = service.add_extension(graph, settings, resolve_project(project), extension, reasoner=not no_reasoner)
-    finally:
-        idx.close()
+    with open_index(project, store, write=True) as idx:
+        change = idx.ontology.add(extension, reasoner=not no_reasoner)
     if as_json:
         data = {k: v for k, v in vars(change).items() if k != "report"}
         data["check"] = change.report.as_dict() if change.report else None
@@ -107,12 +98,8 @@ def add_cmd(extension: str, project: Path, store: Path | None, no_reasoner: bool
 @boundary
 def remove_cmd(extension: str, project: Path, store: Path | None, as_json: bool) -> None:
     """Unregister EXTENSION and remove its ontology and every triple its rules derived (nothing else)."""
-    idx = open_index(project, store, write=True)
-    graph, settings = idx.store, idx.settings
-    try:
-        change = service.remove_extension(graph, settings, resolve_project(project), extension)
-    finally:
-        idx.close()
+    with open_index(project, store, write=True) as idx:
+        change = idx.ontology.remove(extension)
     if as_json:
         echo_json({k: v for k, v in vars(change).items() if k != "report"})
         return
@@ -127,12 +114,8 @@ def remove_cmd(extension: str, project: Path, store: Path | None, as_json: bool)
 @boundary
 def describe_cmd(term: str, project: Path, store: Path | None, as_json: bool) -> None:
     """Label, comment, super/sub classes, domain/range and instance count of TERM (api:Endpoint, uko:Function, Function)."""
-    idx = open_index(project, store)
-    graph = idx.store
-    try:
-        d = service.describe(graph, term)
-    finally:
-        idx.close()
+    with open_index(project, store) as idx:
+        d = idx.ontology.describe(term)
     if as_json:
         echo_json(vars(d))
         return

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from acms.cli.common import boundary, echo_json, json_option, open_index, project_options
-from acms.decisions import records
-from acms.decisions.model import RECORDABLE, DecisionInfo, PlanInfo
-from acms.store.protocol import GraphStore
-from acms.vocab import IriMinter
-
-
-@contextmanager
-def _index(project: Path, store: Path | None, *, write: bool = False) -> Iterator[tuple[GraphStore, IriMinter]]:
-    with open_index(project, store, write=write) as idx:
-        yield idx.store, IriMinter(idx.settings.project_name or idx.root.resolve().name)
+from acms.results import RECORDABLE, DecisionInfo, PlanInfo
 
 
 @click.group("plan")
@@ -34,12 +23,12 @@ def plan_group() -> None:
 @boundary
 def plan_create_cmd(name: str, parent: str | None, project: Path, store: Path | None, as_json: bool) -> None:
     """Create plan NAME, optionally as a sub-plan of --parent."""
-    with _index(project, store, write=True) as (db, minter):
-        iri = records.create_plan(db, minter, name, parent)
+    with open_index(project, store, write=True) as idx:
+        iri = idx.plans.create(name, parent)
     if as_json:
-        echo_json({"name": name.strip(), "iri": iri.value, "parent": parent})
+        echo_json({"name": name.strip(), "iri": iri, "parent": parent})
     else:
-        click.echo(f"plan {name.strip()}" + (f" (in {parent})" if parent else "") + f": {iri.value}")
+        click.echo(f"plan {name.strip()}" + (f" (in {parent})" if parent else "") + f": {iri}")
 
 
 @plan_group.command("show")
@@ -50,12 +39,11 @@ def plan_create_cmd(name: str, parent: str | None, project: Path, store: Path | 
 def plan_show_cmd(plan: str | None, project: Path, store: Path | None, as_json: bool) -> None:
     """The plans as a tree with their decisions (id, status, title, about, supersedes); retired ones
     are marked. With PLAN, that plan's subtree and its ancestors."""
-    with _index(project, store) as (db, _):
-        roots, unplanned = records.plan_tree(db, plan)
-        lineage = records.ancestors(db, plan) if plan else []
+    with open_index(project, store) as idx:
+        tree = idx.plans.show(plan)
+    roots, unplanned, lineage = tree.plans, tree.unplanned, tree.ancestors
     if as_json:
-        echo_json({"plans": [p.as_dict() for p in roots], "ancestors": lineage,
-                   "unplanned": [d.as_dict() for d in unplanned]})
+        echo_json(tree.as_dict())
         return
     if not roots and not unplanned:
         click.echo("no plans and no decisions yet: acms plan create NAME")
@@ -121,14 +109,12 @@ def decision_group() -> None:
 def decision_record_cmd(text: str, plan: str, title: str | None, about: tuple[str, ...], supersedes: str | None,
                         status: str, project: Path, store: Path | None, as_json: bool) -> None:
     """Record a decision (TEXT: what was decided and why) in a plan; prints its id."""
-    with _index(project, store, write=True) as (db, minter):
-        ident = records.record_decision(db, minter, plan=plan, text=text, title=title, about=about,
-                                        supersedes=supersedes, status=status)
-        info = next((d for d in records.list_decisions(db) if d.id == ident), None)
+    with open_index(project, store, write=True) as idx:
+        info = idx.plans.record(text, plan=plan, title=title, about=about, supersedes=supersedes, status=status)
     if as_json:
-        echo_json(info.as_dict() if info else {"id": ident})
+        echo_json({"id": info} if isinstance(info, str) else info.as_dict())
     else:
-        click.echo(ident)
+        click.echo(info if isinstance(info, str) else info.id)
 
 
 @decision_group.command("list")
@@ -138,8 +124,8 @@ def decision_record_cmd(text: str, plan: str, title: str | None, about: tuple[st
 @boundary
 def decision_list_cmd(about: str | None, project: Path, store: Path | None, as_json: bool) -> None:
     """Every decision, recorded and from ADR files, oldest first (retired ones marked)."""
-    with _index(project, store) as (db, _):
-        decisions = records.list_decisions(db, about)
+    with open_index(project, store) as idx:
+        decisions = idx.plans.decisions(about)
     if as_json:
         echo_json([d.as_dict() for d in decisions])
         return

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from acms.service.progress import NullProgress, Progress
+from acms.results import NullProgress, Progress
 
 LINE_EVERY = 10.0  # seconds between two one-line reports off a terminal
 

@@ -9,9 +9,7 @@ import click
 from acms.cli.common import boundary, echo_json, json_option, note_stale, open_index, project_options, refresh_option
 from acms.cli.progress import Phases, reporter
 from acms.errors import UsageError
-from acms.retrieval.embedding_store import active_model, make_provider, migrate
-from acms.retrieval.search import Mode
-from acms.sparql import catalog
+from acms.results import SearchMode as Mode
 
 PROVIDERS = ["lsa", "openai", "local"]
 
@@ -66,33 +64,11 @@ def embeddings_group() -> None:
 @boundary
 def embeddings_status(project: Path, store: Path | None, as_json: bool) -> None:
     """Model, dimensions, coverage and staleness of the stored vectors."""
-    idx = open_index(project, store)
-    graph, layout, settings = idx.store, idx.layout, idx.settings
-    try:
-        model = active_model(graph)
-        cov = graph.select(catalog.text("embeddings/coverage"))[0]
-        total, embedded = int(cov["total"].value), int(cov["embedded"].value)
-        configured = None
-        problem = None
-        try:
-            configured = make_provider(settings.embedding_provider, settings, layout).model_id
-        except Exception as exc:  # noqa: BLE001 - reported, not raised: this is a status command
-            problem = str(getattr(exc, "message", exc))
-    finally:
-        idx.close()
-    data = {
-        "model": model.model_id if model else None,
-        "dimensions": model.dimensions if model else None,
-        "created": model.created if model else None,
-        "fragments": total,
-        "embedded": embedded,
-        "coverage": round(embedded / total, 4) if total else 0.0,
-        "stale": embedded < total,
-        "configured_provider": settings.embedding_provider,
-        "configured_model": configured,
-        "mismatch": bool(model and configured and configured != model.model_id),
-        "provider_problem": problem,
-    }
+    with open_index(project, store) as idx:
+        status = idx.embeddings.status()
+    data = status.as_dict()
+    total, embedded, configured, problem = status.fragments, status.embedded, status.configured_model, \
+        status.provider_problem
     if as_json:
         echo_json(data)
         return
@@ -123,12 +99,8 @@ def reindex_cmd(embeddings: bool, provider: str | None, progress: bool | None, p
     """
     if not embeddings:
         raise UsageError("say what to reindex: --embeddings")
-    idx = open_index(project, store, write=True, embedding_provider=provider)
-    graph, layout, settings = idx.store, idx.layout, idx.settings
-    try:
-        report = migrate(graph, layout, settings, settings.embedding_provider, Phases(reporter(progress, as_json)))
-    finally:
-        idx.close()
+    with open_index(project, store, write=True, embedding_provider=provider) as idx:
+        report = idx.embeddings.migrate(phases=Phases(reporter(progress, as_json)))
     if as_json:
         echo_json(vars(report))
     else:

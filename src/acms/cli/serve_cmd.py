@@ -13,7 +13,7 @@ import click
 from acms.cli.assemble_cmd import strategies_option
 from acms.cli.common import boundary, open_index, project_options, start_following, watch_option
 from acms.errors import UsageError
-from acms.sparql.dataset import DefaultGraph
+from acms.results import DefaultGraph
 
 if TYPE_CHECKING:
     import uvicorn

@@ -7,39 +7,31 @@ import sys
 from pathlib import Path
 
 import click
-import pyoxigraph as ox
-from pyoxigraph import Literal, NamedNode
 
-from acms.terms import Term
-
+from acms.api import Index
 from acms.cli.common import boundary, note_stale, open_index, project_options, refresh_option
 from acms.errors import UsageError
-from acms.sparql import catalog
-from acms.sparql.dataset import DefaultGraph, dataset_arguments
-from acms.sparql.bind import term_from_text
-from acms.sparql.runner import prestart
-from acms.sparql.guard import check_query, refuse_update
+from acms.results import Answer, DefaultGraph
 
-FORMATS = {"json": ox.QueryResultsFormat.JSON, "csv": ox.QueryResultsFormat.CSV,
-           "tsv": ox.QueryResultsFormat.TSV, "xml": ox.QueryResultsFormat.XML}
-RDF_FORMATS = {"turtle": ox.RdfFormat.TURTLE, "ntriples": ox.RdfFormat.N_TRIPLES, "jsonld": ox.RdfFormat.JSON_LD}
+BIND_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def parse_binding(text: str) -> tuple[str, Term]:
-    """``name=value``: ``<iri>`` is an IRI, an integer is xsd:integer, anything else a string."""
+def parse_binding(text: str) -> tuple[str, str]:
+    """``name=value``; the value is typed by the façade (``<iri>`` an IRI, an integer xsd:integer,
+    anything else a string)."""
     name, sep, value = text.partition("=")
-    if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+    if not sep or not BIND_NAME.fullmatch(name):
         raise UsageError(f"--bind expects name=value, got {text!r}")
-    return name, term_from_text(name, value)
+    return name, value
 
 
-def _query_text(query: str | None, file: str | None, saved: str | None, bindings: dict[str, Term]) -> tuple[str, bool]:
+def _query_text(query: str | None, file: str | None, saved: str | None, bindings: dict[str, str]) -> tuple[str, bool]:
     """The text to run and whether it is trusted (shipped with acms)."""
     given = [x for x in (query, file, saved) if x is not None]
     if len(given) != 1:
         raise UsageError("give exactly one of QUERY, -f FILE or --saved NAME (see --list)")
     if saved is not None:
-        spec = catalog.saved(saved)
+        spec = Index.saved_query(saved)
         missing = [p for p, _ in spec.params if p not in bindings]
         if missing:
             raise UsageError(f"saved query {saved!r} needs --bind " + ", ".join(f"{m}=..." for m in missing))
@@ -54,15 +46,8 @@ def _query_text(query: str | None, file: str | None, saved: str | None, bindings
     return query or "", False
 
 
-def _cell(term: Term | None) -> str:
-    if term is None:
-        return ""
-    return term.value if isinstance(term, (NamedNode, Literal)) else str(term)
-
-
-def _table(result: ox.QuerySolutions) -> None:
-    names = [v.value for v in result.variables]
-    rows = [[_cell(s[n]) for n in names] for s in result]
+def _table(answer: Answer) -> None:
+    names, rows = answer.variables, answer.rows
     widths = [min(60, max([len(n)] + [len(r[i]) for r in rows])) for i, n in enumerate(names)]
     click.echo("  ".join(n.ljust(w) for n, w in zip(names, widths)))
     click.echo("  ".join("-" * w for w in widths))
@@ -111,42 +96,24 @@ def sparql_cmd(query: str | None, file: str | None, saved: str | None, list_save
     fragment's count is not stored.
     """
     if list_saved:
-        for key, spec in sorted(catalog.all_queries().items()):
-            if spec.folder == "explore":
-                params = " ".join(f"--bind {p}=..." for p, _ in spec.params)
-                click.echo(f"{spec.name:<32} {spec.summary}" + (f"  [{params}]" if params else ""))
+        for spec in Index.saved_queries():
+            params = " ".join(f"--bind {p}=..." for p, _ in spec.params)
+            click.echo(f"{spec.name:<32} {spec.summary}" + (f"  [{params}]" if params else ""))
         return
-    bindings = dict(parse_binding(b) for b in binds)
-    text, trusted = _query_text(query, file, saved, bindings)
+    given = dict(parse_binding(b) for b in binds)
+    text, trusted = _query_text(query, file, saved, given)
+    bindings = Index.bindings(given)
     if not trusted:
-        check_query(text, allow_service=allow_service)
-    refuse_update(text)
-    prestart()  # the query's bounded child process starts while the index is opened
-    idx = open_index(project, store, refresh=refresh)
-    try:
-        note_stale(idx.freshen())
-        graph = idx.store
-        across = saved is not None and catalog.saved(saved).scope == "store"  # every project of a shared store
-        dataset = {"whole_store": True} if across else dataset_arguments(text, DefaultGraph(default_graph))
-        result = graph.query_raw(text, bindings or None, limits=idx.query_limits, **dataset)  # stopped at them
-        if isinstance(result, ox.QuerySolutions):
-            if fmt == "table":
-                _table(result)
-            elif fmt in FORMATS:
-                click.echo(result.serialize(format=FORMATS[fmt]).decode("utf-8"), nl=False)
-            else:
-                raise UsageError(f"--format {fmt} is for CONSTRUCT/DESCRIBE; use table, json, csv, tsv or xml")
-        elif isinstance(result, ox.QueryBoolean):
-            if fmt in RDF_FORMATS:
-                raise UsageError(f"--format {fmt} is for CONSTRUCT/DESCRIBE; use table, json, csv, tsv or xml")
-            if fmt in FORMATS:
-                click.echo(result.serialize(format=FORMATS[fmt]).decode("utf-8"), nl=False)
-            else:
-                click.echo("true" if bool(result) else "false")
-        else:
-            if fmt in FORMATS:
-                raise UsageError(f"--format {fmt} is for SELECT/ASK; use turtle, ntriples or jsonld")
-            rdf_format = RDF_FORMATS.get(fmt, ox.RdfFormat.TURTLE)
-            click.echo(ox.serialize(result, format=rdf_format, prefixes=graph.prefixes()).decode("utf-8"), nl=False)
-    finally:
-        idx.close()
+        Index.check_query(text, allow_service=allow_service)
+    Index.prestart()  # the query's bounded child process starts while the index is opened
+    with open_index(project, store, refresh=refresh) as idx:
+        across = saved is not None and Index.saved_query(saved).scope == "store"  # every project of a shared store
+        answer = idx.answer(text, bindings, fmt=fmt, trusted=trusted, allow_service=allow_service,
+                            default_graph=default_graph, whole_store=across)
+        note_stale(idx.stale)
+    if fmt == "table" and answer.form == "select":
+        _table(answer)
+    elif answer.form == "ask" and fmt == "table":
+        click.echo(answer.text)
+    else:
+        click.echo(answer.text, nl=False)

@@ -8,7 +8,6 @@ import click
 
 from acms.cli.common import boundary, echo_json, json_option, note_stale, open_index, project_options, refresh_option
 from acms.errors import TiersInconsistent
-from acms.temporal import tiers as tiers_mod
 
 
 @click.group("tiers", invoke_without_command=True)
@@ -28,12 +27,8 @@ def tiers_group(ctx: click.Context, project: Path, store: Path | None, as_json: 
     """
     if ctx.invoked_subcommand is not None:
         return
-    idx = open_index(project, store)
-    graph, settings = idx.store, idx.settings
-    try:
-        data = {"tiers": tiers_mod.counts(graph), "policy": tiers_mod.Policy.of(settings).describe()}
-    finally:
-        idx.close()
+    with open_index(project, store) as idx:
+        data = idx.tiers.counts().as_dict()
     if as_json:
         echo_json(data)
         return
@@ -47,13 +42,8 @@ def tiers_group(ctx: click.Context, project: Path, store: Path | None, as_json: 
 @boundary
 def rebalance_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """Apply the tier policy now (acms index does it after every run)."""
-    idx = open_index(project, store, write=True)
-    graph, settings = idx.store, idx.settings
-    try:
-        result = tiers_mod.rebalance(graph, tiers_mod.Policy.of(settings))
-        graph.flush()
-    finally:
-        idx.close()
+    with open_index(project, store, write=True) as idx:
+        result = idx.tiers.rebalance()
     if as_json:
         echo_json({"hot_entities": result.hot_entities, "promoted": result.promoted, "demoted": result.demoted,
                    "reasons": result.reasons})
@@ -68,14 +58,11 @@ def rebalance_cmd(project: Path, store: Path | None, as_json: bool) -> None:
 @boundary
 def check_cmd(project: Path, store: Path | None, as_json: bool) -> None:
     """Check that every resource's triples sit in exactly one tier (exit 1 when not)."""
-    idx = open_index(project, store)
-    graph = idx.store
-    try:
-        bad = tiers_mod.violations(graph)
-    finally:
-        idx.close()
+    with open_index(project, store) as idx:
+        checked = idx.tiers.check()
+    bad = checked.violations
     if as_json:
-        echo_json({"ok": not bad, "violations": [{"resource": s, "tiers": n} for s, n in bad]})
+        echo_json(checked.as_dict())
     else:
         for s, n in bad[:50]:
             click.echo(f"{s}: in {n} tiers")

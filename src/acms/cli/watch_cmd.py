@@ -29,7 +29,7 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
       acms watch
       refreshed: 1 file re-indexed in 0.41 s: src/app.py
     """
-    from acms.service.watch import Refreshed
+    from acms.results import Refreshed
 
     index = open_index(project, store, shared=True, watch_debounce_ms=debounce_ms)  # missing index: exit 4
 

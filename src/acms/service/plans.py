@@ -1,0 +1,57 @@
+"""Plans and decisions of one index: create and show plans, record and list decisions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from acms.decisions import records
+from acms.decisions.model import DecisionInfo, PlanInfo
+from acms.service.host import Host
+from acms.vocab import IriMinter
+
+
+@dataclass
+class PlanTree:
+    plans: list[PlanInfo]
+    ancestors: list[str] = field(default_factory=list)
+    unplanned: list[DecisionInfo] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"plans": [p.as_dict() for p in self.plans], "ancestors": self.ancestors,
+                "unplanned": [d.as_dict() for d in self.unplanned]}
+
+
+class Plans:
+    """``index.plans``."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+
+    def _minter(self) -> IriMinter:
+        return IriMinter(self._host.project_name)
+
+    def create(self, name: str, parent: str | None = None) -> str:
+        """Create plan ``name`` (optionally inside ``parent``); its IRI."""
+        with self._host.session.writing() as store:
+            return records.create_plan(store, self._minter(), name, parent).value
+
+    def show(self, plan: str | None = None) -> PlanTree:
+        """The plans as a tree with their decisions; with ``plan``, its subtree and its ancestors."""
+        with self._host.session.reading() as store:
+            roots, unplanned = records.plan_tree(store, plan)
+            return PlanTree(roots, records.ancestors(store, plan) if plan else [], unplanned)
+
+    def record(self, text: str, *, plan: str, title: str | None = None, about: Sequence[str] = (),
+               supersedes: str | None = None, status: str = "accepted") -> DecisionInfo | str:
+        """Record a decision; the decision as listed (its id alone if it cannot be listed back)."""
+        with self._host.session.writing() as store:
+            ident = records.record_decision(store, self._minter(), plan=plan, text=text, title=title, about=about,
+                                            supersedes=supersedes, status=status)
+            return next((d for d in records.list_decisions(store) if d.id == ident), ident)
+
+    def decisions(self, about: str | None = None) -> list[DecisionInfo]:
+        """Every decision, recorded and from ADR files, oldest first; ``about``: only those about an entity."""
+        with self._host.session.reading() as store:
+            return records.list_decisions(store, about)
