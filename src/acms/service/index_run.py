@@ -59,6 +59,7 @@ from acms.retrieval import embedding_ahead
 from acms.retrieval.corpus_spill import beside, read_texts, remove_spills, spill_path
 from acms.retrieval.embedding_store import active_model, embed_missing, prune_kept_models, remove_staged_models
 from acms.service.freshness import Staleness, last_run, manifest_after_run, stored_hashes, walk_settings
+from acms.service.identity import project_name
 from acms.service.progress import NullProgress, Progress
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -139,7 +140,7 @@ class IndexRun:
         self.store, self.settings, self.layout, self.history = store, settings, layout, history
         self.progress: Progress = progress or NullProgress()
         self.adopt(datetime.now(UTC), IndexReport(root=str(self.root)), None)
-        self.minter = IriMinter(settings.project_name or self.root.name)
+        self.minter = IriMinter(project_name(self.root, settings))
         self.extensions = ontology_extensions.configured(settings.extensions, self.root)
         self.full_ontology = ontology_quads(ontology_extensions.ontology_quads(self.extensions))
         # A streamed first index's corpus rows, for the caches' build (:mod:`acms.retrieval.corpus_spill`)
