@@ -7,9 +7,9 @@ follows the graph's structural edges outward and inward (``expand-out.rq`` / ``e
 kinds and their weights are the strategy's data: ``[phase.edges_out]`` / ``[phase.edges_in]`` in
 ``strategy.toml``) and the names the seeds' code uses that name exactly one definition outside tests
 (``defined-names.rq``: the bare-name resolution a reader does, which catches what static call edges
-miss, such as ``response.url`` or a class used only in an annotation), and a method's namesakes up,
-down and across its class hierarchy (``expand-overrides.rq``: a change to a method is often due where
-it is overridden or mirrored). A reached entity scores its
+miss, such as ``response.url`` or a class used only in an annotation), and a method's namesakes up
+and down its class hierarchy (``overrides-up.rq``, ``overrides-down.rq``: a change to a method is
+often due where it is overridden). A reached entity scores its
 seed's score times the edge's weight times ``decay`` per hop.
 
 Levels of detail follow depth: seeds are shown as bodies, entities one hop away as signatures (the
@@ -42,6 +42,11 @@ if TYPE_CHECKING:
 
 _IDENT = re.compile(r"(?<![\w.])(?:(self|cls|this)\.)?([A-Za-z_][A-Za-z0-9_]*)|\.([A-Za-z_][A-Za-z0-9_]*)")
 _KINDS = {"Class", "Function", "Method"}
+# Words of the languages themselves (and ``self``): never a definition's name worth a lookup.
+_NOT_NAMES = frozenset("""and as assert async await break case catch class const continue def del elif else
+enum except export extends false final finally fn for from func function go if impl import in interface
+is lambda let match mod new nil none not null or package pass pub raise return self static struct super
+switch this throw true try type use var void while with yield None True False""".split())
 HEADER_TOKENS = 12  # what a packed block's header (path:lines, name) costs beside its text, about
 AMBIGUOUS = 6  # a name with more entities than this is left to ``self.name`` resolution
 # Output order: bodies, the next-ranked seeds as one-line references (the next candidates for the
@@ -61,7 +66,6 @@ class ExpandOptions:
     signatures: float = 0.3
     names: float = 0.9
     overrides: float = 0.9
-    siblings: float = 0.7
     anchors: int = 4
     max_reached: int = 120
     edges_out: Mapping[str, float] = field(default_factory=dict)
@@ -80,7 +84,7 @@ class ExpandOptions:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"strategy {strategy}: bad expand option: {exc}") from None
         weights = [*opts.edges_out.values(), *opts.edges_in.values(), opts.decay, opts.names,
-                   opts.overrides, opts.siblings, opts.bodies, opts.signatures]
+                   opts.overrides, opts.bodies, opts.signatures]
         if any(not 0.0 <= float(w) <= 1.0 for w in weights) or opts.bodies + opts.signatures > 1.0:
             raise ConfigError(f"strategy {strategy}: expand weights and shares lie in [0, 1], "
                               "and bodies + signatures <= 1")
@@ -161,56 +165,58 @@ class Expansion:
                 self._reach(reached, r["entity"].value, float(r["score"].value), hop, why)
 
     def names(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
-        """Bare-name resolution over the seeds' code (see the module docstring)."""
-        wanted: dict[str, list[tuple[Candidate, bool]]] = {}
+        """Name resolution over the seeds' code (see the module docstring): ``self.x`` in a method is its
+        class's ``x``; a bare name counts when exactly one definition outside tests bears it."""
+        bare: dict[str, list[Candidate]] = {}
+        own: dict[str, list[Candidate]] = {}
         for c in seeds:
-            bare, own = identifiers(c.text)
-            for n in bare | own:
-                wanted.setdefault(n, []).append((c, n in own))
-        if not wanted:
-            return
-        rows = self.store.select(self.query("defined-names.rq"), {"name": [Literal(n) for n in sorted(wanted)]})
-        named: dict[str, set[str]] = {}
-        for r in rows:
-            named.setdefault(r["name"].value, set()).add(r["entity"].value)
-        # A name many entities share resolves only through self (``self.get``); the places of the rest
-        # are looked up to tell source from tests.
-        wanted_self = {n for n, uses in wanted.items() if any(own for _, own in uses)}
-        keep = {e for n, es in named.items() if len(es) <= AMBIGUOUS or n in wanted_self for e in es}
-        places: dict[str, tuple[str, str, str]] = {}
-        if keep:
-            for r in self.store.select(self.query("entity-places.rq"), {"entity": [NamedNode(e) for e in sorted(keep)]}):
-                if _short(r["kind"].value) in _KINDS:
-                    e = r["entity"].value
-                    places[e] = (e, r["qn"].value if "qn" in r else "", r["path"].value)
-        defs = {n: [places[e] for e in es if e in places] for n, es in named.items()}
-        for name, found in defs.items():
-            found = sorted(set(found))
-            source = [d for d in found if role_of(d[2]) is Role.SOURCE] or found
-            for seed, via_self in wanted[name]:
-                target = None
-                if via_self:
-                    owner = seed.name.rsplit(".", 1)[0] if seed.kind == "Method" else seed.name
-                    mine = [d for d in found if d[1] == f"{owner}.{name}"]
-                    target = mine[0] if len(mine) == 1 else None
-                if target is None and len(source) == 1:
-                    target = source[0]
-                if target is None or target[0] == seed.entity:
-                    continue
+            names, through_self = identifiers(c.text)
+            owner = c.name.rsplit(".", 1)[0] if c.kind == "Method" else c.name
+            for n in names | through_self:
+                if len(n) > 2 and n not in _NOT_NAMES:
+                    bare.setdefault(n, []).append(c)
+            for n in through_self:
+                own.setdefault(f"{owner}.{n}", []).append(c)
+        hits: list[tuple[Candidate, str]] = []
+        if own:
+            rows = self.store.select(self.query("qualified-names.rq"), {"qn": [Literal(q) for q in sorted(own)]})
+            for r in rows:
+                hits += [(c, r["entity"].value) for c in own[r["qn"].value]]
+        if bare:
+            rows = self.store.select(self.query("defined-names.rq"), {
+                "name": [Literal(n) for n in sorted(bare)], "most": Literal(str(AMBIGUOUS), datatype=XSD.integer)})
+            named = {r["name"].value: r["entities"].value.split() for r in rows}
+            keep = sorted({e for es in named.values() for e in es})
+            places: dict[str, str] = {}
+            if keep:
+                for r in self.store.select(self.query("entity-places.rq"), {"entity": [NamedNode(e) for e in keep]}):
+                    if _short(r["kind"].value) in _KINDS:
+                        places[r["entity"].value] = r["path"].value
+            for name, es in named.items():
+                found = sorted({e for e in es if e in places})
+                source = [e for e in found if role_of(places[e]) is Role.SOURCE] or found
+                if len(source) == 1:
+                    hits += [(c, source[0]) for c in bare[name]]
+        for seed, target in hits:
+            if target != seed.entity:
                 s = weight_of[seed.entity] * self.opts.names * self.opts.decay
-                self._reach(reached, target[0], s, 1, f"{_short(seed.entity)} names it")
+                self._reach(reached, target, s, 1, f"{_short(seed.entity)} names it")
 
     def overrides(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
-        """Methods of the same name up and down the class hierarchy, and in sibling classes."""
+        """Methods of the same name one level up and down the class hierarchy."""
         methods = [c.entity for c in seeds if c.kind == "Method"]
-        if not methods or not (self.opts.overrides or self.opts.siblings):
+        if not methods or not self.opts.overrides:
             return
-        weight = {"overrides": self.opts.overrides, "siblings": self.opts.siblings}
-        for r in self.store.select(self.query("expand-overrides.rq"), {"node": [NamedNode(m) for m in methods]}):
-            rel = r["rel"].value
-            s = weight_of[r["node"].value] * weight.get(rel, 0.0) * self.opts.decay
-            if s > 0:
-                self._reach(reached, r["entity"].value, s, 1, f"{rel} {_short(r['node'].value)}")
+        owners = self.store.select(self.query("method-classes.rq"), {"node": [NamedNode(m) for m in methods]})
+        if not owners:
+            return
+        table = [(r["node"], r["cls"], r["name"]) for r in owners]
+        for way in ("up", "down"):
+            for r in self.store.select(self.query(f"overrides-{way}.rq"), {"node cls name": table}):
+                s = weight_of[r["node"].value] * self.opts.overrides * self.opts.decay
+                if r["entity"].value != r["node"].value:
+                    self._reach(reached, r["entity"].value, s, 1, f"overrides {_short(r['node'].value)}"
+                                if way == "up" else f"overridden from {_short(r['node'].value)}")
 
     @staticmethod
     def _reach(reached: dict[str, _Reached], target: str, score: float, hop: int, why: str) -> None:
@@ -300,7 +306,7 @@ class Expansion:
         shown = {c.entity for c in bodies}
         best = sorted(((e, r) for e, r in reached.items() if e not in shown),
                       key=lambda kv: (-kv[1].score, kv[0]))[: self.opts.max_reached]
-        heads = self.heads([e for e, _ in best] + [c.entity for c in ordered])
+        heads = self.heads([e for e, _ in best] + [c.entity for c in ordered[: 3 * NEXT]])
         # 3. signatures of what one hop reached, within their share; the rest become references
         signatures: list[Candidate] = []
         later: list[Candidate] = []
