@@ -46,7 +46,7 @@ STORE_TYPES = {"acms.store.protocol", "acms.store.layout"}
 # error tree, the types its operations return, the v0 wire format, and foundation helpers that hold no
 # domain logic (settings, text checks, the shipped assets, the version). Anything else means the façade
 # is missing an operation.
-FRONT_ENDS = {"cli"}
+FRONT_ENDS = {"cli", "server"}
 FRONT_END_PACKAGES = {"cli", "server", "mcp_server"}  # they may import each other
 FRONT_END_MAY_IMPORT = {
     "acms",                        # __version__

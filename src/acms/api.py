@@ -40,6 +40,7 @@ from acms.retrieval.search import SearchResult, Searcher
 from acms.service.assembly import Assembler
 from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
+from acms.service import endpoint  # the SPARQL endpoint's store work: acms serve runs it in its worker processes
 from acms.service.describe import Description, describe
 from acms.service.identity import project_identity, project_name
 from acms.errors import AcmsError, UsageError
@@ -65,7 +66,7 @@ if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``)
     from acms.service.embeddings import Embeddings
     from acms.service.export import Exporter
     from acms.service.index_run import IndexReport
-    from acms.service.inspect import Stats, Validation
+    from acms.service.inspect import Health, Stats, Validation
     from acms.service.ontologies import Checked, Ontologies
     from acms.service.plans import Plans
     from acms.service.queries import Answer
@@ -294,6 +295,16 @@ class Index:
 
         return stats(self)
 
+    @functools.cached_property
+    def _health(self) -> Health:
+        from acms.service.inspect import Health
+
+        return Health(self)
+
+    def health(self) -> dict[str, Any]:
+        """``{"status": "ok", "quads": N, "model": id or None}``, the quads counted once per write."""
+        return self._health()
+
     def validate(self) -> Validation:
         """The whole store against the shapes, with pyshacl (slow: for a check, not for every run)."""
         from acms.service.inspect import validate
@@ -454,4 +465,4 @@ class Index:
         self.close()
 
 
-__all__ = ["Index", "Mode", "project_root", "store_dir"]
+__all__ = ["Index", "Mode", "endpoint", "project_root", "store_dir"]

@@ -5,7 +5,15 @@
     │   ├── PathNotFound
     │   ├── NotADirectory
     │   ├── InvalidRequest        INVALID_REQUEST             a render_request.v0 that fails the schema
-    │   └── BudgetTooSmall        BUDGET_TOO_SMALL            not even one useful block fits
+    │   ├── BudgetTooSmall        BUDGET_TOO_SMALL            not even one useful block fits
+    │   └── ProtocolError         INVALID_REQUEST             an HTTP request ``acms serve`` refuses; its ``status``:
+    │       ├── Forbidden                            (403)    an update to a server started without --allow-update
+    │       ├── NotFound                             (404)    no such graph
+    │       ├── MethodNotAllowed                     (405)    a write to the read-only default graph
+    │       ├── NotAcceptable                        (406)    no format the client accepts
+    │       ├── PayloadTooLarge                      (413)    a body or a result over its limit
+    │       ├── UnsupportedMediaType                 (415)    a body in a format the route does not read
+    │       └── Unavailable                          (503)    stopped at the server's deadline
     ├── QueryError                QUERY_ERROR        exit 3   a query that cannot be run
     │   ├── QueryRejected         QUERY_REJECTED              refused before parsing (SERVICE, too long, too deep)
     │   ├── QueryLimitExceeded    QUERY_ERROR                 passed its time limit or memory bound and was stopped
@@ -143,6 +151,11 @@ class AcmsError(Exception):
     def spec(self) -> CodeSpec:
         return CODES[self.code]
 
+    @property
+    def http_status(self) -> int:
+        """The status ``acms serve`` answers with: its code's, unless the error carries its own."""
+        return self.spec.http_status
+
 
 class UsageError(AcmsError):
     code = ErrorCode.INVALID_REQUEST
@@ -178,6 +191,48 @@ class BudgetTooSmall(UsageError):
         )
         self.budget = budget
         self.minimum = minimum
+
+
+class ProtocolError(UsageError):
+    """An HTTP-level refusal of ``acms serve`` (one line of ``text/plain``, or the v0 envelope at
+    ``/v0/render``); ``status`` is the HTTP status, data of each subclass (400 here)."""
+
+    status = 400
+
+    @property
+    def http_status(self) -> int:
+        return self.status
+
+    def __reduce__(self) -> tuple[object, ...]:  # crosses from a server's worker process
+        return (type(self), (self.message,))
+
+
+class Forbidden(ProtocolError):
+    status = 403
+
+
+class NotFound(ProtocolError):
+    status = 404
+
+
+class MethodNotAllowed(ProtocolError):
+    status = 405
+
+
+class NotAcceptable(ProtocolError):
+    status = 406
+
+
+class PayloadTooLarge(ProtocolError):
+    status = 413
+
+
+class UnsupportedMediaType(ProtocolError):
+    status = 415
+
+
+class Unavailable(ProtocolError):
+    status = 503
 
 
 class QueryError(AcmsError):

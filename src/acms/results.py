@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 _WHERE = {
     # the façade's own
     "Mode": "acms.service.session",
+    "Session": "acms.service.session",
     "Progress": "acms.service.progress",
     "NullProgress": "acms.service.progress",
     "AssemblyResult": "acms.service.assembly",
@@ -90,7 +91,7 @@ if TYPE_CHECKING:
     from acms.service.progress import NullProgress, Progress
     from acms.service.queries import FORMATS as ANSWER_FORMATS
     from acms.service.queries import Answer
-    from acms.service.session import Mode
+    from acms.service.session import Mode, Session
     from acms.service.tiers import TierCheck, TierCounts
     from acms.service.watch import Follower, Refreshed
     from acms.sparql.catalog import QuerySpec

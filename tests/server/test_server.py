@@ -32,7 +32,7 @@ from acms.config import Settings
 from acms.errors import AcmsError, ErrorCode, ModelMismatch, ProviderError, ProviderTimeout, StoreLocked, StoreMissing
 from acms.retrieval.search import Searcher
 from acms.tokens import count
-from acms.server import app as app_module
+from acms.server import mapping as mapping_module
 from acms.service import assembly as service_assembly
 from acms.server.app import STATUS_BY_CODE, create_app
 from acms.server.sparql_protocol import (RESULT_FORMATS, Kind, Limits, Operation, ProtocolError, negotiate,
@@ -404,7 +404,7 @@ def test_render_error_statuses(url: str, monkeypatch: pytest.MonkeyPatch, exc: E
 
     monkeypatch.setattr(service_assembly, "assemble", failing)
     if isinstance(exc, RuntimeError):
-        monkeypatch.setattr(app_module.log, "disabled", True)  # the traceback is expected here
+        monkeypatch.setattr(mapping_module.log, "disabled", True)  # the traceback is expected here
     status, reply = render(url, json.dumps(REQUEST).encode())
     assert (status, reply["error"]["code"], reply["request_id"]) == (want, code, "req-7")  # type: ignore[index]
     if code == "INTERNAL":
@@ -485,3 +485,40 @@ def _talk_to(proc: subprocess.Popen[str]) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 0
+
+
+def test_read_routes_answer_what_the_facade_answers(url: str, searcher: Searcher) -> None:
+    """GET /v0/stats, /describe, /neighbourhood, /tiers, /decisions: the façade's results as JSON."""
+    index = Index(searcher.layout.root.parent, Settings(), searcher.layout.root, mode="read", wait=5)
+    try:
+        status, ctype, body = call(url + "/v0/stats")
+        stats = json.loads(body)
+        assert status == 200 and ctype.startswith("application/json")
+        assert stats["classes"]["Class"] == len(CLASSES) and stats["quads"] > 0
+        status, _, body = call(url + "/v0/describe?entity=pkg.mod.Parser")
+        assert status == 200 and json.loads(body) == json.loads(json.dumps(index.describe("pkg.mod.Parser").as_dict()))
+        status, _, body = call(url + "/v0/tiers")
+        assert status == 200 and set(json.loads(body)["tiers"]) == {"hot", "warm", "cold"}
+        status, _, body = call(url + "/v0/decisions")
+        assert status == 200 and json.loads(body) == [d.as_dict() for d in index.plans.decisions()]
+    finally:
+        index.close()
+    status, _, body = call(url + "/v0/neighbourhood?" + urllib.parse.urlencode(
+        {"entity": "pkg.mod.Parser", "depth": "1", "format": "nquads"}))
+    reply = json.loads(body)
+    assert status == 200 and reply["format"] == "nquads"
+    parsed = list(ox.parse(reply["text"].encode(), format=ox.RdfFormat.N_QUADS))
+    assert any(q.subject.value.endswith("pkg.mod.Parser") for q in parsed if isinstance(q.subject, ox.NamedNode))
+
+
+@pytest.mark.parametrize(("path", "status", "words"), [
+    ("/v0/describe", 400, "missing 'entity'"),
+    ("/v0/describe?entity=a&entity=b", 400, "give one 'entity'"),
+    ("/v0/neighbourhood?entity=pkg.mod.Parser&depth=9", 400, "depth"),
+    ("/v0/neighbourhood?entity=pkg.mod.Parser&format=html", 400, "format"),
+    ("/v0/neighbourhood?entity=no_such_thing_anywhere", 400, "no entity matches"),
+])
+def test_read_routes_refuse_with_the_v0_envelope(url: str, path: str, status: int, words: str) -> None:
+    got, _, body = call(url + path)
+    error = json.loads(body)["error"]
+    assert got == status and error["code"] == "INVALID_REQUEST" and words in error["message"]

@@ -10,10 +10,11 @@ Routes:
 ``POST /v0/render``         ``render_request.v0`` → ``render_context_reply.v0``, or the v0 error envelope
 ``GET /health``             ``{"status": "ok", "quads": N, "model": model id or null}``
 ``GET /v0/strategies``      the rows of ``acms strategies --json``
+``GET /v0/stats`` …         stats, describe, a neighbourhood, tiers, decisions (:mod:`acms.server.reads`)
 ==========================  =========================================================================
 
-Render errors keep the envelope of :mod:`acms.assembly.protocol` and get the HTTP status of their code
-(``STATUS_BY_CODE``, from the code table in :mod:`acms.errors`). Blocking store work (assembly, health)
+Render errors keep the envelope of :mod:`acms.assembly.protocol` and get the HTTP status of the error
+(:mod:`acms.server.mapping`, the one place: its code's in :mod:`acms.errors`, or a protocol error's own). Blocking store work (assembly, health)
 runs in Starlette's threadpool; SPARQL and Graph Store requests run in worker processes that are
 terminated at their deadline (:mod:`acms.server.workers`), each one more reader (or the one writer)
 under the index's lock, after which the next request reopens the store and rebuilds the Searcher.
@@ -22,7 +23,6 @@ Call ``app.state.sparql.close()`` when the server stops: it ends the worker proc
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 
 from starlette.applications import Starlette
@@ -34,23 +34,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from acms.api import Index
-from acms.service.assembly import AssemblyResult
-from acms.assembly.protocol import (
-    WIRE_MAX_BYTES,
-    RenderRequest,
-    envelope_for,
-    error_envelope,
-    parse_request,
-    request_id_of,
-)
-from acms.errors import CODES, AcmsError, ErrorCode, environment_error
-from acms.retrieval.embedding_store import active_model
+from acms.assembly.protocol import WIRE_MAX_BYTES, RenderRequest, parse_request, request_id_of
+from acms.errors import CODES, AcmsError, ErrorCode, Unavailable
+from acms.results import AssemblyResult, DefaultGraph
 from acms.server.endpoint import SparqlEndpoint
-from acms.server.sparql_protocol import Limits, ProtocolError, read_body
+from acms.server.mapping import envelope_error
+from acms.server.reads import routes as read_routes
+from acms.server.sparql_protocol import Limits, read_body
 from acms.server.workers import Workers
-from acms.sparql.dataset import DefaultGraph
-
-log = logging.getLogger("acms.server")
 
 STATUS_BY_CODE: Mapping[ErrorCode, int] = {code: spec.http_status for code, spec in CODES.items()}
 
@@ -79,38 +70,21 @@ def create_app(
         return index.render(parsed, "json")
 
     async def render(request: Request) -> Response:
+        request_id = "unknown"
         try:
             raw = await read_body(request, WIRE_MAX_BYTES)  # a task may be 1 MiB, in JSON escapes
-        except ProtocolError as exc:
-            envelope = error_envelope(ErrorCode.INVALID_REQUEST, exc.message, "unknown")
-            return JSONResponse(envelope, status_code=exc.status)
-        request_id = request_id_of(raw)
-        try:
+            request_id = request_id_of(raw)
             parsed = parse_request(raw)
             result = await run_in_threadpool(run_render, parsed)
         except Exception as exc:  # noqa: BLE001 - every failure becomes the contract's envelope
-            exc = environment_error(exc) or exc  # a full disk, a read-only index: said as such
-            if not isinstance(exc, AcmsError):
-                log.exception("render request %s failed", request_id)
-            envelope = envelope_for(exc, request_id)
-            status = STATUS_BY_CODE.get(ErrorCode(envelope["error"]["code"]), 500)
-            return JSONResponse(envelope, status_code=status)
+            return envelope_error(exc, request_id)
         return Response(result.assembled.rendered, media_type="application/json")
-
-    counted: dict[str, object] = {}  # len() walks the store (~0.16 s per million quads): once per write
-
-    def health_row() -> dict[str, object]:
-        with index.reading() as store:
-            if counted.get("generation") != index.session.generation():
-                counted.update(generation=index.session.generation(), quads=store.count())
-            model = active_model(store)
-            return {"status": "ok", "quads": counted["quads"], "model": model.model_id if model else None}
 
     async def health(request: Request) -> Response:
         try:
-            return JSONResponse(await run_in_threadpool(health_row))
-        except AcmsError as exc:
-            return JSONResponse({"status": "error", "message": exc.message}, status_code=503)
+            return JSONResponse(await run_in_threadpool(index.health))
+        except AcmsError as exc:  # the server answers, the index does not: unavailable, whatever the cause
+            return JSONResponse({"status": "error", "message": exc.message}, status_code=Unavailable.status)
 
     async def strategies(request: Request) -> Response:
         return JSONResponse(registry.describe())
@@ -125,6 +99,7 @@ def create_app(
         Route("/v0/render", render, methods=["POST"]),
         Route("/health", health, methods=["GET"]),
         Route("/v0/strategies", strategies, methods=["GET"]),
+        *read_routes(index),
     ])
     app.state.sparql = sparql
     return app

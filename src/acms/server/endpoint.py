@@ -10,13 +10,13 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 
-from acms.errors import CODES, AcmsError
+from acms.errors import AcmsError, Forbidden, Unavailable
 from acms.server import workers
 from acms.server.graph_store import Change, graph_request
-from acms.server.sparql_protocol import (Answer, Kind, Limits, ProtocolError, for_client, parse_operation,
-                                         read_body)
+from acms.server.mapping import plain_error
+from acms.server.sparql_protocol import Answer, Kind, Limits, parse_operation, read_body
 from acms.server.workers import Deadline, Workers
 
 __all__ = ["STALE_HEADER", "SparqlEndpoint", "stale_header"]
@@ -57,17 +57,17 @@ class SparqlEndpoint:
         """Jobs in worker processes that are not finished or terminated yet."""
         return self.workers.running
 
-    def _timeout(self, kind: Kind) -> ProtocolError:
+    def _timeout(self, kind: Kind) -> Unavailable:
         t = self.limits.timeout_s
         if kind is Kind.UPDATE:
-            return ProtocolError(503, f"the update did not finish within the {t:g} s timeout (--query-timeout) "
+            return Unavailable(f"the update did not finish within the {t:g} s timeout (--query-timeout) "
                                       "and was stopped: it was applied whole or not at all")
-        return ProtocolError(503, f"query exceeded the {t:g} s timeout (--query-timeout) and was stopped; "
+        return Unavailable(f"query exceeded the {t:g} s timeout (--query-timeout) and was stopped; "
                                   "narrow it or add a LIMIT")
 
     async def _write(self, deadline: float, job: Any, *args: Any) -> Any:
         if not self.limits.allow_update:
-            raise ProtocolError(403, "updates are refused: start the server with --allow-update")
+            raise Forbidden("updates are refused: start the server with --allow-update")
         try:
             return await self.workers.run(deadline, job, *args, writes=True)
         except Deadline:
@@ -115,12 +115,10 @@ class SparqlEndpoint:
             if stale:
                 response.headers[STALE_HEADER] = stale_header(stale)
             return response
-        except ProtocolError as exc:
-            return PlainTextResponse(exc.message + "\n", status_code=exc.status)
-        except AcmsError as exc:  # a query error 400, a locked index 503: the status of its code
-            return PlainTextResponse(for_client(exc.message) + "\n", status_code=CODES[exc.code].http_status)
+        except AcmsError as exc:  # a refused request, a query error 400, a locked index 503: its status
+            return plain_error(exc)
         except asyncio.CancelledError:  # the server stops: uvicorn cancels what still runs after its grace
-            return PlainTextResponse("the server is shutting down; the request was not answered\n", status_code=503)
+            return plain_error(Unavailable("the server is shutting down; the request was not answered"))
 
     async def handle(self, request: Request) -> Response:
         return await self._guarded(request, self._sparql)
