@@ -23,7 +23,8 @@ from acms.tokens import count
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "mcp"
 BIN = Path(sys.executable).parent
-READ_TOOLS = {"assemble", "search", "sparql", "describe", "history", "explore"}
+READ_TOOLS = {"assemble", "search", "sparql", "describe", "history", "explore", "neighbourhood", "decisions",
+              "stats", "tiers"}
 REF = re.compile(r"pkg/mod\.py:\d+-\d+")
 
 
@@ -138,6 +139,15 @@ def test_every_tool_answers(project: Path) -> None:
         assert "owl:Ontology" in ontology.contents[0].text
         query = await client.read_resource("acms://queries/explore/callers.rq")
         assert query.contents[0].text.startswith("# name: callers")
+
+        stats = json.loads(await call(client, "stats"))
+        assert stats["classes"]["Class"] == 2 and stats["quads"] > 0 and "python" in stats["languages"]
+        tiers = json.loads(await call(client, "tiers"))
+        assert set(tiers["tiers"]) == {"hot", "warm", "cold"} and set(tiers["policy"]) == set(tiers["tiers"])
+        assert json.loads(await call(client, "decisions")) == []  # the sample records none
+        around = await call(client, "neighbourhood", entity="pkg.mod.Parser", depth=1, format="nquads")
+        assert "pkg.mod.Parser.parse_header>" in around and "pkg/mod.py#pkg.mod.Parser>" in around
+        assert "no entity matches" in await error_of(client, "neighbourhood", entity="no_such_thing_anywhere")
 
     session(server_from("cursor.mcp.json", project), body)
 

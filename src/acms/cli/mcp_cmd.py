@@ -30,8 +30,8 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, watch: bool, st
             project: Path, store: Path | None) -> None:
     """Serve this project's index to a coding agent over MCP (stdio by default).
 
-    Tools: assemble, search, sparql (read-only), describe, history, explore, and index with
-    --allow-index. Resources: the UKO ontology and the saved queries. The server keeps the store and
+    Tools: assemble, search, sparql (read-only), describe, history, explore, neighbourhood, decisions,
+    stats, tiers, and index with --allow-index. Resources: the UKO ontology and the saved queries. The server keeps the store and
     its caches warm between calls and takes the index's shared lock per call, so `acms index` runs
     beside it and the next call sees the new index. It follows the project (--no-watch: it does not):
     saved files are re-indexed shortly after, and every call first looks for files changed on disk

@@ -1,7 +1,8 @@
 """``acms mcp``: the Model Context Protocol server (the official SDK's ``MCPServer``, mcp 2.x).
 
 Tools (see :mod:`acms.mcp_server.tools`): ``assemble``, ``search``, ``sparql``, ``describe``,
-``history``, ``explore``, and ``index`` when the server was started with ``--allow-index``.
+``history``, ``explore``, ``neighbourhood``, ``decisions``, ``stats``, ``tiers``, and ``index`` when the
+server was started with ``--allow-index``.
 Resources: the UKO ontology (``acms://ontology/uko.ttl``) and every saved exploration query
 (``acms://queries/explore/<name>.rq``).
 
@@ -30,6 +31,8 @@ acms has indexed this project into a knowledge graph (code, docs, their calls, i
   history); `history` for its earlier versions and the commits that touched it.
 - `search` for a quick ranked list of places; `explore` lists and runs saved graph queries (callers,
   dead functions, import cycles, ...); `sparql` for anything else (read-only).
+- `neighbourhood` gives the graph around one entity; `decisions` the recorded design decisions (ADRs
+  too); `stats` and `tiers` what the index holds.
 Errors name their code, e.g. BUDGET_TOO_SMALL says the smallest budget that works."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -59,6 +62,18 @@ DESCRIPTIONS = {
         "Saved graph queries: call without a name to list them (callers, callees, dead-functions, "
         "import-cycles, module-dependencies, subclasses, ...) with their parameters; call with a name "
         "and params to run one, e.g. name='callers', params={'name': 'parse_header'}."),
+    "neighbourhood": (
+        "The graph around one entity: it and everything within `depth` structural edges (calls, defines, "
+        "imports, ...), as Turtle by default, or N-Quads, JSON-LD, GraphML, DOT or Cytoscape JSON."),
+    "decisions": (
+        "The project's design decisions, recorded with acms and found in ADR files, oldest first: id, "
+        "status, title, plan, what they are about, what they supersede; retired ones are marked."),
+    "stats": (
+        "What the index holds: counts per class, named graph and language, the store's size and the "
+        "last index run."),
+    "tiers": (
+        "Entities and triples in the hot (recently changed or used), warm (the rest of the project) and "
+        "cold (history) tiers, and the policy that assigns them."),
     "index": (
         "Refresh the index after files changed (incremental: only changed files are re-read). Takes the "
         "index's write lock for the run; other readers wait."),
@@ -73,7 +88,9 @@ def create_server(index: Index | Callable[[], Index], *, allow_index: bool = Fal
     tools = AcmsTools(index, create if allow_index else None)
     server = MCPServer("acms", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for name, fn in (("assemble", tools.assemble), ("search", tools.search), ("sparql", tools.sparql),
-                     ("describe", tools.describe), ("history", tools.history), ("explore", tools.explore)):
+                     ("describe", tools.describe), ("history", tools.history), ("explore", tools.explore),
+                     ("neighbourhood", tools.neighbourhood), ("decisions", tools.decisions),
+                     ("stats", tools.stats), ("tiers", tools.tiers)):
         server.add_tool(fn, name=name, description=DESCRIPTIONS[name], annotations=READ_ONLY,
                         structured_output=False)
     if allow_index:

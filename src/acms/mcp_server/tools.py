@@ -20,7 +20,7 @@ from pydantic import Field
 
 from acms.api import Index
 from acms.errors import AcmsError, ErrorCode, StoreMissing, environment_error
-from acms.service.freshness import stale_notice
+from acms.results import ExportScope, stale_notice
 
 F = TypeVar("F", bound=Callable[..., str])
 
@@ -76,6 +76,9 @@ Format = Annotated[Literal["markdown", "text", "json"], Field(description=(
 Entity = Annotated[str, Field(min_length=1, description=(
     "A qualified name (pkg.mod.Class.method), a path (pkg/mod.py), path::Qualified.name, a unique "
     "short name, or an IRI."))]
+Depth = Annotated[int, Field(ge=0, le=4, description="Hops of structural edges (calls, defines, imports, ...) around the entity.")]
+GraphFormat = Annotated[Literal["turtle", "nquads", "jsonld", "graphml", "dot", "cytoscape"], Field(description=(
+    "turtle (default), nquads or jsonld (RDF); graphml, dot or cytoscape (JSON) for graph viewers."))]
 MaxRows = Annotated[int, Field(ge=1, le=MAX_ROWS_CAP, description="Most rows (or triples) returned; 'truncated' says when there were more.")]
 
 
@@ -166,6 +169,23 @@ class AcmsTools:
             return as_json([{"name": s.name, "summary": s.summary,
                              "params": {p: help_ for p, help_ in s.params}} for s in Index.saved_queries()])
         return self._noted(as_json(self.index.run_saved(name, params or {}, max_rows=max_rows).as_dict()))
+
+    @tool_errors
+    def stats(self) -> str:
+        return self._noted(as_json(self.index.stats().as_dict()))
+
+    @tool_errors
+    def neighbourhood(self, entity: Entity, depth: Depth = 1, format: GraphFormat = "turtle") -> str:
+        return self._noted(self.index.export.text(format, ExportScope(entity=entity, depth=depth)))
+
+    @tool_errors
+    def tiers(self) -> str:
+        return self._noted(as_json(self.index.tiers.counts().as_dict()))
+
+    @tool_errors
+    def decisions(self, about: Annotated[str | None, Field(description=(
+                      "Only the decisions about this entity (a name, path or IRI); empty: every decision."))] = None) -> str:
+        return self._noted(as_json([d.as_dict() for d in self.index.plans.decisions(about)]))
 
     def _noted(self, text: str) -> str:
         """The answer, under a line naming the files it was made without (``refresh = warn``)."""
