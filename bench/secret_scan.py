@@ -17,25 +17,22 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# This file is named like the standard library's ``secrets``: keep its folder off the import path
-# so that modules importing ``secrets`` get the real one.
+import argparse
+import importlib.util
+import json
+import os
+import sysconfig
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import cast
+
+from acms.privacy import scrub
+
 _HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-
-import argparse  # noqa: E402
-import importlib.util  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import sysconfig  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections import Counter  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from types import ModuleType  # noqa: E402
-from typing import cast  # noqa: E402
-
-from acms.privacy import scrub  # noqa: E402
 
 
 def _corpus_module() -> ModuleType:
