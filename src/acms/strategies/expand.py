@@ -34,6 +34,7 @@ from acms.errors import ConfigError
 from acms.ranking.roles import Role, role_of
 from acms.strategies.anchors import frame_bindings, frames, literal_part, messages
 from acms.terms import Term
+from acms.tokens import estimate
 from acms.vocab import UKO, XSD
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class ExpandOptions:
     names: float = 0.9
     overrides: float = 0.9
     anchors: int = 4
+    max_fan: int = 40
     max_reached: int = 120
     edges_out: Mapping[str, float] = field(default_factory=dict)
     edges_in: Mapping[str, float] = field(default_factory=dict)
@@ -102,7 +104,7 @@ def _edge_table(edges: Mapping[str, float]) -> list[tuple[Term, Term]]:
 
 
 def _cost(text: str) -> float:
-    return len(text) / 4 + HEADER_TOKENS
+    return estimate(text, HEADER_TOKENS)
 
 
 def _short(iri: str) -> str:
@@ -157,12 +159,13 @@ class Expansion:
                 continue
             rows = self.store.select(self.query(f"expand-{way}.rq"), {
                 "node nodeScore": nodes, "edge weight": _edge_table(table),
-                "decay": _double(self.opts.decay ** hop)})
+                "decay": _double(self.opts.decay ** hop), "most": Literal(str(self.opts.max_fan), datatype=XSD.integer)})
             for r in rows:
                 edge = _short(r["edge"].value)
                 why = (f"{edge} by {_short(r['node'].value)}" if way == "in"
                        else f"{_short(r['node'].value)} {edge} it")
-                self._reach(reached, r["entity"].value, float(r["score"].value), hop, why)
+                for target in dict.fromkeys(r["entities"].value.split()):
+                    self._reach(reached, target, float(r["score"].value), hop, why)
 
     def names(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
         """Name resolution over the seeds' code (see the module docstring): ``self.x`` in a method is its
