@@ -19,6 +19,7 @@ from acms.index.tokenize import search_terms
 from acms.ingest.walker import language_for
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog
+from acms.tokens import estimate
 from acms.vocab import PREFIXES
 
 ATOMIC_CONTEXT = 3  # lines either side of the best keyword line
@@ -166,5 +167,5 @@ def trim(cands: list[Candidate], budget: int) -> list[Candidate]:
         if total > TRIM_FACTOR * budget and len(out) >= 10:
             break
         out.append(c)
-        total += len(c.text) / 4 + 20
+        total += estimate(c.text, 20)
     return out

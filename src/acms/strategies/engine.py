@@ -31,6 +31,7 @@ from acms.sparql.functions import ScoreTables, functions, score_literal
 from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.strategies.traits import edge_direction
 from acms.terms import Term
+from acms.tokens import estimate
 from acms.vocab import XSD
 
 if TYPE_CHECKING:
@@ -238,7 +239,7 @@ def graph_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list
     for rank, (node, s) in enumerate(nodes):
         frags = by_entity.get(node, {})
         micro, macro = frags.get("micro"), frags.get("macro")
-        cost = len(micro["text"].value) / 4 if micro else 0
+        cost = estimate(micro["text"].value) if micro else 0
         if micro is not None and (rank < 3 or used + cost <= body_budget):
             used += cost
             picks.append((node, s, micro))
@@ -415,7 +416,7 @@ def run_strategy(desc: StrategyDescriptor, ctx: RunContext) -> list[Candidate]:
             return cands
         quota, used = phase.share * ctx.budget, 0.0
         for c in sorted(cands, key=lambda c: (-c.score, c.fragment)):
-            cost = len(c.text) / 4 + 30
+            cost = estimate(c.text, 30)
             if used + cost <= quota:
                 selected.append(c)
                 used += cost
