@@ -231,12 +231,22 @@ _NAME_VALUE = re.compile(
     r"[\"']?value[\"']?[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\n\"']{1,300}?)(?P=q)[ \t]*(?=[,}\r\n]|$)")
 
 
+_VALUE_KEY = re.compile(r"(?i)value[\"']?[ \t]*:")
+
+
 def _name_value_hits(text: str) -> Iterator[_Hit]:
     """``- name: DB_PASSWORD`` then ``value: x`` (Kubernetes env, CI inputs), and the JSON form
     ``{"name": "DB_PASSWORD", "value": "x"}`` (ECS task definitions): the name is a line above or
     a key before the value."""
     if "value" not in text or "name" not in text:
         return
-    for m in _NAME_VALUE.finditer(text):
-        if _secret_value(m.group("n"), m.group("v").strip()):
-            yield _Hit(m.start("v"), m.end("v"), _kind_for_name(m), True)
+    seen = -1
+    for key in _VALUE_KEY.finditer(text):  # the rare part first: the pattern opens on any "name"
+        if key.start() < seen:
+            continue
+        for m in _NAME_VALUE.finditer(text, max(0, key.start() - 200), min(len(text), key.end() + 310)):
+            if m.start("v") < seen:
+                continue
+            seen = m.end()
+            if _secret_value(m.group("n"), m.group("v").strip()):
+                yield _Hit(m.start("v"), m.end("v"), _kind_for_name(m), True)
