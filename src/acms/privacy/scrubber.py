@@ -21,9 +21,9 @@ from acms.privacy.files import _LOCK_FILES, _file_class
 from acms.privacy.literals import _split_literal_hits
 from acms.privacy.model import Finding, MARK, Scrubbed, _BREAKS, _Hit, _LONG_LINE, _MARK_HEAD, _Rule
 from acms.privacy.rules import _line_rules
+from acms.privacy.trigger import _ASCII_LOWER, _candidate_lines, _trie, _trigger_spots
 
 __all__ = ["scan", "scrub"]
-from acms.privacy.trigger import _ASCII_LOWER, _candidate_lines, _trie, _trigger_spots
 
 
 @cache
@@ -160,7 +160,7 @@ def _raw_hits(text: str, path: str, only: set[int] | None = None) -> list[_Hit]:
     hits.extend(_name_value_hits(text))
     if path.lower().endswith((".csv", ".tsv")):
         hits.extend(_csv_hits(text))
-    if only is None:  # a rescan: the chains were joined and scanned the first time
+    if only is None:  # not on a rescan: the chains were joined and scanned the first time
         hits.extend(_split_literal_hits(text, lambda line: _line_hits(
             line, line.lower() if line.isascii() else line.translate(_ASCII_LOWER), 0, fclass, path,
             lock_file, joined=True)))
