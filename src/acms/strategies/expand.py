@@ -68,7 +68,7 @@ class ExpandOptions:
     names: float = 0.9
     overrides: float = 0.9
     anchors: int = 4
-    max_fan: int = 40
+    max_fan: int = 150
     max_reached: int = 120
     edges_out: Mapping[str, float] = field(default_factory=dict)
     edges_in: Mapping[str, float] = field(default_factory=dict)
