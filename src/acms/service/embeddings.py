@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from acms.retrieval.embedding_store import EmbedReport, Phases, active_model, make_provider, migrate
+from acms.retrieval.embedding_store import (
+    EmbedReport,
+    Phases,
+    active_model,
+    make_provider,
+    migrate,
+)
 from acms.service.host import Host
 from acms.sparql import catalog
 

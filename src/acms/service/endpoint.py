@@ -16,7 +16,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -24,8 +24,19 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from acms.errors import (AcmsError, MethodNotAllowed, NotAcceptable, NotFound, PayloadTooLarge, ProtocolError,
-                         QueryLimitExceeded, QueryRejected, Unavailable, UnsupportedMediaType, query_failed)
+from acms.errors import (
+    AcmsError,
+    MethodNotAllowed,
+    NotAcceptable,
+    NotFound,
+    PayloadTooLarge,
+    ProtocolError,
+    QueryLimitExceeded,
+    QueryRejected,
+    Unavailable,
+    UnsupportedMediaType,
+    query_failed,
+)
 from acms.memory import limit_arenas
 from acms.service.session import Mode, RemoteTarget, Session, open_session
 from acms.sparql import catalog
