@@ -206,3 +206,21 @@ def test_no_module_is_over_700_lines() -> None:
     long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert long == {}, f"split these modules (at most {MAX_MODULE_LINES} lines): {long}"
+
+
+def test_each_interface_maps_errors_in_one_place() -> None:
+    """The CLI exits only in its boundary, the server sets no error status outside its mapping, and the
+    MCP tools raise their tool error in one wrapper (``grep`` as a test: each finding names its line)."""
+    rules = [("cli", re.compile(r"\bsys\.exit\(|SystemExit\(|ctx\.exit\("), {"cli/common.py"}),
+             ("server", re.compile(r"status_code=[45]\d\d|\b(?:status|http_status)\s*=\s*[45]\d\d"), set()),
+             ("mcp_server", re.compile(r"\bToolError\("), set())]
+    found = []
+    for package, pattern, allowed in rules:
+        for path in sorted((SRC / package).rglob("*.py")):
+            rel = str(path.relative_to(SRC))
+            hits = [n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+            if package == "mcp_server" and len(hits) <= 1 and rel == "mcp_server/tools.py":
+                continue
+            if rel not in allowed:
+                found += [f"{rel}:{n}" for n in hits]
+    assert found == []

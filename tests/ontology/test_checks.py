@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -97,6 +98,11 @@ def test_cli_check_exit_codes(tmp_path: Path) -> None:
     assert result.exit_code == 0 and '"ok": true' in result.stdout
     result = CliRunner().invoke(cli, ["ontology", "check", "no-such-extension"])
     assert result.exit_code == 2 and "no extension 'no-such-extension'" in result.stderr
+    # rejected with --json: the report is the one JSON document (the exit code says rejected), and
+    # stderr says so in one line
+    result = CliRunner().invoke(cli, ["ontology", "check", str(bad), "--no-reasoner", "--json"])
+    assert result.exit_code == 6 and json.loads(result.stdout)["ok"] is False
+    assert result.stderr.strip().startswith("acms: error: extension redef rejected: 1 error(s)")
 
 
 @java
