@@ -197,13 +197,15 @@ def protect(cands: Iterable[Candidate], mode: PrivacyMode | str) -> Protected:
             out.append(replace(c, text=blocked_text(c)))
             counts["blocked"] += 1
             continue
-        text, kinds = redact(c.text, mode)
-        if mode is PrivacyMode.REDACT:  # and ingest's scrubber: an index kept with store_secrets holds raw text
+        text, found = c.text, []
+        if mode is PrivacyMode.REDACT:  # ingest's scrubber first (on the raw text: a token split
+            # across literals is only whole there): an index kept with store_secrets holds raw text
             from acms.privacy import scrub
 
             scrubbed = scrub(text, c.path)
-            text = scrubbed.text
-            kinds = sorted(set(kinds) | set(scrubbed.kinds))
+            text, found = scrubbed.text, list(scrubbed.kinds)
+        text, kinds = redact(text, mode)
+        kinds = sorted(set(kinds) | set(found))
         counts.update(kinds)
         out.append(c if text == c.text else replace(c, text=text))
     return Protected(out, dict(counts))
