@@ -94,7 +94,8 @@ def test_one_hop_runs_by_hand_from_the_rq_file(session) -> None:  # noqa: F811
     text = (resources.asset("queries", "strategies") / "arce" / "expand-out.rq").read_text(encoding="utf-8")
     node = next(r["entity"] for r in searcher.store.select(
         "SELECT ?entity WHERE { GRAPH ?g { ?entity uko:qualifiedName 'pkg.mod.Parser.parse_header' } }"))
-    raw = {"nodeScore": "1", "edge": "<https://w3id.org/acms/uko#calls>", "weight": "1", "decay": "0.8"}
+    raw = {"nodeScore": "1", "edge": "<https://w3id.org/acms/uko#calls>", "weight": "1", "decay": "0.8",
+           "most": "150"}
     rows = searcher.store.select(text, {"node": node, **{k: term_from_text(k, v) for k, v in raw.items()}})
-    scores = {r["entity"].value.rsplit("#", 1)[-1]: float(r["score"].value) for r in rows}
+    scores = {e.rsplit("#", 1)[-1]: float(r["score"].value) for r in rows for e in r["entities"].value.split()}
     assert scores == {"pkg.util.normalize": pytest.approx(0.8)}
