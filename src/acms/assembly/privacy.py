@@ -197,7 +197,7 @@ def protect(cands: Iterable[Candidate], mode: PrivacyMode | str) -> Protected:
             out.append(replace(c, text=blocked_text(c)))
             counts["blocked"] += 1
             continue
-        text, found = c.text, []
+        text, found = c.text, list[str]()
         if mode is PrivacyMode.REDACT:  # ingest's scrubber first (on the raw text: a token split
             # across literals is only whole there): an index kept with store_secrets holds raw text
             from acms.privacy import scrub
