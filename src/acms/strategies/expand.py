@@ -1,23 +1,28 @@
 """The default pipeline's second step: breadth-depth expansion over the graph from the seeds.
 
-The first stage (``rank``) proposes seeds: the fragments that best match the task. An agent that edits
-one of them needs more than its body: what it calls and uses, the class around it, what calls it. So
-from the seeds an agent will read as bodies (and from the request's focus, which comes first), the walk
-follows the graph's structural edges outward and inward (``expand-out.rq`` / ``expand-in.rq``, the edge
-kinds and their weights are the strategy's data: ``[phase.edges_out]`` / ``[phase.edges_in]`` in
-``strategy.toml``) and the names the seeds' code uses that name exactly one definition outside tests
-(``defined-names.rq``: the bare-name resolution a reader does, which catches what static call edges
-miss, such as ``response.url`` or a class used only in an annotation), and a method's namesakes up
-and down its class hierarchy (``overrides-up.rq``, ``overrides-down.rq``: a change to a method is
-often due where it is overridden). A reached entity scores its
-seed's score times the edge's weight times ``decay`` per hop.
+The first stage (``rank``) proposes seeds, the fragments that best match the task. An agent that edits
+one needs more than its body: what it calls and uses, the class around it, what calls it. The walk
+starts from the request's focus, then the task's anchors (:mod:`acms.strategies.anchors`: stack-trace
+frames, quoted error messages), then the seeds an agent will read as bodies, and reaches:
 
-Levels of detail follow depth: seeds are shown as bodies, entities one hop away as signatures (the
-declaration, its decorators and the doc string's first line), entities two hops away, and the ranked
-seeds whose bodies do not fit, as one-line references (the declaration). The budget is planned in
-that order (``bodies``, ``signatures``, the rest for references); whatever a level leaves unused goes
-to the next, and every seed left over follows, so the packer fills the budget while material remains.
-The output order is the plan's (bodies, then signatures, then references): scores are lifted by tier.
+- structural edges outward and inward (``expand-out.rq`` / ``expand-in.rq``; the edge kinds and their
+  weights are the strategy's data, ``[phase.edges_out]`` / ``[phase.edges_in]``; an edge kind that
+  reaches more than ``max_fan`` entities from one node says little and is not followed);
+- the names the seeds' code uses: ``self.x`` in a method is its class's ``x``, a bare name counts when
+  exactly one definition outside tests bears it (``defined-names.rq``: the resolution a reader does,
+  which catches what static call edges miss, such as ``response.url`` or a class used only in an
+  annotation);
+- a method's namesakes one level up and down its class hierarchy (``overrides-up.rq`` /
+  ``overrides-down.rq``: a change to a method is often due where it is overridden).
+
+A reached entity scores its seed's score times the edge's weight times ``decay`` per hop (computed in
+the query). Levels of detail follow depth, and the budget is planned in this order: bodies for the
+focus, the anchors and the best seeds (``bodies`` share); one-line references (the declaration) to the
+next-ranked seeds, the next candidates when the first is wrong; signatures of what one hop reached (the
+declaration, decorators and the doc string's first line; ``signatures`` share); one-line references for
+two hops and the rest. A level's unused share goes to the next and the seeds left over follow, so the
+packer fills the budget while material remains; scores are lifted by tier so the output keeps that
+order.
 """
 
 from __future__ import annotations
