@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``)
     from acms.service.plans import Plans
     from acms.service.queries import Answer
     from acms.service.tiers import Tiers
+    from acms.service.watch import Follower, Refreshed
 
 REFRESH_WAIT = 5.0  # seconds a read waits for the index's writer lock to refresh, before it answers as ``warn``
 
@@ -231,6 +232,15 @@ class Index:
             self.session = open_session(self.layout, Mode.READ, wait=self.settings.lock_wait if self._wait is None
                                         else self._wait, command=self._command or "acms (read)", remote=self.remote)
             self.assembler = Assembler(self.session, self.settings, self.registry)
+
+    def follower(self, on_refresh: Callable[[Refreshed], object]) -> Follower:
+        """What follows the project (``acms watch``, and beside ``acms mcp`` and ``acms serve``): saves
+        gathered for the ``watch_debounce_ms`` setting, then one ``refresh``; the index directory is not
+        watched. ``start()`` it; ``on_refresh`` hears of each refresh."""
+        from acms.service.watch import Follower
+
+        return Follower(self.root, self.refresh, debounce_ms=self.settings.watch_debounce_ms,
+                        ignore=[self.layout.root], on_refresh=on_refresh)
 
     def freshen(self) -> tuple[str, ...]:
         """Apply the ``refresh`` setting now, as every read does first: the stale files it answers

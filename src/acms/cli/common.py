@@ -161,12 +161,8 @@ def watch_option(func: F) -> F:
 
 
 def follower(index: Index, on_refresh: Callable[[Any], object]) -> Any:
-    """What follows ``index``'s project (``acms watch``, and beside ``acms mcp`` and ``acms serve``):
-    its settings' debounce, its index directory not watched."""
-    from acms.results import Follower
-
-    return Follower(index.root, index.refresh, debounce_ms=index.settings.watch_debounce_ms,
-                    ignore=[index.layout.root], on_refresh=on_refresh)
+    """What follows ``index``'s project (``acms watch``, and beside ``acms mcp`` and ``acms serve``)."""
+    return index.follower(on_refresh)
 
 
 def start_following(index: Index, name: str) -> Any:

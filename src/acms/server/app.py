@@ -23,8 +23,6 @@ Call ``app.state.sparql.close()`` when the server stops: it ends the worker proc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -35,15 +33,14 @@ from starlette.routing import Route
 
 from acms.api import Index
 from acms.assembly.protocol import WIRE_MAX_BYTES, RenderRequest, parse_request, request_id_of
-from acms.errors import CODES, AcmsError, ErrorCode, Unavailable
+from acms.errors import AcmsError
 from acms.results import AssemblyResult, DefaultGraph
 from acms.server.endpoint import SparqlEndpoint
-from acms.server.mapping import envelope_error
+from acms.server.mapping import STATUS_BY_CODE, envelope_error, health_error
 from acms.server.reads import routes as read_routes
 from acms.server.sparql_protocol import Limits, read_body
 from acms.server.workers import Workers
 
-STATUS_BY_CODE: Mapping[ErrorCode, int] = {code: spec.http_status for code, spec in CODES.items()}
 
 
 def create_app(
@@ -83,8 +80,8 @@ def create_app(
     async def health(request: Request) -> Response:
         try:
             return JSONResponse(await run_in_threadpool(index.health))
-        except AcmsError as exc:  # the server answers, the index does not: unavailable, whatever the cause
-            return JSONResponse({"status": "error", "message": exc.message}, status_code=Unavailable.status)
+        except AcmsError as exc:
+            return health_error(exc)
 
     async def strategies(request: Request) -> Response:
         return JSONResponse(registry.describe())

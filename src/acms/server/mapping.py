@@ -6,15 +6,17 @@ SPARQL routes with one line of text."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from starlette.responses import JSONResponse, PlainTextResponse
 
 from acms.assembly.protocol import envelope_for
-from acms.errors import AcmsError, environment_error
+from acms.errors import CODES, AcmsError, ErrorCode, Unavailable, environment_error
 
 log = logging.getLogger("acms.server")
 
 CLI_HINT = "pass --allow-service to permit it"
+STATUS_BY_CODE: Mapping[ErrorCode, int] = {code: spec.http_status for code, spec in CODES.items()}  # the table's column
 
 
 def status_of(exc: BaseException) -> int:
@@ -39,3 +41,9 @@ def envelope_error(exc: BaseException, request_id: str) -> JSONResponse:
     if not isinstance(exc, AcmsError):
         log.error("request %s failed", request_id, exc_info=exc)
     return JSONResponse(envelope_for(exc, request_id), status_code=status_of(exc))
+
+
+def health_error(exc: AcmsError) -> JSONResponse:
+    """``/health`` when the index does not answer: the server is up and the index is not, whatever the
+    cause, so a load balancer reads it as unavailable."""
+    return JSONResponse({"status": "error", "message": exc.message}, status_code=Unavailable.status)
