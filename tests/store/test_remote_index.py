@@ -24,9 +24,14 @@ def _top(idx: Index, text: str) -> list[tuple[str, str, int]]:
     return [(h.path, h.name, h.start_line) for h in idx.search(text, k=5).hits]
 
 
-def _assembled(idx: Index, task: str) -> list[tuple[str, int, int]]:
-    result = idx.assemble(task, budget=600)
-    return [(i.candidate.path, i.candidate.start_line, i.candidate.end_line) for i in result.assembled.items]
+def _assembled(idx: Index, task: str, **request: object) -> list[tuple[str, int, int, str]]:
+    result = idx.assemble(task, budget=600, **request)
+    return [(i.candidate.path, i.candidate.start_line, i.candidate.end_line, i.candidate.lod)
+            for i in result.assembled.items]
+
+
+TRACE = 'Traceback (most recent call last):\n  File "app/pkg/mod.py", line 22, in parse_header\nValueError: bad'
+
 
 
 def test_remote_index_matches_embedded_and_is_incremental(oxigraph_server: str, sample_project: Path,
@@ -41,6 +46,10 @@ def test_remote_index_matches_embedded_and_is_incremental(oxigraph_server: str, 
             assert _top(remote, task) == _top(local, task) and _top(local, task)
             assert _assembled(remote, task) == _assembled(local, task)
         assert _assembled(local, "parse header")
+        # the default pipeline's walk (its queries take every input as VALUES) answers alike on the server
+        focused = _assembled(local, "parse header", focus=["pkg/mod.py::Parser.parse_header"])
+        assert focused == _assembled(remote, "parse header", focus=["pkg/mod.py::Parser.parse_header"])
+        assert any(lod == "macro" for *_, lod in focused) and _assembled(remote, TRACE) == _assembled(local, TRACE)
 
         with (sample_project / "pkg" / "util.py").open("a") as f:
             f.write(NEW_FUNCTION)
