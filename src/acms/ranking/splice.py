@@ -18,7 +18,13 @@ import numpy as np
 
 from acms.index.splice import spliced
 from acms.index.token_table import TokenizedLines, TokenTable
-from acms.ranking.index import CONTAINER, FragmentPlace, RankingIndex, StringColumn, ids_array
+from acms.ranking.index import (
+    CONTAINER,
+    FragmentPlace,
+    RankingIndex,
+    StringColumn,
+    ids_array,
+)
 from acms.ranking.window_tokens import FileLines, TokenWindows, ranges
 
 __all__ = ["spliced_ranking"]

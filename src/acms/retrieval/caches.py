@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -518,7 +519,7 @@ class _Update:
     def of(cls, old: Segment, keep: np.ndarray, new: Segment, segment: Segment, moved: set[str]) -> _Update | None:
         """None when a fragment has two rows (a dict of places, not splicing, decides which counts)."""
         frags = segment.frags
-        if any(a >= b for a, b in zip(frags, frags[1:])):
+        if any(a >= b for a, b in pairwise(frags)):
             return None
         kept = np.flatnonzero(keep)
         again = set(new.frags)
