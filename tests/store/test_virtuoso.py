@@ -23,7 +23,7 @@ import subprocess
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -34,10 +34,12 @@ import pytest
 import requests
 
 from acms import Index
+from acms.sparql.bind import bind
 from acms.store.http_client import Endpoints
 from acms.store.protocol import Bindings, Row
 from acms.store.remote import RemoteStore, RemoteTarget
-from acms.store.scope import GraphScope
+from acms.store.scope import LOGICAL_GRAPHS, GraphScope
+from acms.vocab import PREFIXES
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
 TRACE = 'Traceback (most recent call last):\n  File "app/pkg/mod.py", line 22, in parse_header\nValueError: bad'
@@ -171,6 +173,7 @@ class Embedded:
     index: Index
     project: str
     dump: Path
+    export: Path
     calls: list[Call]
 
 
@@ -207,22 +210,29 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded]:
         quads.append(ox.Quad(scope.project, _GENERATION, ox.Literal("g1"), scope.control))
         dump = root.parent / "graph.nq"
         ox.serialize(quads, str(dump), format=ox.RdfFormat.N_QUADS)
-        yield Embedded(idx, project, dump, calls)
+        export = root.parent / "export.nq"  # what `acms export --format nquads` writes: the five shared names
+        with export.open("wb") as out:
+            idx.export.write(out, "nquads")
+        yield Embedded(idx, project, dump, export, calls)
 
 
 @pytest.fixture(scope="module")
-def remote(virtuoso: Virtuoso, embedded: Embedded) -> Iterator[RemoteStore]:
-    """The project's quads bulk-loaded into Virtuoso (``ld_dir`` keeps each quad's graph), read through
-    acms's remote store with Virtuoso's query endpoint."""
-    dump, project = embedded.dump, embedded.project
-    loaded = virtuoso.folder / dump.name
-    shutil.copy(dump, loaded)
-    virtuoso.sql(f"ld_dir('{virtuoso.folder}', '{loaded.name}', 'urn:acms:unused'); rdf_loader_run(); "
-                 "checkpoint;")
-    errors = virtuoso.sql("select ll_error from DB.DBA.LOAD_LIST where ll_error is not null;")
-    assert "0 Rows" in errors, errors
-    target = RemoteTarget(Endpoints(virtuoso.url, query_url=f"{virtuoso.url}/sparql", timeout=60, retries=0),
-                          project=project)
+def loaded(virtuoso: Virtuoso, embedded: Embedded) -> Virtuoso:
+    """The project twice in one Virtuoso, bulk-loaded with ``ld_dir`` (which keeps each quad's graph): under
+    the project's graph names with its generation (as an acms writer leaves it), and the export as it is."""
+    for dump in (embedded.dump, embedded.export):
+        shutil.copy(dump, virtuoso.folder / dump.name)
+    virtuoso.sql(f"ld_dir('{virtuoso.folder}', '*.nq', 'urn:acms:unused'); rdf_loader_run(); checkpoint;")
+    done = virtuoso.sql("select ll_file from DB.DBA.LOAD_LIST where ll_state = 2 and ll_error is null;")
+    assert embedded.dump.name in done and embedded.export.name in done, done
+    return virtuoso
+
+
+@pytest.fixture(scope="module")
+def remote(loaded: Virtuoso, embedded: Embedded) -> Iterator[RemoteStore]:
+    """acms's remote store over Virtuoso's query endpoint, read-only (the project's generation is set)."""
+    target = RemoteTarget(Endpoints(loaded.url, query_url=f"{loaded.url}/sparql", timeout=60, retries=0),
+                          project=embedded.project)
     store = RemoteStore(target, read_only=True)
     yield store
     store.close()
@@ -255,12 +265,10 @@ def test_the_pipeline_sends_its_phases(embedded: Embedded) -> None:
     assert sent >= PHASES, sorted(sent)
 
 
-def test_every_default_query_answers_on_virtuoso_as_embedded(remote: RemoteStore, embedded: Embedded) -> None:
-    calls = embedded.calls
-    assert len(calls) > 20 and sum(len(c.rows) for c in calls) > 100
+def _differences(calls: list[Call], answer: Callable[[Call], list[Row]]) -> list[str]:
     differ: list[str] = []
     for call in calls:
-        got = remote.select(call.query, call.bindings)
+        got = answer(call)
         names = sorted({n for r in call.rows + got for n in r})
         want, have = _rows(call.rows, names), _rows(got, names)
         head = call.query.split("\n", 1)[0]
@@ -269,6 +277,35 @@ def test_every_default_query_answers_on_virtuoso_as_embedded(remote: RemoteStore
                           f"{sorted(set(want) - set(have), key=str)[:3]}, only virtuoso {sorted(set(have) - set(want), key=str)[:3]}")
         elif "ORDER BY" in call.query and want != have:
             differ.append(f"{head}: the same rows in another order")
+    return differ
+
+
+def test_every_default_query_answers_on_virtuoso_as_embedded(remote: RemoteStore, embedded: Embedded) -> None:
+    """Through acms's remote store: the project's graph names, the dataset as ``named-graph-uri``."""
+    calls = embedded.calls
+    assert len(calls) > 20 and sum(len(c.rows) for c in calls) > 100
+    differ = _differences(calls, lambda c: remote.select(c.query, c.bindings))
+    assert not differ, "\n".join(differ)
+
+
+def test_an_export_loaded_as_is_answers_plain_sparql_as_embedded(loaded: Virtuoso, embedded: Embedded) -> None:
+    """What a SPARQL user does by hand: ``acms export --format nquads`` bulk-loaded into Virtuoso as it is
+    (the five shared graph names), and each ``.rq`` file sent over the plain SPARQL protocol with the
+    PREFIX lines acms predeclares and its inputs as ``VALUES``."""
+    header = "".join(f"PREFIX {p}: <{ns}>\n" for p, ns in PREFIXES.items())
+    dataset = [("named-graph-uri", g.value) for g in LOGICAL_GRAPHS]
+    with requests.Session() as http:
+
+        def plain(call: Call) -> list[Row]:
+            form = [("query", header + bind(call.query, call.bindings)), *dataset]
+            response = http.post(f"{loaded.url}/sparql", data=form, timeout=60,
+                                 headers={"Accept": "application/sparql-results+json"})
+            assert response.ok, response.text[:500]
+            result = ox.parse_query_results(response.content, format=ox.QueryResultsFormat.JSON)
+            names = [v.value for v in result.variables]  # type: ignore[union-attr]
+            return [{n: s[n] for n in names if s[n] is not None} for s in result]  # type: ignore[union-attr]
+
+        differ = _differences(embedded.calls, plain)
     assert not differ, "\n".join(differ)
 
 
