@@ -68,7 +68,7 @@ def test_depth_sets_the_level_of_detail_and_the_budget_fills(session) -> None:  
     reached = {i.candidate.name: i for i in items if i.candidate.lod == "macro"}
     normalize = reached["pkg.util.normalize"].candidate  # the focus calls it: a signature, not a body
     assert normalize.text.startswith("def normalize(text: str) -> str:") and "Lower-case" in normalize.text
-    assert normalize.start_line == 6 and normalize.end_line == 6  # the lines it shows, not the body's
+    assert (normalize.start_line, normalize.end_line) == (6, 7)  # the lines it shows, not the body's
     assert count(result.assembled.rendered) <= 600
     assert result.assembled.used_tokens >= 0.6 * 600 or not result.assembled.dropped
 

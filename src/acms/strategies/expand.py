@@ -36,6 +36,7 @@ from pyoxigraph import Literal, NamedNode
 
 from acms.assembly.model import Candidate
 from acms.errors import ConfigError
+from acms.ingest.fragments import leaf_outline
 from acms.ranking.roles import Role, role_of
 from acms.strategies.anchors import frame_bindings, frames, literal_part, messages
 from acms.terms import Term
@@ -268,17 +269,22 @@ class Expansion:
         return {e: r for e, r in out.items() if _short(r["kind"].value) in _KINDS}
 
     def head_candidate(self, row: dict[str, Term], score: float, why: str, level: str) -> Candidate:
+        """A signature (decorators, declaration, the doc string's first line) or a one-line reference
+        (decorators and declaration), in ``leaf_outline``'s form. Its lines are the entity's first ones:
+        decorators and a leading doc comment (Go, Rust, Java, JS …) come before the declaration, a Python
+        doc string after it, so the range reaches past the declaration by the doc's lines, not to the
+        entity's end (a class's signature does not stand for its methods)."""
         decorators = row["decorators"].value.split("\n") if "decorators" in row and row["decorators"].value else []
         signature = row["signature"].value if "signature" in row else row["name"].value
-        lines = [*decorators, *signature.splitlines()]
+        doc = row["doc"].value if "doc" in row and row["doc"].value.strip() else None
+        text = leaf_outline(signature, decorators, doc if level == "signature" else None).removesuffix("\n    ...")
         start = int(row["start"].value)
-        end = min(int(row["end"].value), start + len(lines) - 1)
-        if level == "signature" and "doc" in row and row["doc"].value.strip():
-            lines.append('    """' + row["doc"].value.strip().splitlines()[0].strip() + '"""')
+        lead = len(doc.splitlines()) if doc else 0
+        end = min(int(row["end"].value), start + len(decorators) + len(signature.splitlines()) + lead - 1)
         entity = row["entity"].value
         return Candidate(
             fragment=f"{entity}#{level}", entity=entity, name=row["name"].value, kind=_short(row["kind"].value),
-            lod="macro", text="\n".join(lines), path=row["path"].value, start_line=start, end_line=end,
+            lod="macro", text=text, path=row["path"].value, start_line=start, end_line=end,
             score=score, strategy=self.desc.name, reason=why, tier=_short(row["tier"].value))
 
     # -- the plan --------------------------------------------------------------------------------
