@@ -13,6 +13,7 @@ in) rather than json or pickle (which import ``re``, ``enum``, ``functools``): 4
 from __future__ import annotations
 
 import io
+import time
 import marshal
 import sys
 from itertools import islice
@@ -79,11 +80,7 @@ def run(job: dict[str, Any]) -> dict[str, str]:
 
         functions = dict(QUERY_FUNCTIONS)
     try:
-        store = ox.Store.read_only(job["path"])
-        result = store.query(job["text"], prefixes=job["prefixes"], custom_functions=functions,
-                             **dataset(job["dataset"]))
-        with open(job["out"], "wb") as out:
-            form = write(result, out, job["max_rows"])
+        form = _answer(job, functions)
     except MemoryError:
         return {"error": "memory"}
     except SyntaxError as exc:
@@ -91,6 +88,28 @@ def run(job: dict[str, Any]) -> dict[str, str]:
     except (OSError, RuntimeError, ValueError) as exc:
         return {"error": "engine", "message": str(exc)}
     return {"form": form}
+
+
+# A read-only view lists the index's files when it opens; a writer in another process (or in the
+# parent: a writer session's own query) may compact some away before the view reads them, which
+# RocksDB reports as a missing file. The view is opened again and the query run again.
+VANISHED = ("No such file", "Corruption")
+ATTEMPTS = 4
+
+
+def _answer(job: dict[str, Any], functions: dict[Any, Any]) -> str:
+    for attempt in range(ATTEMPTS):
+        try:
+            store = ox.Store.read_only(job["path"])
+            result = store.query(job["text"], prefixes=job["prefixes"], custom_functions=functions,
+                                 **dataset(job["dataset"]))
+            with open(job["out"], "wb") as out:
+                return write(result, out, job["max_rows"])
+        except (OSError, RuntimeError) as exc:
+            if attempt + 1 == ATTEMPTS or not any(v in str(exc) for v in VANISHED):
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def main() -> int:
