@@ -3,11 +3,14 @@
 The default strategy (``arce``) takes every input as ``VALUES`` and calls no custom function, so its
 queries are meant to run on any SPARQL 1.1 engine. This proves it on a second engine besides the
 Oxigraph server: the sample project is indexed into the embedded store, every query the pipeline sends
-during a few real assemblies (a plain task, a focus, a stack trace) is recorded with its bindings and
-embedded answer, the project's quads are loaded into a real Virtuoso server under the project's graph
-names, and each recorded query is replayed through acms's own remote-store path
-(:class:`acms.store.remote.RemoteStore`, the one ``--store http://…`` uses). The rows must agree (as
-multisets of tuples of strings, numbers compared as floats), and an ordered query's order must agree.
+during a few real assemblies (a plain task, a focus, a stack trace, a quoted error message) is recorded
+with its bindings and embedded answer, and the project is bulk-loaded into a real Virtuoso server twice:
+under the project's graph names (as an acms writer leaves it) and as ``acms export`` writes it. Each
+recorded query is replayed through acms's own remote-store path (:class:`acms.store.remote.RemoteStore`,
+the one ``--store http://…`` uses) and over the plain protocol against the export; the rows must agree
+(as multisets, numbers compared as floats; see ``_value`` for what Virtuoso writes differently), an
+ordered query's order must agree, and the assemblies with every SELECT answered by Virtuoso must pack
+the same context.
 
 One Virtuoso per module (its own database folder, ``virtuoso.ini`` and free ports). Skipped with the
 reason when ``virtuoso-t`` is not installed, except under ``CI=true``, where ``.ci/run`` installs it and
