@@ -129,7 +129,9 @@ def virtuoso(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Virtuoso]:
     """A fresh Virtuoso on free ports of 127.0.0.1, stopped when the module ends."""
     server, isql = _binaries()
     folder = tmp_path_factory.mktemp("virtuoso")
-    sql_port, http_port = _free_port(), _free_port()
+    sql_port = http_port = _free_port()
+    while http_port == sql_port:  # two free ports, not the same one twice
+        http_port = _free_port()
     ini = folder / "virtuoso.ini"
     ini.write_text(_INI.format(d=folder, sql=sql_port, http=http_port))
     log = folder / "server.out"
