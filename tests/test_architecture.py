@@ -182,6 +182,33 @@ def test_no_module_above_the_store_reaches_through_to_pyoxigraph() -> None:
     assert not found, found
 
 
+CONCRETE_STORES = re.compile(r"\b(?:OxigraphStore|RemoteStore)\b")
+
+
+def concrete_store_names(paths: list[Path] | None = None) -> list[str]:
+    """Lines outside ``store/`` that name a concrete store (imports, ``isinstance``, docstrings alike)."""
+    if paths is None:
+        paths = [p for p in sorted(SRC.rglob("*.py")) if _package_of(p) != "store"]
+    return [f"{p.name}:{n}" for p in paths
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if CONCRETE_STORES.search(line)]
+
+
+def test_no_module_outside_the_store_names_a_concrete_store() -> None:
+    """Callers ask a ``GraphStore`` for a capability (``SupportsStreamingSelect``, ``SupportsCheckpoint``,
+    ...) and get one from ``acms.store.factory``; which class answers is the store package's business."""
+    assert concrete_store_names() == []
+
+
+def test_the_concrete_store_check_catches_a_name(tmp_path: Path) -> None:
+    """The contract can fail: an isinstance check and a docstring naming a store are reported, a
+    capability check is not."""
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""Reads the RemoteStore\'s rows."""\nfrom acms.store.protocol import SupportsBulkLoad\n\n'
+                       "def f(store):\n    return isinstance(store, SupportsBulkLoad) or "
+                       "type(store).__name__ == 'OxigraphStore'\n", encoding="utf-8")
+    assert concrete_store_names([planted]) == ["planted.py:1", "planted.py:5"]
+
+
 def front_end_imports(paths: list[Path] | None = None) -> list[str]:
     """Imports of the CLI, the HTTP server and the MCP server beyond their own packages and the allowed list."""
     paths = paths if paths is not None else [p for p in sorted(SRC.rglob("*.py")) if _package_of(p) in FRONT_ENDS]

@@ -36,8 +36,7 @@ from acms.retrieval.corpus_spill import read_others, read_places, read_spill
 from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
-from acms.store.protocol import GraphStore
+from acms.store.protocol import GraphStore, SupportsStreamingSelect
 from acms.vocab import TIER_HOT
 
 BUILD_STEPS = 4  # most rows read and tokenised (search/corpus-full.rq); the rest; keyword saved; ranking saved
@@ -131,10 +130,10 @@ class DerivedCaches:
         return rows
 
     def _solutions(self, name: str, bindings: dict[str, Any] | None = None) -> Iterable[Any]:
-        """A saved SELECT's rows as a stream from the embedded store (no list of dicts of terms held:
+        """A saved SELECT's rows as a stream from a store that streams (no list of dicts of terms held:
         RSS stayed at its peak after such lists were freed), as ``select`` rows from any other."""
-        if isinstance(self.store, OxigraphStore):
-            return self.store.query_raw(catalog.text(name), bindings)  # type: ignore[return-value]
+        if isinstance(self.store, SupportsStreamingSelect):
+            return self.store.select_stream(catalog.text(name), bindings)
         return self.store.select(catalog.text(name), bindings)
 
     def _bound(self, name: str, variable: str, values: Iterable[str]) -> Iterable[Any]:

@@ -24,8 +24,7 @@ from typing import Any, NamedTuple
 from pyoxigraph import NamedNode
 
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
-from acms.store.protocol import GraphStore
+from acms.store.protocol import GraphStore, SupportsStreamingSelect
 
 __all__ = ["BOUND_AT_ONCE", "CorpusReader", "CorpusRow"]
 
@@ -117,10 +116,10 @@ class CorpusReader:
                             None if file is None else files.setdefault(file, file))
 
     def _solutions(self, name: str, bindings: dict[str, Any] | None = None) -> Iterable[Any]:
-        """A saved SELECT's rows as a stream from the embedded store (no list of dicts of terms held),
+        """A saved SELECT's rows as a stream from a store that streams (no list of dicts of terms held),
         as ``select`` rows from any other."""
-        if isinstance(self.store, OxigraphStore):
-            return self.store.query_raw(catalog.text(name), bindings)  # type: ignore[return-value]
+        if isinstance(self.store, SupportsStreamingSelect):
+            return self.store.select_stream(catalog.text(name), bindings)
         return self.store.select(catalog.text(name), bindings)
 
 

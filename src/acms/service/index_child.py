@@ -35,7 +35,8 @@ from acms.errors import StoreError
 from acms.ingest.walker import Listing
 from acms.lifetime import die_with_parent
 from acms.memory import collecting_rarely, limit_arenas
-from acms.store.oxigraph import OxigraphStore, open_handle
+from acms.store.factory import open_lent
+from acms.store.protocol import SupportsCheckpoint
 
 if TYPE_CHECKING:
     from acms.service.index_run import IndexReport, IndexRun
@@ -49,7 +50,7 @@ ARENAS = 2  # glibc malloc arenas in the child (``acms.memory.limit_arenas``)
 def separate(run: IndexRun, listing: Listing) -> bool:
     """Whether this streamed first index writes its files in a child process."""
     store = run.store
-    return (isinstance(store, OxigraphStore) and store.path is not None and not store.read_only
+    return (isinstance(store, SupportsCheckpoint) and store.can_lend()
             and sum(f.size for f in listing.files) >= SEPARATE_BYTES)
 
 
@@ -85,12 +86,12 @@ class _PipeProgress:
 def stream_in_child(run: IndexRun, listing: Listing) -> None:
     """``stream_first_index(run, listing)`` in a child process; the child's report becomes ``run.report``."""
     store = run.store
-    assert isinstance(store, OxigraphStore) and store.path is not None
-    job = _Job(run.root, store.path, run.settings, listing, run.report, run.started, run.head, os.getpid(),
-               run.corpus_spill)
+    assert isinstance(store, SupportsCheckpoint)
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    with store.lent():
+    with store.lent() as path:
+        job = _Job(run.root, path, run.settings, listing, run.report, run.started, run.head, os.getpid(),
+                   run.corpus_spill)
         proc = ctx.Process(target=_child_main, args=(job, send), name="acms-index-files")
         proc.start()
         send.close()  # the child holds the only sending end: EOF here means it is gone
@@ -132,7 +133,7 @@ def _child_main(job: _Job, conn: Connection) -> None:
     from acms.service.index_stream import stream_first_index
 
     try:
-        store = OxigraphStore.attached(open_handle(job.store), job.store, read_only=False)
+        store = open_lent(job.store)
         try:
             run = IndexRun(job.root, store, job.settings, progress=_PipeProgress(conn))
             run.adopt(job.started, job.report, job.head)

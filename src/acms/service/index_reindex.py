@@ -6,9 +6,9 @@ Why: a migration re-does every file, and the one-batch path (old triples out, ne
 file goes through :func:`acms.service.index_stream.stream_first_index` too, with a
 :class:`StreamedReindex` that takes the old index out of the way in bounded steps. Two ways:
 
-- **starting over** (the embedded store): the run is inside ``store.atomic()``, whose checkpoint
-  already holds the old index (hard links). ``OxigraphStore.start_over`` puts an empty store in place
-  of ``graph/`` and hands back a read-only handle on the checkpoint; what is not the files' is
+- **starting over** (a store with a checkpoint, the embedded one): the run is inside ``store.atomic()``,
+  whose checkpoint already holds the old index (hard links). ``SupportsCheckpoint.start_over`` puts an
+  empty store in place of ``graph/`` and hands back a read-only store on the checkpoint; what is not the files' is
   copied in (the cold tier, the meta graph, any other graph, and from the hot and warm tiers the
   subjects with a class and no ``uko:inFile``: ``kept-in-tiers.rq``), the ontology graph is loaded
   new, and the groups are written as into a first index. Nothing is deleted quad by quad: deleting
@@ -58,8 +58,7 @@ from acms.ingest.model import SourceFile
 from acms.ingest.pipeline import vanished
 from acms.ontology import extensions as ontology_extensions
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore
-from acms.store.protocol import Bindings, GraphStore
+from acms.store.protocol import Bindings, GraphStore, SupportsCheckpoint
 from acms.temporal import versions
 from acms.validation.batch import check_batch, rejection
 from acms.vocab import GRAPH_ONTOLOGY, TIER_HOT, TIER_WARM
@@ -94,13 +93,13 @@ class StreamedReindex:
         else replace the ontology graph; either way it becomes UKO plus the configured extensions."""
         run, store = self.run, self.run.store
         with run.timed("store"):
-            if isinstance(store, OxigraphStore) and store.can_start_over():
-                self.old = OxigraphStore.attached(store.start_over(), None)
+            if isinstance(store, SupportsCheckpoint) and store.can_start_over():
+                self.old = store.start_over()
                 self.fresh = True
                 self._copy_kept(store)
             store.ensure_ontology(ontology_extensions.ontology_quads(run.extensions))
 
-    def _copy_kept(self, store: OxigraphStore) -> None:
+    def _copy_kept(self, store: GraphStore) -> None:
         """Into the new, empty store: every graph but the tiers and the ontology as it was, and what of
         the hot and warm tiers is not the files' (``kept-in-tiers``), ``COPY_CHUNK`` quads at a time."""
         old = self.old

@@ -16,8 +16,9 @@ caches) can be kept between units and rebuilt after a write. An interrupted inde
 where the store is opened (:mod:`acms.store.run_marker`), so a session never sees half a run.
 
 A remote store (``remote``: a project in a SPARQL 1.1 engine, :mod:`acms.store.remote`) has no lock to
-take: one ``RemoteStore`` serves every mode; a shared session reads the project's generation at the
-start of each unit of work (one small query), and an index run lands as one request.
+take: one store serves every mode; a shared session reads the project's generation at the start of
+each unit of work (one small query, ``SupportsGeneration``), and an index run lands as one request.
+Which store is opened, and how, is :func:`acms.store.factory.open_store`'s choice.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from enum import Enum
 from acms.errors import UsageError
 from acms.lifetime import starting_helper
 from acms.store.access import IndexAccess
+from acms.store.factory import open_store
 from acms.store.layout import IndexLayout
 from acms.store.lock import DEFAULT_WAIT
-from acms.store.oxigraph import OxigraphStore
-from acms.store.protocol import GraphStore
-from acms.store.remote import RemoteStore, RemoteTarget
+from acms.store.protocol import GraphStore, SupportsGeneration
+from acms.store.remote import RemoteTarget
 from acms.store import usage
 
 __all__ = ["Mode", "RemoteTarget", "Session", "open_session"]
@@ -55,19 +56,14 @@ class Session:
         self._writes = 0
         self._count = threading.Lock()
         self._access: IndexAccess | None = None
-        self._store: OxigraphStore | RemoteStore | None = None
-        if remote is not None:
-            self._store = RemoteStore.open(remote, read_only=mode is Mode.READ, command=command,
-                                           create=create and mode is Mode.WRITE)
-            if mode is not Mode.READ:
-                usage.fold(self._store, layout.root)  # the uses this machine's readers logged
-        elif mode is Mode.SHARED:
+        self._store: GraphStore | None = None
+        if remote is None and mode is Mode.SHARED:
             self._access = IndexAccess(layout.graph, wait=wait, command=command or "acms serve")
-        elif mode is Mode.WRITE and create:
-            self._store = OxigraphStore(layout.graph, wait=wait, command=command)
         else:
-            self._store = OxigraphStore.open_existing(layout.graph, read_only=mode is Mode.READ, wait=wait,
-                                                      command=command)
+            self._store = open_store(layout, read_only=mode is Mode.READ, create=create and mode is Mode.WRITE,
+                                     wait=wait, command=command, remote=remote)
+            if remote is not None and mode is not Mode.READ:
+                usage.fold(self._store, layout.root)  # the uses this machine's readers logged
 
     @property
     def writable(self) -> bool:
@@ -123,8 +119,8 @@ class Session:
             return self._remote().generation, self._writes
         return (self._access.generation() if self._access is not None else None), self._writes
 
-    def _remote(self) -> RemoteStore:
-        assert isinstance(self._store, RemoteStore)
+    def _remote(self) -> SupportsGeneration:
+        assert isinstance(self._store, SupportsGeneration)
         return self._store
 
     def close(self) -> None:

@@ -23,7 +23,7 @@ from acms.sparql.functions import QUERY_FUNCTIONS
 from acms.sparql.runner import QueryLimits, run_bounded
 from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
-from acms.store.protocol import Bindings, CustomFunctions, GraphStore, Row
+from acms.store.protocol import Bindings, CustomFunctions, GraphStore, Row, Solution, SupportsBulkLoad
 from acms.terms import Term
 from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
 
@@ -154,6 +154,13 @@ class OxigraphStore:
         kwargs.pop("whole_store", None)
         return self._run(query, bindings, limits=limits, **kwargs)
 
+    def select_stream(self, query: str, bindings: Bindings | None = None) -> Iterator[Solution]:
+        """A SELECT's solutions as pyoxigraph evaluates them (``SupportsStreamingSelect``)."""
+        result = self._run(query, bindings)
+        if not isinstance(result, ox.QuerySolutions):
+            raise QuerySyntaxError("expected a SELECT query")
+        return result  # type: ignore[return-value]
+
     def ask(self, query: str, bindings: Bindings | None = None) -> bool:
         result = self._run(query, bindings)
         if not isinstance(result, ox.QueryBoolean):
@@ -212,8 +219,9 @@ class OxigraphStore:
         """Close the database while another process of this run writes its files (the index lock and
         the run's checkpoint stay with this object), and open it again after, whatever happened:
         a failure inside still rolls back through ``atomic()`` (:mod:`acms.service.index_child`)."""
-        if self.path is None or self.read_only:
+        if not self.can_lend():
             raise StoreError("only an on-disk index open for writing can be lent to another process")
+        assert self.path is not None
         self.flush()
         self.__dict__.pop("_store", None)  # pyoxigraph closes the database when its last reference goes
         self._prefixes = None
@@ -222,12 +230,16 @@ class OxigraphStore:
         finally:
             self._store = open_handle(self.path)
 
+    def can_lend(self) -> bool:
+        """Whether ``lent`` may run: an on-disk index open for writing."""
+        return self.path is not None and not self.read_only
+
     def can_start_over(self) -> bool:
         """Whether ``start_over`` may run: a writer on disk inside ``atomic()`` (a checkpoint to keep)."""
         return self.path is not None and not self.read_only and run_marker.pending(self.path)
 
-    def start_over(self) -> ox.Store:
-        """Inside ``atomic()``: an empty index in place of this one, and a read-only handle on the
+    def start_over(self) -> OxigraphStore:
+        """Inside ``atomic()``: an empty index in place of this one, and a read-only store on the
         checkpoint (the index as the run found it) to read the old one from. For a run that rewrites
         every file (:mod:`acms.service.index_reindex`): nothing to delete quad by quad. An error or a
         crash afterwards rolls back to the checkpoint like any other failed run."""
@@ -243,7 +255,7 @@ class OxigraphStore:
         except OSError as exc:
             raise StoreError(f"cannot clear the index for the re-index: {exc}") from None
         self._store = open_handle(self.path)
-        return old
+        return OxigraphStore.attached(old, None)
 
     def update(self, update: str, bindings: Bindings | None = None) -> None:
         text = bind(update, bindings)
@@ -417,9 +429,9 @@ def require_index(raw: ox.Store, path: Path) -> None:
 
 
 def load_nquads(store: GraphStore, data: bytes) -> None:
-    """Bulk-load N-Quads text (acms' own emission): parsed by the embedded store itself, or parsed here
-    for any other."""
-    if isinstance(store, OxigraphStore):
+    """Bulk-load N-Quads text (acms' own emission): parsed by a store that can (``SupportsBulkLoad``),
+    or parsed here for any other."""
+    if isinstance(store, SupportsBulkLoad):
         store.load_nquads(data)
     else:
         store.load(ox.parse(data, format=ox.RdfFormat.N_QUADS), bulk=True)

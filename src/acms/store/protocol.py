@@ -2,14 +2,20 @@
 
 Parameters are typed RDF terms, bound through ``VALUES`` (see ``acms.sparql.bind``); results are
 plain rows of pyoxigraph terms. Everything above ``acms.store`` is typed against ``GraphStore`` and
-never reaches the backend's own handle, which is what lets a remote SPARQL 1.1 endpoint implement
-the same protocol later.
+never reaches the backend's own handle, so the embedded store and a remote SPARQL 1.1 engine stand
+for each other.
+
+What only some backends can do is a capability protocol of its own (``SupportsStreamingSelect``,
+``SupportsBulkLoad``, ``SupportsCheckpoint``, ``SupportsGeneration``, ``SupportsOwnership``), asked
+for with ``isinstance(store, SupportsX)``: code outside ``acms.store`` never names a concrete store,
+so a new backend only implements what it can and every caller keeps its fallback.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad
@@ -87,3 +93,58 @@ class SupportsOwnership(Protocol):
     graphs that another root wrote, unless ``claim`` was called (``acms index --force``)."""
 
     def claim(self) -> None: ...
+
+
+
+class Solution(Protocol):
+    """One row of a streamed SELECT: a variable's term by name, None when unbound (a pyoxigraph
+    ``QuerySolution`` is one; no dict is built per row)."""
+
+    def __getitem__(self, name: str, /) -> Term | None: ...
+
+
+@runtime_checkable
+class SupportsStreamingSelect(Protocol):
+    """A store that answers a SELECT as a stream of solutions, evaluated as they are read: the caches'
+    passes over every fragment hold no list of dicts of terms (RSS stayed at its peak after such lists
+    were freed). Other stores answer ``select`` with a list."""
+
+    def select_stream(self, query: str, bindings: Bindings | None = None) -> Iterable[Solution]: ...
+
+
+@runtime_checkable
+class SupportsBulkLoad(Protocol):
+    """A store that parses N-Quads text itself (acms' own emission: a streamed index's groups, the
+    embedding store), with no Python object per quad; all-or-nothing like ``load(bulk=True)``."""
+
+    def load_nquads(self, data: bytes) -> None: ...
+
+
+@runtime_checkable
+class SupportsCheckpoint(Protocol):
+    """An on-disk store whose index run (``atomic()``) keeps a checkpoint of the index as the run found
+    it, and whose files can be handed to another process of the run.
+
+    ``start_over`` (a re-index of every file): an empty index in place of this one, and a read-only
+    store on the checkpoint to read the old one from; a failure afterwards restores the checkpoint like
+    any failed run. ``lent`` (a first index's files written by a child process): the store lets go of
+    its files for the block and opens them again after, the lock and the checkpoint staying with it;
+    the child opens the path it yields with ``acms.store.open.open_lent``."""
+
+    def can_start_over(self) -> bool: ...
+
+    def start_over(self) -> GraphStore: ...
+
+    def can_lend(self) -> bool: ...
+
+    def lent(self) -> AbstractContextManager[Path]: ...
+
+
+@runtime_checkable
+class SupportsGeneration(Protocol):
+    """A store other processes write without a lock this process sees (a remote SPARQL engine): its
+    ``generation`` (read again by ``refresh``) changes with every write, so derived state is rebuilt."""
+
+    generation: str | None
+
+    def refresh(self) -> str | None: ...
