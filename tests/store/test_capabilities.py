@@ -88,11 +88,10 @@ def test_starting_over_reads_the_old_index_from_the_checkpoint(embedded: GraphSt
 
 def test_a_lent_index_is_written_by_another_writer_and_taken_back(embedded: GraphStore) -> None:
     assert isinstance(embedded, SupportsCheckpoint) and embedded.can_lend()
-    with embedded.atomic():
-        with embedded.lent() as path:
-            child = open_lent(path)
-            child.load([NEW])
-            child.close()
+    with embedded.atomic(), embedded.lent() as path:
+        child = open_lent(path)
+        child.load([NEW])
+        child.close()
     assert _subjects(embedded) == ["urn:new", "urn:old"]
 
 
