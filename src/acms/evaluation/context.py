@@ -56,8 +56,9 @@ from typing import Any
 import numpy as np
 
 from acms.api import Index
-from acms.errors import BudgetTooSmall, UsageError
 from acms.assembly.protocol import parse_request
+from acms.errors import BudgetTooSmall
+from acms.evaluation.harness import read_cases
 from acms.index.tokenize import search_terms
 from acms.ingest.walker import language_for
 from acms.tokens import count
@@ -134,22 +135,12 @@ def _sites(obj: dict[str, Any], key: str) -> tuple[Site, ...]:
 
 
 def load_context_cases(path: Path) -> list[ContextCase]:
-    if not path.is_file():
-        raise UsageError(f"no such fixture file: {path}")
-    cases = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        try:
-            obj: dict[str, Any] = json.loads(line)
-            cases.append(ContextCase(str(obj.get("id", n)), str(obj["query"]), _sites(obj, "edit_sites"),
-                                     _sites(obj, "deps"), _sites(obj, "callees"), tuple(obj.get("focus", ()))))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"{path}:{n}: expected {{\"query\": ..., \"edit_sites\": [{{\"file\", \"start\", "
-                             f"\"end\"}}], \"deps\": [...], \"callees\": [...]}} ({exc!r})") from None
-    if not cases:
-        raise UsageError(f"{path} holds no cases")
-    return cases
+    def parse(n: int, obj: dict[str, Any]) -> ContextCase:
+        return ContextCase(str(obj.get("id", n)), str(obj["query"]), _sites(obj, "edit_sites"),
+                           _sites(obj, "deps"), _sites(obj, "callees"), tuple(obj.get("focus", ())))
+
+    return read_cases(path, parse, '{"query": ..., "edit_sites": [{"file", "start", "end"}], "deps": [...], '
+                                   '"callees": [...]}')
 
 
 class Files:

@@ -26,18 +26,20 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pyoxigraph import Literal
 
 from acms.api import Index
-from acms.errors import BudgetTooSmall, UsageError
 from acms.assembly.model import Candidate, Packed
 from acms.assembly.protocol import parse_request
+from acms.errors import BudgetTooSmall, UsageError
 from acms.ingest.walker import language_for
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog
 from acms.tokens import count
+
+T = TypeVar("T")
 
 
 CUTS = (1, 5, 10)
@@ -78,7 +80,9 @@ class StrategyScore:
              | {"overlap_mrr": mean(self.overlap_rr)} if self.overlap_rr else {})
 
 
-def load_cases(path: Path) -> list[Case]:
+def read_cases(path: Path, parse: Callable[[int, dict[str, Any]], T], expected: str) -> list[T]:
+    """The cases of a JSON-lines fixture (blank lines and ``#`` comments skipped), each made by ``parse``
+    from its line's object; a line that does not parse is a usage error naming it and ``expected``."""
     if not path.is_file():
         raise UsageError(f"no such fixture file: {path}")
     cases = []
@@ -86,13 +90,17 @@ def load_cases(path: Path) -> list[Case]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            obj: dict[str, Any] = json.loads(line)
-            cases.append(Case(str(obj["query"]), tuple(obj["gold"]), tuple(obj.get("focus", ()))))
+            cases.append(parse(n, json.loads(line)))
         except (ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"{path}:{n}: expected {{\"query\": ..., \"gold\": [...]}} ({exc})") from None
+            raise UsageError(f"{path}:{n}: expected {expected} ({exc!r})") from None
     if not cases:
         raise UsageError(f"{path} holds no cases")
     return cases
+
+
+def load_cases(path: Path) -> list[Case]:
+    return read_cases(path, lambda _, obj: Case(str(obj["query"]), tuple(obj["gold"]), tuple(obj.get("focus", ()))),
+                      '{"query": ..., "gold": [...]}')
 
 
 def is_symbol(gold: str) -> bool:
