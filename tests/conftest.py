@@ -28,7 +28,19 @@ def run_index(root: Path, settings: Settings | None = None) -> IndexReport:
         store.close()
 
 
+@pytest.fixture(scope="session")
+def _indexed_sample_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample project indexed once per session (0.7 s an index; about a hundred tests want one)."""
+    root = tmp_path_factory.mktemp("indexed-template") / "sample"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    run_index(root)
+    return root
+
+
 @pytest.fixture
-def indexed_sample(sample_project: Path) -> Path:
-    run_index(sample_project)
+def indexed_sample(sample_project: Path, _indexed_sample_template: Path) -> Path:
+    """A fresh copy of the sample project with its own index: the session's template copied whole
+    (files with their times, so a look finds nothing changed; the store closed, so a plain copy)."""
+    shutil.rmtree(sample_project)
+    shutil.copytree(_indexed_sample_template, sample_project)
     return sample_project
