@@ -12,26 +12,19 @@ blocks, and decoys of the same families.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 
 
-def _placements() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("secret_placements", _HERE / "secret_placements.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["secret_placements"] = module
-    spec.loader.exec_module(module)
-    return module
+if str(_HERE) not in sys.path:  # bench/ is sys.path[0] when run as a script, not when a test loads it by path
+    sys.path.insert(0, str(_HERE))
+import secret_placements as sp  # a sibling script: the generated corpus
 
 
-sp = _placements()
 Gen, Placement, Secret = sp.Gen, sp.Placement, sp.Secret
 HELD_OUT: list[Callable[[Any], Any]] = []
 

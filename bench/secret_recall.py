@@ -20,14 +20,12 @@ cost per megabyte as files grow.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 import sys
 import sysconfig
 import time
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 from acms.privacy import scan, scrub
 from acms.privacy.names import redact_path
@@ -37,17 +35,12 @@ _TEXT = (".py", ".pyi", ".md", ".rst", ".txt", ".toml", ".cfg", ".ini", ".json",
          ".js", ".html", ".css", ".c", ".h", ".xml")
 
 
-def _placements() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("secret_placements", _HERE / "secret_placements.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["secret_placements"] = module
-    spec.loader.exec_module(module)
-    return module
+if str(_HERE) not in sys.path:  # bench/ is sys.path[0] when run as a script, not when a test loads it by path
+    sys.path.insert(0, str(_HERE))
+import secret_placements as sp  # a sibling script: the generated corpus
 
 
 def recall(seeds: int) -> None:
-    sp = _placements()
     caught: Counter[str] = Counter()
     planted: Counter[str] = Counter()
     kept: Counter[str] = Counter()
@@ -154,7 +147,6 @@ def _code_text(mb: float) -> str:
 def _dense_text(mb: float) -> str:
     """The placements' files (secrets and decoys) one after another, with new values each round, up to
     ``mb`` megabytes: every megabyte the same mix."""
-    sp = _placements()
     parts: list[str] = []
     size, seed = 0, 100
     while size < mb * 1e6:

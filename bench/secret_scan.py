@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import argparse
-import importlib.util
 import json
 import os
 import sysconfig
@@ -27,7 +26,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import cast
 
 from acms.privacy import scrub
@@ -35,13 +33,9 @@ from acms.privacy import scrub
 _HERE = Path(__file__).resolve().parent
 
 
-def _corpus_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("secrets_corpus", _HERE / "secrets_corpus.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["secrets_corpus"] = module
-    spec.loader.exec_module(module)
-    return module
+if str(_HERE) not in sys.path:  # bench/ is sys.path[0] when run as a script, not when a test loads it by path
+    sys.path.insert(0, str(_HERE))
+import secrets_corpus  # a sibling script: the generated corpus
 
 
 @dataclass
@@ -169,7 +163,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
 
-    corpus = _corpus_module()
+    corpus = secrets_corpus
     tmp = None
     if args.keep:
         root = args.keep

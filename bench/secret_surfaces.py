@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import html
-import importlib.util
 import json
 import re
 import shutil
@@ -41,7 +40,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
@@ -55,13 +53,9 @@ TASKS = ("password token secret api key credentials connection database", "deplo
 MODES = ("allow", "redact", "block")
 
 
-def placements_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("secret_placements", _HERE / "secret_placements.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["secret_placements"] = module
-    spec.loader.exec_module(module)
-    return module
+if str(_HERE) not in sys.path:  # bench/ is sys.path[0] when run as a script, not when a test loads it by path
+    sys.path.insert(0, str(_HERE))
+import secret_placements as sp  # a sibling script: the generated corpus
 
 
 @dataclass
@@ -83,7 +77,6 @@ def _git(root: Path, *args: str) -> None:
 def plant(root: Path, seed: int, only: int | None = None) -> Planted:
     """The corpus as a git repository: commit 1 with seed ``seed``, commit 2 with every other
     placement's file written again from ``seed + 1`` (new secrets; the old ones stay in history)."""
-    sp = placements_module()
     first = sp.build(seed)
     second = sp.build(seed + 1)
     if only is not None:
