@@ -35,10 +35,12 @@ class Frame:
 
 
 def frames(text: str, indexed: Collection[str]) -> list[Frame]:
-    """The task's file:line pointers whose file is indexed (matched by the longest path suffix), most
-    recent first, without repeats."""
+    """The task's file:line pointers whose file is indexed (the one indexed path the pointer ends with, or
+    that ends with the pointer's), most recent first, without repeats."""
     found: list[tuple[str, int]] = [(m.group(1), int(m.group(2))) for m in _PY_FRAME.finditer(text)]
     found += [(m.group(1), int(m.group(2))) for m in _PATH_LINE.finditer(text)]
+    if not found:
+        return []
     by_tail: dict[str, list[str]] = {}
     for p in indexed:
         by_tail.setdefault(p.rsplit("/", 1)[-1], []).append(p)

@@ -39,12 +39,12 @@ from acms.errors import ConfigError
 from acms.ingest.fragments import leaf_outline
 from acms.ranking.roles import Role, role_of
 from acms.strategies.anchors import frame_bindings, frames, literal_part, messages
+from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.terms import Term
 from acms.tokens import estimate
 from acms.vocab import UKO, XSD
 
 if TYPE_CHECKING:
-    from acms.strategies.descriptor import Phase, StrategyDescriptor
     from acms.strategies.engine import RunContext
 
 _IDENT = re.compile(r"(?<![\w.])(?:(self|cls|this)\.)?([A-Za-z_][A-Za-z0-9_]*)|\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -152,9 +152,7 @@ class Expansion:
         self.store = ctx.searcher.store
 
     def query(self, name: str) -> str:
-        from acms.strategies.descriptor import Phase as _Phase
-
-        return self.desc.query_text(_Phase("expand", 1.0, name))
+        return self.desc.query_text(Phase("expand", 1.0, name))
 
     # -- breadth ---------------------------------------------------------------------------------
     def edges(self, frontier: dict[str, float], hop: int, reached: dict[str, _Reached]) -> None:
