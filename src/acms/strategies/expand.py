@@ -13,7 +13,10 @@ frames, quoted error messages), then the seeds an agent will read as bodies, and
   which catches what static call edges miss, such as ``response.url`` or a class used only in an
   annotation);
 - a method's namesakes one level up and down its class hierarchy (``overrides-up.rq`` /
-  ``overrides-down.rq``: a change to a method is often due where it is overridden).
+  ``overrides-down.rq``: a change to a method is often due where it is overridden);
+- the files that change with the starts' files in history, and of those the definitions the shared
+  commits touched most (``cochange-commits.rq`` / ``cochange.rq``, :mod:`acms.strategies.cochange`;
+  needs ``acms index --history N``, and costs one empty query without it).
 
 A reached entity scores its seed's score times the edge's weight times ``decay`` per hop (computed in
 the query). Levels of detail follow depth, and the budget is planned in this order: bodies for the
@@ -39,6 +42,7 @@ from acms.errors import ConfigError
 from acms.ingest.fragments import leaf_outline
 from acms.ranking.roles import Role, role_of
 from acms.strategies.anchors import frame_bindings, frames, literal_part, messages
+from acms.strategies.cochange import CoChangeOptions, co_changed
 from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.terms import Term
 from acms.tokens import estimate
@@ -76,6 +80,11 @@ class ExpandOptions:
     anchors: int = 4
     max_fan: int = 150
     max_reached: int = 120
+    cochange: float = 0.5
+    cochange_max_files: int = 20
+    cochange_min_support: int = 2
+    cochange_files: int = 3
+    cochange_definitions: int = 3
     edges_out: Mapping[str, float] = field(default_factory=dict)
     edges_in: Mapping[str, float] = field(default_factory=dict)
 
@@ -92,11 +101,20 @@ class ExpandOptions:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"strategy {strategy}: bad expand option: {exc}") from None
         weights = [*opts.edges_out.values(), *opts.edges_in.values(), opts.decay, opts.names,
-                   opts.overrides, opts.bodies, opts.signatures]
+                   opts.overrides, opts.bodies, opts.signatures, opts.cochange]
         if any(not 0.0 <= float(w) <= 1.0 for w in weights) or opts.bodies + opts.signatures > 1.0:
             raise ConfigError(f"strategy {strategy}: expand weights and shares lie in [0, 1], "
                               "and bodies + signatures <= 1")
+        if opts.cochange_max_files < 2 or opts.cochange_min_support < 1 or opts.cochange_files < 0 \
+                or opts.cochange_definitions < 1:
+            raise ConfigError(f"strategy {strategy}: cochange_max_files >= 2, cochange_min_support >= 1, "
+                              "cochange_files >= 0 and cochange_definitions >= 1")
         return opts
+
+    @property
+    def co_change(self) -> CoChangeOptions:
+        return CoChangeOptions(self.cochange, self.cochange_max_files, self.cochange_min_support,
+                               self.cochange_files, self.cochange_definitions)
 
 
 def _double(value: float) -> Literal:
@@ -225,6 +243,14 @@ class Expansion:
                     self._reach(reached, r["entity"].value, s, 1, f"overrides {_short(r['node'].value)}"
                                 if way == "up" else f"overridden from {_short(r['node'].value)}")
 
+    def co_change(self, starts: list[Candidate], weight_of: Mapping[str, float],
+                  reached: dict[str, _Reached]) -> None:
+        """The definitions of the files that change with the starts' files (:mod:`acms.strategies.cochange`)."""
+        seeds = {c.entity: weight_of[c.entity] for c in starts}
+        for hit in co_changed(self.store, self.query, seeds, self.opts.decay, self.opts.co_change):
+            if hit.entity not in seeds:
+                self._reach(reached, hit.entity, hit.score, 1, hit.why)
+
     @staticmethod
     def _reach(reached: dict[str, _Reached], target: str, score: float, hop: int, why: str) -> None:
         old = reached.get(target)
@@ -308,6 +334,7 @@ class Expansion:
         reached: dict[str, _Reached] = {}
         self.names(starts, weight_of, reached)
         self.overrides(starts, weight_of, reached)
+        self.co_change(starts, weight_of, reached)
         frontier = {c.entity: weight_of[c.entity] for c in starts}
         for hop in range(1, self.opts.depth + 1):
             self.edges(frontier, hop, reached)
