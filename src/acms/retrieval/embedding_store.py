@@ -162,13 +162,14 @@ def _embed_rows(provider: EmbeddingProvider, rows: list[dict], phases: Phases) -
 
 def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
                   phases: Phases | None = None, texts: KnownTexts | None = None,
-                  ahead: EmbeddingAhead | None = None) -> EmbedReport | None:
+                  ahead: EmbeddingAhead | None = None, files: Iterable[str] | None = None) -> EmbedReport | None:
     """Embed the fragments that have no vector; fit the default LSA model on first use.
     ``phases`` hears of the ``fitting`` phase (when a model is fitted) and the ``embeddings`` one.
     ``texts()``: every searchable fragment's (IRI, text), when known without reading the store (a first
     index's spill, :mod:`acms.retrieval.corpus_spill`): a first model's sample is drawn from them.
     ``ahead``: a worker that fitted and folded those texts meanwhile (:mod:`acms.retrieval.embedding_ahead`),
-    whose vectors are loaded when this is a first LSA embedding."""
+    whose vectors are loaded when this is a first LSA embedding. ``files``: the file IRIs the index run
+    wrote, where the fragments to embed are looked for first (:func:`_unembedded`)."""
     import time
 
     t0 = time.perf_counter()
@@ -181,7 +182,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         # fragment is new, so they stream with it as a first embedding does, vector cache included
         provider = _kept_provider(model, settings, layout)
         return _stream_all(store, layout, provider, [], phases, t0)
-    missing = {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
+    missing = _unembedded(store, files)
     if not missing:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
     if settings.embedding_provider == "lsa":
@@ -203,6 +204,30 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
 
 
+def _unembedded(store: GraphStore, files: Iterable[str] | None) -> set[tuple[str, str]]:
+    """(fragment, graph) of the searchable fragments with no vector. A scan of every fragment cost
+    ~0.4 s a standard library, whatever a run changed; so the fragments of the files the run wrote are
+    asked for first, and they are the answer when two counts say as many lack a vector (none: the scan
+    is skipped). Any other missing vector (an earlier run's embedding failed, a decision recorded since)
+    makes the counts differ, and then the scan decides."""
+    if files is not None:
+        lacking = _count(store, "embeddings/count-fragments") - _count(store, "embeddings/count-vectors")
+        if lacking == 0:
+            return set()
+        named = [NamedNode(f) for f in sorted(files)]
+        found = {(r["frag"].value, r["g"].value)
+                 for start in range(0, len(named), TEXTS_AT_ONCE)
+                 for r in store.select(catalog.text("embeddings/unembedded-in-files"),
+                                       {"file": named[start : start + TEXTS_AT_ONCE]})}
+        if len(found) == lacking:
+            return found
+    return {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
+
+
+def _count(store: GraphStore, name: str) -> int:
+    return int(store.select(catalog.text(name))[0]["n"].value)
+
+
 def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:
     """A model was fitted over ``report.embedded`` fragments: nothing has drifted from it yet."""
     Drift(report.model_id, report.embedded).save(layout.cache)
@@ -220,7 +245,7 @@ def _new_texts(layout: IndexLayout, frags: set[str]) -> int:
 
 
 def _count_texts(store: GraphStore) -> int:
-    return int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
+    return _count(store, "embeddings/count-texts")
 
 
 def _kept_provider(model: ModelInfo, settings: Settings, layout: IndexLayout) -> EmbeddingProvider:

@@ -1,0 +1,85 @@
+"""An index run that rewrote a few files embeds their new fragments without scanning every fragment,
+and still embeds any other fragment that lacks a vector: one an earlier run failed to embed, one a
+recorded decision added between runs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from acms.api import Index
+from acms.decisions import records
+from acms.sparql import catalog
+from acms.store.protocol import GraphStore
+from acms.vocab import IriMinter
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("embed-after-edit") / "sample"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    with Index.open(root) as idx:
+        idx.index()
+    return root
+
+
+@pytest.fixture
+def project(template: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "sample"
+    shutil.copytree(template, root)
+    return root
+
+
+def _unembedded(store: GraphStore) -> list[str]:
+    return sorted(r["frag"].value for r in store.select(catalog.text("embeddings/unembedded")))
+
+
+def _count(store: GraphStore, name: str) -> int:
+    return int(store.select(catalog.text(name))[0]["n"].value)
+
+
+def _edit(root: Path) -> Path:
+    path = next(p for p in sorted(root.rglob("*.py")) if ".acms" not in p.parts and "def " in p.read_text())
+    path.write_text(path.read_text() + "\n\ndef added_after_the_index(x):\n    return x + 1\n")
+    return path
+
+
+def test_an_edit_embeds_the_new_fragments(project: Path) -> None:
+    _edit(project)
+    with Index.open(project) as idx:
+        report = idx.index()
+        store = idx.store
+        assert report.embedded > 0
+        assert _unembedded(store) == []
+        assert _count(store, "embeddings/count-fragments") == _count(store, "embeddings/count-vectors")
+
+
+def test_a_vector_an_earlier_run_did_not_make_is_made_by_the_next_edit(project: Path) -> None:
+    with Index.open(project) as idx:
+        store = idx.store
+        frag = store.select("PREFIX uko: <https://w3id.org/acms/uko#>\n"
+                            "SELECT ?frag WHERE { GRAPH ?g { ?frag uko:vector ?v } } ORDER BY ?frag LIMIT 1")[0]["frag"]
+        store.update("PREFIX uko: <https://w3id.org/acms/uko#>\n"
+                     "DELETE { GRAPH ?g { ?frag uko:vector ?v } } WHERE { GRAPH ?g { ?frag uko:vector ?v } }",
+                     {"frag": [frag]})
+        assert _unembedded(store) == [frag.value]
+    _edit(project)
+    with Index.open(project) as idx:
+        idx.index()
+        assert _unembedded(idx.store) == []
+
+
+def test_a_decision_recorded_between_runs_is_embedded_by_the_next_edit(project: Path) -> None:
+    with Index.open(project) as idx:
+        minter = IriMinter(idx.project_name)
+        records.create_plan(idx.store, minter, "root")
+        records.record_decision(idx.store, minter, plan="root", text="Sessions live in SQLite")
+        assert len(_unembedded(idx.store)) == 1
+    _edit(project)
+    with Index.open(project) as idx:
+        idx.index()
+        assert _unembedded(idx.store) == []
