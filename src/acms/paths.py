@@ -19,14 +19,14 @@ def project_root(path: str | Path) -> Path:
     return p.resolve()
 
 
-def write_whole(path: Path, text: str) -> bool:
-    """Write ``text`` to ``path`` atomically (a reader sees the old file or the new one); False, and the
-    old file left as it was, when it cannot be written (a read-only index: the state is made again later,
-    at some cost in time, never in correctness)."""
+def write_whole(path: Path, text: str | bytes) -> bool:
+    """Write ``text`` (UTF-8 when a string) to ``path`` atomically (a reader sees the old file or the new
+    one); False, and the old file left as it was, when it cannot be written (a read-only index: the state
+    is made again later, at some cost in time, never in correctness)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
         os.replace(tmp, path)
         return True
     except OSError:
