@@ -21,7 +21,9 @@ the most often touched first (``cochange_definitions`` per file), each scored by
 (the commits that changed F and touched it / F's commits). That rule needs no knowledge of the
 language or the project, only the per-definition touches history ingest records for every language
 with symbols; a file whose shared commits touched no definition (a README, a config file) brings
-nothing. The walk shows what this reaches as it shows one hop: signatures and one-line references.
+nothing and does not take one of the ``cochange_files`` places (on acms's own history the files that
+change most with the walk's code are its ``.rq`` queries and ``strategy.toml``). The walk shows what
+this reaches as it shows one hop: signatures and one-line references.
 
 Without history both queries find nothing (the first one returns no rows and the second is not run),
 and the walk's result is what it is without the edge.
@@ -106,7 +108,9 @@ def co_changed(store: GraphStore, query: Callable[[str], str], starts: Mapping[s
             r["other"].value, int(r["support"].value), float(r["score"].value), Counter(r["touched"].value.split())))
     out: list[CoChanged] = []
     for f in files:
-        for pair in sorted(by_file.get(f, []), key=lambda p: (-p.score, -p.support, p.other))[: opts.files]:
+        # only files the shared commits touched a definition of: the walk shows definitions
+        pairs = [p for p in by_file.get(f, []) if p.touched]
+        for pair in sorted(pairs, key=lambda p: (-p.score, -p.support, p.other))[: opts.files]:
             why = f"changes with {_tail(f)} ({pair.support} of {len(commits[f])} commits)"
             for entity, n in sorted(pair.touched.items(), key=lambda kv: (-kv[1], kv[0]))[: opts.definitions]:
                 # n / support of the pair's score: the definition's own confidence, P(entity | file)
