@@ -40,7 +40,8 @@ from acms.retrieval import caches as caches_module
 from acms.retrieval import segment as segment_module
 from acms.retrieval.caches import CacheDelta, DerivedCaches
 from acms.retrieval.embedding_store import active_model
-from acms.service.index_run import IndexRun
+from acms.service.indexing import IndexRun
+from acms.service.indexing.after_files import AfterFiles
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
@@ -236,17 +237,21 @@ def incremental(project: Path, edited: str, index: Path | None = None) -> None:
             f.write(f"\n\ndef acms_bench_edit_{stamp}(value):\n    \"\"\"Added by bench/caches.py.\"\"\"\n    return value\n")
         parts: dict[str, float] = {}
 
-        class Run(IndexRun):
-            def _warm_caches(self, layout: IndexLayout) -> None:
-                after = stored_files(self.store)
+        class Phases(AfterFiles):
+            def warm_caches(self, layout: IndexLayout) -> None:
+                after = stored_files(self.run.store)
                 changed = frozenset(f for f in hashes.keys() | after.keys() if hashes.get(f) != after.get(f))
-                self.cache_delta = CacheDelta(*keys, changed)
+                self.run.cache_delta = CacheDelta(*keys, changed)
                 with timing_parts(parts):
-                    super()._warm_caches(layout)
+                    super().warm_caches(layout)
 
-            def _warm_vectors(self, layout: IndexLayout) -> None:
+            def warm_vectors(self, layout: IndexLayout) -> None:
                 with timing_parts(parts):
-                    super()._warm_vectors(layout)
+                    super().warm_vectors(layout)
+
+        class Run(IndexRun):
+            def _after_files(self) -> None:
+                Phases(self).write()
 
         steps = _Steps()
         report = Run(project, store, load_settings(project), layout, progress=steps).run()

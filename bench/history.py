@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from acms.config import Settings
-from acms.service.index_run import IndexReport, index_project
+from acms.service.indexing import IndexReport, index_project
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.temporal import git_history

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from acms.config import Settings
-from acms.service.index_run import index_project
+from acms.service.indexing import index_project
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 

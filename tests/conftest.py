@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from acms.config import Settings
-from acms.service.index_run import IndexReport, index_project
+from acms.service.indexing import IndexReport, index_project
 from acms.store.oxigraph import OxigraphStore
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -191,7 +191,7 @@ def test_readers_of_a_first_index_that_did_not_finish_say_so(sample_project: Pat
     empty ("no matching fragments", an empty context, exit 0). They now say there is no index yet."""
     from acms.api import Index
     from acms.errors import StoreMissing
-    from acms.service.index_run import IndexRun
+    from acms.service.indexing import IndexRun
 
     def fail(self: IndexRun) -> None:
         raise OSError("No space left on device")

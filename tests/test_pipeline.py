@@ -293,7 +293,7 @@ def test_an_index_run_gives_back_the_collectors_thresholds(sample_project: Path,
     that indexes keeps its own thresholds, whether the run succeeds or fails."""
     import gc
 
-    import acms.service.index_run as index_run
+    import acms.service.indexing.run as index_run
     from acms.memory import RARE_THRESHOLDS
 
     before = gc.get_threshold()

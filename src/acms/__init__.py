@@ -21,7 +21,7 @@ _WHERE = {
     "StoreLocked": "acms.errors",
     "UsageError": "acms.errors",
     "ValidationFailed": "acms.errors",
-    "IndexReport": "acms.service.index_run",
+    "IndexReport": "acms.service.indexing",
     "SearchResult": "acms.retrieval.search",
     "QueryResult": "acms.sparql.results",
     "Description": "acms.service.describe",
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from acms.api import Index
     from acms.service.assembly import AssemblyResult
     from acms.errors import AcmsError, ConfigError, QueryError, StoreError, StoreLocked, UsageError, ValidationFailed
-    from acms.service.index_run import IndexReport
+    from acms.service.indexing import IndexReport
     from acms.retrieval.search import SearchResult
     from acms.sparql.results import QueryResult
     from acms.service.describe import Description

@@ -65,7 +65,7 @@ if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``)
 
     from acms.service.embeddings import Embeddings
     from acms.service.export import Exporter
-    from acms.service.index_run import IndexReport
+    from acms.service.indexing import IndexReport
     from acms.service.inspect import Health, Stats, Validation
     from acms.service.ontologies import Checked, Ontologies
     from acms.service.plans import Plans
@@ -181,11 +181,11 @@ class Index:
     # -- the two orchestrations ------------------------------------------------------------------
     def index(self, *, history: int = 0, progress: Progress | None = None, rehash: bool = False,
               force: bool = False) -> IndexReport:
-        """One index run: lands whole or not at all (see :mod:`acms.service.index_run`). Once a run left its
+        """One index run: lands whole or not at all (see :mod:`acms.service.indexing`). Once a run left its
         manifest, only the files whose size or mtime moved are read (as a refresh reads them); ``rehash``:
         every file is read and hashed. ``force``: in a shared remote store, replace the project's graphs
         even when another project root indexed them under the same name (refused otherwise)."""
-        from acms.service.index_run import IndexRun
+        from acms.service.indexing import IndexRun
 
         with self.session.writing() as store:
             if force and isinstance(store, SupportsOwnership):
@@ -210,7 +210,7 @@ class Index:
     def refresh(self, *, progress: Progress | None = None, wait: float | None = None) -> IndexReport | None:
         """Re-index what changed on disk since the last run, reading only the files whose size or
         mtime moved; None when nothing changed. The same write as ``index`` (whole or not at all)."""
-        from acms.service.index_run import IndexRun
+        from acms.service.indexing import IndexRun
 
         if self.session.mode is Mode.READ:
             return self._refresh_beside_reader(progress, wait)

@@ -21,7 +21,7 @@ _WHERE = {
     "stale_notice": "acms.service.freshness",
     "Follower": "acms.service.watch",
     "Refreshed": "acms.service.watch",
-    "IndexReport": "acms.service.index_run",
+    "IndexReport": "acms.service.indexing",
     "Stats": "acms.service.inspect",
     "Validation": "acms.service.inspect",
     "Checked": "acms.service.ontologies",
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from acms.service.export import FORMATS as EXPORT_FORMATS
     from acms.service.export import ExportReport, ExportScope, is_binary
     from acms.service.freshness import Staleness, stale_notice
-    from acms.service.index_run import IndexReport
+    from acms.service.indexing import IndexReport
     from acms.service.inspect import Stats, Validation
     from acms.service.ontologies import Checked
     from acms.service.plans import PlanTree

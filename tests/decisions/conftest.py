@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from acms.cli.main import cli
 from acms.config import Settings
-from acms.service.index_run import IndexReport, index_project
+from acms.service.indexing import IndexReport, index_project
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 

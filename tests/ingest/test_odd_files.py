@@ -20,8 +20,8 @@ from acms.cli.main import cli
 from acms.config import Settings, load_settings
 from acms.errors import ValidationFailed
 from acms.ingest import emit, walker
-from acms.service import index_run
-from acms.service.index_run import IndexReport, index_project
+from acms.service.indexing import run as index_run
+from acms.service.indexing import IndexReport, index_project
 from acms.ingest.walker import (
     ListedFile,
     SkipReason,

@@ -24,7 +24,7 @@ from acms.ingest.spans import has_spans, spans_for
 from acms.ingest.ts_extractor import extract_tree_sitter, module_name
 from acms.ingest.ts_languages import languages, loaded, problem
 from acms.ingest.walker import language_for
-from acms.service.index_run import index_project
+from acms.service.indexing import index_project
 from acms.store.oxigraph import OxigraphStore
 
 from ..temporal.gitrepo import commit, git

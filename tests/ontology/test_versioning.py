@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from acms.cli.main import cli
 from acms.config import load_settings
-from acms.service.index_run import IndexReport, index_project
+from acms.service.indexing import IndexReport, index_project
 from acms.ontology.versioning import stored_versions, uko_version
 from acms.store.oxigraph import OxigraphStore
 from acms import resources

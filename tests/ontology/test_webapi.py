@@ -11,7 +11,7 @@ from pyoxigraph import Quad
 
 from acms.cli.main import cli
 from acms.config import load_settings
-from acms.service.index_run import index_project
+from acms.service.indexing import index_project
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import GRAPH_META
 

@@ -25,7 +25,8 @@ from acms.retrieval import segment as segment_module
 from acms.retrieval.caches import CacheDelta, DerivedCaches
 from acms.retrieval.embedding_store import active_model
 from acms.retrieval.segment import Segment
-from acms.service.index_run import IndexRun
+from acms.service.indexing import IndexRun
+from acms.service.indexing.after_files import AfterFiles
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
@@ -112,16 +113,19 @@ def _reindex(root: Path, settings: Settings | None = None,
         before = DerivedCaches(store, layout)
         keys, hashes = (before.text_key, before.state_key), _stored(store)
 
-        class Run(IndexRun):
-            def _warm_caches(self, layout: IndexLayout) -> None:
-                after = _stored(self.store)
-                changed = frozenset(f for f in hashes.keys() | after.keys() if hashes.get(f) != after.get(f))
-                told = self.cache_delta  # what the run says it changed: at least the files whose hash moved
-                assert told is not None and (told.text_key, told.state_key) == keys and changed <= told.files
-                self.cache_delta = delta(told)
-                super()._warm_caches(layout)
+        real = AfterFiles.warm_caches
 
-        report = Run(root, store, settings or Settings(), layout).run()
+        def warm_caches(self: AfterFiles, layout: IndexLayout) -> None:
+            after = _stored(self.run.store)
+            changed = frozenset(f for f in hashes.keys() | after.keys() if hashes.get(f) != after.get(f))
+            told = self.run.cache_delta  # what the run says it changed: at least the files whose hash moved
+            assert told is not None and (told.text_key, told.state_key) == keys and changed <= told.files
+            self.run.cache_delta = delta(told)
+            real(self, layout)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(AfterFiles, "warm_caches", warm_caches)
+            report = IndexRun(root, store, settings or Settings(), layout).run()
         assert not report.up_to_date
     finally:
         store.close()

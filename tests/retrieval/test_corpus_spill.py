@@ -17,8 +17,10 @@ from acms.ingest.walker import list_files
 from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.corpus_read import CorpusRow
 from acms.retrieval.corpus_spill import SpillWriter, beside, read_others, read_spill, read_texts
-from acms.service import index_child, index_stream
-from acms.service.index_run import IndexRun
+from acms.service.indexing import child as index_child
+from acms.service.indexing import stream as index_stream
+from acms.service.indexing import IndexRun
+from acms.service.indexing.after_files import AfterFiles
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
@@ -302,7 +304,7 @@ def test_a_first_embedding_streams_the_spill_into_the_graphs_the_store_holds(tmp
         util.write_text(util.read_text().replace("text.strip().lower()", "text.strip().casefold()"))
         commit(root, "Fold case", "Ada", "2025-01-07T10:00:00+00:00")  # normalize: hot
         if not spilled:
-            monkeypatch.setattr(IndexRun, "_spilled_texts", lambda self: None)
+            monkeypatch.setattr(AfterFiles, "spilled_texts", lambda self: None)
         shares = []
 
         def noting(self, provider, total, *, share=False, shares=shares) -> None:  # noqa: ANN001

@@ -21,7 +21,7 @@ from acms.errors import StoreError
 from acms.index.vectors import VectorMatrix
 from acms.retrieval import embedding_ahead, embedding_store
 from acms.retrieval.caches import DerivedCaches
-from acms.service.index_run import IndexRun
+from acms.service.indexing.after_files import AfterFiles
 
 from ..temporal.gitrepo import build, commit
 
@@ -109,7 +109,7 @@ def test_a_failed_caches_build_stops_the_worker_and_leaves_nothing(tmp_path: Pat
     def broken(self, layout) -> None:  # noqa: ANN001
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(IndexRun, "_warm_caches", broken)
+    monkeypatch.setattr(AfterFiles, "warm_caches", broken)
     root = tmp_path / "proj"
     shutil.copytree(FIXTURES / "sample_project", root, ignore=shutil.ignore_patterns(".acms"))
     with Index.open(root) as idx:

@@ -10,7 +10,7 @@ import pytest
 from acms.config import Settings
 from acms.errors import ModelMismatch, ProviderError
 from acms.embeddings.lsa import LsaModel
-from acms.service.index_run import index_project
+from acms.service.indexing import index_project
 from acms.retrieval import embedding_store
 from acms.retrieval.embedding_store import active_model, migrate
 from acms.retrieval.search import Mode, Searcher

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from acms.config import Settings
 from acms.errors import StoreMissing
-from acms.service.index_run import IndexReport, index_project
+from acms.service.indexing import IndexReport, index_project
 from acms.service.progress import Progress
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import GRAPH_META

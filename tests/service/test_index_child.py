@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from acms.errors import StoreError, ValidationFailed
-from acms.service import index_child
+from acms.service.indexing import child as index_child
 from tests.service.indexes import graph as _graph
 from tests.service.indexes import index, reader_sees_files
 
@@ -122,7 +122,7 @@ KILL_PARENT = """
 import multiprocessing, os, signal, sys
 from pathlib import Path
 from acms.api import Index
-from acms.service import index_child
+from acms.service.indexing import child as index_child
 index_child.SEPARATE_BYTES = 0
 
 class KillMe:

@@ -27,8 +27,8 @@ from acms.ingest import emit
 from acms.ontology.versioning import stored_versions, uko_version
 from acms.retrieval import embedding_store
 from acms.retrieval.caches import DerivedCaches
-from acms.service import index_stream
-from acms.service.index_run import IndexReport, index_project
+from acms.service.indexing import stream as index_stream
+from acms.service.indexing import IndexReport, index_project
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import GRAPH_META, TIER_COLD, UKO
@@ -41,7 +41,7 @@ OLD = "1.0.0"
 KILLER = """
 import os, signal, sys
 from acms.api import Index
-from acms.service import index_stream
+from acms.service.indexing import stream as index_stream
 index_stream.GROUP_FILES = 2
 
 class KillAt:

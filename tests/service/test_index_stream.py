@@ -18,8 +18,9 @@ import pytest
 from pyoxigraph import NamedNode
 
 from acms.ingest import emit, emitted, pipeline
-from acms.service import index_stream
-from acms.service.index_run import IndexRun
+from acms.service.indexing import stream as index_stream
+from acms.service.indexing import IndexRun
+from acms.service.indexing.batch import OneBatch
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import UKO
 from tests.service.indexes import graph as _graph
@@ -31,7 +32,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 KILLER = """
 import os, signal, sys
 from acms.api import Index
-from acms.service import index_stream
+from acms.service.indexing import stream as index_stream
 index_stream.GROUP_FILES = 2
 
 class KillAt:
@@ -75,7 +76,7 @@ def test_streamed_first_index_is_the_one_batch_graph(tmp_path: Path, monkeypatch
     one = _index(streamed)
     # the groups emitted where they were read; the last group, every ADR file, emitted by the writer
     assert len(emitted) > 4 and max(emitted) <= 2 and len(seen) == 1
-    monkeypatch.setattr(IndexRun, "_streams", lambda self, migration: False)
+    monkeypatch.setattr(IndexRun, "_mode", lambda self, migration, listing: OneBatch(migration))
     two = _index(batch)
     assert _graph(streamed) == _graph(batch)
     for field in ("files_indexed", "entities", "fragments", "triples_written", "parse_errors", "quarantined"):

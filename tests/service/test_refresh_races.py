@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from acms.api import Index
-from acms.service.index_run import IndexReport
+from acms.service.indexing import IndexReport
 from acms.service.watch import Follower
 
 from .test_refresh import current, edit, project
@@ -328,7 +328,7 @@ def test_a_burst_of_a_thousand_saves_is_a_few_refreshes_and_loses_nothing(base: 
 KILLER = """
 import os, signal, sys
 from acms.api import Index
-from acms.service.index_run import IndexRun
+from acms.service.indexing import IndexRun
 
 root, phase, mode = sys.argv[1:4]
 

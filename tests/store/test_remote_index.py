@@ -124,7 +124,7 @@ def test_a_remote_index_migrates_like_the_embedded_one(oxigraph_server: str, sam
         again_local, again = local.index(), remote.index()
         assert again.ontology == again_local.ontology and again.ontology
         assert again.files_indexed == again_local.files_indexed == 6 and again.versions_archived == 0
-        assert "deleting" in again.timings  # streamed (index_reindex), not one batch
+        assert "deleting" in again.timings  # streamed (indexing.reindex), not one batch
         assert stored_versions(remote.store) == (uko_version(), uko_version())
         assert _counts(remote) == _counts(local)
         assert _top(remote, "parse header") == _top(local, "parse header") and _top(local, "parse header")

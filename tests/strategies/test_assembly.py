@@ -16,7 +16,7 @@ from acms.service.assembly import assemble
 from acms.assembly.protocol import parse_request
 from acms.cli.main import cli
 from acms.config import Settings
-from acms.service.index_run import index_project
+from acms.service.indexing import index_project
 from acms.retrieval.search import Searcher
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore

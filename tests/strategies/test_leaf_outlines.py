@@ -14,7 +14,7 @@ from acms.ingest.emit import sha256
 from acms.ingest.fragments import leaf_outline
 from acms.retrieval.search import Searcher
 from acms.service.assembly import assemble
-from acms.service.index_run import index_project
+from acms.service.indexing import index_project
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.strategies.registry import StrategyRegistry

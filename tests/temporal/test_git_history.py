@@ -13,7 +13,7 @@ from pyoxigraph import NamedNode
 
 from acms.cli.main import cli
 from acms.config import Settings
-from acms.service.index_run import index_project
+from acms.service.indexing import index_project
 from acms.store.oxigraph import OxigraphStore
 from acms.temporal import tiers
 from acms.vocab import TIER_COLD, IriMinter

@@ -235,7 +235,7 @@ def test_node_level_constraints_and_pattern_flags() -> None:
 def test_ingested_sample_project_conforms(sample_project: Path) -> None:
     """What ingestion really writes passes both validators (every graph but the ontology's)."""
     from acms.config import Settings
-    from acms.service.index_run import index_project
+    from acms.service.indexing import index_project
     from acms.store.oxigraph import OxigraphStore
     from acms.vocab import GRAPH_ONTOLOGY
 

@@ -1,6 +1,6 @@
 """Ingest's steps for one run: read the listed files, extract them (in worker processes when there
 are many), and the store lookups the batch needs (symbol table, vanished entities). The run that
-strings them together is :class:`acms.service.index_run.IndexRun`.
+strings them together is :class:`acms.service.indexing.IndexRun`.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ _WORKER: dict[str, object] = {}  # a pool worker's run settings (every listed pa
 
 # The pool's workers run at a lower priority than the process that writes. The writer
 # (emit, validate, bulk-load a group) is a streamed index's bottleneck: the workers read ahead
-# (``index_stream.GROUPS_AHEAD``) and then wait, but at equal priority the three processes shared
+# (``indexing.stream.GROUPS_AHEAD``) and then wait, but at equal priority the three processes shared
 # two cores evenly and the writer got about two thirds of one. Measured with one group ahead, standard library, 1x, interleaved runs on the same machine, the files'
 # phases (reading + emitting + validation + store + linking): niceness 0: 52.8 / 54.2 s; 5: 47.6 /
 # 52.4; 10: 45.9 / 50.4; 19: 51.6 (the workers then fall behind: the writer waited 9.4 s for them).

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from acms.errors import AcmsError
 
 if TYPE_CHECKING:
-    from acms.service.index_run import IndexReport
+    from acms.service.indexing import IndexReport
 
 __all__ = ["BATCH_MS", "Follower", "Refreshed"]
 

@@ -8,7 +8,7 @@ before fitting, an index process of 4x the standard library held 248 MB of pymal
 their own peaks (1.05 and 1.2 GB). No trim gives those arenas back; a process that ends does. So
 ``acms index`` stays the coordinator: it holds the index lock and the run's ``atomic()`` bracket
 (checkpoint and pending-run marker), lends its store's files to a child process that runs
-:func:`acms.service.index_stream.stream_first_index` on them, takes the child's report back, and
+:func:`acms.service.indexing.stream.stream_first_index` on them (the write mode :class:`ChildProcess`), takes the child's report back, and
 runs the later phases (tiers, embeddings, caches) itself, from a heap that never held the files.
 
 All or nothing as before: the child writes inside the parent's bracket; its error (sent back and
@@ -28,26 +28,35 @@ from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acms.config import Settings
 from acms.errors import StoreError
 from acms.ingest.walker import Listing
 from acms.lifetime import die_with_parent
 from acms.memory import collecting_rarely, limit_arenas
+from acms.service.indexing.context import RunContext
+from acms.service.indexing.report import IndexReport
+from acms.service.indexing.stream import prepare_spill, stream_first_index
 from acms.store.factory import open_lent
 from acms.store.protocol import SupportsCheckpoint
 
-if TYPE_CHECKING:
-    from acms.service.index_run import IndexReport, IndexRun
-
-__all__ = ["SEPARATE_BYTES", "separate", "stream_in_child"]
+__all__ = ["SEPARATE_BYTES", "ChildProcess", "separate", "stream_in_child"]
 
 SEPARATE_BYTES = 24 << 20  # listed bytes from which a first index's files are written by a child process
 ARENAS = 2  # glibc malloc arenas in the child (``acms.memory.limit_arenas``)
 
 
-def separate(run: IndexRun, listing: Listing) -> bool:
+class ChildProcess:
+    """The write mode of a large first index on a store that can lend its files: the streamed first
+    index, in a child process."""
+
+    def write(self, run: RunContext, listing: Listing) -> None:
+        prepare_spill(run)
+        stream_in_child(run, listing)  # the later phases then start from a heap that never held the files
+
+
+def separate(run: RunContext, listing: Listing) -> bool:
     """Whether this streamed first index writes its files in a child process."""
     store = run.store
     return (isinstance(store, SupportsCheckpoint) and store.can_lend()
@@ -64,7 +73,7 @@ class _Job:
     started: datetime
     head: str | None
     parent: int  # the coordinator's pid
-    spill: Path | None  # where the files' corpus rows go (``IndexRun.corpus_spill``)
+    spill: Path | None  # where the files' corpus rows go (``RunContext.corpus_spill``)
 
 
 class _PipeProgress:
@@ -83,7 +92,7 @@ class _PipeProgress:
         self.conn.send(("progress", "finish", (phase,)))
 
 
-def stream_in_child(run: IndexRun, listing: Listing) -> None:
+def stream_in_child(run: RunContext, listing: Listing) -> None:
     """``stream_first_index(run, listing)`` in a child process; the child's report becomes ``run.report``."""
     store = run.store
     assert isinstance(store, SupportsCheckpoint)
@@ -129,13 +138,10 @@ def _child_main(job: _Job, conn: Connection) -> None:
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process
     limit_arenas(ARENAS)
-    from acms.service.index_run import IndexRun
-    from acms.service.index_stream import stream_first_index
-
     try:
         store = open_lent(job.store)
         try:
-            run = IndexRun(job.root, store, job.settings, progress=_PipeProgress(conn))
+            run = RunContext(job.root, store, job.settings, progress=_PipeProgress(conn))
             run.adopt(job.started, job.report, job.head)
             run.corpus_spill = job.spill
             with collecting_rarely():

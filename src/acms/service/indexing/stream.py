@@ -28,17 +28,21 @@ first index is not streamed (one batch, as before), so rules that link two files
 Only what cross-file resolution needs is kept between groups: each Python file's symbols without
 docstrings, signatures or decorators, and its imports.
 
-A run that redoes every file of an existing index (an ontology migration) streams here too: a
-``StreamedReindex`` (:mod:`acms.service.index_reindex`) replaces the ontology graph first, deletes each
-group's old triples just before the group is loaded, and the files not read again before the edges.
+A run that redoes every file of an existing index (an ontology migration) streams here too: its
+``OldIndex`` (:class:`acms.service.indexing.reindex.StreamedReindex`) replaces the ontology graph
+first, deletes each group's old triples just before the group is loaded, and the files not read again
+before the edges.
+
+The write mode :class:`StreamedFirstIndex` is this loop in the indexing process; the child process
+(:mod:`acms.service.indexing.child`) and the re-index run the same loop.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pyoxigraph import NamedNode, Quad, RdfFormat, parse, serialize
 
@@ -52,17 +56,16 @@ from acms.ingest.resolve import resolve_edges
 from acms.ingest.symbols import wins
 from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.memory import release_freed
-from acms.retrieval.corpus_spill import SpillWriter
+from acms.ontology import rules as ontology_rules
+from acms.retrieval.corpus_spill import SpillWriter, spill_path
+from acms.service.indexing.context import RunContext
+from acms.sparql import catalog
 from acms.store.oxigraph import load_nquads
 from acms.validation.batch import (check_batch, check_lines, check_links, describe, quarantine_warning, rejection,
                                    split_by_file)
 from acms.vocab import RDF, TIER_WARM, UKO
 
-if TYPE_CHECKING:
-    from acms.service.index_reindex import StreamedReindex
-    from acms.service.index_run import IndexRun
-
-__all__ = ["GROUP_BYTES", "GROUP_FILES", "stream_first_index"]
+__all__ = ["GROUP_BYTES", "GROUP_FILES", "OldIndex", "StreamedFirstIndex", "prepare_spill", "stream_first_index"]
 
 # Files per group, and bytes of source, at most. A group is one bulk load, and RocksDB compacts after
 # each: with a standard library's index at 1.45M quads, 192 files / 2 MB -> 384 / 4 MB
@@ -81,6 +84,32 @@ EDGE_GROUP = 20_000  # edges validated and written at once
 # 362.9 s (4.02x) / 924 MB and 473.9 s (3.81x, the 1x 124.4 s) / 926 MB. The machine's speed moved
 # more than the setting can; two is left for a 4x A/B on a quieter machine.
 GROUPS_AHEAD = 1
+
+
+class OldIndex(Protocol):
+    """The old index's side of a streamed run that redoes every file of an existing index: called
+    around the groups (:class:`acms.service.indexing.reindex.StreamedReindex`)."""
+
+    def begin(self) -> None: ...
+
+    def before_load(self, sources: Sequence[SourceFile], kept: dict[str, emit.FileBatch]) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class StreamedFirstIndex:
+    """The write mode of a first index (no file stored yet, no extension rules), in this process."""
+
+    def write(self, run: RunContext, listing: Listing) -> None:
+        prepare_spill(run)
+        stream_first_index(run, listing)
+
+
+def prepare_spill(run: RunContext) -> None:
+    """A first index spills its corpus rows for the caches' build, when the run has a cache directory."""
+    if run.layout is not None:  # the caches' build reads the files' corpus rows from a spill
+        run.corpus_spill = spill_path(run.layout.cache, run.stamp)
+        run.spill_whole = not run.store.ask(catalog.text("index/any-searchable-fragment"))
 
 
 def groups(files: list[ListedFile]) -> Iterator[list[ListedFile]]:
@@ -102,9 +131,9 @@ def groups(files: list[ListedFile]) -> Iterator[list[ListedFile]]:
         yield adrs
 
 
-def stream_first_index(run: IndexRun, listing: Listing, reindex: StreamedReindex | None = None) -> None:
+def stream_first_index(run: RunContext, listing: Listing, reindex: OldIndex | None = None) -> None:
     """Write every listed file into the (empty) store of ``run``, group by group; then edges and tree.
-    ``reindex``: the store holds an index whose every file is redone (:mod:`acms.service.index_reindex`
+    ``reindex``: the store holds an index whose every file is redone (:mod:`acms.service.indexing.reindex`
     clears its old triples group by group). A first index spills its corpus rows to ``run.corpus_spill``
     (:mod:`acms.retrieval.corpus_spill`), complete only if this returns."""
     spill = SpillWriter(run.corpus_spill) if run.corpus_spill is not None and reindex is None else None
@@ -118,13 +147,11 @@ def stream_first_index(run: IndexRun, listing: Listing, reindex: StreamedReindex
         spill.close()
 
 
-def _stream(run: IndexRun, listing: Listing, reindex: StreamedReindex | None, spill: SpillWriter | None) -> None:
+def _stream(run: RunContext, listing: Listing, reindex: OldIndex | None, spill: SpillWriter | None) -> None:
     report, store, settings, progress = run.report, run.store, run.settings, run.progress
     all_paths = {f.path for f in listing.files}
     checks = None  # the shipped shapes: a streamed run has no extensions with rules (see the module doc)
     if run.extensions:
-        from acms.ontology import rules as ontology_rules
-
         checks = list(ontology_rules.all_checks(run.extensions))
     project = run.minter.project()
     promised = [(project, UKO.Project)]
@@ -202,10 +229,10 @@ def _stream(run: IndexRun, listing: Listing, reindex: StreamedReindex | None, sp
         store.flush()
 
 
-def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Extracted], all_paths: set[str],
+def _write_group(run: RunContext, sources: list[SourceFile], results: list[Extracted], all_paths: set[str],
                  checks: list | None, promised: list[tuple[NamedNode, NamedNode]], code: dict[str, Extraction],
                  symbols: dict[str, tuple[NamedNode, str]], written: list[str],
-                 reindex: StreamedReindex | None = None, spill: SpillWriter | None = None) -> None:
+                 reindex: OldIndex | None = None, spill: SpillWriter | None = None) -> None:
     """Emit, validate (quarantining files that fail) and write one group of files (read and extracted)."""
     report, store = run.report, run.store
     batches: dict[str, emit.FileBatch] = {}
@@ -267,7 +294,7 @@ def _write_group(run: IndexRun, sources: list[SourceFile], results: list[Extract
                 len(ext.sections) if ext is not None else 0, batch.fragment_count, code, symbols, written)
 
 
-def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode, NamedNode]],
+def _write_emitted(run: RunContext, got: ReadGroup, promised: list[tuple[NamedNode, NamedNode]],
                    code: dict[str, Extraction], symbols: dict[str, tuple[NamedNode, str]], written: list[str],
                    spill: SpillWriter | None) -> None:
     """Write one group emitted and validated in the workers (quarantining the files that fail)."""
@@ -311,7 +338,7 @@ def _write_emitted(run: IndexRun, got: ReadGroup, promised: list[tuple[NamedNode
         _landed(run, source.path, ext, done.entities, done.sections, done.fragment_count, code, symbols, written)
 
 
-def _landed(run: IndexRun, path: str, ext: Extraction | None, entities: dict[str, NamedNode], sections: int,
+def _landed(run: RunContext, path: str, ext: Extraction | None, entities: dict[str, NamedNode], sections: int,
             fragments: int, code: dict[str, Extraction], symbols: dict[str, tuple[NamedNode, str]],
             written: list[str]) -> None:
     """A file whose triples are in the store: counted, and what linking needs of it kept (``ext``
@@ -365,7 +392,7 @@ def _micro_texts(quads: list[Quad]) -> list[tuple[str, str]]:
     return [(q.subject.value, q.object.value) for q in quads if q.predicate == UKO.text and q.subject.value in micro]
 
 
-def _quarantine(run: IndexRun, keep: list[SourceFile], batches: dict[str, emit.FileBatch], adrs: AdrBatch,
+def _quarantine(run: RunContext, keep: list[SourceFile], batches: dict[str, emit.FileBatch], adrs: AdrBatch,
                 all_paths: set[str], checks: list | None, promised: list[tuple[NamedNode, NamedNode]]
                 ) -> tuple[list[SourceFile], list[Quad]]:
     """Validate the group as Quad objects, leaving out each file that fails the shapes until the rest

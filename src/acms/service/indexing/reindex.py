@@ -3,8 +3,9 @@
 Why: a migration re-does every file, and the one-batch path (old triples out, new ones in, in ONE
 ``store.replace``) held the whole index twice in one transaction: on the standard library's index
 (2,250 files, 2.4M triples) 6 min 22 s and 17 GB peak RSS. So a run that must redo every
-file goes through :func:`acms.service.index_stream.stream_first_index` too, with a
-:class:`StreamedReindex` that takes the old index out of the way in bounded steps. Two ways:
+file goes through :func:`acms.service.indexing.stream.stream_first_index` too, with a
+:class:`StreamedReindex` that takes the old index out of the way in bounded steps (the write mode
+:class:`Reindex`). Two ways:
 
 - **starting over** (a store with a checkpoint, the embedded one): the run is inside ``store.atomic()``,
   whose checkpoint already holds the old index (hard links). ``SupportsCheckpoint.start_over`` puts an
@@ -42,13 +43,12 @@ are archived as an incremental run archives a removed file's.
 Still all or nothing: everything here runs inside the run's ``store.atomic()`` (checkpoint and
 pending-run marker, :mod:`acms.store.run_marker`); an error or a crash in any group leaves the old
 complete index. Extension rules see the whole batch, so with rules configured a migration stays one
-batch (``IndexRun._streams``).
+batch (``IndexRun._mode``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad
 
@@ -56,27 +56,34 @@ from acms.errors import ValidationFailed
 from acms.ingest import emit
 from acms.ingest.model import SourceFile
 from acms.ingest.pipeline import vanished
+from acms.ingest.walker import Listing
 from acms.ontology import extensions as ontology_extensions
+from acms.service.indexing import stream
+from acms.service.indexing.context import RunContext
 from acms.sparql import catalog
 from acms.store.protocol import Bindings, GraphStore, SupportsCheckpoint
 from acms.temporal import versions
 from acms.validation.batch import check_batch, rejection
 from acms.vocab import GRAPH_ONTOLOGY, TIER_HOT, TIER_WARM
 
-if TYPE_CHECKING:
-    from acms.service.index_run import IndexRun
-
-__all__ = ["COPY_CHUNK", "GONE_CHUNK", "StreamedReindex"]
+__all__ = ["COPY_CHUNK", "GONE_CHUNK", "Reindex", "StreamedReindex"]
 
 COPY_CHUNK = 100_000  # quads copied from the old index at once when starting over
 GONE_CHUNK = 5000  # entities per delete-incoming update
 Update = tuple[str, Bindings | None]
 
 
+class Reindex:
+    """The write mode of a run that redoes every file of an existing index (no extension rules)."""
+
+    def write(self, run: RunContext, listing: Listing) -> None:
+        stream.stream_first_index(run, listing, StreamedReindex(run))
+
+
 class StreamedReindex:
     """The old index's side of a streamed re-index: what ``stream_first_index`` calls around its groups."""
 
-    def __init__(self, run: IndexRun) -> None:
+    def __init__(self, run: RunContext) -> None:
         self.run = run
         self.old: GraphStore = run.store  # where the old index is read (the checkpoint, once started over)
         self.fresh = False  # started over: the old triples are not in ``run.store`` (nothing to delete)
@@ -130,8 +137,6 @@ class StreamedReindex:
     def finish(self) -> None:
         """After the last group: the stored files not read again go; links into what is gone; the tree."""
         run, store = self.run, self.run.store
-        from acms.service.index_stream import GROUP_FILES
-
         if self.seen and not run.report.files_indexed and run.report.quarantined:
             # every file fails the new shapes: the vocabulary is at fault, not the files; roll back
             path, why = sorted(run.report.quarantined.items())[0]
@@ -143,8 +148,8 @@ class StreamedReindex:
             )
         removed = sorted(p for p in self.stored if p not in self.seen)
         run.report.files_removed = len(removed)
-        for start in range(0, len(removed), GROUP_FILES):
-            files = [self.stored[p][0] for p in removed[start : start + GROUP_FILES]]
+        for start in range(0, len(removed), stream.GROUP_FILES):
+            files = [self.stored[p][0] for p in removed[start : start + stream.GROUP_FILES]]
             self._replace(files, files, [], set())
         with run.timed("deleting"):
             gone = sorted(set(self.gone), key=lambda n: n.value)

@@ -1,0 +1,138 @@
+"""The phases after the files: history, copies, tiers, the secrets policy, the derived caches,
+embeddings and vectors.
+
+Whatever write mode wrote the files (:mod:`acms.service.indexing.context`), these follow as their own
+writes inside the same ``store.atomic()`` bracket, so a failure in any of them rolls the whole run back.
+They read what the files' part left on the run context: the listing (copies), the corpus spill of a
+first index (the caches and the embedding read it instead of the store's join), and the caches' delta
+of an incremental run (only the changed files' rows are read again).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from acms.errors import ProviderError
+from acms.ingest.attributes import marks_for
+from acms.ingest.copies import mark_copies
+from acms.memory import release_freed
+from acms.privacy.at_rest import apply_policy
+from acms.retrieval import embedding_ahead
+from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
+from acms.retrieval.caches import DerivedCaches
+from acms.retrieval.corpus_spill import beside, read_texts
+from acms.retrieval.embedding_store import active_model, embed_missing
+from acms.service.indexing.context import RunContext
+from acms.sparql import catalog
+from acms.store.layout import IndexLayout
+from acms.temporal import git_history, tiers
+
+__all__ = ["AfterFiles"]
+
+
+class AfterFiles:
+    """The phases after the files' write of one run."""
+
+    def __init__(self, run: RunContext) -> None:
+        self.run = run
+        self.tiers_moved = False  # the tier policy moved an entity: a first index's spill no longer places it
+
+    def write(self) -> None:
+        """After the files: commits (when asked), the tier policy, the secrets policy, vectors, caches."""
+        run = self.run
+        report, store, settings = run.report, run.store, run.settings
+        if run.history > 0:
+            with run.phase("history"):
+                report.history = git_history.ingest(store, run.root, run.minter, run.history,
+                                                    lambda _phase, done, total: run.progress.update(done, total),
+                                                    keep_secrets=settings.store_secrets)
+        with run.phase("copies"):  # every run, so a refresh keeps them right (acms.ingest.copies)
+            listed = {f.path: run.minter.file(f.path) for f in run.listing.files} if run.listing is not None else {}
+            report.copies = mark_copies(store, listed, marks_for(run.root, list(listed))).copies
+        with run.phase("tiers"):
+            rebalanced = tiers.rebalance(store, tiers.Policy.of(settings))
+            report.hot_entities, self.tiers_moved = rebalanced.hot_entities, bool(rebalanced.promoted + rebalanced.demoted)
+        with run.phase("secrets"):
+            report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
+        if run.layout is None:
+            return
+        # The keyword and ranking caches before the embeddings (they do not depend on them): after a
+        # files' phase in a child process this heap is still clean, and the caches' build is the
+        # run's largest. A first index's embedding is made meanwhile in a worker.
+        ahead = self._embedding_ahead() if settings.embed_on_index else None
+        try:
+            with run.phase("caches", CACHE_STEPS):
+                self.warm_caches(run.layout)
+            if settings.embed_on_index:  # phases of its own: fitting (a new model), embeddings
+                self._let_go()
+                self._embed(run.layout, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
+        with run.phase("vectors", 1):
+            self.warm_vectors(run.layout)
+
+    def _embed(self, layout: IndexLayout, ahead: embedding_ahead.EmbeddingAhead | None = None) -> None:
+        """Vectors for the new fragments; a provider failure is a warning (the graph stays as written)."""
+        try:
+            done = embed_missing(self.run.store, layout, self.run.settings, self.run, self.spilled_texts(), ahead)
+        except ProviderError as exc:
+            self.run.report.warnings.append(f"vectors not computed: {exc.message}")
+            return
+        if done is not None:
+            self.run.report.embedded, self.run.report.embedding_model = done.embedded, done.model_id
+
+    def _embedding_ahead(self) -> embedding_ahead.EmbeddingAhead | None:
+        """A worker fitting and folding a first index's embedding from its spill while the caches are
+        built (:mod:`acms.retrieval.embedding_ahead`); None when the embedding is not that one."""
+        spill = self._usable_spill()
+        if (spill is None or not self.run.spill_whole or self.run.settings.embedding_provider != "lsa"
+                or self.run.report.fragments < embedding_ahead.AHEAD_FROM or (os.cpu_count() or 1) < 2
+                or active_model(self.run.store) is not None):
+            return None
+        hot = {row["frag"].value for row in self.run.store.select(catalog.text("embeddings/hot-fragments"))}
+        return embedding_ahead.EmbeddingAhead(spill, beside(spill, "embedding"), self.run.settings.embedding_dims, hot)
+
+    def _usable_spill(self) -> Path | None:
+        """This run's spill, closed and in place, unless a phase after the files rewrote texts (the secrets
+        policy)."""
+        spill = self.run.corpus_spill
+        return spill if spill is not None and spill.is_file() and not self.run.report.texts_rescrubbed else None
+
+    def spilled_texts(self) -> Callable[[], Iterator[tuple[str, str]]] | None:
+        """Every searchable fragment's text, from the spill when it holds them all (the store had none
+        before this run; entities the tier policy moved since are placed by the embedding stream)."""
+        spill = self._usable_spill()
+        return None if spill is None or not self.run.spill_whole else lambda: read_texts(spill)
+
+    def _let_go(self) -> None:
+        """Before a phase that reads the whole index (fitting and embedding, the caches): the embedded
+        store is reopened, so RocksDB lets go of what the files' writes left it holding."""
+        reopen = getattr(self.run.store, "reopen", None)
+        if reopen is not None:
+            reopen()
+            release_freed()
+
+    def warm_caches(self, layout: IndexLayout) -> None:
+        """Build the keyword and ranking caches now, so the first search after an index run is not the slow one.
+        A first index's spill stands for the store's corpus join unless a later phase rewrote texts."""
+        self._let_go()
+        spill = self._usable_spill()
+        # complete when it holds every searchable fragment and place: the store had none before this
+        # run, and no entity changed tier since its files were written (a place query joins two)
+        # updated from what the run changed, unless the secrets policy rewrote texts of other files too
+        delta = None if self.run.report.texts_rescrubbed else self.run.cache_delta
+        caches = DerivedCaches(self.run.store, layout, progress=self.run.progress.update,  # steps 1 … CACHE_STEPS
+                               spill=spill, complete=self.run.spill_whole and not self.tiers_moved, delta=delta)
+        caches.warm()
+
+    def warm_vectors(self, layout: IndexLayout) -> None:
+        """The vector cache, for the model the embeddings used (a first embedding has written it already)."""
+        model = active_model(self.run.store)
+        if model is not None:
+            delta = None if self.run.report.texts_rescrubbed else self.run.cache_delta  # as for the text caches
+            DerivedCaches(self.run.store, layout, delta=delta).vectors(model.model_id)
+        self.run.progress.update(1)
+

@@ -1,0 +1,276 @@
+"""The one-batch write: the files that changed since the last run, as ONE store transaction.
+
+read → diff → parse → relink → emit → link → rules → versions → validate → store. An incremental run is
+small, so the whole batch is held at once: the replaced files' old triples go out and the new ones
+come in with the directory tree and the IndexRun record in one ``store.replace``, written only after
+the batch passed validation. Extension rules see "the files of this batch", so a run with rules is
+one batch even when it redoes every file.
+
+Incremental and idempotent: a file whose content hash is already stored is not touched; an unchanged
+project writes no file triples. One odd file never blocks a project: a file that vanishes or keeps
+changing while it is read is skipped with its reason, and a file whose triples violate the shapes is
+quarantined (``IndexReport.quarantined``): left out, with the rest of the batch written.
+"""
+
+from __future__ import annotations
+
+from pyoxigraph import NamedNode, Quad
+
+from acms.decisions.ingest import adr_batch
+from acms.ingest import emit
+from acms.ingest.fragments import FragmentSpec
+from acms.ingest.model import Extraction, SourceFile
+from acms.ingest.pipeline import entities_of, extract_all, read_sources, vanished
+from acms.ingest.relink import mentioning, moved_names
+from acms.ingest.resolve import resolve_edges
+from acms.ingest.symbols import SymbolRows, entity_rows
+from acms.ingest.walker import Listing, escape_path
+from acms.ontology import rules as ontology_rules
+from acms.ontology.versioning import Migration
+from acms.retrieval.caches import CacheDelta, DerivedCaches
+from acms.service.freshness import last_run
+from acms.service.indexing.context import Plan, RunContext
+from acms.sparql import catalog
+from acms.store.protocol import Bindings
+from acms.temporal import versions
+from acms.validation.batch import check_batch, describe, quarantine_warning, rejection, split_by_file
+from acms.vocab import GRAPH_ONTOLOGY, TIER_WARM
+
+__all__ = ["OneBatch"]
+
+
+class OneBatch:
+    """The write mode of an incremental run (and of any run when an extension has rules)."""
+
+    def __init__(self, migration: Migration) -> None:
+        """``migration``: what changed in the ontology or the extraction since the last run; when it
+        redoes every file, every file is read, re-extracted and replaced, and the ontology reloaded."""
+        self.migration = migration
+        self._stored_symbols: SymbolRows | None = None  # the symbol table before the run (cache or store)
+
+    def trusted(self, known: dict[str, str] | None) -> dict[str, str] | None:
+        """Path -> content hash of the files not to read again (``known``: the stored hashes, None when
+        every file is redone). A plain run reads and hashes every listed file."""
+        return None
+
+    def write(self, run: RunContext, listing: Listing) -> None:
+        """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
+        report, store, settings, migration = run.report, run.store, run.settings, self.migration
+        stored = {
+            str(r["path"].value): (r["file"], str(r["hash"].value))
+            for r in store.select(catalog.text("ingest/stored-files"))
+        }
+        with run.phase("reading", len(listing.files)):
+            # A file whose content hash is stored is not scrubbed and its text not kept (scrubbing
+            # every file made an unchanged re-index of the standard library 10 s); unless every file is redone.
+            known = None if migration.reindex else {path: digest for path, (_, digest) in stored.items()}
+            trusted = self.trusted(known)
+            sources = read_sources(listing, report.skipped, report.secrets_removed, settings.max_file_bytes,
+                                   settings.store_secrets, run.progress.update, unchanged=known, trusted=trusted)
+            report.files_listed = len(sources)
+            run.hashes = {s.path: s.sha256 for s in sources}
+
+        with run.phase("diff"):
+            changed = [s for s in sources if stored.get(s.path, (None, ""))[1] != s.sha256]
+            report.first_run = not stored
+            if migration.reindex:  # the ontology changed: rebuild every file's triples under the new one
+                changed = list(sources)
+            current = {s.path for s in sources}
+            removed = sorted(p for p in stored if p not in current)
+            report.files_unchanged = len(sources) - len(changed)
+            report.files_removed = len(removed)
+            if stored:
+                report.changed_paths = sorted({*(s.path for s in changed), *removed})
+        if not changed and not removed:
+            report.up_to_date = True
+            return
+
+        all_paths = {s.path for s in sources}
+        extractions: dict[str, Extraction] = {}
+        specs: dict[str, list[FragmentSpec]] = {}
+        with run.phase("parsing", len(changed)):
+            self._extract(run, changed, all_paths, extractions, specs)
+        if stored and not migration.reindex:
+            again, gone = self._relink(run, changed, removed, stored, listing, all_paths, extractions, specs)
+            changed += again
+            if gone:  # relink candidates that vanished or turned odd since the look: out, as any skipped file
+                removed = sorted({*removed, *gone})
+                current -= set(gone)
+                for path in gone:
+                    run.hashes.pop(path, None)
+                report.files_removed = len(removed)
+            report.changed_paths = sorted({*report.changed_paths, *(s.path for s in again), *gone})
+
+        with run.phase("emitting", len(changed)):
+            emitted: dict[str, emit.FileBatch] = {}
+            for i, source in enumerate(changed):
+                emitted[source.path] = emit.emit_file(
+                    run.minter, source, extractions.get(source.path), specs[source.path], TIER_WARM,
+                    run.generated_at, secrets=report.secrets_removed.get(source.path),
+                )
+                run.progress.update(i + 1)
+        checks = list(ontology_rules.all_checks(run.extensions)) if run.extensions else None
+
+        # Validate the whole batch; on failure blame the files the violations' focus nodes belong to,
+        # quarantine them (not written; a stored older version goes, as for a skipped file) and rebuild the
+        # cross-file parts (edges, tree, decisions, rules, versions) without them. Each round drops at least
+        # one file. Still all-or-nothing: a violation no changed file can be blamed for (the tree, an archived
+        # version), or one the extension rules' derived triples cause (a broken extension, not an odd file).
+        while True:
+            plan = self._plan(run, changed, removed, current, stored, emitted, extractions, all_paths, migration)
+            with run.phase("validation", len(plan.quads)):
+                violations = check_batch(store, plan.quads, checks)
+                if violations and plan.derived:
+                    derived = set(plan.derived)
+                    own = check_batch(store, [q for q in plan.quads if q not in derived], checks)
+                    if set(violations) - set(own):
+                        raise rejection(sorted(set(violations) - set(own), key=violations.index), plan.quads)
+                run.progress.update(len(plan.quads))
+            if not violations:
+                break
+            split = split_by_file(violations, plan.quads, {s.path for s in changed})
+            if split.unattributed or not split.by_file:
+                raise rejection(violations, plan.quads)
+            for path, found in sorted(split.by_file.items()):
+                report.quarantined[path] = describe(found)
+                report.parse_errors.pop(path, None)
+            changed = [s for s in changed if s.path not in split.by_file]
+            current -= split.by_file.keys()
+            removed = sorted(set(removed) | {p for p in split.by_file if p in stored})
+            names = sorted(split.by_file)
+            report.warnings.append(quarantine_warning(names))
+            if not changed and not removed:  # nothing left to write: the store stays as it is
+                report.files_indexed = report.entities = report.fragments = report.derived = 0
+                report.versions_archived = 0
+                report.up_to_date = True
+                return
+
+        report.triples_written = len(plan.quads)
+        if run.layout is not None and not migration:  # the caches follow: only these files' rows are read again
+            before = DerivedCaches(store, run.layout)
+            touched = {f.value for f in plan.replaced_files} | {run.minter.file(s.path).value for s in changed}
+            run.cache_delta = CacheDelta(before.text_key, before.state_key, frozenset(touched))
+        run_quads = run.index_run_quads()
+        with run.phase("store", 1):
+            if not stored and not migration:
+                store.load(plan.quads + run_quads, bulk=True)
+            else:
+                reload = run.full_ontology if migration else []  # the new ontology goes in with the files
+                store.replace(plan.deletes, plan.quads + run_quads + reload)
+            store.flush()
+            run.progress.update(1)
+
+    def _symbols_before(self, run: RunContext) -> SymbolRows:
+        """The project's symbol table as the run found it: the one the last run left, else the store's."""
+        if self._stored_symbols is None:
+            last = last_run(run.store)
+            cached = SymbolRows.load(run.layout.cache, last) if run.layout is not None else None
+            self._stored_symbols = cached or SymbolRows.from_store(run.store, last)
+        return self._stored_symbols
+
+    def _extract(self, run: RunContext, sources: list[SourceFile], all_paths: set[str], extractions: dict[str, Extraction],
+                 specs: dict[str, list[FragmentSpec]]) -> None:
+        """Extract ``sources`` into ``extractions`` and ``specs`` (the fragments to cut), noting parse errors."""
+        for i, (source, (ext, frags)) in enumerate(zip(sources, extract_all(sources, all_paths, run.settings.window_lines))):
+            if ext is not None:
+                extractions[source.path] = ext
+                if ext.parse_error:
+                    run.report.parse_errors[source.path] = ext.parse_error
+            specs[source.path] = frags
+            run.progress.update(i + 1)
+
+    def _relink(self, run: RunContext, changed: list[SourceFile], removed: list[str], stored: dict[str, tuple[NamedNode, str]],
+                listing: Listing, all_paths: set[str], extractions: dict[str, Extraction],
+                specs: dict[str, list[FragmentSpec]]) -> tuple[list[SourceFile], list[str]]:
+        """The unchanged files that mention a name this run adds, removes or moves (:mod:`acms.ingest.relink`),
+        read and extracted again so that their links are what a first index would make; and those of them
+        that vanished or turned odd since the look (skipped with their reason: the run removes them).
+
+        A file read here may have been saved since the look: then its own names may have moved too, and
+        the files that mention those are read as well, until no name moves."""
+        redo = {s.path for s in changed} | set(removed)  # read (or found gone) already
+        again: list[SourceFile] = []
+        gone: list[str] = []
+        moved_from = [s.path for s in changed] + removed  # files whose defined names may have moved
+        with run.phase("relinking"):
+            while moved_from:
+                replaced = [stored[p][0] for p in moved_from if p in stored]
+                before = {str(r["qn"].value) for r in run.store.select(catalog.text("ingest/symbols-of-files"),
+                                                                        {"file": replaced})} if replaced else set()
+                after = {s.qualname for p in moved_from if p in extractions for s in extractions[p].symbols}
+                names = moved_names(before, after)
+                if not names:
+                    break
+                candidates = [f for f in listing.files if f.path in stored and f.path not in redo]
+                paths = set(mentioning(candidates, names, run.settings.max_file_bytes))
+                skipped: dict[str, list[str]] = {}
+                read = read_sources(Listing(listing.root, [f for f in candidates if f.path in paths], {}, listing.used_git),
+                                    skipped, run.report.secrets_removed, run.settings.max_file_bytes,
+                                    run.settings.store_secrets)
+                self._extract(run, read, all_paths, extractions, specs)
+                for reason, lost in skipped.items():
+                    run.report.skipped.setdefault(reason, []).extend(lost)
+                    gone += lost
+                redo |= paths
+                again += read
+                run.hashes.update((s.path, s.sha256) for s in read)
+                moved_from = [s.path for s in read if s.sha256 != stored[s.path][1]] + [p for ps in skipped.values() for p in ps]
+        for paths in run.report.skipped.values():
+            paths.sort()
+        run.report.files_relinked = sum(1 for s in again if s.sha256 == stored[s.path][1])
+        return again, sorted(gone)
+
+    def _plan(self, run: RunContext, changed: list[SourceFile], removed: list[str], current: set[str],
+              stored: dict[str, tuple[NamedNode, str]], emitted: dict[str, emit.FileBatch],
+              extractions: dict[str, Extraction], all_paths: set[str], migration: Migration) -> Plan:
+        """The transaction for ``changed`` (already emitted one by one) plus the parts that span files."""
+        store, minter, report = run.store, run.minter, run.report
+        keep = {s.path for s in changed}
+        replaced_files = [stored[p][0] for p in [s.path for s in changed] + removed if p in stored]
+        kept_extractions = {p: e for p, e in extractions.items() if p in keep}
+        with run.phase("linking"):  # what spans files: edges, the directory tree, decisions
+            batches = [emitted[s.path] for s in changed]
+            quads: list[Quad] = [q for b in batches for q in b.quads]
+            new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
+            old_entities = entities_of(store, replaced_files)
+            added = entity_rows((new_iris[s.qualname].value, s.qualname, s.kind.value)
+                                for e in kept_extractions.values() for s in e.symbols if s.qualname in new_iris)
+            run.symbols = self._symbols_before(run).replaced((e.value for e in old_entities), added)
+            symbols = run.symbols.table()
+            code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
+            kinds = {qn: kind for qn, (_, kind) in symbols.items()}
+            quads += emit.emit_edges(resolve_edges(code, kinds, all_paths), symbols, TIER_WARM)
+            quads += emit.emit_tree(minter, escape_path(run.root.name), escape_path(str(run.root)), sorted(current),
+                                    TIER_WARM)
+            adrs = adr_batch(store, minter, changed, all_paths, TIER_WARM, run.generated_at)
+            quads += adrs.quads
+            new_iris.update(adrs.entities)
+            report.files_indexed = len(changed) - report.files_relinked
+            report.entities = sum(len(b.entities) for b in batches) + sum(
+                len(e.sections) for e in kept_extractions.values()
+            )
+            report.fragments = sum(b.fragment_count for b in batches)
+        derived: list[Quad] = []
+        if run.extensions:  # extension rules over the batch: what they derive is validated and written with it
+            with run.phase("rules"):
+                derived = ontology_rules.derive_for_batch(run.full_ontology, quads, run.extensions)
+                report.derived = len(derived)
+                quads += derived
+
+        with run.phase("versions"):  # what this run supersedes goes to cold, validated with the batch
+            archived = versions.archive(store, replaced_files, quads, run.stamp, run.generated_at)
+            quads += archived.quads
+            report.versions_archived = len(archived.entities)
+
+        deletes: list[tuple[str, Bindings | None]] = list(archived.updates)
+        if replaced_files:
+            gone = vanished(store, replaced_files, set(new_iris.values()) | {minter.file(s.path) for s in changed},
+                            old_entities)
+            deletes.append((catalog.text("ingest/delete-file-contents.ru"), {"file": replaced_files}))
+            deletes.append((catalog.text("ingest/delete-files.ru"), {"file": replaced_files}))
+            if gone:
+                deletes.append((catalog.text("ingest/delete-incoming.ru"), {"gone": gone}))
+        deletes.append((catalog.text("ingest/delete-tree.ru"), None))
+        if migration:
+            deletes.append((f"DROP SILENT GRAPH {GRAPH_ONTOLOGY}", None))
+        return Plan(deletes, quads, new_iris, replaced_files, archived, derived)
