@@ -229,6 +229,76 @@ def test_the_front_end_check_catches_a_domain_import(tmp_path: Path) -> None:
     assert front_end_imports([planted]) == ["planted.py: acms.temporal"]
 
 
+INDEX_RUN = SRC / "service" / "indexing"
+
+
+def sibling_imports(package: Path, dotted: str) -> dict[str, list[tuple[str, bool]]]:
+    """Module -> (sibling it imports, whether inside a function) for the modules of ``package`` (imported
+    as ``dotted``): the package itself is ``__init__``; ``from package import name`` is an import of the
+    submodule when one is called ``name``, else of ``__init__``. ``TYPE_CHECKING`` imports count: they
+    must not hide a cycle."""
+    modules = {p.stem for p in package.glob("*.py")}
+    found: dict[str, list[tuple[str, bool]]] = {m: [] for m in modules}
+
+    def targets(node: ast.Import | ast.ImportFrom) -> list[str]:
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+            return [n[len(dotted) + 1:].split(".")[0] if n != dotted else "__init__"
+                    for n in names if n == dotted or n.startswith(dotted + ".")]
+        module = node.module or ""
+        if node.level:  # relative: from . import x / from .x import y
+            module = dotted + ("." + module if module else "")
+        if module == dotted:
+            return [a.name if a.name in modules else "__init__" for a in node.names]
+        if module.startswith(dotted + "."):
+            return [module[len(dotted) + 1:].split(".")[0]]
+        return []
+
+    def walk(node: ast.AST, module: str, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                found[module] += [(t, in_function) for t in targets(child) if t != module]
+            walk(child, module, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda))
+
+    for path in sorted(package.glob("*.py")):
+        walk(ast.parse(path.read_text(encoding="utf-8")), path.stem, False)
+    return found
+
+
+def ring_problems(found: dict[str, list[tuple[str, bool]]]) -> list[str]:
+    """Sibling imports inside functions (how a ring is hidden), and the cycles among the modules."""
+    bad = [f"{m} imports {t} inside a function" for m, imports in sorted(found.items()) for t, inner in imports if inner]
+    graph = {(m, t): [m] for m, imports in found.items() for t, _ in imports}
+    bad += [f"cycle among {', '.join(c)}" for c in cycles(graph)]
+    return bad
+
+
+def test_the_index_run_package_has_no_import_ring() -> None:
+    """The write modes import the run context, the orchestrator imports the modes, at module level."""
+    found = sibling_imports(INDEX_RUN, "acms.service.indexing")
+    assert {"context", "run", "batch", "stream", "reindex", "child", "after_files"} <= set(found)
+    assert ring_problems(found) == []
+
+
+def test_the_ring_check_catches_a_cycle_and_a_function_local_import(tmp_path: Path) -> None:
+    """The contract can fail: a mode that imports the orchestrator inside a function is reported, as
+    a function-local import and as the cycle it hides; an import under ``TYPE_CHECKING`` closes one too."""
+    package = tmp_path / "acms" / "service" / "planted"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from acms.service.planted.run import go\n", encoding="utf-8")
+    (package / "context.py").write_text("class Context: ...\n", encoding="utf-8")
+    (package / "run.py").write_text("from acms.service.planted import mode\n"
+                                    "from acms.service.planted.context import Context\n", encoding="utf-8")
+    (package / "mode.py").write_text("from typing import TYPE_CHECKING\n"
+                                     "from acms.service.planted.context import Context\n"
+                                     "if TYPE_CHECKING:\n    from acms.service.planted import run\n"
+                                     "def write():\n    from .run import go\n", encoding="utf-8")
+    assert ring_problems(sibling_imports(package, "acms.service.planted")) == [
+        "mode imports run inside a function", "cycle among mode, run"]
+    (package / "mode.py").write_text("from acms.service.planted.context import Context\n", encoding="utf-8")
+    assert ring_problems(sibling_imports(package, "acms.service.planted")) == []
+
+
 def test_no_module_is_over_700_lines() -> None:
     long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
