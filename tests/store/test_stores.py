@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyoxigraph as ox
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.errors import QuerySyntaxError
 from acms.store.http_client import Endpoints
 from acms.store.oxigraph import OxigraphStore
-from acms.store.protocol import GraphStore
+from acms.store.protocol import GraphResult, GraphStore, SelectResult
 from acms.store.remote import RemoteStore, RemoteTarget
 from acms.vocab import GRAPH_META, GRAPH_ONTOLOGY, TIER_COLD, TIER_HOT, TIER_WARM, UKO
 
@@ -71,10 +70,10 @@ def test_construct_and_query_raw(store: GraphStore) -> None:
     triples = store.construct("CONSTRUCT { ?s <urn:q> ?o } WHERE { GRAPH ?g { ?s <urn:p> ?o } }")
     assert {(q.subject, q.object.value) for q in triples} == {(A, "one"), (B, "two"), (C, "old")}
     raw = store.query_raw("SELECT ?s WHERE { ?s <urn:p> ?o }", default_graph=[TIER_HOT, TIER_WARM])
-    assert isinstance(raw, ox.QuerySolutions) and {s["s"] for s in raw} == {A, B}
+    assert isinstance(raw, SelectResult) and {s["s"] for s in raw} == {A, B}
     assert bool(store.query_raw("ASK { ?s <urn:p> \"old\" }", use_default_graph_as_union=True))
     raw = store.query_raw("CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <https://w3id.org/acms/tier/hot> { ?s ?p ?o } }")
-    assert isinstance(raw, ox.QueryTriples) and [t.subject for t in raw] == [B]
+    assert isinstance(raw, GraphResult) and [t.subject for t in raw] == [B]
 
 
 def test_update_and_replace_are_each_one_transaction(store: GraphStore) -> None:

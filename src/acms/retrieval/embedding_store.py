@@ -43,7 +43,7 @@ from acms.retrieval.drift import Drift
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import load_nquads
-from acms.store.protocol import GraphStore
+from acms.store.protocol import GraphStore, SelectResult
 from acms.vocab import DCT, GRAPH_META, RDF, TIER_HOT, TIER_WARM, UKO, XSD
 
 if TYPE_CHECKING:
@@ -283,8 +283,9 @@ def _texts(store: GraphStore) -> Iterator[tuple[NamedNode, str, NamedNode]]:
     """(fragment, text, graph) of every searchable fragment, read as a stream, in the store's order
     (an ORDER BY over a standard library's 73k fragments cost ~7 s of term comparisons)."""
     result = store.query_raw(catalog.text("embeddings/texts"))
-    for row in result:  # type: ignore[attr-defined]
-        yield row["frag"], row["text"].value, row["g"]
+    assert isinstance(result, SelectResult), "embeddings/texts is a SELECT"
+    for row in result:
+        yield row["frag"], row["text"].value, row["g"]  # type: ignore[misc]
 
 
 def _hash(iri: str) -> int:

@@ -3,10 +3,10 @@ Protocol read or write, and the Service Description, over a ``GraphStore``, with
 
 ``acms serve`` parses the HTTP requests (:mod:`acms.server`) and runs these in its worker processes,
 each with its own ``shared`` session on the index (``start_worker``), so that a query past its deadline
-is stopped by ending its process. Every byte of an answer is written by pyoxigraph's own serializers.
-A SELECT result is handed back to pyoxigraph as TSV (each term in pyoxigraph's own N-Triples form) and
-re-serialized by ``parse_query_results(...).serialize(format)``: exact, about 70 ms instead of 28 ms for
-10k rows x 4 variables. CONSTRUCT triples stream from the row-checking generator into
+is stopped by ending its process. Every byte of an answer is written by pyoxigraph's own serializers,
+through the store protocol's result types (:mod:`acms.sparql.results`): a SELECT's rows, read through
+the row-checking generator, are serialized from their terms (``SelectResult.serialize``: exact, about
+70 ms for 10k rows x 4 variables); CONSTRUCT triples stream from the same generator into
 ``pyoxigraph.serialize``.
 """
 
@@ -33,6 +33,7 @@ from acms.errors import (
     ProtocolError,
     QueryLimitExceeded,
     QueryRejected,
+    StoreError,
     Unavailable,
     UnsupportedMediaType,
     query_failed,
@@ -42,6 +43,7 @@ from acms.service.session import Mode, RemoteTarget, Session, open_session
 from acms.sparql import catalog
 from acms.sparql.dataset import CURRENT_GRAPHS, DefaultGraph, dataset_arguments
 from acms.sparql.guard import check_query, refuse_update, scan
+from acms.sparql.results import AskResult, GraphResult, SelectResult
 from acms.sparql.runner import memory_limit_error
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore
@@ -153,23 +155,6 @@ def _checked(items: Iterable[Any], deadline: float, max_rows: int, timeout_s: fl
         yield item
 
 
-def _tsv_term(term: Any) -> str:
-    if term is None:
-        return ""
-    if isinstance(term, ox.Triple):
-        return f"<<( {_tsv_term(term.subject)} {_tsv_term(term.predicate)} {_tsv_term(term.object)} )>>"
-    return str(term)
-
-
-def _select(result: ox.QuerySolutions, fmt: ox.QueryResultsFormat, rows: Iterator[Any]) -> bytes:
-    """Re-serialize consumed solutions with pyoxigraph: TSV of its own term syntax, parsed back."""
-    lines = ["\t".join(f"?{v.value}" for v in result.variables)]
-    lines.extend("\t".join([_tsv_term(t) for t in solution]) for solution in rows)
-    tsv = ("\n".join(lines) + "\n").encode("utf-8")
-    parsed = ox.parse_query_results(tsv, ox.QueryResultsFormat.TSV)
-    return parsed.serialize(format=fmt)  # type: ignore[return-value]
-
-
 def run_query(store: GraphStore, op: Operation, accept: str, limits: Limits, deadline: float) -> Answer:
     """Check, evaluate, consume within the limits, serialize (in a worker process, see ``workers``)."""
     check_query(op.text, allow_service=limits.allow_service)
@@ -184,25 +169,25 @@ def _evaluate(store: GraphStore, op: Operation, accept: str, limits: Limits,
               deadline: float) -> Answer | ProtocolError | AcmsError:
     """The answer, or the failure as a fresh exception.
 
-    pyoxigraph's result iterators are "unsendable": only the thread that made them may drop them. An
-    exception raised past this function would carry frames that still hold them to whichever thread
-    drops it, so failures are returned instead, built anew once every reference is gone.
+    pyoxigraph's result iterators (which the rows and triples are read from) are "unsendable": only the
+    thread that made them may drop them. An exception raised past this function would carry frames that
+    still hold them to whichever thread drops it, so failures are returned instead, built anew once
+    every reference is gone.
     """
     mode = DefaultGraph.ALL if op.union_default_graph else limits.default_graph
     result = store.query_raw(op.text, **dataset_arguments(op.text, mode, op.default_graphs, op.named_graphs))
     try:
-        if isinstance(result, ox.QueryBoolean):
+        if isinstance(result, AskResult):
             media, fmt = negotiate(accept, RESULT_FORMATS, JSON_RESULTS)
-            return Answer(result.serialize(format=fmt) or b"", media)
-        rows = _checked(result, deadline, limits.max_rows, limits.timeout_s)  # type: ignore[arg-type]
-        if isinstance(result, ox.QueryTriples):
+            return Answer(result.serialize(fmt), media)
+        if isinstance(result, GraphResult):
             media, rdf = negotiate(accept, GRAPH_FORMATS, TURTLE)
-            body = ox.serialize(rows, format=rdf, prefixes=store.prefixes())
-        else:
-            media, fmt = negotiate(accept, RESULT_FORMATS, JSON_RESULTS)
-            body = _select(result, fmt, rows)  # type: ignore[arg-type]
-        return Answer(body or b"", media)
-    except ProtocolError as exc:
+            triples = _checked(result, deadline, limits.max_rows, limits.timeout_s)
+            return Answer(GraphResult(triples).serialize(rdf, store.prefixes()), media)
+        media, fmt = negotiate(accept, RESULT_FORMATS, JSON_RESULTS)
+        rows = _checked(result, deadline, limits.max_rows, limits.timeout_s)
+        return Answer(SelectResult(result.variables, rows).serialize(fmt), media)
+    except (ProtocolError, StoreError) as exc:  # StoreError: a remote store's answer it could not read
         return type(exc)(exc.message)
     except (OSError, RuntimeError) as exc:  # e.g. while rows are pulled from the store
         return query_failed(exc)

@@ -11,6 +11,7 @@ import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode
 
 from acms.errors import UsageError
+from acms.sparql.results import AskResult, GraphResult, RawResult
 
 RESULT_FORMATS = {"json": ox.QueryResultsFormat.JSON, "csv": ox.QueryResultsFormat.CSV,
                   "tsv": ox.QueryResultsFormat.TSV, "xml": ox.QueryResultsFormat.XML}
@@ -36,24 +37,24 @@ def _cell(term: Any) -> str:
     return term.value if isinstance(term, (NamedNode, Literal)) else str(term)
 
 
-def render(result: object, fmt: str, prefixes: dict[str, str]) -> Answer:
+def render(result: RawResult, fmt: str, prefixes: dict[str, str]) -> Answer:
     """The answer of one query in ``fmt``; a format of the wrong form is a UsageError."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
-    if isinstance(result, ox.QuerySolutions):
-        if fmt == "table":
-            names = [v.value for v in result.variables]
-            return Answer("select", variables=names, rows=[[_cell(s[n]) for n in names] for s in result])
-        if fmt in RESULT_FORMATS:
-            return Answer("select", text=result.serialize(format=RESULT_FORMATS[fmt]).decode("utf-8"))
-        raise UsageError(f"--format {fmt} is for CONSTRUCT/DESCRIBE; use table, json, csv, tsv or xml")
-    if isinstance(result, ox.QueryBoolean):
+    if isinstance(result, AskResult):
         if fmt in RDF_FORMATS:
             raise UsageError(f"--format {fmt} is for CONSTRUCT/DESCRIBE; use table, json, csv, tsv or xml")
         if fmt in RESULT_FORMATS:
-            return Answer("ask", text=result.serialize(format=RESULT_FORMATS[fmt]).decode("utf-8"), boolean=bool(result))
+            return Answer("ask", text=result.serialize(RESULT_FORMATS[fmt]).decode("utf-8"), boolean=bool(result))
         return Answer("ask", text="true" if bool(result) else "false", boolean=bool(result))
+    if isinstance(result, GraphResult):
+        if fmt in RESULT_FORMATS:
+            raise UsageError(f"--format {fmt} is for SELECT/ASK; use turtle, ntriples or jsonld")
+        rdf_format = RDF_FORMATS.get(fmt, ox.RdfFormat.TURTLE)
+        return Answer("graph", text=result.serialize(rdf_format, prefixes).decode("utf-8"))
+    if fmt == "table":
+        names = list(result.variables)
+        return Answer("select", variables=names, rows=[[_cell(r.get(n)) for n in names] for r in result])
     if fmt in RESULT_FORMATS:
-        raise UsageError(f"--format {fmt} is for SELECT/ASK; use turtle, ntriples or jsonld")
-    rdf_format = RDF_FORMATS.get(fmt, ox.RdfFormat.TURTLE)
-    return Answer("graph", text=ox.serialize(result, format=rdf_format, prefixes=prefixes).decode("utf-8"))
+        return Answer("select", text=result.serialize(RESULT_FORMATS[fmt]).decode("utf-8"))
+    raise UsageError(f"--format {fmt} is for CONSTRUCT/DESCRIBE; use table, json, csv, tsv or xml")

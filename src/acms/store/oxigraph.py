@@ -23,7 +23,8 @@ from acms.sparql.functions import QUERY_FUNCTIONS
 from acms.sparql.runner import QueryLimits, run_bounded
 from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
-from acms.store.protocol import Bindings, CustomFunctions, GraphStore, Row, Solution, SupportsBulkLoad
+from acms.store.protocol import Bindings, CustomFunctions, GraphStore, RawResult, Row, Solution, SupportsBulkLoad
+from acms.store.results import answer
 from acms.terms import Term
 from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
 
@@ -147,12 +148,12 @@ class OxigraphStore:
         return rows
 
     def query_raw(self, query: str, bindings: Bindings | None = None, *, limits: QueryLimits | None = None,
-                  **kwargs: object) -> object:
-        """Any query form; the caller handles QuerySolutions / QueryBoolean / QueryTriples.
+                  **kwargs: object) -> RawResult:
+        """Any query form, its rows or triples streamed as pyoxigraph evaluates them.
         ``whole_store`` (a cross-project query) changes nothing here: an embedded store holds one project.
         ``limits``: a user's query, run in a child process that is stopped at them (an on-disk index)."""
         kwargs.pop("whole_store", None)
-        return self._run(query, bindings, limits=limits, **kwargs)
+        return answer(self._run(query, bindings, limits=limits, **kwargs))
 
     def select_stream(self, query: str, bindings: Bindings | None = None) -> Iterator[Solution]:
         """A SELECT's solutions as pyoxigraph evaluates them (``SupportsStreamingSelect``)."""

@@ -1,9 +1,11 @@
 """The narrow store protocol every backend implements (the embedded Oxigraph store first).
 
 Parameters are typed RDF terms, bound through ``VALUES`` (see ``acms.sparql.bind``); results are
-plain rows of pyoxigraph terms. Everything above ``acms.store`` is typed against ``GraphStore`` and
-never reaches the backend's own handle, so the embedded store and a remote SPARQL 1.1 engine stand
-for each other.
+plain rows of pyoxigraph terms, and ``query_raw`` answers any query form in the protocol's own
+containers (``SelectResult``, ``AskResult``, ``GraphResult``, defined in :mod:`acms.sparql.results`
+so that the query layer below the store reads them too), never in an engine's result objects.
+Everything above ``acms.store`` is typed against ``GraphStore`` and never reaches the backend's own
+handle, so the embedded store and a remote SPARQL 1.1 engine stand for each other.
 
 What only some backends can do is a capability protocol of its own (``SupportsStreamingSelect``,
 ``SupportsBulkLoad``, ``SupportsCheckpoint``, ``SupportsGeneration``, ``SupportsOwnership``), asked
@@ -20,11 +22,15 @@ from typing import Protocol, runtime_checkable
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad
 
+from acms.sparql.results import AskResult, GraphResult, RawResult, Row, SelectResult
 from acms.terms import Term
+
+__all__ = ["AskResult", "Bindings", "CustomFunctions", "GraphResult", "GraphStore", "RawResult", "Row",
+           "SelectResult", "Solution", "SupportsBulkLoad", "SupportsCheckpoint", "SupportsGeneration",
+           "SupportsOwnership", "SupportsStreamingSelect"]
 
 Bindings = Mapping[str, Sequence[Term] | Sequence[tuple[Term, ...]] | Term]  # "a b": rows of (a, b)
 CustomFunctions = Mapping[NamedNode, Callable[..., Term | None]]
-Row = dict[str, Term]
 
 
 class GraphStore(Protocol):
@@ -52,9 +58,10 @@ class GraphStore(Protocol):
         """Run the deletes and insert ``quads`` as one all-or-nothing transaction."""
         ...
 
-    def query_raw(self, query: str, bindings: Bindings | None = None, **kwargs: object) -> object:
-        """Any query form, as pyoxigraph answers it (QuerySolutions / QueryBoolean / QueryTriples):
-        for the SPARQL endpoint and ``acms sparql``, which serialize results in the client's format."""
+    def query_raw(self, query: str, bindings: Bindings | None = None, **kwargs: object) -> RawResult:
+        """Any query form: a ``SelectResult`` (variables, rows read once as they are evaluated), an
+        ``AskResult`` or a ``GraphResult`` (triples read once), with the logical graph names; for the
+        SPARQL endpoint and ``acms sparql``, which serialize results in the client's format."""
         ...
 
     def quads(self, graph: NamedNode | DefaultGraph | None = None, predicate: NamedNode | None = None,

@@ -3,7 +3,8 @@
 Reads are SPARQL 1.1 Protocol queries. Every query names its dataset with the protocol's
 ``named-graph-uri`` parameters: the project's five graphs (:mod:`acms.store.scope`), so ``GRAPH ?g``
 never reaches another project's graphs and the default graph is empty, as in the embedded store. Rows
-come back as SPARQL JSON results, parsed by pyoxigraph into the same terms the embedded store gives.
+come back as SPARQL JSON results and graphs as N-Triples, parsed by pyoxigraph into the same terms and
+result types the embedded store gives (:mod:`acms.store.results`), graph names brought back logical.
 
 Writes. Outside an index run, every write (a plan, a decision, ``tiers rebalance``, ``ontology add``)
 is ONE update request that also moves the project's generation on (``queries/store/set-generation.ru``):
@@ -46,7 +47,8 @@ from acms.sparql.bind import bind
 from acms.sparql.runner import QueryLimits
 from acms.store.http_client import Endpoints, SparqlClient, bounded_body
 from acms.store.oxigraph import OxigraphStore, ontology_quads
-from acms.store.protocol import Bindings, CustomFunctions, Row
+from acms.store.protocol import AskResult, Bindings, CustomFunctions, RawResult, Row, SelectResult
+from acms.store.results import parsed_results, parsed_triples
 from acms.store.scope import LOGICAL_GRAPHS, GraphScope
 from acms.terms import Term
 from acms.vocab import FN_NS, GRAPH_ONTOLOGY, PREFIXES, slug
@@ -269,12 +271,10 @@ class RemoteStore:
                        control: bool = False, limits: QueryLimits | None = None) -> list[Row]:
         text = self._text(query, bindings, scoped)
         body, _ = self._post_query(text, _RESULTS_JSON, self._dataset(control) if scoped else (), limits)
-        result = _parse_results(body)
-        if not isinstance(result, ox.QuerySolutions):
+        result = parsed_results(body, self.scope.term_back)
+        if not isinstance(result, SelectResult):
             raise QuerySyntaxError("expected a SELECT query")
-        names = [v.value for v in result.variables]
-        back = self.scope.term_back
-        return [{n: back(s[n]) for n in names if s[n] is not None} for s in result]
+        return list(result)
 
     def select(self, query: str, bindings: Bindings | None = None,
                functions: CustomFunctions | None = None, *, limits: QueryLimits | None = None) -> list[Row]:
@@ -293,8 +293,8 @@ class RemoteStore:
         if stage is not None:
             return stage.ask(query, bindings)
         body, _ = self._post_query(self._text(query, bindings), _RESULTS_JSON, self._dataset())
-        result = _parse_results(body)
-        if not isinstance(result, ox.QueryBoolean):
+        result = parsed_results(body)
+        if not isinstance(result, AskResult):
             raise QuerySyntaxError("expected an ASK query")
         return bool(result)
 
@@ -305,17 +305,15 @@ class RemoteStore:
         body, kind = self._post_query(self._text(query, bindings), _NTRIPLES, self._dataset())
         if kind != _NTRIPLES:
             raise QuerySyntaxError("expected a CONSTRUCT or DESCRIBE query")
-        back = self.scope.term_back
-        return [Quad(back(t.subject), t.predicate, back(t.object))  # type: ignore[arg-type]
-                for t in ox.parse(body, format=ox.RdfFormat.N_TRIPLES)]
+        return [Quad(t.subject, t.predicate, t.object) for t in parsed_triples(body, self.scope.term_back)]
 
     def query_raw(self, query: str, bindings: Bindings | None = None, *, limits: QueryLimits | None = None,
-                  **kwargs: object) -> object:
-        """Any query form, as pyoxigraph objects: SELECT/ASK parsed from SPARQL JSON, CONSTRUCT/DESCRIBE
-        loaded into a scratch store and read back as ``QueryTriples``. The dataset: ``default_graph`` /
+                  **kwargs: object) -> RawResult:
+        """Any query form: SELECT/ASK parsed from SPARQL JSON, CONSTRUCT/DESCRIBE from N-Triples, as
+        they are read, the project's graph names brought back logical. The dataset: ``default_graph`` /
         ``named_graphs`` / ``use_default_graph_as_union`` map to the protocol's parameters over the
         project's graphs; ``whole_store=True`` (the cross-project saved queries) sends none, so the
-        engine's whole dataset answers."""
+        engine's whole dataset answers, under the names it stores (they tell the projects apart)."""
         stage = self._staged()
         whole = bool(kwargs.pop("whole_store", False))
         if stage is not None:
@@ -333,11 +331,10 @@ class RemoteStore:
                     params.append(("default-graph-uri", self.scope.physical(g).value))
         body, kind = self._post_query(self._text(query, bindings), f"{_RESULTS_JSON}, {_NTRIPLES};q=0.9", params,
                                       limits)
+        back = None if whole else self.scope.term_back
         if kind == _NTRIPLES:
-            scratch = ox.Store()
-            scratch.extend(Quad(t.subject, t.predicate, t.object) for t in ox.parse(body, format=ox.RdfFormat.N_TRIPLES))
-            return scratch.query("CONSTRUCT WHERE { ?s ?p ?o }")
-        return _parse_results(body)
+            return parsed_triples(body, back)
+        return parsed_results(body, back)
 
     # ------------------------------------------------------------------ writes
     def _writable(self) -> None:
@@ -473,13 +470,6 @@ class RemoteStore:
 
     def close(self) -> None:
         self._client.close()
-
-
-def _parse_results(body: bytes) -> object:
-    try:
-        return ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON)
-    except (SyntaxError, ValueError) as exc:
-        raise StoreError(f"the SPARQL store sent results acms cannot read: {exc}") from None
 
 
 def _bindings_out(scope: GraphScope, bindings: Bindings | None) -> Bindings | None:
