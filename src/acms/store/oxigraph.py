@@ -219,7 +219,7 @@ class OxigraphStore:
     def lent(self) -> Iterator[Path]:
         """Close the database while another process of this run writes its files (the index lock and
         the run's checkpoint stay with this object), and open it again after, whatever happened:
-        a failure inside still rolls back through ``atomic()`` (:mod:`acms.service.index_child`)."""
+        a failure inside still rolls back through ``atomic()`` (:mod:`acms.service.indexing.child`)."""
         if not self.can_lend():
             raise StoreError("only an on-disk index open for writing can be lent to another process")
         assert self.path is not None
@@ -242,7 +242,7 @@ class OxigraphStore:
     def start_over(self) -> OxigraphStore:
         """Inside ``atomic()``: an empty index in place of this one, and a read-only store on the
         checkpoint (the index as the run found it) to read the old one from. For a run that rewrites
-        every file (:mod:`acms.service.index_reindex`): nothing to delete quad by quad. An error or a
+        every file (:mod:`acms.service.indexing.reindex`): nothing to delete quad by quad. An error or a
         crash afterwards rolls back to the checkpoint like any other failed run."""
         if not self.can_start_over():
             raise StoreError("an index can only start over inside an index run (atomic())")
