@@ -32,10 +32,13 @@ _SIGKILL = 9
 
 
 def _cell(term: object) -> str:
-    """A term as SPARQL TSV writes it (N-Triples syntax; a quoted triple in ``<< >>``)."""
+    """A term as SPARQL TSV and N-Triples write it (a triple term as ``<<( s p o )>>``, which
+    pyoxigraph's parsers read back; ``<< s p o >>`` is a reifier there and is refused)."""
     if term is None:
         return ""
-    return f"<< {term} >>" if isinstance(term, ox.Triple) else str(term)
+    if isinstance(term, ox.Triple):
+        return f"<<( {_cell(term.subject)} {_cell(term.predicate)} {_cell(term.object)} )>>"
+    return str(term)
 
 
 def write(result: object, out: io.BufferedWriter, max_rows: int | None) -> str:

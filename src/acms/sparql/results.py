@@ -79,6 +79,7 @@ def _rows(names: tuple[str, ...], solutions: Iterable[Sequence[Term | None]],
 
 
 def _tsv_term(term: Term | ox.Triple | None) -> str:
+    """A term in N-Triples syntax, as SPARQL TSV writes it too (a triple term as ``<<( s p o )>>``)."""
     if term is None:
         return ""
     if isinstance(term, ox.Triple):
@@ -162,7 +163,7 @@ def collect(result: RawResult, max_rows: int = DEFAULT_MAX_ROWS) -> QueryResult:
             rows = [{n: _text(r[n]) for n in names if n in r} for r in taken[:max_rows]]
             return QueryResult("select", variables=names, rows=rows, truncated=len(taken) > max_rows)
         taken_triples = list(islice(result, max_rows + 1))
-        lines = [f"{t.subject} {t.predicate} {t.object} ." for t in taken_triples[:max_rows]]
+        lines = [f"{_tsv_term(t.subject)} {t.predicate} {_tsv_term(t.object)} ." for t in taken_triples[:max_rows]]
         return QueryResult("graph", triples=lines, truncated=len(taken_triples) > max_rows)
     except (OSError, RuntimeError) as exc:
         raise query_failed(exc) from None

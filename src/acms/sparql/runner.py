@@ -11,8 +11,9 @@ memory bound fails to allocate and the child aborts (Rust's allocation failure, 
 ``MemoryError``), which the parent reports as the bound it passed.
 
 The answer is read back by pyoxigraph's own parsers as the objects an in-process query gives
-(``QuerySolutions`` from SPARQL TSV, ``QueryBoolean`` from SPARQL JSON, triples from N-Triples), so
-callers serialize and collect it as before. ``max_rows`` cuts solutions and triples in the child
+(``QuerySolutions`` from SPARQL TSV, ``QueryBoolean`` from SPARQL JSON, triples from N-Triples), which
+the store turns into the protocol's result types as it does an in-process answer
+(:mod:`acms.store.results`). ``max_rows`` cuts solutions and triples in the child
 (one more than asked, so that ``collect`` still sees a truncated answer): a streamed query that would
 write rows for its whole time limit stops as soon as enough are written.
 
