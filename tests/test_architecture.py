@@ -209,6 +209,33 @@ def test_the_concrete_store_check_catches_a_name(tmp_path: Path) -> None:
     assert concrete_store_names([planted]) == ["planted.py:1", "planted.py:5"]
 
 
+ENGINE_RESULTS = re.compile(r"\b(?:QuerySolutions|QueryBoolean|QueryTriples)\b")
+# The bounded query's runner and its child process evaluate with pyoxigraph themselves.
+ENGINE_RESULTS_ALLOWED = {"sparql/runner.py", "sparql/child.py"}
+
+
+def engine_result_names(paths: list[Path] | None = None) -> list[str]:
+    """Lines outside ``store/`` (and the bounded query's process) naming pyoxigraph's result classes."""
+    if paths is None:
+        paths = [p for p in sorted(SRC.rglob("*.py")) if _package_of(p) != "store"
+                 and str(p.relative_to(SRC)) not in ENGINE_RESULTS_ALLOWED]
+    return [f"{p.name}:{n}" for p in paths
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if ENGINE_RESULTS.search(line)]
+
+
+def test_query_results_reach_callers_in_the_protocols_own_types() -> None:
+    """``query_raw`` answers in ``SelectResult`` / ``AskResult`` / ``GraphResult``: only ``store/``
+    knows pyoxigraph's result objects, so a caller never depends on one engine."""
+    assert engine_result_names() == []
+
+
+def test_the_engine_result_check_catches_a_name(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text("import pyoxigraph as ox\n\ndef f(r):\n    return isinstance(r, ox.QueryBoolean)\n",
+                       encoding="utf-8")
+    assert engine_result_names([planted]) == ["planted.py:4"]
+
+
 def front_end_imports(paths: list[Path] | None = None) -> list[str]:
     """Imports of the CLI, the HTTP server and the MCP server beyond their own packages and the allowed list."""
     paths = paths if paths is not None else [p for p in sorted(SRC.rglob("*.py")) if _package_of(p) in FRONT_ENDS]
