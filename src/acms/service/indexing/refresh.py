@@ -28,4 +28,4 @@ class LiveRefresh(OneBatch):
         """The files the look found unchanged whose hash the graph holds as the look saw it."""
         if known is None:  # every file is redone
             return None
-        return {path: digest for path, digest in self.looked.unchanged.items() if known and known.get(path) == digest}
+        return {path: digest for path, digest in self.looked.unchanged.items() if known.get(path) == digest}
