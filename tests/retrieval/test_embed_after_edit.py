@@ -51,9 +51,14 @@ def _edit(root: Path) -> Path:
 def test_an_edit_embeds_the_new_fragments(project: Path) -> None:
     _edit(project)
     with Index.open(project) as idx:
-        report = idx.index()
         store = idx.store
+        asked: list[str] = []
+        store.tracer = lambda text, _seconds: asked.append(text)  # type: ignore[attr-defined]
+        report = idx.index()
+        store.tracer = None  # type: ignore[attr-defined]
         assert report.embedded > 0
+        scan = catalog.text("embeddings/unembedded")
+        assert not any(scan.split("WHERE", 1)[1] in text for text in asked), "every fragment scanned"
         assert _unembedded(store) == []
         assert _count(store, "embeddings/count-fragments") == _count(store, "embeddings/count-vectors")
 

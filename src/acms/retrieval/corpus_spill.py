@@ -18,7 +18,7 @@ The same spill gives a first embedding its LSA sample and every text it folds (`
 ``embeddings/texts.rq``'s rows without the graph) instead of scanning every text in the store again.
 
 Valid only for the run that wrote it, and only while nothing rewrites the texts (a changed secrets
-policy does): :class:`acms.service.index_run.IndexRun` decides, and deletes it when the run ends.
+policy does): :class:`acms.service.indexing.IndexRun` decides, and deletes it when the run ends.
 The file is complete only once ``close()`` renamed it into place; a writer that fails leaves nothing.
 """
 

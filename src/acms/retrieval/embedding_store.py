@@ -178,7 +178,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     if model is None:
         return _fitted(layout, migrate(store, layout, settings, settings.embedding_provider, phases, texts, ahead))
     if not store.ask(catalog.text("embeddings/any-fragment-vector")):
-        # a model and no vector: a re-index that started over (index_reindex) kept the model; every
+        # a model and no vector: a re-index that started over (service.indexing.reindex) kept the model; every
         # fragment is new, so they stream with it as a first embedding does, vector cache included
         provider = _kept_provider(model, settings, layout)
         return _stream_all(store, layout, provider, [], phases, t0)

@@ -21,7 +21,7 @@ from acms.memory import release_freed
 from acms.privacy.at_rest import apply_policy
 from acms.retrieval import embedding_ahead
 from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
-from acms.retrieval.caches import DerivedCaches
+from acms.retrieval.caches import CacheDelta, DerivedCaches
 from acms.retrieval.corpus_spill import beside, read_texts
 from acms.retrieval.embedding_store import active_model, embed_missing
 from acms.service.indexing.context import RunContext
@@ -77,7 +77,9 @@ class AfterFiles:
     def _embed(self, layout: IndexLayout, ahead: embedding_ahead.EmbeddingAhead | None = None) -> None:
         """Vectors for the new fragments; a provider failure is a warning (the graph stays as written)."""
         try:
-            done = embed_missing(self.run.store, layout, self.run.settings, self.run, self.spilled_texts(), ahead)
+            delta = self._delta()
+            done = embed_missing(self.run.store, layout, self.run.settings, self.run, self.spilled_texts(), ahead,
+                                 files=None if delta is None else delta.files)
         except ProviderError as exc:
             self.run.report.warnings.append(f"vectors not computed: {exc.message}")
             return
@@ -122,17 +124,19 @@ class AfterFiles:
         spill = self._usable_spill()
         # complete when it holds every searchable fragment and place: the store had none before this
         # run, and no entity changed tier since its files were written (a place query joins two)
-        # updated from what the run changed, unless the secrets policy rewrote texts of other files too
-        delta = None if self.run.report.texts_rescrubbed else self.run.cache_delta
         caches = DerivedCaches(self.run.store, layout, progress=self.run.progress.update,  # steps 1 … CACHE_STEPS
-                               spill=spill, complete=self.run.spill_whole and not self.tiers_moved, delta=delta)
+                               spill=spill, complete=self.run.spill_whole and not self.tiers_moved, delta=self._delta())
         caches.warm()
 
     def warm_vectors(self, layout: IndexLayout) -> None:
         """The vector cache, for the model the embeddings used (a first embedding has written it already)."""
         model = active_model(self.run.store)
         if model is not None:
-            delta = None if self.run.report.texts_rescrubbed else self.run.cache_delta  # as for the text caches
-            DerivedCaches(self.run.store, layout, delta=delta).vectors(model.model_id)
+            DerivedCaches(self.run.store, layout, delta=self._delta()).vectors(model.model_id)
         self.run.progress.update(1)
+
+    def _delta(self) -> CacheDelta | None:
+        """What the run changed, for the derived state to follow it: none when the secrets policy
+        rewrote texts of other files too (then everything is read again)."""
+        return None if self.run.report.texts_rescrubbed else self.run.cache_delta
 

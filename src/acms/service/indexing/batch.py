@@ -238,7 +238,7 @@ class OneBatch:
             run.symbols = self._symbols_before(run).replaced((e.value for e in old_entities), added)
             symbols = run.symbols.table()
             code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
-            kinds = {qn: kind for qn, (_, kind) in symbols.items()}
+            kinds = symbols.kinds()
             quads += emit.emit_edges(resolve_edges(code, kinds, all_paths), symbols, TIER_WARM)
             quads += emit.emit_tree(minter, escape_path(run.root.name), escape_path(str(run.root)), sorted(current),
                                     TIER_WARM)
