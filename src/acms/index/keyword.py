@@ -130,6 +130,9 @@ def _retriever(postings: Postings_, vocab: dict[str, int], k1: float, b: float) 
     return retriever
 
 
+LOOKUP_TERMS = 24  # distinct query terms up to which the saved vocabulary is searched rather than parsed
+
+
 class Postings:
     """A saved bm25s index read back without bm25s: the CSC score arrays (memory-mapped) and the vocabulary.
 
@@ -155,6 +158,24 @@ class Postings:
         if self._vocab is None:
             self._vocab = {**json.loads(self._vocab_text), **self._added}
         return self._vocab
+
+    def token_ids(self, terms: Iterable[str]) -> list[int]:
+        """The ids of those ``terms`` the vocabulary holds, in order. While it is unparsed, each term is
+        looked up in the saved text: parsing it cost ~35 ms per 4.5 MB (a standard library has two such
+        vocabularies), paid by every process's and every new index state's first query for a few terms.
+        A lookup reads the text once per term (1/30 to 1/70 of a parse), so more than ``LOOKUP_TERMS`` distinct
+        terms parse it instead."""
+        terms = list(terms)
+        if self._vocab is None and len(set(terms)) > LOOKUP_TERMS:
+            self.vocab_dict  # noqa: B018 - parsed once, for this and the next queries
+        if self._vocab is not None:
+            vocab = self._vocab
+            return [vocab[t] for t in terms if t in vocab]
+        found: dict[str, int | None] = {}
+        for term in terms:
+            if term not in found:
+                found[term] = self._added[term] if term in self._added else _saved_id(self._vocab_text, term)
+        return [i for i in (found[t] for t in terms) if i is not None]
 
     def extended(self, scores: dict[str, Any], params: dict[str, Any], added: dict[str, int]) -> Postings:
         """Other scores over these terms and ``added`` after them, the vocabulary left unparsed."""
@@ -294,8 +315,12 @@ class KeywordIndex:
         retriever = self._retriever
         if retriever is None:
             return np.zeros(len(self._ids), dtype=np.float32)
-        vocab = retriever.vocab_dict
-        token_ids = [vocab[t] for t in search_terms(query) if t in vocab]
+        terms = search_terms(query)
+        if isinstance(retriever, Postings):
+            token_ids = retriever.token_ids(terms)
+        else:
+            vocab = retriever.vocab_dict
+            token_ids = [vocab[t] for t in terms if t in vocab]
         if unique:
             token_ids = list(dict.fromkeys(token_ids))
         if not token_ids:
@@ -397,3 +422,21 @@ def _save_postings(postings: Postings, directory: Path) -> None:
         np.save(directory / f"{name}.csc.index.npy", np.asarray(postings.scores[name]))
     (directory / "vocab.index.json").write_bytes(postings.vocab_json())
     (directory / "params.index.json").write_text(json.dumps(postings.params, indent=4), encoding="utf-8")
+
+
+def _saved_id(text: bytes, term: str) -> int | None:
+    """``term``'s id in a JSON object of term -> id, without parsing it: the last occurrence of the
+    term's JSON string that stands as a key (after ``{`` or ``,``, before ``:``), as ``json.loads``
+    keeps the last of two equal keys. An unescaped quote cannot occur inside a JSON string, so a match
+    so placed is a key."""
+    key = json.dumps(term, ensure_ascii=False).encode("utf-8")
+    end = len(text)
+    while (at := text.rfind(key, 0, end)) >= 0:
+        end = at
+        before = text[max(at - 32, 0):at].rstrip()
+        after = text[at + len(key):at + len(key) + 32].lstrip()
+        if before.endswith((b"{", b",")) and after.startswith(b":"):
+            digits = after[1:].lstrip()
+            number = digits[:len(digits) - len(digits.lstrip(b"0123456789"))]
+            return int(number) if number else None
+    return None
