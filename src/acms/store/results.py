@@ -1,5 +1,5 @@
-"""The store protocol's query results made from pyoxigraph's: the one place above the engine calls
-that knows its result classes (``query_raw`` answers in :mod:`acms.sparql.results`' containers).
+"""The store protocol's query results made from pyoxigraph's objects: ``query_raw`` answers in
+:mod:`acms.sparql.results`' containers, so no caller depends on the engine's result classes.
 
 Used by both stores: the embedded one wraps what ``Store.query`` (or a bounded query's child process,
 :mod:`acms.sparql.runner`) gives, and the remote one what pyoxigraph's parsers read from the engine's
@@ -9,6 +9,7 @@ SPARQL JSON and N-Triples. Rows and triples are made one by one as they are read
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 import pyoxigraph as ox
 
@@ -19,6 +20,7 @@ from acms.terms import Term
 __all__ = ["answer", "graph_result", "parsed_results", "parsed_triples", "select_result"]
 
 TermMap = Callable[[Term], Term]
+T = TypeVar("T")
 
 
 def answer(native: object, term: TermMap | None = None) -> RawResult:
@@ -68,7 +70,7 @@ def parsed_triples(body: bytes, term: TermMap | None = None) -> GraphResult:
     return graph_result(_readable(q.triple for q in ox.parse(body, format=ox.RdfFormat.N_TRIPLES)), term)
 
 
-def _readable(items: Iterable[object]) -> Iterator:  # type: ignore[type-arg]
+def _readable(items: Iterable[T]) -> Iterator[T]:
     try:
         yield from items
     except (SyntaxError, ValueError) as exc:
