@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from acms import Index
 from acms.assembly.protocol import parse_request
 from acms.cli.main import cli
 from acms.config import Settings
@@ -28,6 +29,7 @@ from acms.strategies.expand import ExpandOptions
 from acms.strategies.registry import StrategyRegistry
 from acms.tokens import count
 
+from ..store.conftest import oxigraph_server  # noqa: F401  (a real Oxigraph server for the session)
 from ..temporal.gitrepo import commit, git
 
 BILLING = '''"""Invoices."""
@@ -228,3 +230,19 @@ def test_options_are_checked() -> None:
             ExpandOptions.parse("mine", bad)
     opts = ExpandOptions.parse("mine", {"cochange": 0.2, "cochange_max_files": 30})
     assert opts.co_change.weight == 0.2 and opts.co_change.max_files == 30 and opts.co_change.min_support == 2
+
+
+def test_the_edge_answers_alike_on_a_sparql_server(repos: tuple[Path, Path], oxigraph_server: str) -> None:  # noqa: F811
+    """Both queries take every input as VALUES and no custom function: a remote engine gives the same
+    context as the embedded store."""
+    root = repos[0].parent / "remote"  # a copy: its own local index beside the module's
+    shutil.copytree(repos[0], root, ignore=shutil.ignore_patterns(".acms"))
+    _index(root, "--history", "50")
+    got = []
+    with Index.open(root, store=oxigraph_server, project_name="cochange-remote") as remote:
+        remote.index(history=50)
+        got.append([(p.candidate.name, p.candidate.reason) for p in remote.assemble(TASK, 1500).assembled.items])
+    with Index.open(root, mode="read") as local:
+        got.append([(p.candidate.name, p.candidate.reason) for p in local.assemble(TASK, 1500).assembled.items])
+    assert got[0] == got[1]
+    assert any(name.startswith("ledger.") and "changes with" in why for name, why in got[0])

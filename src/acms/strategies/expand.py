@@ -80,11 +80,13 @@ class ExpandOptions:
     anchors: int = 4
     max_fan: int = 150
     max_reached: int = 120
-    cochange: float = 0.5
+    cochange: float = 0.3
     cochange_max_files: int = 20
     cochange_min_support: int = 2
     cochange_files: int = 3
     cochange_definitions: int = 3
+    beside: float = 0.85
+    beside_max: int = 40
     edges_out: Mapping[str, float] = field(default_factory=dict)
     edges_in: Mapping[str, float] = field(default_factory=dict)
 
@@ -101,7 +103,7 @@ class ExpandOptions:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"strategy {strategy}: bad expand option: {exc}") from None
         weights = [*opts.edges_out.values(), *opts.edges_in.values(), opts.decay, opts.names,
-                   opts.overrides, opts.bodies, opts.signatures, opts.cochange]
+                   opts.overrides, opts.bodies, opts.signatures, opts.cochange, opts.beside]
         if any(not 0.0 <= float(w) <= 1.0 for w in weights) or opts.bodies + opts.signatures > 1.0:
             raise ConfigError(f"strategy {strategy}: expand weights and shares lie in [0, 1], "
                               "and bodies + signatures <= 1")
@@ -109,6 +111,8 @@ class ExpandOptions:
                 or opts.cochange_definitions < 1:
             raise ConfigError(f"strategy {strategy}: cochange_max_files >= 2, cochange_min_support >= 1, "
                               "cochange_files >= 0 and cochange_definitions >= 1")
+        if opts.beside_max < 0:
+            raise ConfigError(f"strategy {strategy}: beside_max >= 0")
         return opts
 
     @property
@@ -140,6 +144,7 @@ class _Reached:
     score: float
     hop: int
     why: str
+    brief: bool = False  # shown as a one-line reference even at one hop (the focus's neighbourhood)
 
 
 def identifiers(text: str) -> tuple[set[str], set[str]]:
@@ -251,11 +256,37 @@ class Expansion:
             if hit.entity not in seeds:
                 self._reach(reached, hit.entity, hit.score, 1, hit.why)
 
+    def beside(self, focus: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
+        """The definitions beside the focus (``beside.rq``): its class's other members, then its file's
+        top-level classes and functions, nearest first, ``beside_max`` of them per focus. A change at a
+        focus most often continues in its siblings, and the helpers it will call (new ones included, which
+        no edge from its present code reaches) are most often defined beside it; the walk lists them as
+        one-line references, scored one hop below the focus and after what the focus itself names."""
+        if not focus or not self.opts.beside or not self.opts.beside_max:
+            return
+        line = {c.entity: c.start_line for c in focus}
+        rows = self.store.select(self.query("beside.rq"), {"focus": [NamedNode(e) for e in sorted(line)]})
+        by_focus: dict[str, list[tuple[bool, int, str]]] = {}
+        for r in rows:
+            f = r["focus"].value
+            member = r["member"].value == "true"
+            by_focus.setdefault(f, []).append((not member, abs(int(r["start"].value) - line[f]), r["entity"].value))
+        for f, found in by_focus.items():
+            best: dict[str, tuple[bool, int, str]] = {}
+            for key in found:  # a member of a top-level class comes once, as a member
+                best[key[2]] = min(best.get(key[2], key), key)
+            order = sorted(best.values())[: self.opts.beside_max]
+            base = weight_of[f] * self.opts.beside * self.opts.decay
+            for i, (top_level, _, entity) in enumerate(order):
+                why = f"beside {_short(f)}" + (" in its file" if top_level else " in its class")
+                self._reach(reached, entity, base * (1.0 - i / (4 * len(order))), 1, why, brief=True)
+
     @staticmethod
-    def _reach(reached: dict[str, _Reached], target: str, score: float, hop: int, why: str) -> None:
+    def _reach(reached: dict[str, _Reached], target: str, score: float, hop: int, why: str,
+               brief: bool = False) -> None:
         old = reached.get(target)
         if old is None or score > old.score:
-            reached[target] = _Reached(score, hop if old is None else min(hop, old.hop), why)
+            reached[target] = _Reached(score, hop if old is None else min(hop, old.hop), why, brief)
 
     def anchors(self) -> list[str]:
         """Entities the task's stack-trace frames and quoted error messages point at
@@ -335,6 +366,7 @@ class Expansion:
         self.names(starts, weight_of, reached)
         self.overrides(starts, weight_of, reached)
         self.co_change(starts, weight_of, reached)
+        self.beside([c for c in bodies if c.entity in {f.entity for f in focus}], weight_of, reached)
         frontier = {c.entity: weight_of[c.entity] for c in starts}
         for hop in range(1, self.opts.depth + 1):
             self.edges(frontier, hop, reached)
@@ -354,7 +386,7 @@ class Expansion:
             if row is None:
                 continue
             why = f"{r.why} (hop {r.hop})"
-            sig = self.head_candidate(row, r.score, why, "signature")
+            sig = self.head_candidate(row, r.score, why, "reference" if r.brief else "signature")
             if r.hop == 1 and used + _cost(sig.text) <= (self.opts.bodies + self.opts.signatures) * budget:
                 signatures.append(sig)
                 used += _cost(sig.text)
