@@ -34,9 +34,19 @@ def acms(root: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "adr_project"
+@pytest.fixture(scope="session")
+def _indexed_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ADR project indexed once per session: most tests here write plans and decisions into a copy."""
+    root = tmp_path_factory.mktemp("adr-template") / "adr_project"
     shutil.copytree(FIXTURE, root)
     index(root)
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path, _indexed_template: Path) -> Path:
+    """A fresh indexed copy (same folder name: same IRIs; times kept: nothing looks changed; the store is
+    closed, so a plain copy is a whole store)."""
+    root = tmp_path / "adr_project"
+    shutil.copytree(_indexed_template, root)
     return root

@@ -11,7 +11,7 @@ import pytest
 from acms.sparql import catalog
 from acms.vocab import TIER_COLD, TIER_HOT, TIER_WARM, IriMinter
 
-from .conftest import FIXTURE, acms, index, open_store
+from .conftest import acms, index, open_store
 
 
 def _plans(root: Path) -> None:
@@ -124,11 +124,10 @@ def test_decision_record_json_and_fragment(project: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One index for the checks that write nothing."""
+def shared(tmp_path_factory: pytest.TempPathFactory, _indexed_template: Path) -> Path:
+    """One index for the checks that write nothing (a copy of the session's: it gets a plan)."""
     root = tmp_path_factory.mktemp("decisions") / "adr_project"
-    shutil.copytree(FIXTURE, root)
-    index(root)
+    shutil.copytree(_indexed_template, root)
     assert acms(root, "plan", "create", "p")[0] == 0
     return root
 
