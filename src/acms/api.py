@@ -44,7 +44,7 @@ from acms.service import endpoint  # the SPARQL endpoint's store work: acms serv
 from acms.service.describe import Description, describe
 from acms.service.identity import project_identity, project_name
 from acms.errors import AcmsError, UsageError
-from acms.service.freshness import Manifest, Staleness, check
+from acms.service.freshness import Manifest, Staleness, check, indexed_files_moved, last_run
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
@@ -108,6 +108,7 @@ class Index:
         self.root = root
         self.settings = settings
         self._local = threading.local()
+        self._follower: Follower | None = None  # the watcher following the project, once one is made
         location = store_dir if store_dir is not None else _configured_location(root, settings)
         self._location, self._wait, self._command = location, wait, command
         self.remote = remote_target(location, root, settings) if isinstance(location, str) and is_remote(location) else None
@@ -239,8 +240,9 @@ class Index:
         watched. ``start()`` it; ``on_refresh`` hears of each refresh."""
         from acms.service.watch import Follower
 
-        return Follower(self.root, self.refresh, debounce_ms=self.settings.watch_debounce_ms,
-                        ignore=[self.layout.root], on_refresh=on_refresh)
+        self._follower = Follower(self.root, self.refresh, debounce_ms=self.settings.watch_debounce_ms,
+                                  ignore=[self.layout.root], on_refresh=on_refresh)
+        return self._follower
 
     def freshen(self) -> tuple[str, ...]:
         """Apply the ``refresh`` setting now, as every read does first: the stale files it answers
@@ -248,6 +250,12 @@ class Index:
         self._local.stale = ()
         if self.settings.refresh == "off":
             return ()
+        follower = self._follower
+        if follower is not None and follower.watching:
+            # a watcher reports new files; the files indexed are checked by a stat each, not a walk
+            with self.session.reading() as store:
+                if not indexed_files_moved(self.root, self.settings, self.layout.cache, last_run(store)):
+                    return ()
         looked = self.look()
         if not looked.stale:
             return ()

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 
-from acms.errors import UsageError
+from acms.errors import StoreLocked, UsageError
 from acms.lifetime import starting_helper
 from acms.store.access import IndexAccess
 from acms.store.factory import open_store
@@ -55,6 +55,7 @@ class Session:
         self.layout, self.mode, self.wait, self.remote = layout, mode, wait, remote
         self._writes = 0
         self._count = threading.Lock()
+        self._writer = threading.RLock()  # one write at a time among this process's threads (a watcher's refresh, a read's)
         self._access: IndexAccess | None = None
         self._store: GraphStore | None = None
         if remote is None and mode is Mode.SHARED:
@@ -91,6 +92,8 @@ class Session:
     def writing(self, wait: float | None = None) -> Iterator[GraphStore]:
         if self.mode is Mode.READ:
             raise UsageError("this index was opened read-only")
+        if self._access is None and not self._writer.acquire(timeout=self.wait if wait is None else wait):
+            raise StoreLocked("another write to this index is still running in this process")
         self._bump()
         try:
             if self._access is not None:
@@ -100,6 +103,8 @@ class Session:
                 yield self.store
         finally:
             self._bump()  # after the write as well: state derived during it is stale too
+            if self._access is None:
+                self._writer.release()
 
     def _bump(self) -> None:
         with self._count:

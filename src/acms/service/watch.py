@@ -101,6 +101,12 @@ class Follower:
         self._on_refresh(Refreshed(report.files_indexed, report.files_removed, report.files_relinked,
                                    report.changed_paths, time.perf_counter() - t0))
 
+    @property
+    def watching(self) -> bool:
+        """The operating system's watch is in place and its loop alive: saves reach ``refresh``."""
+        thread = self._thread
+        return self.ready.is_set() and not self._stop.is_set() and thread is not None and thread.is_alive()
+
     def start(self) -> Follower:
         self._thread = threading.Thread(target=self._guarded, name="acms-follower", daemon=True)
         self._thread.start()
