@@ -34,7 +34,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 from pyoxigraph import Literal, NamedNode
 
@@ -70,10 +69,6 @@ def _integer(value: int) -> Literal:
     return Literal(str(int(value)), datatype=XSD.integer)
 
 
-def _tail(iri: str) -> str:
-    return unquote(iri.rsplit("/file/", 1)[-1])
-
-
 @dataclass(frozen=True)
 class _Pair:
     other: str
@@ -93,8 +88,10 @@ def co_changed(store: GraphStore, query: Callable[[str], str], starts: Mapping[s
         return []
     score_of: dict[str, float] = {}
     commits: dict[str, set[str]] = {}
+    path_of: dict[str, str] = {}
     for r in rows:
         f = r["file"].value
+        path_of[f] = r["path"].value
         score_of[f] = max(score_of.get(f, 0.0), starts[r["node"].value])
         commits.setdefault(f, set()).add(r["change"].value)
     files = sorted(commits)
@@ -111,7 +108,7 @@ def co_changed(store: GraphStore, query: Callable[[str], str], starts: Mapping[s
         # only files the shared commits touched a definition of: the walk shows definitions
         pairs = [p for p in by_file.get(f, []) if p.touched]
         for pair in sorted(pairs, key=lambda p: (-p.score, -p.support, p.other))[: opts.files]:
-            why = f"changes with {_tail(f)} ({pair.support} of {len(commits[f])} commits)"
+            why = f"changes with {path_of[f]} ({pair.support} of {len(commits[f])} commits)"
             for entity, n in sorted(pair.touched.items(), key=lambda kv: (-kv[1], kv[0]))[: opts.definitions]:
                 # n / support of the pair's score: the definition's own confidence, P(entity | file)
                 out.append(CoChanged(entity, pair.score * min(n, pair.support) / pair.support, why))
