@@ -232,17 +232,14 @@ def test_options_are_checked() -> None:
     assert opts.co_change.weight == 0.2 and opts.co_change.max_files == 30 and opts.co_change.min_support == 2
 
 
-def test_the_edge_answers_alike_on_a_sparql_server(repos: tuple[Path, Path], oxigraph_server: str) -> None:  # noqa: F811
+def test_the_edge_answers_alike_on_a_sparql_server(repos: tuple[Path, Path], history: Searcher,
+                                                   oxigraph_server: str) -> None:  # noqa: F811
     """Both queries take every input as VALUES and no custom function: a remote engine gives the same
     context as the embedded store."""
-    root = repos[0].parent / "remote"  # a copy: its own local index beside the module's
+    root = repos[0].parent / "remote"  # a copy of the repository (its own folder for the remote index's caches)
     shutil.copytree(repos[0], root, ignore=shutil.ignore_patterns(".acms"))
-    _index(root, "--history", "50")
-    got = []
     with Index.open(root, store=oxigraph_server, project_name="cochange-remote") as remote:
         remote.index(history=50)
-        got.append([(p.candidate.name, p.candidate.reason) for p in remote.assemble(TASK, 1500).assembled.items])
-    with Index.open(root, mode="read") as local:
-        got.append([(p.candidate.name, p.candidate.reason) for p in local.assemble(TASK, 1500).assembled.items])
-    assert got[0] == got[1]
-    assert any(name.startswith("ledger.") and "changes with" in why for name, why in got[0])
+        got = [(p.candidate.name, p.candidate.reason) for p in remote.assemble(TASK, 1500).assembled.items]
+    assert got == [(p.candidate.name, p.candidate.reason) for p in run(history, StrategyRegistry.default()).assembled.items]
+    assert any(name.startswith("ledger.") and "changes with" in why for name, why in got)
