@@ -5,16 +5,81 @@ from pathlib import Path
 
 import pytest
 
+from acms.config import load_settings
+from acms.service.indexing import IndexReport, index_project
+from acms.store.oxigraph import OxigraphStore
+
 FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def _fresh_webapi(dest: Path) -> Path:
+    shutil.copytree(FIXTURES / "webapi_project", dest)
+    (dest / "acms.toml").write_text("# acms settings of the fixture\nembed_on_index = false\n", encoding="utf-8")
+    return dest
 
 
 @pytest.fixture
 def webapi_project(tmp_path: Path) -> Path:
     """A fresh copy of the Flask + FastAPI + Django fixture; vectors off to keep tests fast."""
-    dest = tmp_path / "webapi"
-    shutil.copytree(FIXTURES / "webapi_project", dest)
-    (dest / "acms.toml").write_text("# acms settings of the fixture\nembed_on_index = false\n", encoding="utf-8")
-    return dest
+    return _fresh_webapi(tmp_path / "webapi")
+
+
+def index_webapi(root: Path) -> IndexReport:
+    """``index_project`` with the project's own settings (its acms.toml), as ``acms index`` reads them."""
+    store = OxigraphStore(root / ".acms" / "graph")
+    try:
+        return index_project(root, store, load_settings(root))
+    finally:
+        store.close()
+
+
+def configure_web_api(root: Path) -> None:
+    """Turn the web-api extension on in the project's acms.toml, as a user does by hand."""
+    cfg = root / "acms.toml"
+    cfg.write_text(cfg.read_text(encoding="utf-8") + 'extensions = ["web-api"]\n', encoding="utf-8")
+
+
+def _indexed_template(tmp_path_factory: pytest.TempPathFactory, with_extension: bool) -> tuple[Path, IndexReport]:
+    root = _fresh_webapi(tmp_path_factory.mktemp(f"webapi-template-{int(with_extension)}") / "webapi")
+    if with_extension:
+        configure_web_api(root)
+    return root, index_webapi(root)
+
+
+@pytest.fixture(scope="session")
+def _plain_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, IndexReport]:
+    """The fixture indexed once per session, and its report (the tests start from a copy)."""
+    return _indexed_template(tmp_path_factory, with_extension=False)
+
+
+@pytest.fixture(scope="session")
+def _web_api_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, IndexReport]:
+    """The fixture indexed once per session with the web-api extension configured."""
+    return _indexed_template(tmp_path_factory, with_extension=True)
+
+
+def _copy(template: Path, tmp_path: Path) -> Path:
+    """A copy of an indexed template (same folder name: same IRIs; times kept: nothing looks changed; the
+    store is closed, so a plain copy is a whole store)."""
+    return Path(shutil.copytree(template, tmp_path / template.name))
+
+
+@pytest.fixture
+def indexed_webapi(tmp_path: Path, _plain_template: tuple[Path, IndexReport]) -> Path:
+    """``webapi_project`` as ``index_webapi`` leaves it."""
+    return _copy(_plain_template[0], tmp_path)
+
+
+@pytest.fixture
+def indexed_webapi_report(_plain_template: tuple[Path, IndexReport]) -> IndexReport:
+    """The report of the index run ``indexed_webapi`` is a copy of."""
+    return _plain_template[1]
+
+
+@pytest.fixture
+def indexed_with_api(tmp_path: Path, _web_api_template: tuple[Path, IndexReport]) -> Path:
+    """``webapi_project`` as ``configure_web_api`` then ``index_webapi`` leave it."""
+    return _copy(_web_api_template[0], tmp_path)
 
 
 def write_extension(root: Path, name: str, ontology: str, shapes: str | None = None,

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from pyoxigraph import Quad
 
 from acms.cli.main import cli
-from acms.config import load_settings
-from acms.service.indexing import index_project
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import GRAPH_META
+
+from .conftest import index_webapi
 
 API = "https://w3id.org/acms/ext/web-api#"
 PREFIX = f"PREFIX api: <{API}>\n"
@@ -40,14 +40,6 @@ def cli_run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def index(root: Path) -> None:
-    store = OxigraphStore(root / ".acms" / "graph")
-    try:
-        index_project(root, store, load_settings(root))
-    finally:
-        store.close()
-
-
 def select(root: Path, query: str) -> list[tuple[str, ...]]:
     store = OxigraphStore(root / ".acms" / "graph")
     try:
@@ -72,109 +64,95 @@ def operations(root: Path) -> list[tuple[str, ...]]:
           GRAPH ?h { ?f uko:qualifiedName ?handler ; api:framework ?framework } }""")  # tiers may differ
 
 
-def configure(root: Path) -> None:
-    cfg = root / "acms.toml"
-    cfg.write_text(cfg.read_text(encoding="utf-8") + 'extensions = ["web-api"]\n', encoding="utf-8")
-
-
-def test_index_with_web_api_classifies_exact_endpoints(webapi_project: Path) -> None:
-    configure(webapi_project)
-    index(webapi_project)
-    assert operations(webapi_project) == sorted(OPERATIONS)
-    endpoints = select(webapi_project, "SELECT ?qn WHERE { GRAPH ?g { ?e a api:Endpoint ; uko:qualifiedName ?qn } }")
+def test_index_with_web_api_classifies_exact_endpoints(indexed_with_api: Path) -> None:
+    assert operations(indexed_with_api) == sorted(OPERATIONS)
+    endpoints = select(indexed_with_api, "SELECT ?qn WHERE { GRAPH ?g { ?e a api:Endpoint ; uko:qualifiedName ?qn } }")
     assert [e[0] for e in endpoints] == ENDPOINTS  # not helper, load_settings, not_an_endpoint, unused_view
-    routes = select(webapi_project, """SELECT ?qn ?route WHERE { GRAPH ?g {
+    routes = select(indexed_with_api, """SELECT ?qn ?route WHERE { GRAPH ?g {
         ?e a api:Endpoint ; uko:qualifiedName ?qn ; api:route ?route } }""")
     assert ("flask_app.user_detail", "/users/<int:user_id>") in routes and len(routes) == 10
-    models = select(webapi_project, """SELECT ?qn ?p ?model WHERE { GRAPH ?g {
+    models = select(indexed_with_api, """SELECT ?qn ?p ?model WHERE { GRAPH ?g {
         ?e uko:qualifiedName ?qn ; ?p ?m . ?m uko:qualifiedName ?model
         FILTER(?p IN (api:requestModel, api:responseModel)) } }""")
     assert models == [("fastapi_app.create_item", API + "requestModel", "fastapi_app.Item"),
                       ("fastapi_app.create_item", API + "responseModel", "fastapi_app.ItemOut")]
-    assert select(webapi_project, "SELECT ?qn WHERE { GRAPH ?g { ?m a api:RequestModel ; uko:qualifiedName ?qn } }") \
+    assert select(indexed_with_api, "SELECT ?qn WHERE { GRAPH ?g { ?m a api:RequestModel ; uko:qualifiedName ?qn } }") \
         == [("fastapi_app.Item",)]
 
 
-def test_add_on_an_existing_index_equals_indexing_with_it_and_remove_is_exact(webapi_project: Path, tmp_path: Path) -> None:
-    index(webapi_project)
-    before = all_quads(webapi_project)
-    code, out, err = cli_run("ontology", "add", "web-api", "-C", str(webapi_project), "--no-reasoner")
+def test_add_on_an_existing_index_equals_indexing_with_it_and_remove_is_exact(indexed_webapi: Path, tmp_path: Path) -> None:
+    before = all_quads(indexed_webapi)
+    code, out, err = cli_run("ontology", "add", "web-api", "-C", str(indexed_webapi), "--no-reasoner")
     assert code == 0, err
     assert "added web-api 1.0.0" in out and "117 triples derived" in out
-    assert 'extensions = ["web-api"]' in (webapi_project / "acms.toml").read_text(encoding="utf-8")
-    assert "embed_on_index = false" in (webapi_project / "acms.toml").read_text(encoding="utf-8")  # kept
-    assert operations(webapi_project) == sorted(OPERATIONS)
-    added = all_quads(webapi_project) - before
-    assert before <= all_quads(webapi_project)  # add only adds
+    assert 'extensions = ["web-api"]' in (indexed_webapi / "acms.toml").read_text(encoding="utf-8")
+    assert "embed_on_index = false" in (indexed_webapi / "acms.toml").read_text(encoding="utf-8")  # kept
+    assert operations(indexed_webapi) == sorted(OPERATIONS)
+    added = all_quads(indexed_webapi) - before
+    assert before <= all_quads(indexed_webapi)  # add only adds
     assert all("web-api" in str(q) or "--" in q.subject.value for q in added)
 
     # add and remove edit acms.toml, a file of the project: a read that refreshes would index its new text
     # (and keep the old one as history), so these reads do not look, and the graph shows add/remove alone
     count = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?op a api:Operation } }"
-    code, out, _ = cli_run("sparql", "-C", str(webapi_project), count, "--format", "csv", "--refresh", "off")
+    code, out, _ = cli_run("sparql", "-C", str(indexed_webapi), count, "--format", "csv", "--refresh", "off")
     assert code == 0 and out.split() == ["n", "12"]  # api: is predeclared once web-api is loaded
-    code, out, err = cli_run("ontology", "remove", "web-api", "-C", str(webapi_project))
+    code, out, err = cli_run("ontology", "remove", "web-api", "-C", str(indexed_webapi))
     assert code == 0, err
-    assert cli_run("sparql", "-C", str(webapi_project), count, "--refresh", "off")[0] == 3  # and gone with it
+    assert cli_run("sparql", "-C", str(indexed_webapi), count, "--refresh", "off")[0] == 3  # and gone with it
     assert "removed web-api: 58 ontology triples, 117 derived triples" in out
-    assert all_quads(webapi_project) == before  # its triples, and nothing else
-    assert "web-api" not in (webapi_project / "acms.toml").read_text(encoding="utf-8")
-    code, _, err = cli_run("ontology", "remove", "web-api", "-C", str(webapi_project))
+    assert all_quads(indexed_webapi) == before  # its triples, and nothing else
+    assert "web-api" not in (indexed_webapi / "acms.toml").read_text(encoding="utf-8")
+    code, _, err = cli_run("ontology", "remove", "web-api", "-C", str(indexed_webapi))
     assert code == 2 and "neither configured nor loaded" in err
 
 
-def test_incremental_reindex_follows_the_routes(webapi_project: Path) -> None:
-    configure(webapi_project)
-    index(webapi_project)
-    app = webapi_project / "flask_app.py"
+def test_incremental_reindex_follows_the_routes(indexed_with_api: Path) -> None:
+    app = indexed_with_api / "flask_app.py"
     text = app.read_text(encoding="utf-8").replace('@app.post("/users")\n', '@app.put("/users/me")\n')
     app.write_text(text, encoding="utf-8")
-    index(webapi_project)
+    index_webapi(indexed_with_api)
     expected = [op for op in OPERATIONS if op[0] != "flask_app.create_user"] + [
         ("flask_app.create_user", "PUT", "/users/me", "flask")]
-    assert operations(webapi_project) == sorted(expected)
+    assert operations(indexed_with_api) == sorted(expected)
 
 
-def test_assembly_focused_on_endpoints_returns_handlers(webapi_project: Path) -> None:
-    configure(webapi_project)
-    index(webapi_project)
-    code, out, err = cli_run("assemble", "create items and users, read an item", "-C", str(webapi_project),
+def test_assembly_focused_on_endpoints_returns_handlers(indexed_with_api: Path) -> None:
+    code, out, err = cli_run("assemble", "create items and users, read an item", "-C", str(indexed_with_api),
                              "--focus-class", "api:Endpoint", "--budget", "3000", "--format", "json")
     assert code == 0, err
     fragments = json.loads(out)["fragments"]
     names = {f["entities"][0] for f in fragments}
     assert names and names <= set(ENDPOINTS)
     assert {"fastapi_app.create_item", "flask_app.create_user", "fastapi_app.read_item"} <= names
-    code, _, err = cli_run("assemble", "x", "-C", str(webapi_project), "--focus-class", "nope:Thing")
+    code, _, err = cli_run("assemble", "x", "-C", str(indexed_with_api), "--focus-class", "nope:Thing")
     assert code == 2 and "unknown prefix" in err
 
 
-def test_describe_stats_export_and_list(webapi_project: Path) -> None:
-    configure(webapi_project)
-    index(webapi_project)
-    code, out, _ = cli_run("ontology", "describe", "api:Endpoint", "-C", str(webapi_project), "--json")
+def test_describe_stats_export_and_list(indexed_with_api: Path) -> None:
+    code, out, _ = cli_run("ontology", "describe", "api:Endpoint", "-C", str(indexed_with_api), "--json")
     d = json.loads(out)
     assert code == 0 and d["label"] == "endpoint" and d["superclasses"] == ["uko:CodeElement"]
     assert d["instances"] == 10 and d["comment"].startswith("A function, method or class")
-    code, out, _ = cli_run("ontology", "describe", "CodeElement", "-C", str(webapi_project), "--json")
+    code, out, _ = cli_run("ontology", "describe", "CodeElement", "-C", str(indexed_with_api), "--json")
     d = json.loads(out)
     assert "api:Endpoint" in d["subclasses"] and "uko:Function" in d["subclasses"]
-    code, _, err = cli_run("ontology", "describe", "api:Nothing", "-C", str(webapi_project))
+    code, _, err = cli_run("ontology", "describe", "api:Nothing", "-C", str(indexed_with_api))
     assert code == 2 and "not a term of UKO or of a loaded extension" in err
 
-    code, out, _ = cli_run("stats", "-C", str(webapi_project), "--json")
+    code, out, _ = cli_run("stats", "-C", str(indexed_with_api), "--json")
     classes = json.loads(out)["classes"]
     assert classes["api:Endpoint"] == 10 and classes["api:Operation"] == 12 and classes["api:RequestModel"] == 1
 
-    code, out, _ = cli_run("export", "-C", str(webapi_project), "--format", "cytoscape")
+    code, out, _ = cli_run("export", "-C", str(indexed_with_api), "--format", "cytoscape")
     kinds = {e["data"]["label"]: e["data"]["kind"] for e in json.loads(out)["elements"] if "kind" in e["data"]}
     assert kinds["flask_app.index"] == "api:Endpoint" and kinds["GET /ping"] == "api:Operation"
     assert kinds["flask_app.helper"] == "Function"
-    code, out, _ = cli_run("export", "-C", str(webapi_project), "--format", "dot")
+    code, out, _ = cli_run("export", "-C", str(indexed_with_api), "--format", "dot")
     endpoint_colour = next(line for line in out.splitlines() if "flask_app.index\"" in line and "fillcolor" in line)
     assert 'fillcolor="palegreen"' not in endpoint_colour  # not a plain function's colour
 
-    code, out, _ = cli_run("ontology", "list", "-C", str(webapi_project), "--json")
+    code, out, _ = cli_run("ontology", "list", "-C", str(indexed_with_api), "--json")
     rows = {r["name"]: r for r in json.loads(out)}
     assert rows["web-api"]["version"] == "1.0.0" and rows["web-api"]["prefix"] == "api"
     assert rows["uko"]["status"] == "loaded"
@@ -220,11 +198,10 @@ def test_extension_shapes_guard_the_batch_and_acms_validate(webapi_project: Path
     assert code == 1 and "flask_app.helper" in out and "a tagged element needs a tag" in out
 
 
-def test_adding_twice_rederives_without_duplicates(webapi_project: Path) -> None:
-    index(webapi_project)
-    assert cli_run("ontology", "add", "web-api", "-C", str(webapi_project), "--no-reasoner")[0] == 0
-    first = all_quads(webapi_project)
-    code, out, _ = cli_run("ontology", "add", "web-api", "-C", str(webapi_project), "--no-reasoner", "--json")
+def test_adding_twice_rederives_without_duplicates(indexed_webapi: Path) -> None:
+    assert cli_run("ontology", "add", "web-api", "-C", str(indexed_webapi), "--no-reasoner")[0] == 0
+    first = all_quads(indexed_webapi)
+    code, out, _ = cli_run("ontology", "add", "web-api", "-C", str(indexed_webapi), "--no-reasoner", "--json")
     assert code == 0 and json.loads(out)["added"] == 0 and json.loads(out)["removed"] == 0
-    assert all_quads(webapi_project) == first
-    assert (webapi_project / "acms.toml").read_text(encoding="utf-8").count("web-api") == 1
+    assert all_quads(indexed_webapi) == first
+    assert (indexed_webapi / "acms.toml").read_text(encoding="utf-8").count("web-api") == 1
