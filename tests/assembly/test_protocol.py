@@ -211,7 +211,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("path", "value", "expected"), BAD, ids=[f"{p}={v!r}" for p, v, _ in BAD])
+@pytest.mark.parametrize(("path", "value", "expected"), BAD, ids=[f"{p}={'(deleted)' if v is _DELETE else repr(v)}" for p, v, _ in BAD])
 def test_every_schema_error_names_its_field(path: str, value: Any, expected: str) -> None:
     with pytest.raises(InvalidRequest) as info:
         parse_request(_with(path, value))
