@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from acms.api import Index
 from acms.errors import StoreError, ValidationFailed
+from acms.ingest.symbols import SymbolRows
+from acms.service.freshness import last_run
 from acms.service.indexing import child as index_child
 from tests.service.indexes import graph as _graph
 from tests.service.indexes import index, reader_sees_files
@@ -65,6 +68,17 @@ def test_the_child_writes_the_index_one_process_writes(tmp_path: Path, monkeypat
     assert one.files_indexed > 5 and one.timings["validation"] > 0  # the child's timings came back
     assert not (apart / ".acms" / "run-pending").exists()
     assert index(apart).up_to_date  # and the next run finds it complete
+
+
+def test_the_child_leaves_the_symbol_table_for_the_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path)
+    monkeypatch.setattr(index_child, "SEPARATE_BYTES", 0)
+    with Index.open(root, embed_on_index=False, record_use=False) as idx:
+        idx.index()
+        with idx.reading() as store:
+            run = last_run(store)
+            left = SymbolRows.load(idx.layout.cache, run)
+            assert left is not None and left.rows and left.rows == SymbolRows.from_store(store, run).rows
 
 
 def test_a_child_killed_mid_run_leaves_noindex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -120,6 +120,10 @@ def test_refreshes_after_edits_renames_moves_and_deletions_equal_a_first_index(t
     root = project(tmp_path)
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
+        with idx.reading() as store:  # a first index leaves the store's symbol table for the next run
+            run = last_run(store)
+            left = SymbolRows.load(idx.layout.cache, run)
+            assert left is not None and left.rows == SymbolRows.from_store(store, run).rows
         # a body edit, and lines inserted above a function
         edit(root / "pkg" / "util.py", 'return text.strip().lower()', 'return text.strip().lower().strip()')
         edit(root / "pkg" / "mod.py", "def make_parser()", "# one\n# two\n# three\ndef make_parser()")

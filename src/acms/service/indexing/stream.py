@@ -53,7 +53,7 @@ from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.emitted import EmitSettings, EmittedFile
 from acms.ingest.pipeline import Extracted, ExtractorPool, Reading, ReadGroup, slim
 from acms.ingest.resolve import resolve_edges
-from acms.ingest.symbols import wins
+from acms.ingest.symbols import SymbolRows, wins
 from acms.ingest.walker import ListedFile, Listing, escape_path
 from acms.memory import release_freed
 from acms.ontology import rules as ontology_rules
@@ -157,6 +157,7 @@ def _stream(run: RunContext, listing: Listing, reindex: OldIndex | None, spill: 
     promised = [(project, UKO.Project)]
     code: dict[str, Extraction] = {}  # path -> slim extraction (Python modules that parsed)
     symbols: dict[str, tuple[NamedNode, str]] = {}  # qualified name -> (IRI, class local name)
+    run.symbols = SymbolRows("", {})  # every entity's (qualified name, class): left for the next run's linking
     written: list[str] = []  # paths whose triples are in the store
     report.first_run = reindex is None
     report.files_listed = 0
@@ -199,6 +200,7 @@ def _stream(run: RunContext, listing: Listing, reindex: OldIndex | None, spill: 
     report.files_indexed = len(written)
     if reindex is not None:
         reindex.finish()
+        run.symbols = None  # a re-index may keep some files' entities: the next run reads the store's table
     if not written:  # every file quarantined, or nothing to index: the store stays as it is
         report.up_to_date = not listing.files
         return
@@ -347,12 +349,16 @@ def _landed(run: RunContext, path: str, ext: Extraction | None, entities: dict[s
     run.report.entities += len(entities) + sections
     run.report.fragments += fragments
     if ext is not None:
+        rows = run.symbols.rows if run.symbols is not None else {}
         for sym in ext.symbols:
             if sym.qualname in entities:
+                entity = entities[sym.qualname]
                 held = symbols.get(sym.qualname)
-                if wins(entities[sym.qualname].value, sym.kind.value,
-                        None if held is None else (held[0].value, held[1])):
-                    symbols[sym.qualname] = (entities[sym.qualname], sym.kind.value)
+                if wins(entity.value, sym.kind.value, None if held is None else (held[0].value, held[1])):
+                    symbols[sym.qualname] = (entity, sym.kind.value)
+                row = rows.get(entity.value)
+                if row is None or sym.kind.value < row[1]:  # as symbols.entity_rows keeps one class per entity
+                    rows[entity.value] = (sym.qualname, sym.kind.value)
         if ext.parse_error is None and ext.module:
             code[path] = ext
 
