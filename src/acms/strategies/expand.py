@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
@@ -40,6 +41,8 @@ from pyoxigraph import Literal, NamedNode
 from acms.assembly.model import Candidate
 from acms.errors import ConfigError
 from acms.ingest.fragments import leaf_outline
+from acms.ingest.ts_languages import languages
+from acms.ingest.walker import language_for
 from acms.ranking.roles import Role, role_of
 from acms.strategies.anchors import frame_bindings, frames, literal_part, messages
 from acms.strategies.cochange import CoChangeOptions, co_changed
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
 
 _IDENT = re.compile(r"(?<![\w.])(?:(self|cls|this)\.)?([A-Za-z_][A-Za-z0-9_]*)|\.([A-Za-z_][A-Za-z0-9_]*)")
 _KINDS = {"Class", "Function", "Method"}
+_EXTRACTED = {"python"}  # the languages read by an extractor of their own, not listed in languages.toml
 # Words of the languages themselves (and ``self``): never a definition's name worth a lookup.
 _NOT_NAMES = frozenset("""and as assert async await break case catch class const continue def del elif else
 enum except export extends false final finally fn for from func function go if impl import in interface
@@ -137,6 +141,19 @@ def _cost(text: str) -> float:
 
 def _short(iri: str) -> str:
     return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+@cache
+def _kin(path: str) -> str | None:
+    """The languages a file's code calls into by name (languages.toml's family: TypeScript and JavaScript
+    call each other, Python calls Python), or None for prose and data, whose words may name any code.
+    A name in Python code is never a function of a vendored JavaScript file, so such a namesake neither
+    answers for the name nor makes it ambiguous."""
+    language = language_for(path)
+    spec = languages().get(language)
+    if spec is not None:
+        return spec.kin
+    return language if language in _EXTRACTED else None
 
 
 @dataclass
@@ -224,9 +241,12 @@ class Expansion:
                         places[r["entity"].value] = r["path"].value
             for name, es in named.items():
                 found = sorted({e for e in es if e in places})
-                source = [e for e in found if role_of(places[e]) is Role.SOURCE] or found
-                if len(source) == 1:
-                    hits += [(c, source[0]) for c in bare[name]]
+                for c in bare[name]:
+                    kin = _kin(c.path)
+                    same = [e for e in found if kin is None or _kin(places[e]) == kin]
+                    source = [e for e in same if role_of(places[e]) is Role.SOURCE] or same
+                    if len(source) == 1:
+                        hits.append((c, source[0]))
         for seed, target in hits:
             if target != seed.entity:
                 s = weight_of[seed.entity] * self.opts.names * self.opts.decay
