@@ -1,7 +1,7 @@
 """The walk's beside edge over a small project the tests index: with a focus, the other members of its
 class and its file's top-level definitions come as one-line references, its class first and nearest
 first, though the focus's code names none of them; the budget holds; off (``beside = 0``) they do not
-come; a task without a focus is not changed by the edge."""
+come; without a focus the best seed stands in for it."""
 
 from __future__ import annotations
 
@@ -74,7 +74,12 @@ def reserve_stock_{i}(warehouse, sku, quantity):
     held = min(free, quantity)
     warehouse.hold_stock(sku, held)
     return quantity - held
-''' for i in range(8))
+''' for i in range(8)) + '''
+
+def audit_line(log, line):
+    """Append a line to the audit log."""
+    log.append(line)
+'''
 TASK = "Reserving stock should hold the quantity in the warehouse"
 FOCUS = "shop/cart.py::Cart.add"
 
@@ -143,11 +148,21 @@ def test_beside_max_and_the_budget_cut_the_list(searcher: Searcher) -> None:
         assert set(got) < set(full), budget  # the budget cuts the list
 
 
-def test_off_the_edge_brings_nothing_and_a_task_alone_is_unchanged(searcher: Searcher) -> None:
+def test_off_the_edge_brings_nothing(searcher: Searcher) -> None:
     assert beside(run(searcher, arce_with(beside=0.0))) == []
-    plain = run(searcher, StrategyRegistry.default(), focus=False)
+    plain = run(searcher, arce_with(beside_seeds=0), focus=False)
     assert beside(plain) == []
     assert plain.assembled.rendered == run(searcher, arce_with(beside=0.0), focus=False).assembled.rendered
+
+
+def test_without_a_focus_the_best_seed_stands_in(searcher: Searcher) -> None:
+    """A task alone: the first stage's best seed is a warehouse function, and what is beside it comes."""
+    result = run(searcher, StrategyRegistry.default(), focus=False)
+    items = [p.candidate for p in result.assembled.items]
+    best = items[0]
+    assert best.lod == "micro" and best.path == "shop/stock.py"
+    got = {c.name: c.reason for c in items if c.reason.startswith("beside")}
+    assert got.get("shop.stock.audit_line", "").startswith(f"beside {best.name} in its file")
 
 
 def test_beside_options_are_checked() -> None:
@@ -155,6 +170,8 @@ def test_beside_options_are_checked() -> None:
         ExpandOptions.parse("mine", {"beside": 1.5})
     with pytest.raises(ConfigError, match="beside_max >= 0"):
         ExpandOptions.parse("mine", {"beside_max": -1})
+    with pytest.raises(ConfigError, match="beside_seeds >= 0"):
+        ExpandOptions.parse("mine", {"beside_seeds": -1})
 
 
 

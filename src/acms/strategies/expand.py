@@ -91,6 +91,7 @@ class ExpandOptions:
     cochange_definitions: int = 3
     beside: float = 0.85
     beside_max: int = 40
+    beside_seeds: int = 1
     edges_out: Mapping[str, float] = field(default_factory=dict)
     edges_in: Mapping[str, float] = field(default_factory=dict)
 
@@ -115,8 +116,8 @@ class ExpandOptions:
                 or opts.cochange_definitions < 1:
             raise ConfigError(f"strategy {strategy}: cochange_max_files >= 2, cochange_min_support >= 1, "
                               "cochange_files >= 0 and cochange_definitions >= 1")
-        if opts.beside_max < 0:
-            raise ConfigError(f"strategy {strategy}: beside_max >= 0")
+        if opts.beside_max < 0 or opts.beside_seeds < 0:
+            raise ConfigError(f"strategy {strategy}: beside_max >= 0 and beside_seeds >= 0")
         return opts
 
     @property
@@ -281,7 +282,9 @@ class Expansion:
         top-level classes and functions, nearest first, ``beside_max`` of them per focus. A change at a
         focus most often continues in its siblings, and the helpers it will call (new ones included, which
         no edge from its present code reaches) are most often defined beside it; the walk lists them as
-        one-line references, scored one hop below the focus and after what the focus itself names."""
+        one-line references, scored one hop below the focus and after what the focus itself names.
+        Without a focus or an anchor the ``beside_seeds`` best seeds stand in: the first stage's best
+        guess at the place to edit, whose neighbours are the next guesses."""
         if not focus or not self.opts.beside or not self.opts.beside_max:
             return
         line = {c.entity: c.start_line for c in focus}
@@ -386,7 +389,8 @@ class Expansion:
         self.names(starts, weight_of, reached)
         self.overrides(starts, weight_of, reached)
         self.co_change(starts, weight_of, reached)
-        self.beside([c for c in bodies if c.entity in {f.entity for f in focus}], weight_of, reached)
+        given = [c for c in bodies if c.entity in {f.entity for f in focus}]
+        self.beside(given or bodies[: self.opts.beside_seeds], weight_of, reached)
         frontier = {c.entity: weight_of[c.entity] for c in starts}
         for hop in range(1, self.opts.depth + 1):
             self.edges(frontier, hop, reached)
