@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,16 +19,13 @@ from acms.api import Index
 from acms.errors import UsageError
 from acms.results import ExportScope
 
-from .conftest import FIXTURES
+from .conftest import copy_of_indexed
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("ops") / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    with Index.open(root) as idx:  # the whole run: files, tiers, vectors
-        idx.index()
-    return root
+def project(tmp_path_factory: pytest.TempPathFactory, _fully_indexed_sample_template: Path) -> Path:
+    """The whole run (files, tiers, vectors, caches): a copy of the session's."""
+    return copy_of_indexed(_fully_indexed_sample_template, tmp_path_factory.mktemp("ops"))
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, run_index
+from tests.conftest import FIXTURES, copy_of_indexed
 
 ACMS = str(Path(sys.executable).parent / "acms")
 REQUEST = {"version": "v0", "id": "6f3b6f21-7a5f-4e3f-9af0-1b2c3d4e5f60", "intent": "parse header",
@@ -53,11 +53,8 @@ def one_line_error(out: subprocess.CompletedProcess[str], code: int, *needles: s
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("edges") / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    run_index(root)
-    return root
+def project(tmp_path_factory: pytest.TempPathFactory, _indexed_sample_template: Path) -> Path:
+    return copy_of_indexed(_indexed_sample_template, tmp_path_factory.mktemp("edges"))
 
 
 # -- input: one line, exit 2, never the whole value back -------------------------------------------

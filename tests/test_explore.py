@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 
 import pytest
 from pyoxigraph import Literal
@@ -14,14 +15,10 @@ PARAMS = {"name": "parse_header"}
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory):
-    import shutil
+def store(tmp_path_factory: pytest.TempPathFactory, _indexed_sample_template: Path):
+    from .conftest import copy_of_indexed
 
-    from .conftest import FIXTURES, run_index
-
-    root = tmp_path_factory.mktemp("explore") / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    run_index(root)
+    root = copy_of_indexed(_indexed_sample_template, tmp_path_factory.mktemp("explore"))
     s = OxigraphStore(root / ".acms" / "graph")
     # Split the project across tiers (pkg.util hot, the rest warm), so every answer below also proves
     # that the queries join entities that sit in different tier graphs.

@@ -43,15 +43,11 @@ def _probe(*args: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import shutil
+def indexed(tmp_path_factory: pytest.TempPathFactory, _fully_indexed_sample_template: Path) -> Path:
+    """An index as ``acms index`` leaves it (a copy of the session's)."""
+    from .conftest import copy_of_indexed
 
-    root = tmp_path_factory.mktemp("startup") / "sample"
-    shutil.copytree(Path(__file__).parent / "fixtures" / "sample_project", root)
-    done = subprocess.run([sys.executable, "-m", "acms", "index", str(root), "--quiet"], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return root
+    return copy_of_indexed(_fully_indexed_sample_template, tmp_path_factory.mktemp("startup"))
 
 
 def test_help_imports_no_command_module() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -20,15 +19,12 @@ from acms.export import scope
 from acms.store.oxigraph import OxigraphStore
 from acms.validation.batch import _to_rdflib
 
-from ..conftest import FIXTURES, run_index
+from ..conftest import copy_of_indexed
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("export") / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    run_index(root)
-    return root
+def project(tmp_path_factory: pytest.TempPathFactory, _indexed_sample_template: Path) -> Path:
+    return copy_of_indexed(_indexed_sample_template, tmp_path_factory.mktemp("export"))
 
 
 def export(project: Path, *args: str) -> tuple[int, bytes, str]:

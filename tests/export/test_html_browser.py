@@ -18,8 +18,6 @@ from click.testing import CliRunner
 from acms.cli.main import cli
 from acms.export.colours import KIND_COLOURS
 
-from ..conftest import FIXTURES, run_index
-
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
                                 reason="needs Debian's chromium and chromium-driver (.ci/run installs them in CI)")
@@ -38,15 +36,13 @@ def _chromium(tmp_path: Path) -> Any:
     return webdriver.Chrome(service=webdriver.ChromeService(executable_path=DRIVER), options=options)
 
 
-def test_html_view_in_headless_chromium(tmp_path: Path) -> None:
+def test_html_view_in_headless_chromium(tmp_path: Path, indexed_sample: Path) -> None:
     pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    root = tmp_path / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    run_index(root)
+    root = indexed_sample
     page = tmp_path / "graph.html"
     result = CliRunner().invoke(cli, ["export", "-C", str(root), "--format", "html", "-o", str(page)])
     assert result.exit_code == 0, result.output

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import LATEST_PROTOCOL_VERSION
 
-from tests.conftest import FIXTURES, run_index
+from tests.conftest import FIXTURES, copy_of_indexed
 from tests.mcp.test_mcp_server import call, error_of, session
 
 ACMS = str(Path(sys.executable).parent / "acms")
@@ -68,11 +68,8 @@ def test_mcp_allow_index_without_an_index_makes_the_first_one_with_the_index_too
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mcp-edges") / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    run_index(root)
-    return root
+def project(tmp_path_factory: pytest.TempPathFactory, _indexed_sample_template: Path) -> Path:
+    return copy_of_indexed(_indexed_sample_template, tmp_path_factory.mktemp("mcp-edges"))
 
 
 def test_mcp_refuses_an_update_as_an_update_and_says_why_a_context_is_empty(project: Path) -> None:

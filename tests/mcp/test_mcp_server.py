@@ -18,8 +18,8 @@ import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import FIXTURES, run_index
 from acms.tokens import count
+from tests.conftest import copy_of_indexed
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "mcp"
 BIN = Path(sys.executable).parent
@@ -29,11 +29,8 @@ REF = re.compile(r"pkg/mod\.py:\d+-\d+")
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mcp") / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    run_index(root)
-    return root
+def project(tmp_path_factory: pytest.TempPathFactory, _indexed_sample_template: Path) -> Path:
+    return copy_of_indexed(_indexed_sample_template, tmp_path_factory.mktemp("mcp"))
 
 
 def server_from(config: str, project: Path, *extra: str) -> StdioServerParameters:
@@ -177,12 +174,10 @@ def test_errors_are_tool_errors_and_the_server_keeps_serving(project: Path) -> N
     session(server_from("generic.mcp.json", project), body)
 
 
-def test_index_tool_and_a_writer_beside_the_server(tmp_path: Path) -> None:
+def test_index_tool_and_a_writer_beside_the_server(indexed_sample: Path) -> None:
     """Many readers, one writer: `acms index` runs while the server is up, the next call sees it; with
     --allow-index the agent refreshes the index itself."""
-    root = tmp_path / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    run_index(root)
+    root = indexed_sample
 
     async def body(client: Client) -> None:
         assert "index" in {t.name for t in (await client.list_tools()).tools}

@@ -4,7 +4,6 @@ recorded decision added between runs."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,23 +14,12 @@ from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 from acms.vocab import IriMinter
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("embed-after-edit") / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    with Index.open(root) as idx:
-        idx.index()
-    return root
+from ..conftest import copy_of_indexed
 
 
 @pytest.fixture
-def project(template: Path, tmp_path: Path) -> Path:
-    root = tmp_path / "sample"
-    shutil.copytree(template, root)
-    return root
+def project(_fully_indexed_sample_template: Path, tmp_path: Path) -> Path:
+    return copy_of_indexed(_fully_indexed_sample_template, tmp_path)
 
 
 def _unembedded(store: GraphStore) -> list[str]:

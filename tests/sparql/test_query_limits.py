@@ -23,7 +23,7 @@ from acms.errors import QueryLimitExceeded, QuerySyntaxError
 from acms.sparql.results import collect
 from acms.store.oxigraph import OxigraphStore
 from bench.refresh import Sampler, descendants
-from tests.conftest import FIXTURES, run_index
+from tests.conftest import FIXTURES, copy_of_indexed, run_index
 from tests.mcp.test_mcp_server import call, error_of, session
 
 ACMS = str(Path(sys.executable).parent / "acms")
@@ -35,11 +35,8 @@ GB_KB = 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("limits") / "sample"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    run_index(root)
-    return root
+def project(tmp_path_factory: pytest.TempPathFactory, _indexed_sample_template: Path) -> Path:
+    return copy_of_indexed(_indexed_sample_template, tmp_path_factory.mktemp("limits"))
 
 
 def _running(root: int, marker: bytes) -> list[int]:
