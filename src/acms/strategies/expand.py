@@ -278,22 +278,22 @@ class Expansion:
                 self._reach(reached, hit.entity, hit.score, 1, hit.why)
 
     def beside(self, focus: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
-        """The definitions beside the focus (``beside.rq``): its class's other members, then its file's
-        top-level classes and functions, nearest first, ``beside_max`` of them per focus. A change at a
-        focus most often continues in its siblings, and the helpers it will call (new ones included, which
-        no edge from its present code reaches) are most often defined beside it; the walk lists them as
-        one-line references, scored one hop below the focus and after what the focus itself names.
-        Without a focus or an anchor the ``beside_seeds`` best seeds stand in: the first stage's best
-        guess at the place to edit, whose neighbours are the next guesses."""
+        """The definitions beside the focus (``beside-members.rq``, ``beside-file.rq``): its class's other
+        members, then its file's top-level classes and functions, nearest first, ``beside_max`` of them
+        per focus. A change at a focus most often continues in its siblings, and the helpers it will
+        call (new ones included, which no edge from its present code reaches) are most often defined
+        beside it; the walk lists them as one-line references, scored one hop below the focus and after
+        what the focus itself names. Without a focus or an anchor the ``beside_seeds`` best seeds stand
+        in: the first stage's best guess at the place to edit, whose neighbours are the next guesses."""
         if not focus or not self.opts.beside or not self.opts.beside_max:
             return
         line = {c.entity: c.start_line for c in focus}
-        rows = self.store.select(self.query("beside.rq"), {"focus": [NamedNode(e) for e in sorted(line)]})
+        nodes = {"focus": [NamedNode(e) for e in sorted(line)]}
         by_focus: dict[str, list[tuple[bool, int, str]]] = {}
-        for r in rows:
-            f = r["focus"].value
-            member = r["member"].value == "true"
-            by_focus.setdefault(f, []).append((not member, abs(int(r["start"].value) - line[f]), r["entity"].value))
+        for top_level, query in ((False, "beside-members.rq"), (True, "beside-file.rq")):
+            for r in self.store.select(self.query(query), nodes):
+                f = r["focus"].value
+                by_focus.setdefault(f, []).append((top_level, abs(int(r["start"].value) - line[f]), r["entity"].value))
         for f, found in by_focus.items():
             best: dict[str, tuple[bool, int, str]] = {}
             for key in found:  # a member of a top-level class comes once, as a member
@@ -302,6 +302,7 @@ class Expansion:
             base = weight_of[f] * self.opts.beside * self.opts.decay
             for i, (top_level, _, entity) in enumerate(order):
                 why = f"beside {_short(f)}" + (" in its file" if top_level else " in its class")
+                # nearest first: the list's order survives the plan, at most a quarter off the score
                 self._reach(reached, entity, base * (1.0 - i / (4 * len(order))), 1, why, brief=True)
 
     @staticmethod
