@@ -9,9 +9,11 @@ frames, quoted error messages), then the seeds an agent will read as bodies, and
   weights are the strategy's data, ``[phase.edges_out]`` / ``[phase.edges_in]``; an edge kind that
   reaches more than ``max_fan`` entities from one node says little and is not followed);
 - the names the seeds' code uses: ``self.x`` in a method is its class's ``x``, a bare name counts when
-  exactly one definition outside tests bears it (``defined-names.rq``: the resolution a reader does,
-  which catches what static call edges miss, such as ``response.url`` or a class used only in an
-  annotation);
+  exactly one definition outside tests and in the code's language family bears it (``defined-names.rq``:
+  the resolution a reader does, which catches what static call edges miss, such as ``response.url`` or
+  a class used only in an annotation);
+- what is beside the focus (``beside-members.rq`` / ``beside-file.rq``): its class's other members and
+  its file's top level, nearest first, as one-line references; without a focus, beside the best seed;
 - a method's namesakes one level up and down its class hierarchy (``overrides-up.rq`` /
   ``overrides-down.rq``: a change to a method is often due where it is overridden);
 - the files that change with the starts' files in history, and of those the definitions the shared
