@@ -28,8 +28,12 @@ demo: $(STAMP)
 	$(BIN)/acms history index_project
 	@echo "acms is installed in $(BIN)/: 'source $(VENV)/bin/activate' puts it on PATH for this shell (README: Install)"
 
+# Two workers for the two cores the suite must fit; --dist loadfile keeps a module's tests on one worker,
+# so its shared index or server is built once. `make test TEST_WORKERS=0` runs it in this one process.
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The documentation site, warnings as errors; the docs extra (mkdocs) is installed on first use.
 DOCS_STAMP := $(VENV)/.docs-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
