@@ -12,6 +12,8 @@ from acms.service.indexing import IndexReport, index_project
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 
+from ..conftest import copy_of_indexed
+
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adr_project"
 
 
@@ -45,8 +47,5 @@ def _indexed_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def project(tmp_path: Path, _indexed_template: Path) -> Path:
-    """A fresh indexed copy (same folder name: same IRIs; times kept: nothing looks changed; the store is
-    closed, so a plain copy is a whole store)."""
-    root = tmp_path / "adr_project"
-    shutil.copytree(_indexed_template, root)
-    return root
+    """A fresh indexed copy of the ADR project."""
+    return copy_of_indexed(_indexed_template, tmp_path)

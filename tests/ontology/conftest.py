@@ -9,6 +9,8 @@ from acms.config import load_settings
 from acms.service.indexing import IndexReport, index_project
 from acms.store.oxigraph import OxigraphStore
 
+from ..conftest import copy_of_indexed
+
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
@@ -58,16 +60,10 @@ def _web_api_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, I
     return _indexed_template(tmp_path_factory, with_extension=True)
 
 
-def _copy(template: Path, tmp_path: Path) -> Path:
-    """A copy of an indexed template (same folder name: same IRIs; times kept: nothing looks changed; the
-    store is closed, so a plain copy is a whole store)."""
-    return Path(shutil.copytree(template, tmp_path / template.name))
-
-
 @pytest.fixture
 def indexed_webapi(tmp_path: Path, _plain_template: tuple[Path, IndexReport]) -> Path:
     """``webapi_project`` as ``index_webapi`` leaves it."""
-    return _copy(_plain_template[0], tmp_path)
+    return copy_of_indexed(_plain_template[0], tmp_path)
 
 
 @pytest.fixture
@@ -79,7 +75,7 @@ def indexed_webapi_report(_plain_template: tuple[Path, IndexReport]) -> IndexRep
 @pytest.fixture
 def indexed_with_api(tmp_path: Path, _web_api_template: tuple[Path, IndexReport]) -> Path:
     """``webapi_project`` as ``configure_web_api`` then ``index_webapi`` leave it."""
-    return _copy(_web_api_template[0], tmp_path)
+    return copy_of_indexed(_web_api_template[0], tmp_path)
 
 
 def write_extension(root: Path, name: str, ontology: str, shapes: str | None = None,
