@@ -76,3 +76,21 @@ def test_a_decision_recorded_between_runs_is_embedded_by_the_next_edit(project: 
     with Index.open(project) as idx:
         idx.index()
         assert _unembedded(idx.store) == []
+
+
+def test_a_run_with_nothing_changed_counts_instead_of_scanning_and_still_mends_a_missing_vector(project: Path) -> None:
+    scan = catalog.text("embeddings/unembedded").split("WHERE", 1)[1]
+    with Index.open(project) as idx:
+        asked: list[str] = []
+        idx.store.tracer = lambda text, _seconds: asked.append(text)  # type: ignore[attr-defined]
+        assert idx.index().up_to_date
+        assert not any(scan in text for text in asked), "every fragment scanned though nothing changed"
+        frag = idx.store.select("PREFIX uko: <https://w3id.org/acms/uko#>\n"
+                                "SELECT ?frag WHERE { GRAPH ?g { ?frag uko:vector ?v } } ORDER BY ?frag LIMIT 1")[0]["frag"]
+        idx.store.update("PREFIX uko: <https://w3id.org/acms/uko#>\n"
+                         "DELETE { GRAPH ?g { ?frag uko:vector ?v } } WHERE { GRAPH ?g { ?frag uko:vector ?v } }",
+                         {"frag": [frag]})
+        idx.store.tracer = None  # type: ignore[attr-defined]
+    with Index.open(project) as idx:
+        assert idx.index().up_to_date
+        assert _unembedded(idx.store) == []

@@ -78,8 +78,10 @@ class AfterFiles:
         """Vectors for the new fragments; a provider failure is a warning (the graph stays as written)."""
         try:
             delta = self._delta()
+            # a run that wrote no file has none to look in: the counts alone tell whether any vector is missing
+            files = delta.files if delta is not None else frozenset() if self.run.report.up_to_date else None
             done = embed_missing(self.run.store, layout, self.run.settings, self.run, self.spilled_texts(), ahead,
-                                 files=None if delta is None else delta.files)
+                                 files=files)
         except ProviderError as exc:
             self.run.report.warnings.append(f"vectors not computed: {exc.message}")
             return
