@@ -31,6 +31,8 @@ from acms.temporal import git_history, tiers
 
 __all__ = ["AfterFiles"]
 
+LET_GO_AFTER = 100_000  # triples a run writes before the store is reopened to let go of their memory
+
 
 class AfterFiles:
     """The phases after the files' write of one run."""
@@ -113,9 +115,10 @@ class AfterFiles:
 
     def _let_go(self) -> None:
         """Before a phase that reads the whole index (fitting and embedding, the caches): the embedded
-        store is reopened, so RocksDB lets go of what the files' writes left it holding."""
+        store is reopened, so RocksDB lets go of what the files' writes left it holding. Not after a
+        small write (a refresh of a few files: ~0.15 s a reopen, for nothing to let go of)."""
         reopen = getattr(self.run.store, "reopen", None)
-        if reopen is not None:
+        if reopen is not None and self.run.report.triples_written >= LET_GO_AFTER:
             reopen()
             release_freed()
 
