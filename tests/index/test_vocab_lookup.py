@@ -26,3 +26,13 @@ def test_looked_up_ids_are_the_parsed_vocabularys(vocab: dict[str, int], asked: 
     assert saved.token_ids(queried) == [parsed[t] for t in queried if t in parsed]
     written = Postings({}, None, {}, saved.vocab_json())  # what an update writes: the text, the added terms after it
     assert written.token_ids(queried) == [parsed[t] for t in queried if t in parsed]
+
+
+def test_a_long_lived_index_parses_the_vocabulary_once_its_lookups_add_up() -> None:
+    vocab = {f"term{i}": i for i in range(100)}
+    saved = Postings({}, None, {}, json.dumps(vocab).encode("utf-8"))
+    for start in range(0, 40, 5):  # queries of five new terms each
+        asked = [f"term{i}" for i in range(start, start + 5)] + ["absent"]
+        assert saved.token_ids(asked) == list(range(start, start + 5))
+    assert saved._vocab is not None  # more than LOOKUP_TERMS terms looked up: parsed, and used from then on
+    assert saved.token_ids(["term99", "absent"]) == [99]

@@ -130,7 +130,7 @@ def _retriever(postings: Postings_, vocab: dict[str, int], k1: float, b: float) 
     return retriever
 
 
-LOOKUP_TERMS = 24  # distinct query terms up to which the saved vocabulary is searched rather than parsed
+LOOKUP_TERMS = 24  # distinct terms (one query's, or a process's so far) looked up before the vocabulary is parsed
 
 
 class Postings:
@@ -150,6 +150,7 @@ class Postings:
         self.scores = scores
         self._vocab = vocab
         self._vocab_text, self._added = vocab_text, dict(added or {})
+        self._found: dict[str, int | None] = {}  # terms looked up in ``vocab_text`` so far
         self.params = params  # bm25s' params.index.json, as saved
         self.dtype, self.int_dtype = params.get("dtype", "float32"), params.get("int_dtype", "int32")
 
@@ -163,15 +164,15 @@ class Postings:
         """The ids of those ``terms`` the vocabulary holds, in order. While it is unparsed, each term is
         looked up in the saved text: parsing it cost ~35 ms per 4.5 MB (a standard library has two such
         vocabularies), paid by every process's and every new index state's first query for a few terms.
-        A lookup reads the text once per term (1/30 to 1/70 of a parse), so more than ``LOOKUP_TERMS`` distinct
-        terms parse it instead."""
+        A lookup reads the text once per term (1/30 to 1/70 of a parse), so more than ``LOOKUP_TERMS`` new
+        terms, in one query or over a long-lived process's queries, parse it instead."""
         terms = list(terms)
-        if self._vocab is None and len(set(terms)) > LOOKUP_TERMS:
+        found = self._found
+        if self._vocab is None and len(found) + len({t for t in terms if t not in found}) > LOOKUP_TERMS:
             self.vocab_dict  # noqa: B018 - parsed once, for this and the next queries
         if self._vocab is not None:
             vocab = self._vocab
             return [vocab[t] for t in terms if t in vocab]
-        found: dict[str, int | None] = {}
         for term in terms:
             if term not in found:
                 found[term] = self._added[term] if term in self._added else _saved_id(self._vocab_text, term)
