@@ -6,24 +6,17 @@ come; without a focus the best seed stands in for it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from acms.assembly.protocol import parse_request
-from acms.cli.main import cli
-from acms.config import Settings
 from acms.errors import ConfigError
 from acms.retrieval.search import Searcher
 from acms.service.assembly import AssemblyResult, assemble
-from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
-from acms.strategies.engine import BUILTIN_ENGINES
 from acms.strategies.expand import ExpandOptions
 from acms.strategies.registry import StrategyRegistry
 from acms.tokens import count
+from .walks import arce_with, indexed_searcher
 
 # Cart.add names nothing else in its file; a change to it (reserve the stock of the line it adds) will
 # likely touch or use Cart.total, Cart.clear and round_price, which only their place beside it points at.
@@ -91,24 +84,7 @@ def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
     (root / "shop" / "__init__.py").write_text("")
     (root / "shop" / "cart.py").write_text(CART)
     (root / "shop" / "stock.py").write_text(STOCK)
-    result = CliRunner().invoke(cli, ["index", str(root)], catch_exceptions=False)
-    assert result.exit_code == 0, result.stderr
-    layout = IndexLayout(root / ".acms")
-    store = OxigraphStore.open_existing(layout.graph)
-    yield Searcher(store, layout, Settings())
-    store.close()
-
-
-def arce_with(**options: object) -> StrategyRegistry:
-    """A registry whose ``arce`` is the shipped one with these expand options changed."""
-    arce = StrategyRegistry.default().get("arce")
-    phases = tuple(replace(p, options={**p.options, **options}) if p.engine == "expand" else p for p in arce.phases)
-    reg = StrategyRegistry()
-    for name, engine in BUILTIN_ENGINES:
-        reg.register_engine(name, engine, builtin=True)
-    for desc in StrategyRegistry.default().all():  # the navigator's queries serve arce's focus lookup
-        reg.register(replace(arce, phases=phases) if desc.name == "arce" else desc)
-    return reg
+    yield from indexed_searcher(root)
 
 
 def run(searcher: Searcher, registry: StrategyRegistry, budget: int = 1500, focus: bool = True) -> AssemblyResult:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,13 +23,13 @@ from acms.retrieval.search import Searcher
 from acms.service.assembly import AssemblyResult, assemble
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
-from acms.strategies.engine import BUILTIN_ENGINES
 from acms.strategies.expand import ExpandOptions
 from acms.strategies.registry import StrategyRegistry
 from acms.tokens import count
 
 from ..store.conftest import oxigraph_server  # noqa: F401  (a real Oxigraph server for the session)
 from ..temporal.gitrepo import commit, git
+from .walks import arce_with
 
 BILLING = '''"""Invoices."""
 
@@ -148,17 +147,6 @@ def history(repos: tuple[Path, Path]) -> Iterator[Searcher]:
 @pytest.fixture(scope="module")
 def no_history(repos: tuple[Path, Path]) -> Iterator[Searcher]:
     yield from _searcher(repos[1])
-
-
-def arce_with(**options: object) -> StrategyRegistry:
-    """A registry whose ``arce`` is the shipped one with these expand options changed."""
-    arce = StrategyRegistry.default().get("arce")
-    phases = tuple(replace(p, options={**p.options, **options}) if p.engine == "expand" else p for p in arce.phases)
-    reg = StrategyRegistry()
-    for name, engine in BUILTIN_ENGINES:
-        reg.register_engine(name, engine, builtin=True)
-    reg.register(replace(arce, phases=phases))
-    return reg
 
 
 def run(searcher: Searcher, registry: StrategyRegistry, budget: int = 1500) -> AssemblyResult:

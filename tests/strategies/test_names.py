@@ -5,20 +5,15 @@ makes it ambiguous; a name that two Python definitions bear stays unresolved."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from acms.assembly.protocol import parse_request
-from acms.cli.main import cli
-from acms.config import Settings
 from acms.retrieval.search import Searcher
 from acms.service.assembly import AssemblyResult, assemble
-from acms.store.layout import IndexLayout
-from acms.store.oxigraph import OxigraphStore
 from acms.strategies.expand import _kin
 from acms.strategies.registry import StrategyRegistry
+from .walks import indexed_searcher
 
 # save() calls store.flush_pending() through an attribute no static call edge follows: only the name
 # leads there. The vendored script defines flush_pending and render_rows too; render_rows has a second
@@ -65,12 +60,7 @@ def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
                        "pkg/static/vendor.js": VENDOR}.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
-    result = CliRunner().invoke(cli, ["index", str(root)], catch_exceptions=False)
-    assert result.exit_code == 0, result.stderr
-    layout = IndexLayout(root / ".acms")
-    store = OxigraphStore.open_existing(layout.graph)
-    yield Searcher(store, layout, Settings())
-    store.close()
+    yield from indexed_searcher(root)
 
 
 def run(searcher: Searcher) -> AssemblyResult:
