@@ -31,7 +31,7 @@ from acms.memory import release_freed
 from acms.ranking.index import CONTAINER, RankingIndex
 from acms.ranking.splice import spliced_ranking
 from acms.ranking.window_tokens import file_windows, ranges
-from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow
+from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow, saved_count
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
 from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged
 from acms.sparql import catalog
@@ -345,7 +345,7 @@ class DerivedCaches:
         for row in reader.rows_of(again):
             if row.file is None or row.file in files:  # a row in another file is kept from ``old``
                 rows.add(row, table)
-        if int(keep.sum()) + len(rows.frags) != self._count("embeddings/count-fragments"):
+        if int(keep.sum()) + len(rows.frags) != saved_count(self.store, "embeddings/count-fragments"):
             # a fragment no file accounts for that the saved segment did not hold (a decision recorded
             # since), or a fragment of two rows: the scan finds the first kind, and reading them is cheap
             for row in reader.rows_of(sorted(self._unplaced() - set(again))):
@@ -382,10 +382,6 @@ class DerivedCaches:
 
     def _unplaced(self) -> set[str]:
         return {r["frag"].value for r in self._solutions("search/fragments-unplaced")}
-
-    def _count(self, name: str) -> int:
-        rows = self.store.select(catalog.text(name))
-        return int(rows[0]["n"].value) if rows else -1
 
     def _bound_places(self, files: list[str], frags: list[str]) -> _Places:
         """``_place_dicts`` for these files and fragments only (the place queries bound to them)."""

@@ -26,7 +26,7 @@ from pyoxigraph import NamedNode
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore, SupportsStreamingSelect
 
-__all__ = ["BOUND_AT_ONCE", "CorpusReader", "CorpusRow"]
+__all__ = ["BOUND_AT_ONCE", "CorpusReader", "CorpusRow", "saved_count"]
 
 BOUND_AT_ONCE = 500  # solutions bound into one search/corpus-some.rq query
 
@@ -127,3 +127,8 @@ def _value(row: Any, name: str) -> str | None:
     """A variable's value in a ``select`` row (dict, unbound: absent) or a pyoxigraph solution (unbound: None)."""
     term = row.get(name) if isinstance(row, dict) else row[name]
     return None if term is None else term.value
+
+
+def saved_count(store: GraphStore, name: str) -> int:
+    """The ``?n`` of a saved ``COUNT`` query (``embeddings/count-*.rq``)."""
+    return int(store.select(catalog.text(name))[0]["n"].value)

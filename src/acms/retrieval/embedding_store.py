@@ -39,6 +39,7 @@ from acms.errors import ModelMismatch, ProviderError
 from acms.index.vectors import MatrixWriter, VectorMatrix, encode
 from acms.lifetime import helper_result
 from acms.memory import release_freed
+from acms.retrieval.corpus_read import saved_count
 from acms.retrieval.drift import Drift
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -186,7 +187,8 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     if not missing:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
     if settings.embedding_provider == "lsa":
-        drift = Drift.load(layout.cache, model.model_id) or Drift(model.model_id, _count_texts(store) - len(missing))
+        drift = Drift.load(layout.cache, model.model_id) or Drift(
+            model.model_id, saved_count(store, "embeddings/count-texts") - len(missing))
         new = _new_texts(layout, {frag for frag, _ in missing})
         if drift.due(new):  # fit again on the project as it is now: a first embedding, streamed
             store.update(catalog.text("embeddings/drop-vectors.ru"))
@@ -211,7 +213,7 @@ def _unembedded(store: GraphStore, files: Iterable[str] | None) -> set[tuple[str
     is skipped). Any other missing vector (an earlier run's embedding failed, a decision recorded since)
     makes the counts differ, and then the scan decides."""
     if files is not None:
-        lacking = _count(store, "embeddings/count-fragments") - _count(store, "embeddings/count-vectors")
+        lacking = saved_count(store, "embeddings/count-fragments") - saved_count(store, "embeddings/count-vectors")
         if lacking == 0:
             return set()
         named = [NamedNode(f) for f in sorted(files)]
@@ -222,10 +224,6 @@ def _unembedded(store: GraphStore, files: Iterable[str] | None) -> set[tuple[str
         if len(found) == lacking:
             return found
     return {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
-
-
-def _count(store: GraphStore, name: str) -> int:
-    return int(store.select(catalog.text(name))[0]["n"].value)
 
 
 def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:
@@ -242,10 +240,6 @@ def _new_texts(layout: IndexLayout, frags: set[str]) -> int:
         return len(frags)
     known = {iri.rsplit("-", 1)[-1] for iri in cached.ids}
     return sum(1 for frag in frags if frag.rsplit("-", 1)[-1] not in known)
-
-
-def _count_texts(store: GraphStore) -> int:
-    return _count(store, "embeddings/count-texts")
 
 
 def _kept_provider(model: ModelInfo, settings: Settings, layout: IndexLayout) -> EmbeddingProvider:
@@ -303,7 +297,7 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
 
     with _provider(provider_name, sample, layout, settings, phases) as provider:
         model_quads = model_node(provider)
-        total = seen[0] or int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)  # not LSA: no sample read
+        total = seen[0] or saved_count(store, "embeddings/count-texts")  # not LSA: no sample read
         if not total:
             raise ProviderError("nothing to embed: the index has no fragments")
         rows = None if texts is None else _placed(store, texts)
@@ -388,7 +382,7 @@ def _stream_all(store: GraphStore, layout: IndexLayout, provider: EmbeddingProvi
     import time
 
     if total is None:
-        total = int(store.select(catalog.text("embeddings/count-texts"))[0]["n"].value)
+        total = saved_count(store, "embeddings/count-texts")
     writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
     try:
         done = _fold_all(store, provider, phases, total, rows, writer)

@@ -111,9 +111,7 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
     """Compare the project on disk with the index (see the module's docstring)."""
     t0, listed_ns = time.perf_counter(), time.time_ns()
     listing = list_files(root, walk_settings(settings))
-    manifest = Manifest.load(cache)
-    if manifest is not None and (manifest.run != last_run(store) or manifest.clear != settings.store_secrets):
-        manifest = None  # another state, or hashes of another kind: every file is hashed and compared
+    manifest = _trusted(cache, last_run(store), settings)
     if manifest is None:  # trust only the graph: its paths and hashes, every listed file hashed
         known = {p: (-1, -1, h) for p, h in stored_hashes(store).items()}
         racy_from = 0
@@ -131,8 +129,7 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
                 unchanged[f.path] = entry[2]
             continue  # the same, indexed or not
         hashed += 1
-        got = read_source(f, settings.max_file_bytes)
-        digest = "" if isinstance(got, SkipReason) else content_digest(got.text, settings.store_secrets)
+        digest = _digest(f, settings)
         if entry is None:
             if digest:  # a new text file (one not text is no news: it was not indexed either)
                 added.append(f.path)
@@ -154,8 +151,8 @@ def indexed_files_moved(root: Path, settings: Settings, cache: Path, run: str) -
     a read makes while a watcher follows the project, which reports new files itself. A standard
     library's walk took ~0.15 s of every answer; its stats ~10 ms. True when there is no manifest to
     compare with for graph state ``run`` (the full look decides)."""
-    manifest = Manifest.load(cache)
-    if manifest is None or manifest.run != run or manifest.clear != settings.store_secrets:
+    manifest = _trusted(cache, run, settings)
+    if manifest is None:
         return True
     racy_from = manifest.listed_ns - RACY_NS
     for path, (size, mtime_ns, digest) in manifest.files.items():
@@ -166,11 +163,23 @@ def indexed_files_moved(root: Path, settings: Settings, cache: Path, run: str) -
             return True
         if st.st_size != size or st.st_mtime_ns != mtime_ns:
             return True
-        if st.st_mtime_ns >= racy_from:  # the same size within the clock's tick: the text tells
-            got = read_source(ListedFile(path, on_disk, size, mtime_ns), settings.max_file_bytes)
-            if ("" if isinstance(got, SkipReason) else content_digest(got.text, settings.store_secrets)) != digest:
-                return True
+        if st.st_mtime_ns >= racy_from and _digest(ListedFile(path, on_disk, size, mtime_ns), settings) != digest:
+            return True  # the same size within the clock's tick: the text told
     return False
+
+
+def _trusted(cache: Path, run: str, settings: Settings) -> Manifest | None:
+    """The manifest the last run left, unless it is of another graph state or its hashes of another
+    kind (then every file is hashed and compared with the graph)."""
+    manifest = Manifest.load(cache)
+    return manifest if manifest is not None and manifest.run == run and manifest.clear == settings.store_secrets \
+        else None
+
+
+def _digest(f: ListedFile, settings: Settings) -> str:
+    """The file's content hash as the index records it; "" when it is not indexable text."""
+    got = read_source(f, settings.max_file_bytes)
+    return "" if isinstance(got, SkipReason) else content_digest(got.text, settings.store_secrets)
 
 
 def manifest_after_run(run: str, listing: Listing, listed_ns: int, hashes: dict[str, str], clear: bool) -> Manifest:
