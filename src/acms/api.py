@@ -208,27 +208,32 @@ class Index:
         with self.session.reading() as store:
             return check(self.root, self.settings, store, self.layout.cache)
 
-    def refresh(self, *, progress: Progress | None = None, wait: float | None = None) -> IndexReport | None:
+    def refresh(self, *, progress: Progress | None = None, wait: float | None = None,
+                looked: Staleness | None = None) -> IndexReport | None:
         """Re-index what changed on disk since the last run, reading only the files whose size or
-        mtime moved; None when nothing changed. The same write as ``index`` (whole or not at all)."""
+        mtime moved; None when nothing changed. The same write as ``index`` (whole or not at all).
+        ``looked``: a look just taken (a read's): used when the index is still in the state it looked
+        against, else the files are looked at again under the writer's lock (another writer ran between)."""
         from acms.service.indexing import IndexRun
 
         if self.session.mode is Mode.READ:
-            return self._refresh_beside_reader(progress, wait)
+            return self._refresh_beside_reader(progress, wait, looked)
         with self.session.writing(wait) as store:
-            looked = check(self.root, self.settings, store, self.layout.cache)  # again: under the writer's lock
+            if looked is None or not looked.run or looked.run != last_run(store):
+                looked = check(self.root, self.settings, store, self.layout.cache)
             if not looked.stale:
                 return None
             return IndexRun(self.root, store, self.settings, self.layout, progress=progress, looked=looked).run()
 
-    def _refresh_beside_reader(self, progress: Progress | None, wait: float | None) -> IndexReport | None:
+    def _refresh_beside_reader(self, progress: Progress | None, wait: float | None,
+                               looked: Staleness | None) -> IndexReport | None:
         """A reader holds its share for its lifetime: it lets go, refreshes as a writer, takes it again."""
         self.session.close()
         try:
             with Index(self.root, self.settings, self._location, mode=Mode.WRITE, command=self._command,
                        create=False, registry=self.registry,
                        wait=self.settings.lock_wait if wait is None else wait) as writer:
-                return writer.refresh(progress=progress)
+                return writer.refresh(progress=progress, looked=looked)
         finally:
             self.session = open_session(self.layout, Mode.READ, wait=self.settings.lock_wait if self._wait is None
                                         else self._wait, command=self._command or "acms (read)", remote=self.remote)
@@ -261,7 +266,7 @@ class Index:
             return ()
         if self.settings.refresh == "auto" and self._writable():
             try:
-                self.refresh(wait=REFRESH_WAIT)
+                self.refresh(wait=REFRESH_WAIT, looked=looked)
                 return ()
             except (AcmsError, OSError):
                 pass  # another writer holds the index, or this one cannot be written: answer, and say so

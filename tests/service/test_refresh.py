@@ -226,3 +226,26 @@ def _lit(text: str) -> object:
     from pyoxigraph import Literal
 
     return Literal(text)
+
+
+def test_a_refresh_takes_a_read_s_look_only_while_the_index_is_in_the_state_it_looked_at(tmp_path: Path) -> None:
+    """A read looks, then refreshes with that look (one walk of the project, not two); if another writer
+    ran in between, the look is of an older state and the files are looked at again."""
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        edit(root / "pkg" / "util.py", "Small helpers.", "Small helpers, edited.")
+        looked = idx.look()
+        with idx.reading() as store:
+            assert looked.changed == ["pkg/util.py"] and looked.run == last_run(store)
+        edit(root / "pkg" / "mod.py", "from pkg.util", "import os  # after the look\nfrom pkg.util")
+        report = idx.refresh(looked=looked)  # the same state: the look stands, core.py waits for the next
+        assert report is not None and report.files_indexed == 1
+        assert idx.look().changed == ["pkg/mod.py"]
+        edit(root / "pkg" / "util.py", "Small helpers, edited.", "Small helpers, edited twice.")
+        stale = idx.look()
+        idx.index()  # another run between the look and the refresh
+        edit(root / "docs" / "guide.md", "#", "A line added after the run.\n\n#")
+        report = idx.refresh(looked=stale)
+        assert report is not None and report.files_indexed == 1  # guide.md, from a new look
+        assert not idx.look().stale

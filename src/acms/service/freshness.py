@@ -86,6 +86,7 @@ class Staleness:
     listed_ns: int = 0  # when the listing began (what a manifest made from it is as of)
     hashed: int = 0  # files read to tell (their size or mtime moved, or no trusted manifest)
     seconds: float = 0.0
+    run: str = ""  # the graph state looked against (``last_run``): a look is the writer's while it is still the last
 
     @property
     def stale(self) -> bool:
@@ -111,7 +112,8 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
     """Compare the project on disk with the index (see the module's docstring)."""
     t0, listed_ns = time.perf_counter(), time.time_ns()
     listing = list_files(root, walk_settings(settings))
-    manifest = _trusted(cache, last_run(store), settings)
+    state = last_run(store)
+    manifest = _trusted(cache, state, settings)
     if manifest is None:  # trust only the graph: its paths and hashes, every listed file hashed
         known = {p: (-1, -1, h) for p, h in stored_hashes(store).items()}
         racy_from = 0
@@ -142,7 +144,7 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
     listed = {f.path for f in listing.files}
     removed = sorted(p for p, entry in known.items() if p not in listed and entry[2])
     return Staleness(sorted(changed), sorted(added), removed, listing, unchanged, listed_ns, hashed,
-                     time.perf_counter() - t0)
+                     time.perf_counter() - t0, state)
 
 
 def indexed_files_moved(root: Path, settings: Settings, cache: Path, run: str) -> bool:
