@@ -96,6 +96,8 @@ class DerivedCaches:
         self._keyword: KeywordIndex | None = None  # loaded once per instance (one graph state)
         self._vectors: VectorMatrix | None = None
         self._ranking: RankingIndex | None = None
+        # the segment an update just built, handed to the vectors' update of the same state (loading it again cost ~50 ms)
+        self.segment: Segment | None = None
 
     @cached_property
     def _state(self) -> tuple[str, str]:
@@ -296,6 +298,7 @@ class DerivedCaches:
         segment = self._updated_segment()
         if segment is not None:
             segment.save(self.layout.cache_dir("tokens"), key=self.text_key)
+            self.segment = segment
             return segment, True
         segment, single = self._read_segment()
         if single:
@@ -487,7 +490,7 @@ class DerivedCaches:
         delta = self._delta
         if delta is None or cached is None or cached.key != delta.state_key or cached.model_id != model_id:
             return None
-        segment = self._saved_segment(self.text_key)
+        segment = self.segment if self.segment is not None else self._saved_segment(self.text_key)
         if segment is None or any(a >= b for a, b in zip(segment.frags, segment.frags[1:])):
             return None
         had = set(cached.ids)

@@ -24,6 +24,7 @@ from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
 from acms.retrieval.caches import CacheDelta, DerivedCaches
 from acms.retrieval.corpus_spill import beside, read_texts
 from acms.retrieval.embedding_store import active_model, embed_missing
+from acms.retrieval.segment import Segment
 from acms.service.indexing.context import RunContext
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -40,6 +41,7 @@ class AfterFiles:
     def __init__(self, run: RunContext) -> None:
         self.run = run
         self.tiers_moved = False  # the tier policy moved an entity: a first index's spill no longer places it
+        self.segment: Segment | None = None  # the segment the text caches' update built (the vectors' update reads it)
 
     def write(self) -> None:
         """After the files: commits (when asked), the tier policy, the secrets policy, vectors, caches."""
@@ -132,12 +134,15 @@ class AfterFiles:
         caches = DerivedCaches(self.run.store, layout, progress=self.run.progress.update,  # steps 1 … CACHE_STEPS
                                spill=spill, complete=self.run.spill_whole and not self.tiers_moved, delta=self._delta())
         caches.warm()
+        self.segment = caches.segment
 
     def warm_vectors(self, layout: IndexLayout) -> None:
         """The vector cache, for the model the embeddings used (a first embedding has written it already)."""
         model = active_model(self.run.store)
         if model is not None:
-            DerivedCaches(self.run.store, layout, delta=self._delta()).vectors(model.model_id)
+            caches = DerivedCaches(self.run.store, layout, delta=self._delta())
+            caches.segment = self.segment  # of this graph state: the embedding wrote vectors, not texts
+            caches.vectors(model.model_id)
         self.run.progress.update(1)
 
     def _delta(self) -> CacheDelta | None:
