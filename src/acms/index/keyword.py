@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from acms.errors import StoreError, StoreMissing
+from acms.index.layers import BaseFiles, Delta, Layered
 from acms.index.postings import Postings as Postings_
 from acms.index.postings import lucene_postings
 from acms.index.scratch import atomic_directory
@@ -58,6 +59,10 @@ if TYPE_CHECKING:  # bm25s imports scipy.sparse (~0.15 s): only the writer (``bu
 __all__ = ["KeywordIndex"]
 
 FORMAT = "acms.keyword-index/1"
+# a base in FORMAT's files plus a delta (:mod:`acms.index.layers`): another name, so that a reader that
+# knows only FORMAT rebuilds rather than reads the base's documents as the index's
+LAYERED_FORMAT = f"{FORMAT}+delta/1"
+_DELTA_DIR = "delta"
 _MANIFEST = "manifest.json"
 _IDS = "ids.json"
 _BM25_DIR = "bm25"
@@ -166,17 +171,21 @@ class Postings:
         vocabularies), paid by every process's and every new index state's first query for a few terms.
         A lookup reads the text once per term (1/30 to 1/70 of a parse), so more than ``LOOKUP_TERMS`` new
         terms, in one query or over a long-lived process's queries, parse it instead."""
+        return [i for i in self.term_ids(terms) if i is not None]
+
+    def term_ids(self, terms: Iterable[str]) -> list[int | None]:
+        """Each of ``terms``' id, None for a term the vocabulary does not hold (looked up as ``token_ids``)."""
         terms = list(terms)
         found = self._found
         if self._vocab is None and len(found) + len({t for t in terms if t not in found}) > LOOKUP_TERMS:
             self.vocab_dict  # noqa: B018 - parsed once, for this and the next queries
         if self._vocab is not None:
             vocab = self._vocab
-            return [vocab[t] for t in terms if t in vocab]
+            return [vocab.get(t) for t in terms]
         for term in terms:
             if term not in found:
                 found[term] = self._added[term] if term in self._added else _saved_id(self._vocab_text, term)
-        return [i for i in (found[t] for t in terms) if i is not None]
+        return [found[t] for t in terms]
 
     def extended(self, scores: dict[str, Any], params: dict[str, Any], added: dict[str, int]) -> Postings:
         """Other scores over these terms and ``added`` after them, the vocabulary left unparsed."""
@@ -223,14 +232,18 @@ class Postings:
 class KeywordIndex:
     """BM25 scores for a fixed list of ids. Build with ``build`` or ``load``; immutable."""
 
-    def __init__(self, ids: Sequence[str], retriever: bm25s.BM25 | Postings | None, key: str = "",
-                 counts: Counts | None = None) -> None:
+    def __init__(self, ids: Sequence[str], retriever: bm25s.BM25 | Postings | Layered | None, key: str = "",
+                 counts: Counts | None = None, files: BaseFiles | None = None) -> None:
         """``counts``: the term counts the scores were made from, kept so that an update changes only
-        the documents it replaces (:func:`acms.index.splice.spliced`); None for an index saved without."""
+        the documents it replaces (:func:`acms.index.splice.spliced`); None for an index saved without,
+        and for a layered one (``retriever`` a :class:`~acms.index.layers.Layered`: its base's counts and
+        its delta). ``files``: where a loaded index's files are, linked rather than written by the
+        updates layered on it."""
         self._ids = tuple(ids)
         self._retriever = retriever  # None when the corpus has no tokens at all
         self._key = key
         self.counts = counts
+        self.files = files
 
     # -- construction ---------------------------------------------------------------------
 
@@ -296,9 +309,35 @@ class KeywordIndex:
         return self._ids
 
     @property
-    def retriever(self) -> bm25s.BM25 | Postings | None:
-        """The score arrays (bm25s' CSC layout) and vocabulary; None for a corpus without tokens."""
+    def retriever(self) -> bm25s.BM25 | Postings | Layered | None:
+        """The score arrays (bm25s' CSC layout) and vocabulary, or a base and a delta scored at query time
+        (:class:`~acms.index.layers.Layered`); None for a corpus without tokens."""
         return self._retriever
+
+    @property
+    def layered(self) -> Layered | None:
+        """The base and delta of an updated index, None for a full one."""
+        return self._retriever if isinstance(self._retriever, Layered) else None
+
+    def terms(self) -> list[str]:
+        """Every term with at least one document, sorted: what a full build's vocabulary holds, however
+        the index is laid out (an update may keep terms whose documents all went, scoring nothing)."""
+        retriever = self._retriever
+        if retriever is None:
+            return []
+        if isinstance(retriever, Layered):
+            df = retriever.document_frequencies()
+        else:
+            df = np.diff(np.asarray(retriever.scores["indptr"], dtype=np.int64))
+        return sorted(term for term, t in retriever.vocab_dict.items() if df[t] > 0)
+
+    def lengths(self) -> np.ndarray | None:
+        """Each document's length in terms, aligned with ``ids`` (None when the index was saved without)."""
+        if isinstance(self._retriever, Layered):
+            return self._retriever.lengths
+        if self._retriever is None:
+            return np.zeros(len(self._ids), dtype=np.int64)
+        return None if self.counts is None else np.asarray(self.counts.lengths, dtype=np.int64)
 
     @property
     def key(self) -> str:
@@ -317,7 +356,7 @@ class KeywordIndex:
         if retriever is None:
             return np.zeros(len(self._ids), dtype=np.float32)
         terms = search_terms(query)
-        if isinstance(retriever, Postings):
+        if isinstance(retriever, (Postings, Layered)):
             token_ids = retriever.token_ids(terms)
         else:
             vocab = retriever.vocab_dict
@@ -345,25 +384,37 @@ class KeywordIndex:
     # -- persistence ----------------------------------------------------------------------
 
     def save(self, directory: Path, *, key: str = "") -> None:
-        """Write the index to ``directory`` atomically; ``key`` comes back as ``load(...).key``."""
+        """Write the index to ``directory`` atomically; ``key`` comes back as ``load(...).key``. A layered
+        index links its base's files (written only when they cannot be linked) and writes its delta."""
         with atomic_directory(Path(directory)) as tmp:
-            if isinstance(self._retriever, Postings):  # a loaded or spliced index: bm25s' files, without bm25s
-                _save_postings(self._retriever, tmp / _BM25_DIR)
-            elif self._retriever is not None:
-                self._retriever.save(tmp / _BM25_DIR, show_progress=False)
-            if self.counts is not None and self._retriever is not None:
-                self.counts.save(tmp / _COUNTS_DIR)
-            (tmp / _IDS).write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
+            layered = self.layered
+            if layered is not None:
+                if layered.files is None or not layered.files.link_into(tmp):
+                    _write_base(tmp, layered.base, layered.counts, layered.base_ids)
+                layered.delta.save(tmp / _DELTA_DIR)
+            else:
+                self._write(tmp)
             manifest = {
-                "format": FORMAT,
+                "format": FORMAT if layered is None else LAYERED_FORMAT,
                 "tokenizer": SEARCH_TERMS_VERSION,
                 "bm25s": _bm25s_version(),
                 "key": key,
                 "documents": len(self._ids),
                 "empty": self._retriever is None,
             }
+            if layered is not None:
+                manifest["base_documents"] = len(layered.base_ids)
             (tmp / _MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         self._key = key
+
+    def _write(self, tmp: Path) -> None:
+        if isinstance(self._retriever, Postings):  # a loaded or spliced index: bm25s' files, without bm25s
+            _save_postings(self._retriever, tmp / _BM25_DIR)
+        elif self._retriever is not None:
+            self._retriever.save(tmp / _BM25_DIR, show_progress=False)
+        if self.counts is not None and self._retriever is not None:
+            self.counts.save(tmp / _COUNTS_DIR)
+        (tmp / _IDS).write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
 
     @staticmethod
     def saved_key(directory: Path) -> str | None:
@@ -373,13 +424,13 @@ class KeywordIndex:
             manifest = json.loads((Path(directory) / _MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if manifest.get("format") != FORMAT or manifest.get("tokenizer") != SEARCH_TERMS_VERSION:
+        if manifest.get("format") not in (FORMAT, LAYERED_FORMAT) or manifest.get("tokenizer") != SEARCH_TERMS_VERSION:
             return None
         return str(manifest.get("key", ""))
 
     @classmethod
     def load(cls, directory: Path, *, mmap: bool = True) -> KeywordIndex:
-        """Read an index written by ``save`` (score arrays memory-mapped by default).
+        """Read an index written by ``save`` (arrays memory-mapped by default).
 
         Raises ``StoreMissing`` when there is none, ``StoreError`` when it is unreadable or was
         written by an incompatible format or tokenizer: both mean "rebuild".
@@ -390,16 +441,19 @@ class KeywordIndex:
             raise StoreMissing(f"no keyword index at {directory}")
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            if manifest.get("format") != FORMAT or manifest.get("tokenizer") != SEARCH_TERMS_VERSION:
+            if manifest.get("format") not in (FORMAT, LAYERED_FORMAT) or manifest.get("tokenizer") != SEARCH_TERMS_VERSION:
                 raise StoreError(
                     f"the keyword index at {directory} was written by another version "
                     f"({manifest.get('format')}, {manifest.get('tokenizer')}); rebuild it"
                 )
+            files = BaseFiles.before_loading(directory)  # before the files are opened: see BaseFiles
             ids = json.loads((directory / _IDS).read_text(encoding="utf-8"))
             retriever, counts = None, None
             if not manifest["empty"]:
                 retriever = Postings.load(directory / _BM25_DIR, mmap=mmap)
                 counts = Counts.load(directory / _COUNTS_DIR, mmap=mmap)
+            if manifest["format"] == LAYERED_FORMAT:
+                return cls._layered(directory, manifest, ids, retriever, counts, files, mmap)
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -413,7 +467,29 @@ class KeywordIndex:
         if counts is not None and retriever is not None and (
                 counts.tf.size != retriever.scores["data"].size or counts.lengths.size != len(ids)):
             counts = None  # not of these scores: only an update needs them, and it builds in full without
-        return cls(ids, retriever, key=str(manifest.get("key", "")), counts=counts)
+        return cls(ids, retriever, key=str(manifest.get("key", "")), counts=counts, files=files)
+
+    @classmethod
+    def _layered(cls, directory: Path, manifest: dict[str, Any], base_ids: list[str], base: Postings | None,
+                 counts: Counts | None, files: BaseFiles, mmap: bool) -> KeywordIndex:
+        """A base and its delta, checked to fit each other (else ``StoreError``: rebuild)."""
+        delta = Delta.load(directory / _DELTA_DIR, mmap=mmap)
+        source = np.asarray(delta.source)
+        n_base = len(base_ids)
+        if (base is None or counts is None or base.scores["num_docs"] != n_base
+                or manifest.get("base_documents") != n_base or source.size != manifest["documents"]
+                or counts.tf.size != base.scores["data"].size or counts.lengths.size != n_base
+                or int((source < 0).sum()) != delta.size or int(source.max(initial=-1)) >= n_base):
+            raise StoreError(f"the keyword index at {directory} is inconsistent; rebuild it")
+        layered = Layered(base, counts, base_ids, delta, files)
+        return cls(layered.ids(), layered, key=str(manifest.get("key", "")))
+
+
+def _write_base(directory: Path, postings: Postings, counts: Counts, ids: Sequence[str]) -> None:
+    """A base's files written from memory (when they cannot be linked: not loaded from disk, or replaced)."""
+    _save_postings(postings, directory / _BM25_DIR)
+    counts.save(directory / _COUNTS_DIR)
+    (directory / _IDS).write_text(json.dumps(list(ids), ensure_ascii=False), encoding="utf-8")
 
 
 def _save_postings(postings: Postings, directory: Path) -> None:

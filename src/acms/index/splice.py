@@ -1,33 +1,42 @@
 """A keyword index updated for the documents that changed, from the term counts saved with it.
 
-Why: every stored BM25 score depends on the corpus's size and average document length (and its term's
-document frequency), so one changed document changes every score, and the caches' builders ran over the
-whole corpus's tokens after a one-line edit (a standard library: ~1.5 s of a 5.3 s refresh). The index
-now keeps what its scores are made of (:class:`acms.index.keyword.Counts`: each pair's term count, each
-document's length). An update drops the pairs of the documents it replaces, counts the new documents'
-terms (the only tokens it touches), inserts their pairs where they sort, and makes every score again from
-the counts in one vectorised pass over the pairs (~20 ms per million), with the expression a full build
-uses (:func:`acms.index.postings.scores`): the same score for every (term, document), bit for bit.
+Why: every BM25 score depends on the corpus's size and average document length (and its term's
+document frequency), so one changed document changes every stored score. The index keeps what its
+scores are made of (:class:`acms.index.keyword.Counts`: each pair's term count, each document's
+length), so an update never reads the unchanged documents' tokens. It counts the new documents' terms
+(the only tokens it touches; found by token number when the caller's numbering extends the index's,
+else by name) and then either
 
-Scoring stays in bm25s' CSC layout, so a query reads precomputed scores as before (no query-time cost).
-Query-time scoring from the counts was the other way (no scores rewritten per update); the pass over
-the pairs is a small share of an update and keeps the read path unchanged.
+- leaves the index it started from as a base and writes a small delta beside it
+  (:mod:`acms.index.layers`: which base or delta document each current one is, the delta documents'
+  pairs and lengths, the terms they add), scored at query time from the counts; the base's files are
+  linked into the new directory, not written (a one-file edit of a standard library wrote ~70 MB of
+  postings over its four keyword indexes before); or
+- once the delta and the dead base documents pass ``MERGE_SHARE`` of the live documents (or the caller's
+  numbering is another, or it asks, :func:`spliced_whole`), merges everything into a full base: drops the
+  dead documents' pairs, inserts the new ones where they sort and makes every score again from the counts
+  in one vectorised pass (~20 ms per million pairs), with the expression a full build uses
+  (:func:`acms.index.postings.scores`).
 
-Two things differ from a full build, neither seen in an answer: a term first seen in an update is
-numbered after the others (a full build numbers terms by first sight), and a term whose documents all
-went keeps its number with no pairs (it scores nothing, as an unknown term does).
+Either way every term's and every query's scores are a full build's of the new documents, bit for bit
+(``tests/index/test_splice.py``, ``tests/index/test_layers.py``). Two things differ from a full build,
+neither seen in an answer: a term first seen in an update is numbered after the others (a full build
+numbers terms by first sight), and a term whose documents all went keeps its number with no live pairs
+(it scores nothing, as an unknown term does).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from acms.index.keyword import Counts, KeywordIndex, Postings
+from acms.index.layers import MERGE_SHARE, BaseFiles, Delta, Layered
 from acms.index.postings import idfs, norms, scores
 
-__all__ = ["spliced"]
+__all__ = ["spliced", "spliced_whole"]
 
 
 def spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: np.ndarray, lengths: np.ndarray,
@@ -38,63 +47,174 @@ def spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: n
     ``numbering``: the name of the numbering of ``tokens`` (it extends the one the index was built from
     when the names match: its terms are then found by number, the vocabulary is not parsed).
 
-    None when the index cannot be updated so (not loaded from disk, saved without counts, or kept
-    documents that would change order): the caller builds it in full."""
-    retriever, counts = index.retriever, index.counts
+    The result is layered on ``index``'s base (:mod:`acms.index.layers`) until the change passes
+    ``MERGE_SHARE``, then a full index. None when the index cannot be updated so (not loaded from disk,
+    saved without counts, or kept documents that would change order): the caller builds it in full."""
+    return _spliced(index, ids, source, flat, lengths, tokens, numbering, whole=False)
+
+
+def spliced_whole(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: np.ndarray,
+                  lengths: np.ndarray, tokens: Sequence[str], numbering: str = "") -> KeywordIndex | None:
+    """``spliced``, always merged into a full index (every score made again and stored)."""
+    return _spliced(index, ids, source, flat, lengths, tokens, numbering, whole=True)
+
+
+@dataclass(frozen=True)
+class _Start:
+    """The index an update starts from, as a base and a delta (an empty one for a full index)."""
+
+    base: Postings
+    counts: Counts
+    base_ids: Sequence[str]
+    delta: Delta
+    files: BaseFiles | None
+    layered: Layered
+
+    @classmethod
+    def of(cls, index: KeywordIndex) -> _Start | None:
+        retriever = index.retriever
+        if isinstance(retriever, Layered):
+            return cls(retriever.base, retriever.counts, retriever.base_ids, retriever.delta, retriever.files,
+                       retriever)
+        if index.counts is None or not isinstance(retriever, Postings):
+            return None
+        empty = np.zeros(0, dtype=np.int64)
+        delta = Delta(np.arange(len(index), dtype=np.int64), empty, empty, np.zeros(1, dtype=np.int64), empty,
+                      empty, {}, empty, ids=[])
+        return cls(retriever, index.counts, index.ids, delta, index.files,
+                   Layered(retriever, index.counts, index.ids, delta, index.files))
+
+
+def _spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: np.ndarray, lengths: np.ndarray,
+             tokens: Sequence[str], numbering: str, *, whole: bool) -> KeywordIndex | None:
+    start = _Start.of(index)
     source = np.asarray(source, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     fresh = np.flatnonzero(source < 0)
-    if counts is None or not isinstance(retriever, Postings) or len(ids) != source.size or fresh.size != lengths.size:
+    if start is None or len(ids) != source.size or fresh.size != lengths.size:
         return None
     kept_at = np.flatnonzero(source >= 0)
     old_of_kept = source[kept_at]
     if old_of_kept.size and (np.any(np.diff(old_of_kept) <= 0) or old_of_kept[-1] >= len(index)):
         return None
+    layered, n_docs = start.layered, len(ids)
+    # where each base document and each old delta document is now (-1: gone); kept documents keep their
+    # order, so both maps are increasing over the documents they keep
+    was = np.asarray(start.delta.source, dtype=np.int64)[old_of_kept]
+    base_now = np.full(len(start.base_ids), -1, dtype=np.int64)
+    base_now[was[was >= 0]] = kept_at[was >= 0]
+    delta_now = np.full(start.delta.size, -1, dtype=np.int64)
+    delta_now[-1 - was[was < 0]] = kept_at[was < 0]
+    doc_lengths = np.empty(n_docs, dtype=np.int64)
+    doc_lengths[kept_at] = layered.lengths[old_of_kept]
+    doc_lengths[fresh] = lengths
+    # the new documents' pairs, their terms numbered in the index's vocabulary (new ones after it)
+    flat = np.asarray(flat, dtype=np.int64)
+    numbers = np.unique(flat)
+    old_numbers = _numbers(start)
+    other_numbering = numbering != start.counts.numbering  # the base's numbers would not be the caller's
+    by_number = bool(numbering) and not other_numbering
+    if by_number:
+        terms, numbered, added = _by_number(numbers, old_numbers, layered.n_terms, tokens)
+        vocab = None
+    else:
+        vocab = layered.vocab_dict
+        n_before = len(vocab)
+        terms = np.fromiter((vocab.setdefault(tokens[n], len(vocab)) for n in numbers.tolist()), dtype=np.int64,
+                            count=numbers.size)
+        added = {term: t for term, t in vocab.items() if t >= n_before}
+        numbered = np.concatenate([old_numbers, np.full(len(added), -1, dtype=np.int64)])
+    new_term, new_doc, new_tf = _pairs(flat, numbers, terms, lengths, fresh)
+    # the old delta's kept pairs with them, sorted by (term, document)
+    old_term = np.repeat(np.asarray(start.delta.terms, dtype=np.int64),
+                         np.diff(np.asarray(start.delta.indptr, dtype=np.int64)))
+    old_doc = delta_now[np.asarray(start.delta.docs, dtype=np.int64)]
+    keep = old_doc >= 0
+    term = np.concatenate([old_term[keep], new_term])
+    doc = np.concatenate([old_doc[keep], new_doc])
+    tf = np.concatenate([np.asarray(start.delta.tf, dtype=np.int32)[keep], new_tf])
+    order = np.lexsort((doc, term))
+    term, doc, tf = term[order], doc[order], tf[order]
+    if not int(doc_lengths.sum()):
+        return KeywordIndex(ids, None)
+    not_base = np.ones(n_docs, dtype=bool)
+    not_base[kept_at[was >= 0]] = False
+    in_delta = np.flatnonzero(not_base)
+    live_base = n_docs - in_delta.size
+    garbage = (len(start.base_ids) - live_base + in_delta.size) / max(n_docs, 1)
+    if whole or garbage > MERGE_SHARE or other_numbering:
+        if numbering and other_numbering:  # kept, so that the next update finds terms by number
+            assert vocab is not None
+            number_of = {token: n for n, token in enumerate(tokens)}
+            numbered = np.full(len(vocab), -1, dtype=np.int64)
+            for word, t in vocab.items():
+                numbered[t] = number_of.get(word, -1)
+        return _merged(start, ids, base_now, term, doc, tf, doc_lengths, vocab, added, numbered, numbering)
+    # layered: the base as it was, a delta of the documents not in it, numbered in their current order
+    new_source = np.empty(n_docs, dtype=np.int64)
+    new_source[kept_at[was >= 0]] = was[was >= 0]
+    new_source[in_delta] = -1 - np.arange(in_delta.size, dtype=np.int64)
+    position = np.full(n_docs, -1, dtype=np.int64)
+    position[in_delta] = np.arange(in_delta.size, dtype=np.int64)
+    delta_terms, runs = np.unique(term, return_counts=True)
+    indptr = np.zeros(delta_terms.size + 1, dtype=np.int64)
+    np.cumsum(runs, out=indptr[1:])
+    delta = Delta(new_source, doc_lengths[in_delta], delta_terms, indptr, position[doc].astype(np.int32),
+                  tf.astype(np.int32), {**start.delta.added, **added}, numbered[layered.n_base_terms:],
+                  **_ids_of(ids, start.base_ids, new_source, in_delta))  # type: ignore[arg-type]
+    return KeywordIndex(ids, Layered(start.base, start.counts, start.base_ids, delta, start.files))
+
+
+def _numbers(start: _Start) -> np.ndarray:
+    """Every term's token number in the index's numbering (-1: none): the base's, then its delta's."""
+    base = start.counts.numbers
+    n_base = start.layered.n_base_terms
+    base = np.full(n_base, -1, dtype=np.int64) if base is None else np.asarray(base, dtype=np.int64)
+    added = np.asarray(start.delta.numbers, dtype=np.int64)
+    if added.size != len(start.delta.added):
+        added = np.full(len(start.delta.added), -1, dtype=np.int64)
+    return np.concatenate([base, added])
+
+
+def _ids_of(ids: Sequence[str], base_ids: Sequence[str], source: np.ndarray,
+            in_delta: np.ndarray) -> dict[str, object]:
+    """How a delta names the current documents: the base's ids at ``source`` and the delta documents'
+    own, or ``"0"``, ``"1"``, ... (the ranking index's windows), or every id listed."""
+    ids = list(ids)
+    kept = np.flatnonzero(source >= 0).tolist()
+    if all(ids[i] == base_ids[s] for i, s in zip(kept, source[kept].tolist())):
+        return {"ids": [ids[i] for i in in_delta.tolist()]}
+    if ids == [str(i) for i in range(len(ids))]:
+        return {"positional": True}
+    return {"all_ids": ids}
+
+
+def _merged(start: _Start, ids: Sequence[str], base_now: np.ndarray, new_term: np.ndarray, new_doc: np.ndarray,
+            new_tf: np.ndarray, doc_lengths: np.ndarray, vocab: dict[str, int] | None, added: dict[str, int],
+            numbered: np.ndarray, numbering: str) -> KeywordIndex:
+    """A full index: the base's pairs of the documents it keeps (``base_now``) and the other pairs
+    (sorted by term, then document), every score made from the counts."""
+    retriever, counts = start.base, start.counts
     params = retriever.params
     k1, b = float(params.get("k1", 1.5)), float(params.get("b", 0.75))
     old_indptr = np.asarray(retriever.scores["indptr"], dtype=np.int64)
     old_docs = np.asarray(retriever.scores["indices"], dtype=np.int64)
-    old_tf = np.asarray(counts.tf, dtype=np.int32)
-    n_terms, n_docs = old_indptr.size - 1, len(ids)
-    # the kept pairs, their documents numbered as now (kept documents keep their order: still sorted)
-    now = np.full(len(index), -1, dtype=np.int64)
-    now[old_of_kept] = kept_at
-    doc = now[old_docs]
+    n_terms, n_docs = max(old_indptr.size - 1, numbered.size), len(ids)
+    doc = base_now[old_docs]
     keep = doc >= 0
-    term = np.repeat(np.arange(n_terms, dtype=np.int64), np.diff(old_indptr))[keep]
-    doc, tf = doc[keep], old_tf[keep]
-    # the new documents' pairs, their terms numbered in the index's vocabulary (new ones after it)
-    flat = np.asarray(flat, dtype=np.int64)
-    numbers = np.unique(flat)
-    if numbering and counts.numbering == numbering:
-        terms, numbered, added = _by_number(numbers, np.asarray(counts.numbers, dtype=np.int64), n_terms, tokens)
-        vocab = None
-    else:
-        vocab, added = dict(retriever.vocab_dict), {}
-        terms = np.fromiter((vocab.setdefault(tokens[n], len(vocab)) for n in numbers.tolist()), dtype=np.int64,
-                            count=numbers.size)
-        numbered = np.full(len(vocab), -1, dtype=np.int64)
-        if numbering:  # kept, so that the next update finds terms by number
-            number_of = {token: n for n, token in enumerate(tokens)}
-            for word, t in vocab.items():
-                numbered[t] = number_of.get(word, -1)
-    new_term, new_doc, new_tf = _pairs(flat, numbers, terms, lengths, fresh)
-    n_terms = max(n_terms, numbered.size)
+    term = np.repeat(np.arange(old_indptr.size - 1, dtype=np.int64), np.diff(old_indptr))[keep]
+    doc, tf = doc[keep], np.asarray(counts.tf, dtype=np.int32)[keep]
     # merged in (term, document) order: each run is sorted, the new pairs go where they sort
     at = np.searchsorted(term * n_docs + doc, new_term * n_docs + new_doc)
     term, doc, tf = np.insert(term, at, new_term), np.insert(doc, at, new_doc), np.insert(tf, at, new_tf)
-    if not term.size:
-        return KeywordIndex(ids, None)
     df = np.bincount(term, minlength=n_terms)
     indptr = np.zeros(n_terms + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
-    doc_lengths = np.empty(n_docs, dtype=np.int64)
-    doc_lengths[kept_at] = np.asarray(counts.lengths, dtype=np.int64)[old_of_kept]
-    doc_lengths[fresh] = lengths
     data = scores(idfs(df, n_docs)[term], tf, norms(doc_lengths, k1, b)[doc])
     scored = {"data": data, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
     params = {**params, "num_docs": n_docs}
-    postings = Postings(scored, vocab, params) if vocab is not None else retriever.extended(scored, params, added)
+    postings = (Postings(scored, vocab, params) if vocab is not None
+                else retriever.extended(scored, params, {**start.delta.added, **added}))
     return KeywordIndex(ids, postings, counts=Counts(tf, doc_lengths, numbered, numbering))
 
 

@@ -1,0 +1,277 @@
+"""A keyword index as a base on disk plus a small delta, scored at query time from the term counts.
+
+Why: an update that recomputed every BM25 score (the corpus's size, average length and the changed
+terms' document frequencies move with any edit) rewrote every postings file of the four keyword
+indexes (a standard library's: ~70 MB) after a one-line edit. Here an update leaves the index it
+started from as the *base* (its files are hard-linked into the new directory, never written again) and
+writes a *delta*: which base document each current document is (``source`` >= 0) or which delta
+document (``-1 - j``), the delta documents' (term, document, count) pairs and lengths, and the terms
+first seen in them. A dead base document is one no ``source`` names; it still holds its pairs in the
+base, which a query drops.
+
+A query's scores are made for its terms only, from the counts: each term's live documents (its base
+pairs of live documents, then its delta pairs), so its document frequency is a full build's, and every
+pair's score is :func:`acms.index.postings.scores` of the term's :func:`~acms.index.postings.idfs` over
+the live documents and their :func:`~acms.index.postings.norms`, taken over the live documents' lengths
+in the current order (the array a full build takes its mean of). Each term's scores are added in query
+order, each document once per term, in float32, as ``Postings.get_scores_from_ids`` adds a full
+build's: the same bits (``tests/index/test_layers.py``).
+
+When the delta and the dead documents pass ``MERGE_SHARE`` of the live documents, an update writes a
+full base instead (:func:`acms.index.splice.spliced`), as the vector matrix compacts its tail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from acms.index.postings import idfs, norms, scores
+
+if TYPE_CHECKING:
+    from acms.index.keyword import Counts, Postings
+
+__all__ = ["BASE_FILES", "MERGE_SHARE", "BaseFiles", "Delta", "Layered"]
+
+# Dead base documents and delta documents allowed, as a share of the live documents, before an update
+# merges them into a new base: the share the vector matrix and the tokenised corpus allow. A query pays
+# for the dead pairs it skips and the delta's scoring; a merge costs about one full write, which then
+# comes only after changes worth a quarter of the corpus, so an update's amortised cost stays
+# proportional to its size.
+MERGE_SHARE = 0.25
+
+# A base's files, relative to its index directory: linked, never written, by the updates layered on it.
+BASE_FILES = ("ids.json", "bm25/data.csc.index.npy", "bm25/indices.csc.index.npy", "bm25/indptr.csc.index.npy",
+              "bm25/vocab.index.json", "bm25/params.index.json", "counts/tf.npy", "counts/lengths.npy",
+              "counts/numbers.npy", "counts/numbering.txt")
+
+
+@dataclass(frozen=True)
+class BaseFiles:
+    """Where a base was loaded from, with each file's identity (device, inode) as it was before loading:
+    a file is linked into a new directory only when the link is still that file (another process may have
+    swapped a newer index into the directory meanwhile); otherwise the base is written from memory."""
+
+    directory: Path
+    stats: dict[str, tuple[int, int]]
+
+    @classmethod
+    def before_loading(cls, directory: Path) -> BaseFiles:
+        stats = {}
+        for name in BASE_FILES:
+            try:
+                st = os.stat(directory / name)
+            except FileNotFoundError:
+                continue
+            stats[name] = (st.st_dev, st.st_ino)
+        return cls(directory, stats)
+
+    def link_into(self, target: Path) -> bool:
+        """Every file linked into ``target`` (the same relative names), each still the file loaded; False
+        (and nothing left in ``target``) when one cannot be."""
+        made: list[Path] = []
+        try:
+            for name, identity in self.stats.items():
+                path = target / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.link(self.directory / name, path)
+                made.append(path)
+                st = os.stat(path)
+                if (st.st_dev, st.st_ino) != identity:
+                    raise OSError(f"{self.directory / name} was replaced since it was loaded")
+        except OSError:
+            for path in made:
+                path.unlink(missing_ok=True)
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class Delta:
+    """What an update adds to a base. ``source``: per current document, its position in the base (>= 0)
+    or ``-1 - j`` for delta document ``j``; delta documents are numbered in their current order.
+    ``terms`` (sorted) are the terms with delta pairs, ``indptr`` their runs in ``docs`` (delta document
+    numbers, ascending within a run) and ``tf`` (the counts); ``lengths`` each delta document's length;
+    ``added`` the terms the base does not hold, numbered after its terms, and ``numbers`` their token
+    numbers in the base's numbering (-1 for none). ``ids``: the delta documents' ids, or None when the
+    current ids are not the base's at ``source`` (then ``all_ids`` lists them, or ``positional`` says
+    they are ``"0"``, ``"1"``, ...)."""
+
+    source: np.ndarray
+    lengths: np.ndarray
+    terms: np.ndarray
+    indptr: np.ndarray
+    docs: np.ndarray
+    tf: np.ndarray
+    added: dict[str, int]
+    numbers: np.ndarray
+    ids: list[str] | None = None
+    all_ids: list[str] | None = None
+    positional: bool = False
+
+    _ARRAYS = ("source", "lengths", "terms", "indptr", "docs", "tf", "numbers")
+    _TYPES = (np.int32, np.int64, np.int64, np.int64, np.int32, np.int32, np.int64)
+
+    @property
+    def size(self) -> int:
+        return int(self.lengths.size)
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True)
+        for name, dtype in zip(self._ARRAYS, self._TYPES):
+            np.save(directory / f"{name}.npy", np.asarray(getattr(self, name), dtype=dtype))
+        ids = {"added": self.added, "ids": self.ids, "all_ids": self.all_ids, "positional": self.positional}
+        (directory / "terms.json").write_text(json.dumps(ids, ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: Path, *, mmap: bool = True) -> Delta:
+        mode = "r" if mmap else None
+        arrays = {name: np.load(directory / f"{name}.npy", mmap_mode=mode, allow_pickle=False) for name in cls._ARRAYS}
+        meta = json.loads((directory / "terms.json").read_text(encoding="utf-8"))
+        return cls(**arrays, added={str(k): int(v) for k, v in meta["added"].items()}, ids=meta["ids"],
+                   all_ids=meta["all_ids"], positional=bool(meta["positional"]))
+
+
+class Layered:
+    """A base's postings and counts with a delta over them: answers ``token_ids`` and
+    ``get_scores_from_ids`` as :class:`acms.index.keyword.Postings` does, for the current documents."""
+
+    def __init__(self, base: Postings, counts: Counts, base_ids: Sequence[str], delta: Delta,
+                 files: BaseFiles | None = None) -> None:
+        self.base, self.counts, self.base_ids, self.delta, self.files = base, counts, base_ids, delta, files
+        self.params = base.params
+        self.n_base_terms = int(len(base.scores["indptr"]) - 1)  # type: ignore[arg-type]
+        self.n_terms = self.n_base_terms + len(delta.added)
+        self._found: dict[str, int | None] = {}
+
+    # -- what the current documents are -------------------------------------------------------------------
+    @property
+    def num_docs(self) -> int:
+        return int(self.delta.source.size)
+
+    @property
+    def numbering(self) -> str:
+        return self.counts.numbering
+
+    @cached_property
+    def now(self) -> np.ndarray:
+        """Each base document's current position, -1 when dead."""
+        source = np.asarray(self.delta.source, dtype=np.int64)
+        out = np.full(len(self.base_ids), -1, dtype=np.int64)
+        live = np.flatnonzero(source >= 0)
+        out[source[live]] = live
+        return out
+
+    @cached_property
+    def delta_now(self) -> np.ndarray:
+        """Each delta document's current position."""
+        return np.flatnonzero(np.asarray(self.delta.source) < 0)
+
+    @cached_property
+    def lengths(self) -> np.ndarray:
+        """The current documents' lengths, in their order (int64)."""
+        source = np.asarray(self.delta.source, dtype=np.int64)
+        out = np.empty(source.size, dtype=np.int64)
+        live = source >= 0
+        out[live] = np.asarray(self.counts.lengths, dtype=np.int64)[source[live]]
+        out[~live] = np.asarray(self.delta.lengths, dtype=np.int64)
+        return out
+
+    @cached_property
+    def _norm(self) -> np.ndarray:
+        k1, b = float(self.params.get("k1", 1.5)), float(self.params.get("b", 0.75))
+        return norms(self.lengths, k1, b)
+
+    def ids(self) -> list[str]:
+        """The current documents' ids."""
+        delta = self.delta
+        if delta.positional:
+            return [str(i) for i in range(self.num_docs)]
+        if delta.all_ids is not None:
+            return list(delta.all_ids)
+        base_ids, fresh = self.base_ids, delta.ids or []
+        return [base_ids[s] if s >= 0 else fresh[-1 - s] for s in np.asarray(delta.source).tolist()]
+
+    def garbage(self) -> float:
+        """Dead base documents and delta documents, as a share of the live documents."""
+        live_base = self.num_docs - self.delta.size
+        return (len(self.base_ids) - live_base + self.delta.size) / max(self.num_docs, 1)
+
+    # -- terms --------------------------------------------------------------------------------------------
+    @property
+    def vocab_dict(self) -> dict[str, int]:
+        """Every term's number (base terms, then the added ones), terms without a live document included."""
+        return {**self.base.vocab_dict, **self.delta.added}
+
+    def token_ids(self, terms: Iterable[str]) -> list[int]:
+        """The numbers of those ``terms`` the base or the delta holds, in order (the base's vocabulary
+        looked up unparsed, as ``Postings.token_ids`` does)."""
+        terms = list(terms)
+        added, found = self.delta.added, self._found
+        missing = [t for t in dict.fromkeys(terms) if t not in found and t not in added]
+        if missing:
+            for term, got in zip(missing, self.base.term_ids(missing)):
+                found[term] = got
+        out = []
+        for t in terms:
+            i = added[t] if t in added else found[t]
+            if i is not None:
+                out.append(i)
+        return out
+
+    def document_frequencies(self) -> np.ndarray:
+        """Every term's number of live documents (a pass over every base pair: for inspection and tests)."""
+        indptr = np.asarray(self.base.scores["indptr"], dtype=np.int64)  # type: ignore[arg-type]
+        live = self.now[np.asarray(self.base.scores["indices"], dtype=np.int64)] >= 0  # type: ignore[arg-type]
+        running = np.concatenate([[0], np.cumsum(live, dtype=np.int64)])
+        df = np.zeros(self.n_terms, dtype=np.int64)
+        df[: self.n_base_terms] = running[indptr[1:]] - running[indptr[:-1]]
+        df[np.asarray(self.delta.terms, dtype=np.int64)] += np.diff(np.asarray(self.delta.indptr, dtype=np.int64))
+        return df
+
+    # -- scores -------------------------------------------------------------------------------------------
+    def pairs(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        """Term ``term``'s live documents (current positions) and counts: its base pairs of live documents,
+        then its delta pairs."""
+        docs, tfs = [], []
+        if term < self.n_base_terms:
+            indptr = self.base.scores["indptr"]
+            start, end = int(indptr[term]), int(indptr[term + 1])  # type: ignore[index]
+            if end > start:
+                at = self.now[np.asarray(self.base.scores["indices"][start:end])]  # type: ignore[index]
+                keep = at >= 0
+                docs.append(at[keep])
+                tfs.append(np.asarray(self.counts.tf[start:end])[keep])
+        delta = self.delta
+        k = int(np.searchsorted(delta.terms, term))
+        if k < delta.terms.size and int(delta.terms[k]) == term:
+            start, end = int(delta.indptr[k]), int(delta.indptr[k + 1])
+            docs.append(self.delta_now[np.asarray(delta.docs[start:end], dtype=np.int64)])
+            tfs.append(np.asarray(delta.tf[start:end]))
+        if not docs:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+        return np.concatenate(docs), np.concatenate(tfs)
+
+    def get_scores_from_ids(self, query_tokens_ids: Sequence[int]) -> np.ndarray:
+        """Every current document's score for these term numbers, each term's scores made from the counts
+        and added in query order (a repeated term again), as a full build's index adds its stored ones."""
+        out = np.zeros(self.num_docs, dtype=np.float32)
+        made: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for term in query_tokens_ids:
+            term = int(term)
+            if not 0 <= term < self.n_terms:
+                raise ValueError("a query token id is outside the index's vocabulary")
+            if term not in made:
+                docs, tf = self.pairs(term)
+                idf = idfs(np.asarray([docs.size], dtype=np.int64), self.num_docs)
+                made[term] = docs, scores(idf, tf, self._norm[docs])
+            docs, values = made[term]
+            out[docs] += values
+        return out
