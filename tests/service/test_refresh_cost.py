@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 from acms.api import Index
+from acms.ingest import symbols as symbols_module
+from acms.ingest.symbols import SymbolRows
 from acms.retrieval.segment import Segment
+from acms.service.freshness import last_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS: dict[str, Any] = {"record_use": False}
@@ -69,3 +72,22 @@ def test_the_vectors_update_takes_the_segment_the_text_caches_built(project: Pat
         report = idx.index()
     assert report.files_indexed == 1 and report.embedded
     assert len(loads) == 1  # the segment of the state before, updated; the vectors' update does not load it again
+
+
+def test_linking_one_file_reads_only_the_names_it_looks_up(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The symbol table the last run left is asked for names, not read whole, and the run leaves the
+    next one by changing the edited file's rows in place; it is then the store's table."""
+    tables = _Calls(monkeypatch, symbols_module, "choose")
+    _edit(project / "pkg" / "util.py", "def join_parts(", "def join_all(")
+    _edit(project / "pkg" / "mod.py", "util.join_parts(", "util.join_all(")
+    saved = project / ".acms" / "cache" / symbols_module.FILE
+    inode = saved.stat().st_ino
+    with Index.open(project, **SETTINGS) as idx:
+        report = idx.index()
+        assert report.files_indexed == 2
+        assert len(tables) == 0  # no table of every name made
+        assert saved.stat().st_ino == inode  # updated in place, not written whole
+        with idx.reading() as store:
+            run = last_run(store)
+            kept = SymbolRows.load(idx.layout.cache, run)
+            assert kept is not None and dict(kept.rows) == SymbolRows.from_store(store, run).rows
