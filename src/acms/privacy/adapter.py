@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from acms.privacy.accept import _ENTROPY_WORD, _EXPRESSION, _marked, _name_ok, _secret_value
@@ -88,33 +87,48 @@ _DS_GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+_DS_TYPES = tuple(sorted(_DS_KIND))  # the plugins run: every one detect-secrets has, bar _DS_SKIPPED (a test checks)
+
+
 class _DsPlugin:
-    plugin: Any
-    secret_type: str
-    regex_based: bool
-    gate: re.Pattern[str] | None  # searched on the line
-    needles: frozenset[str] | None  # one must be in the lower-cased line
-    ascii_gate: re.Pattern[str] | None  # searched on the lower-cased line if it is ASCII
+    """A detect-secrets plugin behind acms's gate for it. The plugin, and detect-secrets with it (~0.1 s
+    to import and set up in a fresh process, most of it the HTTP library its plugins' base module loads),
+    is made when a line first passes the gate: a refresh that scrubs a file or two rarely needs it."""
+
+    def __init__(self, secret_type: str) -> None:
+        gate = _DS_GATES.get(secret_type)
+        self.secret_type = secret_type
+        self.gate: re.Pattern[str] | None = gate if isinstance(gate, re.Pattern) else None  # searched on the line
+        self.needles: frozenset[str] | None = frozenset(gate) if isinstance(gate, tuple) else None  # in the lower-cased line
+
+    @cached_property
+    def plugin(self) -> Any:
+        return _ds_classes()[self.secret_type]()
+
+    @cached_property
+    def regex_based(self) -> bool:
+        from detect_secrets.plugins.base import RegexBasedDetector
+
+        return isinstance(self.plugin, RegexBasedDetector)
+
+    @cached_property
+    def ascii_gate(self) -> re.Pattern[str] | None:
+        """Searched on the lower-cased line if it is ASCII."""
+        return _ds_ascii_gate(self.secret_type)
+
+
+@cache
+def _ds_classes() -> dict[str, Any]:
+    """detect-secrets' plugin classes by secret type."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    return dict(get_mapping_from_secret_type_to_class())
 
 
 @cache
 def _ds_plugins() -> tuple[_DsPlugin, ...]:
     """Every detect-secrets plugin with its default settings, bar the public-IP one."""
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins.base import RegexBasedDetector
-
-    out = []
-    for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
-        if secret_type in _DS_SKIPPED:
-            continue
-        plugin = cls()
-        gate = _DS_GATES.get(secret_type)
-        out.append(_DsPlugin(plugin, secret_type, isinstance(plugin, RegexBasedDetector),
-                             gate if isinstance(gate, re.Pattern) else None,
-                             frozenset(gate) if isinstance(gate, tuple) else None,
-                             _ds_ascii_gate(secret_type)))
-    return tuple(out)
+    return tuple(_DsPlugin(secret_type) for secret_type in _DS_TYPES)
 
 
 def _ds_ascii_gate(secret_type: str) -> re.Pattern[str] | None:
@@ -124,9 +138,14 @@ def _ds_ascii_gate(secret_type: str) -> re.Pattern[str] | None:
     (``ſ`` for ``s``, ``İ`` for ``i``) lets other spellings match, so the needles alone decide."""
     if secret_type != "Secret Keyword":
         return None
-    from detect_secrets.plugins.keyword import DENYLIST
+    return re.compile("|".join(_DS_DENYLIST))
 
-    return re.compile("|".join(DENYLIST))
+
+# detect-secrets' keyword DENYLIST (``detect_secrets.plugins.keyword``), copied so that a line is gated
+# without importing detect-secrets (a test checks the copy against the installed plugin)
+_DS_DENYLIST = ("api_?key", "auth_?key", "service_?key", "account_?key", "db_?key", "database_?key", "priv_?key",
+                "private_?key", "client_?key", "db_?pass", "database_?pass", "key_?pass", "password", "passwd",
+                "pwd", "secret", "contraseña", "contrasena")
 
 
 @cache
@@ -166,7 +185,6 @@ def _ds_hits(line: str, low_line: str, plugins: tuple[_DsPlugin, ...], offset: i
              lock_file: bool, code: bool) -> Iterator[_Hit]:
     """Run detect-secrets' plugins (those whose needles the line holds: :func:`_line_plan`) on one
     line and locate each reported value in it."""
-    heuristic = _heuristic()
     indirect: bool | None = None
     ascii_line = line.isascii()
     for ds in plugins:
@@ -181,10 +199,10 @@ def _ds_hits(line: str, low_line: str, plugins: tuple[_DsPlugin, ...], offset: i
             if not value or _MARK_HEAD in value or any(f(value) for f in _ds_filters()):
                 continue
             if not ds.regex_based:
-                if lock_file or heuristic.is_likely_id_string(value, line, ds.plugin):
+                if lock_file or _heuristic().is_likely_id_string(value, line, ds.plugin):
                     continue
                 if indirect is None:
-                    indirect = heuristic.is_indirect_reference(line)
+                    indirect = _heuristic().is_indirect_reference(line)
                 if indirect and ds.secret_type == "Secret Keyword":
                     continue
             generic = ds.secret_type in _DS_GENERIC

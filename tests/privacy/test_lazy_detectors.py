@@ -1,0 +1,34 @@
+"""detect-secrets is set up only for a line that passes one of its plugins' gates: a refresh that
+scrubs a file or two in a fresh process rarely needs it (~0.1 s to import and set up). What acms copies
+from it to gate lines without importing it is checked against the installed version."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.plugins.keyword import DENYLIST
+
+from acms.privacy import adapter
+
+
+def test_the_plugins_run_are_every_plugin_of_detect_secrets_but_the_skipped() -> None:
+    assert list(adapter._DS_TYPES) == sorted(set(get_mapping_from_secret_type_to_class()) - adapter._DS_SKIPPED)
+    assert [ds.secret_type for ds in adapter._ds_plugins()] == list(adapter._DS_TYPES)
+
+
+def test_the_keyword_gate_is_the_plugins_denylist() -> None:
+    assert adapter._DS_DENYLIST == tuple(DENYLIST)
+
+
+def _imports_detect_secrets(text: str) -> bool:
+    code = ("import sys; from acms.privacy import scrub; "
+            f"scrub({text!r}, 'm.py'); print('detect_secrets' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip() == "True"
+
+
+def test_detect_secrets_is_imported_for_a_line_that_passes_a_gate_only() -> None:
+    assert not _imports_detect_secrets("def key_of(item):\n    return item.key\n")
+    assert _imports_detect_secrets('token = "Zq8xP2mK9vL4nR7tW3aB5cD7eF9gH1j"\n')
