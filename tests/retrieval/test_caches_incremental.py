@@ -288,6 +288,19 @@ def test_updates_in_a_row_and_a_compacted_segment(project: Path, tmp_path: Path,
     assert len(compacted) == 2 and all(share > 0 for share in compacted)
 
 
+def test_the_dead_tokens_an_update_counts_are_never_fewer_than_there_are(project: Path, spy: _Spy,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update decides whether to compact from a bound on the dead tokens, without a pass over every
+    line: the bound must never fall below the exact count, or a segment could grow past its share."""
+    monkeypatch.setattr(caches_module, "GARBAGE_SHARE", 1.0)  # never compact: the dead lines pile up
+    for edit in ("a function body", "a class moved to another file", "a file deleted"):
+        EDITS[edit](project)
+        _reindex(project)
+        segment = Segment.load(project / ".acms" / "cache" / "tokens")
+        exact = round(segment.garbage() * len(segment.text.ids))
+        assert segment.dead_bound is not None and segment.dead_bound >= exact > 0, edit
+
+
 def test_recorded_decisions_between_runs_are_read_again(project: Path, tmp_path: Path, spy: _Spy) -> None:
     """A plan's decisions have no file: rows no changed file accounts for, written without an index run
     (the caches wait for the next one), and retired to the cold tier by a later decision."""

@@ -368,8 +368,7 @@ class DerivedCaches:
         segment = merged(old, keep, new, nesting, hot)
         self._update = _Update.of(old, keep, new, segment, set(nesting))
         del old, new
-        if segment.garbage() > GARBAGE_SHARE:
-            segment = segment.compacted()
+        segment = segment.tidied(GARBAGE_SHARE)
         self._progress(2)
         return segment
 

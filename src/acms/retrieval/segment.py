@@ -88,6 +88,9 @@ class Segment:
     # a name of the token numbering: an update extends it (its numbers keep their tokens), a compaction
     # makes another; the keyword indexes built from the segment keep it to find terms by number
     numbering: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # at least as many tokens as no row's text holds (None: not known); an update adds the dropped
+    # rows' tokens, so whether it must compact is known without a pass over every line
+    dead_bound: int | None = None
 
     def __len__(self) -> int:
         return len(self.frags)
@@ -154,6 +157,18 @@ class Segment:
         lengths = np.diff(np.asarray(self.text.line_ends, dtype=np.int64), prepend=0)
         return 1.0 - float(lengths[self._live_lines()].sum()) / total
 
+    def tidied(self, limit: float = GARBAGE_SHARE) -> Segment:
+        """This segment, compacted when dead tokens pass ``limit`` of the array. The exact share
+        takes a pass over every line (~45 ms a standard library, on every update): it is made only when
+        ``dead_bound`` does not already rule compaction out."""
+        total = len(self.text.ids)
+        if self.dead_bound is not None and self.dead_bound <= limit * total:
+            return self
+        share = self.garbage()
+        if share > limit:
+            return self.compacted()
+        return replace(self, dead_bound=round(share * total))
+
     def compacted(self) -> Segment:
         """The segment without dead lines and without tokens no line or head holds (``NEWLINE`` stays
         number 0, as a ``TokenTable`` numbers it). The caches built from it are the same."""
@@ -171,7 +186,7 @@ class Segment:
         tokens = [t for t, keep in zip(self.text.tokens, used.tolist()) if keep]
         text = TokenizedLines(renumber[ids], np.cumsum(lengths[live]), tokens)
         return replace(self, heads=renumber[heads], firsts=number[np.asarray(self.firsts, dtype=np.int64)], text=text,
-                       numbering=uuid.uuid4().hex)
+                       numbering=uuid.uuid4().hex, dead_bound=0)
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, directory: Path, *, key: str) -> None:
@@ -189,7 +204,7 @@ class Segment:
                 else:
                     (tmp / f"{name}.txt").write_text(joined, encoding="utf-8", newline="")  # "\r" stays
             manifest = {"format": FORMAT, "tokenizer": SEARCH_TERMS_VERSION, "key": key, "rows": len(self),
-                        "numbering": self.numbering, "lengths": lengths}
+                        "numbering": self.numbering, "lengths": lengths, "dead_bound": self.dead_bound}
             (tmp / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
 
     def _array(self, name: str) -> np.ndarray:
@@ -219,8 +234,10 @@ class Segment:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"the token segment at {directory} is unreadable ({exc})") from exc
         text = TokenizedLines(arrays.pop("ids"), arrays.pop("line_ends"), strings.pop("tokens"))
+        bound = manifest.get("dead_bound")
         segment = cls(**strings, **arrays, text=text, key=str(manifest.get("key", "")),
-                      numbering=str(manifest.get("numbering") or uuid.uuid4().hex))
+                      numbering=str(manifest.get("numbering") or uuid.uuid4().hex),
+                      dead_bound=bound if isinstance(bound, int) and bound >= 0 else None)
         if not (len(segment) == manifest.get("rows") == len(segment.file_of) == len(segment.head_ends)
                 and segment.text.tokens[:1] == [NEWLINE]):
             raise StoreError(f"the token segment at {directory} is inconsistent")
@@ -309,6 +326,12 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
                                           np.asarray(new.text.line_ends, dtype=np.int64) + old_ids.size]),
                           new.text.tokens)
     firsts = both(old.firsts, np.asarray(new.firsts, dtype=np.int64) + len(old.text.line_ends), np.int64)
+    dead_bound = None
+    if old.dead_bound is not None:  # the lines dead now were dead before or held by a dropped row
+        dropped = np.flatnonzero(~np.asarray(keep, dtype=bool))
+        line_starts = np.concatenate([[0], np.asarray(old.text.line_ends, dtype=np.int64)])
+        first, count = np.asarray(old.firsts, dtype=np.int64)[dropped], np.asarray(old.counts, dtype=np.int64)[dropped]
+        dead_bound = old.dead_bound + int((line_starts[first + count] - line_starts[first]).sum())
     frags = listed(old.frags, new.frags)
     outer = listed(old.nesting, new.nesting)
     if nesting:
@@ -317,7 +340,7 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
                    file_of, both(old.starts, new.starts, np.int64), both(old.ends, new.ends, np.int64),
                    heads, np.cumsum(head_len), firsts, both(old.counts, new.counts, np.int64),
                    both(old.containers, new.containers, np.int8), listed(old.outlines, new.outlines), outer, text, hot,
-                   numbering=old.numbering)
+                   numbering=old.numbering, dead_bound=dead_bound)
 
 
 def _head_starts(head_ends: np.ndarray) -> np.ndarray:
