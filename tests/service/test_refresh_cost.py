@@ -11,10 +11,13 @@ from typing import Any
 import pytest
 
 from acms.api import Index
+from acms.ingest import emit
 from acms.ingest import symbols as symbols_module
 from acms.ingest.symbols import SymbolRows
 from acms.retrieval.segment import Segment
-from acms.service.freshness import last_run
+from acms.service.freshness import Manifest, last_run
+from acms.sparql import catalog
+from acms.vocab import UKO
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS: dict[str, Any] = {"record_use": False}
@@ -91,3 +94,43 @@ def test_linking_one_file_reads_only_the_names_it_looks_up(project: Path, monkey
             run = last_run(store)
             kept = SymbolRows.load(idx.layout.cache, run)
             assert kept is not None and dict(kept.rows) == SymbolRows.from_store(store, run).rows
+
+
+def test_a_refresh_reads_only_the_touched_files_rows(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files the look found unchanged are taken with its hashes; the graph is asked about the edited,
+    added and removed files only, and what it holds after is what a full read would find."""
+    asked = _Calls(monkeypatch, catalog, "text")
+    _edit(project / "pkg" / "util.py", "def join_parts(", "def join_all(")  # its callers are relinked
+    (project / "pkg" / "fresh.py").write_text("def fresh():\n    return 1\n")
+    (project / "notes.txt").unlink()
+    with Index.open(project, **SETTINGS) as idx:
+        report = idx.index()
+        assert report.files_removed == 1 and report.files_relinked >= 1
+        names = [args[0] for args in asked]
+        assert "ingest/stored-files" not in names and "ingest/stored-files-of" in names
+        with idx.reading() as store:
+            held = {r["path"].value: r["hash"].value for r in store.select(catalog.text("ingest/stored-files"))}
+        manifest = Manifest.load(idx.layout.cache)
+        assert manifest is not None and {p: h for p, (_, _, h) in manifest.files.items() if h} == held
+        assert "notes.txt" not in held and "pkg/fresh.py" in held
+        assert not idx.look().stale
+
+
+def test_a_quarantined_file_is_no_hash_of_the_manifest(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest's hashes are those the graph holds (a look's unchanged files are taken with them):
+    a file left out for its shapes is recorded as not indexed."""
+    real = emit.emit_file
+
+    def drop_hash(*args: Any, **kwargs: Any) -> Any:
+        batch = real(*args, **kwargs)
+        if any(q.object.value == "pkg/util.py" for q in batch.quads if q.predicate == UKO.path):
+            batch.quads = [q for q in batch.quads if q.predicate != UKO.contentHash]
+        return batch
+
+    monkeypatch.setattr(emit, "emit_file", drop_hash)
+    _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    with Index.open(project, **SETTINGS) as idx:
+        report = idx.index()
+        assert list(report.quarantined) == ["pkg/util.py"]
+        manifest = Manifest.load(idx.layout.cache)
+        assert manifest is not None and manifest.files["pkg/util.py"][2] == ""

@@ -14,7 +14,9 @@ quarantined (``IndexReport.quarantined``): left out, with the rest of the batch 
 
 from __future__ import annotations
 
-from pyoxigraph import NamedNode, Quad
+from collections.abc import Iterable, Iterator, Mapping
+
+from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.decisions.ingest import adr_batch
 from acms.ingest import emit
@@ -31,12 +33,69 @@ from acms.retrieval.caches import CacheDelta, DerivedCaches
 from acms.service.freshness import last_run
 from acms.service.indexing.context import Plan, RunContext
 from acms.sparql import catalog
-from acms.store.protocol import Bindings
+from acms.store.protocol import Bindings, GraphStore
 from acms.temporal import versions
 from acms.validation.batch import check_batch, describe, quarantine_warning, rejection, split_by_file
 from acms.vocab import GRAPH_ONTOLOGY, TIER_WARM
 
-__all__ = ["OneBatch"]
+__all__ = ["OneBatch", "StoredFiles"]
+
+
+class StoredFiles(Mapping[str, tuple[NamedNode, str]]):
+    """Path -> (file IRI, content hash) of the files the graph holds.
+
+    Read whole (``ingest/stored-files.rq``: ~50-100 ms a standard library), or, after a look whose
+    hashes are the graph's (:mod:`acms.service.freshness`), made of the look's unchanged files' hashes
+    with only the files a run touches read (``ingest/stored-files-of.rq``), their IRIs as they are asked for."""
+
+    def __init__(self, store: GraphStore, unchanged: Mapping[str, str] | None = None, paths: Iterable[str] = ()) -> None:
+        """``unchanged``: path -> hash of graph files not to read (None: read every file); ``paths``:
+        the others worth asking about (changed, added, removed: the graph holds some of them)."""
+        self._store = store
+        self._rows: dict[str, tuple[NamedNode, str]] = {}
+        self._asked: set[str] = set()
+        self._unchanged = None if unchanged is None else dict(unchanged)
+        if unchanged is None:
+            self._rows = {str(r["path"].value): (r["file"], str(r["hash"].value))
+                          for r in store.select(catalog.text("ingest/stored-files"))}
+        else:
+            self.fetch(paths)
+
+    def fetch(self, paths: Iterable[str]) -> None:
+        """Read these paths' rows now, in one query (each asked for later would be a query of its own)."""
+        if self._unchanged is None:
+            return
+        wanted = sorted(p for p in paths if p not in self._asked)
+        if not wanted:
+            return
+        self._asked.update(wanted)
+        for r in self._store.select(catalog.text("ingest/stored-files-of"), {"path": [Literal(p) for p in wanted]}):
+            self._rows[str(r["path"].value)] = (r["file"], str(r["hash"].value))  # type: ignore[index]
+
+    def __getitem__(self, path: str) -> tuple[NamedNode, str]:
+        if path not in self._rows and self._unchanged is not None and path in self._unchanged:
+            self.fetch([path])
+        return self._rows[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._rows or (self._unchanged is not None and path in self._unchanged)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._rows
+        if self._unchanged is not None:
+            yield from (p for p in self._unchanged if p not in self._rows)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __bool__(self) -> bool:
+        return bool(self._rows or self._unchanged)
+
+    def hashes(self) -> dict[str, str]:
+        """Path -> content hash of every file, without asking for any IRI."""
+        out = dict(self._unchanged or {})
+        out.update((p, h) for p, (_, h) in self._rows.items())
+        return out
 
 
 class OneBatch:
@@ -48,7 +107,11 @@ class OneBatch:
         self.migration = migration
         self._stored_symbols: SymbolRows | None = None  # the symbol table before the run (cache or store)
 
-    def trusted(self, known: dict[str, str] | None) -> dict[str, str] | None:
+    def stored(self, store: GraphStore) -> StoredFiles:
+        """The files the graph holds: every one, read here."""
+        return StoredFiles(store)
+
+    def trusted(self, known: Mapping[str, str] | None) -> dict[str, str] | None:
         """Path -> content hash of the files not to read again (``known``: the stored hashes, None when
         every file is redone). A plain run reads and hashes every listed file."""
         return None
@@ -56,14 +119,12 @@ class OneBatch:
     def write(self, run: RunContext, listing: Listing) -> None:
         """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
         report, store, settings, migration = run.report, run.store, run.settings, self.migration
-        stored = {
-            str(r["path"].value): (r["file"], str(r["hash"].value))
-            for r in store.select(catalog.text("ingest/stored-files"))
-        }
+        stored = self.stored(store)
         with run.phase("reading", len(listing.files)):
             # A file whose content hash is stored is not scrubbed and its text not kept (scrubbing
             # every file made an unchanged re-index of the standard library 10 s); unless every file is redone.
-            known = None if migration.reindex else {path: digest for path, (_, digest) in stored.items()}
+            hashes = stored.hashes()
+            known = None if migration.reindex else hashes
             trusted = self.trusted(known)
             sources = read_sources(listing, report.skipped, report.secrets_removed, settings.max_file_bytes,
                                    settings.store_secrets, run.progress.update, unchanged=known, trusted=trusted)
@@ -71,7 +132,7 @@ class OneBatch:
             run.hashes = {s.path: s.sha256 for s in sources}
 
         with run.phase("diff"):
-            changed = [s for s in sources if stored.get(s.path, (None, ""))[1] != s.sha256]
+            changed = [s for s in sources if hashes.get(s.path, "") != s.sha256]
             report.first_run = not stored
             if migration.reindex:  # the ontology changed: rebuild every file's triples under the new one
                 changed = list(sources)
@@ -134,6 +195,7 @@ class OneBatch:
             for path, found in sorted(split.by_file.items()):
                 report.quarantined[path] = describe(found)
                 report.parse_errors.pop(path, None)
+                run.hashes.pop(path, None)  # not in the graph: the manifest says so (a look trusts its hashes)
             changed = [s for s in changed if s.path not in split.by_file]
             current -= split.by_file.keys()
             removed = sorted(set(removed) | {p for p in split.by_file if p in stored})
@@ -179,7 +241,7 @@ class OneBatch:
             specs[source.path] = frags
             run.progress.update(i + 1)
 
-    def _relink(self, run: RunContext, changed: list[SourceFile], removed: list[str], stored: dict[str, tuple[NamedNode, str]],
+    def _relink(self, run: RunContext, changed: list[SourceFile], removed: list[str], stored: StoredFiles,
                 listing: Listing, all_paths: set[str], extractions: dict[str, Extraction],
                 specs: dict[str, list[FragmentSpec]]) -> tuple[list[SourceFile], list[str]]:
         """The unchanged files that mention a name this run adds, removes or moves (:mod:`acms.ingest.relink`),
@@ -203,6 +265,7 @@ class OneBatch:
                     break
                 candidates = [f for f in listing.files if f.path in stored and f.path not in redo]
                 paths = set(mentioning(candidates, names, run.settings.max_file_bytes))
+                stored.fetch(paths)  # their file IRIs, in one query
                 skipped: dict[str, list[str]] = {}
                 read = read_sources(Listing(listing.root, [f for f in candidates if f.path in paths], {}, listing.used_git),
                                     skipped, run.report.secrets_removed, run.settings.max_file_bytes,
@@ -221,7 +284,7 @@ class OneBatch:
         return again, sorted(gone)
 
     def _plan(self, run: RunContext, changed: list[SourceFile], removed: list[str], current: set[str],
-              stored: dict[str, tuple[NamedNode, str]], emitted: dict[str, emit.FileBatch],
+              stored: StoredFiles, emitted: dict[str, emit.FileBatch],
               extractions: dict[str, Extraction], all_paths: set[str], migration: Migration) -> Plan:
         """The transaction for ``changed`` (already emitted one by one) plus the parts that span files."""
         store, minter, report = run.store, run.minter, run.report

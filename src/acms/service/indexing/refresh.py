@@ -9,9 +9,12 @@ mention a name the run adds, removes or moves, so a refresh makes what a first i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from acms.ontology.versioning import Migration
 from acms.service.freshness import Staleness
-from acms.service.indexing.batch import OneBatch
+from acms.service.indexing.batch import OneBatch, StoredFiles
+from acms.store.protocol import GraphStore
 
 __all__ = ["LiveRefresh"]
 
@@ -24,7 +27,14 @@ class LiveRefresh(OneBatch):
         super().__init__(migration)
         self.looked = looked
 
-    def trusted(self, known: dict[str, str] | None) -> dict[str, str] | None:
+    def stored(self, store: GraphStore) -> StoredFiles:
+        """The look's unchanged files with the hashes it found (the graph's: a run's manifest records only
+        the hashes of files the graph holds, and a look against an untrusted one takes the graph's), and only
+        the files it found changed, added or removed read from the graph."""
+        looked = self.looked
+        return StoredFiles(store, looked.unchanged, [*looked.changed, *looked.added, *looked.removed])
+
+    def trusted(self, known: Mapping[str, str] | None) -> dict[str, str] | None:
         """The files the look found unchanged whose hash the graph holds as the look saw it."""
         if known is None:  # every file is redone
             return None
