@@ -180,13 +180,14 @@ def _ids_of(ids: Sequence[str], base_ids: Sequence[str], source: np.ndarray,
             in_delta: np.ndarray) -> dict[str, object]:
     """How a delta names the current documents: the base's ids at ``source`` and the delta documents'
     own, or ``"0"``, ``"1"``, ... (the ranking index's windows), or every id listed."""
-    ids = list(ids)
-    kept = np.flatnonzero(source >= 0).tolist()
-    if all(ids[i] == base_ids[s] for i, s in zip(kept, source[kept].tolist())):
-        return {"ids": [ids[i] for i in in_delta.tolist()]}
-    if ids == [str(i) for i in range(len(ids))]:
+    named = np.asarray(ids, dtype=object)  # object arrays: the strings compared in C, not in a Python loop
+    kept = np.flatnonzero(source >= 0)
+    if np.array_equal(named[kept], np.asarray(base_ids, dtype=object)[source[kept]]):
+        return {"ids": named[in_delta].tolist()}
+    if named.size and named[0] == "0" and named[-1] == str(named.size - 1) and \
+            np.array_equal(named, np.arange(named.size).astype(str).astype(object)):
         return {"positional": True}
-    return {"all_ids": ids}
+    return {"all_ids": list(ids)}
 
 
 def _merged(start: _Start, ids: Sequence[str], base_now: np.ndarray, new_term: np.ndarray, new_doc: np.ndarray,
