@@ -288,6 +288,32 @@ def test_updates_in_a_row_and_a_compacted_segment(project: Path, tmp_path: Path,
     assert len(compacted) == 2 and all(share > 0 for share in compacted)
 
 
+def test_a_process_s_next_update_starts_from_the_segment_it_kept(project: Path, tmp_path: Path, spy: _Spy,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-lived process (a server) updates again from the segment and token numbering its last update
+    kept, not from the files; one that finds another state on disk (another process indexed) reads it."""
+    loads: list[Path] = []
+    load = Segment.load
+
+    def counted(directory: Path) -> Segment:
+        loads.append(directory)
+        return load(directory)
+
+    monkeypatch.setattr(Segment, "load", counted)
+    monkeypatch.setattr(caches_module, "GARBAGE_SHARE", 1.0)
+    for edit in ("a function body", "a file added"):
+        EDITS[edit](project)
+        _reindex(project)
+        assert spy.take() == ["keyword", "ranking", "vectors"], edit
+        _assert_full_build(project, tmp_path)
+    assert len(loads) == 1 + 2  # the first update's (and the checks'): the second started from what the first kept
+    caches_module._kept.clear()  # as in another process: the segment on disk is read
+    EDITS["a file deleted"](project)
+    _reindex(project)
+    assert len(loads) == 4
+    _assert_full_build(project, tmp_path)
+
+
 def test_the_dead_tokens_an_update_counts_are_never_fewer_than_there_are(project: Path, spy: _Spy,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """An update decides whether to compact from a bound on the dead tokens, without a pass over every

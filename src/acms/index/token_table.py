@@ -45,6 +45,16 @@ class TokenTable:
         self._ids = array("i")  # texts' tokens with a NEWLINE after every line (the last too)
         self._lines = 0
 
+    @classmethod
+    def going_on(cls, vocab: dict[str, int]) -> TokenTable:
+        """``TokenTable(tokens)`` from the numbering an earlier table left (``vocab``, token -> number,
+        numbered 0 … n - 1): copied in C rather than numbered again (~20 ms per 200k tokens)."""
+        table = cls()
+        table.vocab = defaultdict(count(len(vocab)).__next__, vocab)
+        table.number = table.vocab.__getitem__
+        table.newline = table.number(NEWLINE)
+        return table
+
     def add_lines(self, text: str) -> tuple[int, int]:
         """Tokenise ``text``: (its first line's number, its number of lines)."""
         first = self._lines

@@ -98,6 +98,7 @@ class DerivedCaches:
         self._ranking: RankingIndex | None = None
         # the segment an update just built, handed to the vectors' update of the same state (loading it again cost ~50 ms)
         self.segment: Segment | None = None
+        self._numbering: dict[str, int] | None = None  # the token numbering of the segment an update made
 
     @cached_property
     def _state(self) -> tuple[str, str]:
@@ -297,7 +298,10 @@ class DerivedCaches:
         (a fragment given two kinds or outlines): an update could not repeat them."""
         segment = self._updated_segment()
         if segment is not None:
-            segment.save(self.layout.cache_dir("tokens"), key=self.text_key)
+            directory = self.layout.cache_dir("tokens")
+            _kept.pop(directory, None)
+            segment.save(directory, key=self.text_key)
+            _kept[directory] = _Kept(self.text_key, segment, self._numbering)
             self.segment = segment
             return segment, True
         segment, single = self._read_segment()
@@ -327,7 +331,11 @@ class DerivedCaches:
         return segment, places.single
 
     def _saved_segment(self, key: str) -> Segment | None:
-        return self._saved(Segment.load, self.layout.cache_dir("tokens"), key)
+        directory = self.layout.cache_dir("tokens")
+        kept = _kept.get(directory)
+        if kept is not None and kept.key == key and Segment.saved_key(directory) == key:
+            return kept.segment
+        return self._saved(Segment.load, directory, key)
 
     def _updated_segment(self) -> Segment | None:
         """The segment saved for the state before the index run, with the rows of the files it changed
@@ -343,7 +351,9 @@ class DerivedCaches:
         again = self._fragments_again(files, [old.frags[i] for i in np.flatnonzero(np.asarray(old.file_of) < 0).tolist()])
         if len(again) > UPDATE_SHARE * len(old):
             return None  # bound reads of most of the corpus: slower than reading it whole
-        table, rows = TokenTable(old.text.tokens), _Rows()
+        numbered = _kept.get(self.layout.cache_dir("tokens"))
+        vocab = numbered.vocab if numbered is not None and numbered.segment is old else None
+        table, rows = (TokenTable(old.text.tokens) if vocab is None else TokenTable.going_on(vocab)), _Rows()
         reader = CorpusReader(self.store)
         for row in reader.rows_of(again):
             if row.file is None or row.file in files:  # a row in another file is kept from ``old``
@@ -358,17 +368,18 @@ class DerivedCaches:
         placed = [rows.frags[i] for i in order if rows.files[i] is not None]
         places = self._bound_places(sorted({f for f in rows.files if f is not None}), placed)
         hot = self._hot()
-        kept = {old.frags[i] for i in np.flatnonzero(keep & (np.asarray(old.file_of) >= 0)).tolist()}
-        nesting = self._nesting_moved(set(old.hot) ^ set(hot), kept)
+        moved = set(old.hot) ^ set(hot)
+        kept = {old.frags[i] for i in np.flatnonzero(keep & (np.asarray(old.file_of) >= 0)).tolist()} if moved else set()
+        nesting = self._nesting_moved(moved, kept)
         if not places.single or nesting is None:
             return None
         self._progress(1)
         new = rows.segment(order, table.lines(), places, hot)
-        del rows, table
         segment = merged(old, keep, new, nesting, hot)
         self._update = _Update.of(old, keep, new, segment, set(nesting))
-        del old, new
+        del old, new, rows
         segment = segment.tidied(GARBAGE_SHARE)
+        self._numbering = table.vocab if len(table.vocab) == len(segment.text.tokens) else None  # None: compacted
         self._progress(2)
         return segment
 
@@ -513,6 +524,20 @@ class DerivedCaches:
         updated = VectorMatrix(ids + new_ids, cached.matrix, self.state_key, model_id,
                                np.concatenate(tail) if tail else np.zeros((0, width), dtype=np.float32), cached.source)
         return updated.compacted() if updated.garbage() > GARBAGE_SHARE else updated
+
+
+class _Kept(NamedTuple):
+    key: str
+    segment: Segment
+    vocab: dict[str, int] | None  # the numbering of its tokens, token -> number (None: not kept)
+
+
+# The segment an update in this process saved last, per cache directory, with its tokens' numbering: a
+# long-lived process (a server, a watcher) starts its next update from them rather than reading the
+# files back and numbering every token again (~0.1 s a standard library per refresh, for the memory
+# the segment takes between refreshes: it is held during one anyway). Only an update leaves one: a
+# full build's segment is let go before the vectors, the first index's peak.
+_kept: dict[Path, _Kept] = {}
 
 
 @dataclass(frozen=True)

@@ -217,6 +217,18 @@ class Segment:
     def _strings(self, name: str) -> Sequence[Any]:
         return self.text.tokens if name == "tokens" else getattr(self, name)
 
+    @staticmethod
+    def saved_key(directory: Path) -> str | None:
+        """The key of the segment saved in ``directory`` (None: none, or of another version), from its
+        manifest alone."""
+        try:
+            manifest = json.loads((Path(directory) / _MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if manifest.get("format") != FORMAT or manifest.get("tokenizer") != SEARCH_TERMS_VERSION:
+            return None
+        return str(manifest.get("key", ""))
+
     @classmethod
     def load(cls, directory: Path) -> Segment:
         """Raises ``StoreMissing`` (none) or ``StoreError`` (unreadable, another version): build in full."""
