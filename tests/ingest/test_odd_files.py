@@ -463,7 +463,7 @@ def test_a_violation_no_file_owns_still_rejects_the_batch(tmp_path: Path, monkey
         return [q for q in real(*args, **kwargs) if not (q.predicate == UKO.name and "/dir/" in q.subject.value)]
 
     monkeypatch.setattr(emit, "emit_tree", nameless_dirs)
-    _write(root, "pkg/mod.py", b"changed = True\n")
+    _write(root, "pkg/added.py", b"added = True\n")  # a file added: the tree is written again
     with pytest.raises(ValidationFailed) as info:
         _index(root)
     assert "DirectoryShape" in info.value.message

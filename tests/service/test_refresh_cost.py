@@ -134,3 +134,27 @@ def test_a_quarantined_file_is_no_hash_of_the_manifest(project: Path, monkeypatc
         assert list(report.quarantined) == ["pkg/util.py"]
         manifest = Manifest.load(idx.layout.cache)
         assert manifest is not None and manifest.files["pkg/util.py"][2] == ""
+
+
+def test_the_tree_is_written_again_only_when_it_moves(project: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body edit leaves the project and directory nodes as they are; a file added, or the project
+    moved to another folder, writes them again (the root path is the new one)."""
+    trees = _Calls(monkeypatch, emit, "emit_tree")
+    _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    with Index.open(project, **SETTINGS) as idx:
+        assert idx.index().files_indexed == 1 and len(trees) == 1  # a copy: its root path moved
+        _edit(project / "pkg" / "util.py", "casefold()", "casefold().lower()")
+        assert idx.index().files_indexed == 1 and len(trees) == 1
+        (project / "pkg" / "fresh.py").write_text("def fresh():\n    return 1\n")
+        assert idx.index().files_indexed == 1 and len(trees) == 2
+    moved = tmp_path / "elsewhere" / project.name
+    moved.parent.mkdir()
+    shutil.move(project, moved)
+    _edit(moved / "pkg" / "util.py", "casefold().lower()", "casefold().strip()")
+    with Index.open(moved, **SETTINGS) as idx:
+        assert idx.index().files_indexed == 1 and len(trees) == 3
+        with idx.reading() as store:
+            roots = {r["root"].value for r in store.select(
+                "SELECT ?root WHERE { GRAPH ?g { ?p a uko:Project ; uko:rootPath ?root } }")}
+        assert roots == {str(moved)}

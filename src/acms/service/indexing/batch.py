@@ -283,6 +283,17 @@ class OneBatch:
         run.report.files_relinked = sum(1 for s in again if s.sha256 == stored[s.path][1])
         return again, sorted(gone)
 
+    @staticmethod
+    def _tree_moves(run: RunContext, current: set[str], stored: StoredFiles) -> bool:
+        """Whether the project and directory nodes change: a file added or gone, the project folder
+        renamed or moved, or extension rules (they may read the tree). Otherwise the stored tree is the
+        one this run would write (a standard library's: ~2,700 quads written, deleted and validated again)."""
+        if run.extensions or current != set(stored):
+            return True
+        same = run.store.ask(catalog.text("ingest/project-root-is"),
+                             {"name": Literal(escape_path(run.root.name)), "root": Literal(escape_path(str(run.root)))})
+        return not same
+
     def _plan(self, run: RunContext, changed: list[SourceFile], removed: list[str], current: set[str],
               stored: StoredFiles, emitted: dict[str, emit.FileBatch],
               extractions: dict[str, Extraction], all_paths: set[str], migration: Migration) -> Plan:
@@ -303,8 +314,10 @@ class OneBatch:
             code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
             kinds = symbols.kinds()
             quads += emit.emit_edges(resolve_edges(code, kinds, all_paths), symbols, TIER_WARM)
-            quads += emit.emit_tree(minter, escape_path(run.root.name), escape_path(str(run.root)), sorted(current),
-                                    TIER_WARM)
+            tree = self._tree_moves(run, current, stored)
+            if tree:
+                quads += emit.emit_tree(minter, escape_path(run.root.name), escape_path(str(run.root)), sorted(current),
+                                        TIER_WARM)
             adrs = adr_batch(store, minter, changed, all_paths, TIER_WARM, run.generated_at)
             quads += adrs.quads
             new_iris.update(adrs.entities)
@@ -333,7 +346,8 @@ class OneBatch:
             deletes.append((catalog.text("ingest/delete-files.ru"), {"file": replaced_files}))
             if gone:
                 deletes.append((catalog.text("ingest/delete-incoming.ru"), {"gone": gone}))
-        deletes.append((catalog.text("ingest/delete-tree.ru"), None))
+        if tree:
+            deletes.append((catalog.text("ingest/delete-tree.ru"), None))
         if migration:
             deletes.append((f"DROP SILENT GRAPH {GRAPH_ONTOLOGY}", None))
         return Plan(deletes, quads, new_iris, replaced_files, archived, derived)
