@@ -25,7 +25,7 @@ from acms.ranking.index import (
     StringColumn,
     ids_array,
 )
-from acms.ranking.window_tokens import FileLines, TokenWindows, ranges
+from acms.ranking.window_tokens import FileLines, TokenWindows
 
 __all__ = ["spliced_ranking"]
 
@@ -126,17 +126,28 @@ def _joined(docs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _column(old: StringColumn, source: np.ndarray, redone: Sequence[str]) -> StringColumn:
-    """``old``'s strings at ``source`` (kept) and ``redone``'s at the -1s, as one blob, without decoding."""
+    """``old``'s strings at ``source`` (kept) and ``redone``'s at the -1s, as one blob, without decoding.
+    Kept rows come in runs whose sources follow each other (all but the changed files'): each run is one
+    slice of the old blob, so an update copies a few long pieces rather than gathering every byte
+    through an index as long as the blob (~60 ms a standard library's two columns)."""
     offsets = np.asarray(old.offsets, dtype=np.int64)
-    kept = np.flatnonzero(source >= 0)
-    again = np.flatnonzero(source < 0)
+    source = np.asarray(source, dtype=np.int64)
+    kept = source >= 0
     encoded = [s.encode("utf-8") for s in redone]
     length = np.zeros(source.size, dtype=np.int64)
     length[kept] = offsets[source[kept] + 1] - offsets[source[kept]]
-    length[again] = [len(e) for e in encoded]
+    length[~kept] = [len(e) for e in encoded]
     out_offsets = np.zeros(source.size + 1, dtype=np.int64)
     np.cumsum(length, out=out_offsets[1:])
-    blob = np.empty(int(out_offsets[-1]), dtype=np.uint8)
-    blob[ranges(out_offsets[kept], length[kept])] = np.asarray(old.blob)[ranges(offsets[source[kept]], length[kept])]
-    blob[ranges(out_offsets[again], length[again])] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    return StringColumn(blob, out_offsets)
+    follows = np.zeros(source.size, dtype=bool)  # a kept row right after its source's predecessor
+    follows[1:] = kept[1:] & kept[:-1] & (source[1:] == source[:-1] + 1)
+    starts = np.flatnonzero(~follows).tolist() + [source.size]
+    nth = (np.cumsum(~kept) - 1).tolist()  # a redone row's number in ``redone``
+    blob = old.blob
+    pieces: list[np.ndarray] = []
+    for begin, end in zip(starts, starts[1:]):
+        if kept[begin]:
+            pieces.append(np.asarray(blob[int(offsets[source[begin]]):int(offsets[source[end - 1] + 1])]))
+        else:
+            pieces.append(np.frombuffer(encoded[nth[begin]], dtype=np.uint8))
+    return StringColumn(np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint8), out_offsets)
