@@ -483,13 +483,13 @@ def read_text_file(f: ListedFile) -> str | SkipReason:
 
 def language_for(path: str) -> str:
     """A coarse language tag from the file name, used to pick an extractor and label fragments."""
-    name = PurePosixPath(path).name
-    lower = name.lower()
+    lower = path.rsplit("/", 1)[-1].lower()  # PurePosixPath's name and suffix, without two objects a call
     if lower in ("makefile", "gnumakefile"):
         return "makefile"
     if lower == "dockerfile" or lower.startswith("dockerfile."):
         return "dockerfile"
-    suffix = PurePosixPath(lower).suffix
+    dot = lower.rfind(".")
+    suffix = lower[dot:] if 0 < dot < len(lower) - 1 else ""
     found = _LANGUAGES.get(suffix)
     if found is None:  # a language added in languages/languages.toml (C#, Ruby, PHP...)
         from acms.ingest.ts_languages import extension_map
