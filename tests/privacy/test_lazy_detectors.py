@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.keyword import DENYLIST
 
@@ -32,3 +34,24 @@ def _imports_detect_secrets(text: str) -> bool:
 def test_detect_secrets_is_imported_for_a_line_that_passes_a_gate_only() -> None:
     assert not _imports_detect_secrets("def key_of(item):\n    return item.key\n")
     assert _imports_detect_secrets('token = "Zq8xP2mK9vL4nR7tW3aB5cD7eF9gH1j"\n')
+
+
+def test_the_entropy_plugins_charsets_and_limits_are_the_installed_ones() -> None:
+    for ds in adapter._ds_plugins():
+        if ds.secret_type in adapter._DS_CHARSETS:
+            assert (ds.plugin.charset, ds.plugin.entropy_limit) == adapter._DS_CHARSETS[ds.secret_type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(['"', "'", "\\", "-", "_", "=", "+", "/", " ", "a", "b", "c", "f", "0", "1", "9",
+                                 "Zq8xP2mK", "9vL4nR7t", "W3aB5cD7", "eF9gH1jk", "deadbeef", "0123456789", "x.y"]),
+                max_size=14))
+def test_an_entropy_plugin_reports_only_on_a_line_its_closed_run_finds(pieces: list[str]) -> None:
+    line = "".join(pieces)
+    for ds in adapter._ds_plugins():
+        if ds.closed is not None and ds.plugin.analyze_line(filename="a.py", line=line):
+            assert ds.closed.search(line), (ds.secret_type, line)
+
+
+def test_a_docstring_does_not_set_detect_secrets_up() -> None:
+    assert not _imports_detect_secrets('def f():\n    """_fix_sentence_endings(chunks : [string])\n    """\n')

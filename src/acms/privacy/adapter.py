@@ -3,6 +3,7 @@ filters, never its CLI or files; its hits pass acms's decoy checks."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator
 from functools import cache, cached_property
@@ -87,6 +88,14 @@ _DS_GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
 }
 
 
+# The entropy plugins report a quoted run of their charset (``(['"])([charset]+)\1``) whose Shannon
+# entropy passes their limit, which a run shorter than 2 ** limit cannot: a line without such a run is
+# not given to them (a docstring's opening quotes passed the gates above and set detect-secrets up).
+_DS_CHARSETS = {"Base64 High Entropy String": ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/\\-_=", 4.5),
+                "Hex High Entropy String": ("0123456789abcdefABCDEF", 3.0)}
+_DS_CLOSED = {kind: re.compile(r"([\"'])[" + re.escape(charset) + "]{" + str(math.floor(2 ** limit) + 1) + r",}\1")
+              for kind, (charset, limit) in _DS_CHARSETS.items()}
+
 _DS_TYPES = tuple(sorted(_DS_KIND))  # the plugins run: every one detect-secrets has, bar _DS_SKIPPED (a test checks)
 
 
@@ -100,6 +109,7 @@ class _DsPlugin:
         self.secret_type = secret_type
         self.gate: re.Pattern[str] | None = gate if isinstance(gate, re.Pattern) else None  # searched on the line
         self.needles: frozenset[str] | None = frozenset(gate) if isinstance(gate, tuple) else None  # in the lower-cased line
+        self.closed = _DS_CLOSED.get(secret_type)  # searched on the line after ``gate``
 
     @cached_property
     def plugin(self) -> Any:
@@ -189,6 +199,8 @@ def _ds_hits(line: str, low_line: str, plugins: tuple[_DsPlugin, ...], offset: i
     ascii_line = line.isascii()
     for ds in plugins:
         if ds.gate is not None and not ds.gate.search(line):
+            continue
+        if ds.closed is not None and not ds.closed.search(line):
             continue
         if ds.ascii_gate is not None and ascii_line and not ds.ascii_gate.search(low_line):
             continue
