@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from acms.api import Index
+from acms.ingest import copies as copies_module
 from acms.ingest import emit
 from acms.ingest import symbols as symbols_module
 from acms.ingest.symbols import SymbolRows
@@ -158,3 +159,24 @@ def test_the_tree_is_written_again_only_when_it_moves(project: Path, tmp_path: P
             roots = {r["root"].value for r in store.select(
                 "SELECT ?root WHERE { GRAPH ?g { ?p a uko:Project ; uko:rootPath ?root } }")}
         assert roots == {str(moved)}
+
+
+def test_copies_are_looked_for_among_the_touched_files_stems_only(project: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies are found among files of one stem: a refresh reads the sketches of the stems it touched,
+    and finds what a look at every file finds."""
+    found = _Calls(monkeypatch, copies_module, "find_copies")
+    (project / "other").mkdir()
+    shutil.copy(project / "pkg" / "mod.py", project / "other" / "mod.py")  # a copy, elsewhere
+    with Index.open(project, **SETTINGS) as idx:
+        first = idx.index()
+        _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+        again = idx.index()
+        assert again.files_indexed == 1 and again.copies == first.copies >= 1
+        assert {copies_module._stem(f.path) for f in found.args[-1][0]} <= {"util"}
+        assert idx.index().copies == first.copies  # nothing changed: no sketch read
+        assert found.args[-1][0] == []
+        with idx.reading() as store:
+            listed = {r["path"].value: r["file"] for r in store.select(catalog.text("ingest/stored-files"))}
+            whole = copies_module.mark_copies(store, listed, {})  # every file looked at: nothing to change
+        assert whole.changed == 0 and whole.copies == first.copies

@@ -40,7 +40,7 @@ import hashlib
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from posixpath import basename, dirname
@@ -283,15 +283,22 @@ class MarkReport:
     changed: int
 
 
-def mark_copies(store: GraphStore, listed: Mapping[str, NamedNode], marks: Mapping[str, Mapping[str, bool]]
-                ) -> MarkReport:
+def mark_copies(store: GraphStore, listed: Mapping[str, NamedNode], marks: Mapping[str, Mapping[str, bool]],
+                touched: Collection[str] | None = None) -> MarkReport:
     """Bring the graph's ``uko:copyOf`` / ``uko:generated`` / ``uko:vendored`` triples in line with the
     files it holds now (``listed``: path -> file IRI, the run's listing) and their ``.gitattributes``
     ``marks`` (path -> mark -> value): the sketches of the files that share a stem with another (only
     those can be copies) read, groups found again, and only the difference written (a steady state
-    writes nothing). Each triple sits in its file's tier graph, as the file's other triples do."""
+    writes nothing). Each triple sits in its file's tier graph, as the file's other triples do.
+
+    ``touched``: the paths an incremental run wrote or removed (None: look at every file). Copies are
+    found among files of one stem only, so only the groups of those files' stems can change: the other
+    stems' sketches are not read (a standard library's ~450). The marks are looked at for every file
+    (a ``.gitattributes`` edit is no file the run indexes)."""
     stems = Counter(_stem(path) for path in listed)
-    wanted = sorted(p for p in listed if stems[_stem(p)] > 1 or any((marks.get(p) or {}).values()))
+    scope = None if touched is None else {_stem(p) for p in touched}
+    wanted = sorted(p for p in listed if stems[_stem(p)] > 1 and (scope is None or _stem(p) in scope)
+                    or any((marks.get(p) or {}).values()))
     rows = store.select(catalog.text("copies/file-sketches"), {"file": [listed[p] for p in wanted]}) if wanted else []
     iri_of: dict[str, NamedNode] = {}
     graph_of: dict[str, NamedNode] = {}
@@ -316,9 +323,14 @@ def mark_copies(store: GraphStore, listed: Mapping[str, NamedNode], marks: Mappi
                 want.add((iri_of[path].value, UKO[mark].value, "true"))
         marked += any(values.values())
     have: dict[tuple[str, str, str], tuple[Term, Term, Term]] = {}
+    path_of = {iri.value: path for path, iri in listed.items()} if scope is not None else {}
+    outside = 0  # copies of stems out of scope: as they are
     for r in store.select(catalog.text("copies/marks")):
         o = r["o"]
         key = (r["file"].value, r["p"].value, o.value if isinstance(o, NamedNode) else o.value.lower())
+        if scope is not None and key[1] == UKO.copyOf.value and key[0] in path_of and _stem(path_of[key[0]]) not in scope:
+            outside += 1
+            continue
         have[key] = (r["file"], r["p"], o)
     gone = sorted(k for k in have if k not in want)
     new = sorted(k for k in want if k not in have)
@@ -328,4 +340,4 @@ def mark_copies(store: GraphStore, listed: Mapping[str, NamedNode], marks: Mappi
                       graph_of[by_iri[s]]) for s, p, o in new]
         deletes = [(catalog.text("copies/delete-marks"), {"file p o": [have[k] for k in gone]})] if gone else []
         store.replace(deletes, quads)  # type: ignore[arg-type]
-    return MarkReport(copies=len(copies.original_of), marked=marked, changed=len(gone) + len(new))
+    return MarkReport(copies=len(copies.original_of) + outside, marked=marked, changed=len(gone) + len(new))

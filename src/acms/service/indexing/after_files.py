@@ -54,7 +54,7 @@ class AfterFiles:
                                                     keep_secrets=settings.store_secrets)
         with run.phase("copies"):  # every run, so a refresh keeps them right (acms.ingest.copies)
             listed = {f.path: run.minter.file(f.path) for f in run.listing.files} if run.listing is not None else {}
-            report.copies = mark_copies(store, listed, marks_for(run.root, list(listed))).copies
+            report.copies = mark_copies(store, listed, marks_for(run.root, list(listed)), self._touched()).copies
         with run.phase("tiers"):
             rebalanced = tiers.rebalance(store, tiers.Policy.of(settings))
             report.hot_entities, self.tiers_moved = rebalanced.hot_entities, bool(rebalanced.promoted + rebalanced.demoted)
@@ -77,6 +77,14 @@ class AfterFiles:
                 ahead.close()
         with run.phase("vectors", 1):
             self.warm_vectors(run.layout)
+
+    def _touched(self) -> list[str] | None:
+        """The paths this run wrote or removed when it was an incremental run of the files (their copies'
+        groups are looked at again; nothing when nothing changed), else None (every file)."""
+        report = self.run.report
+        if report.up_to_date:
+            return []
+        return report.changed_paths if self.run.cache_delta is not None and not report.first_run else None
 
     def _embed(self, layout: IndexLayout, ahead: embedding_ahead.EmbeddingAhead | None = None) -> None:
         """Vectors for the new fragments; a provider failure is a warning (the graph stays as written)."""
