@@ -307,6 +307,24 @@ def test_a_process_s_next_update_starts_from_the_segment_it_kept(project: Path, 
         assert spy.take() == ["keyword", "ranking", "vectors"], edit
         _assert_full_build(project, tmp_path)
     assert len(loads) == 1 + 2  # the first update's (and the checks'): the second started from what the first kept
+    layout = IndexLayout(project / ".acms")
+    store = OxigraphStore(layout.graph, read_only=True)
+    try:  # a reader in the same process answers from the indexes the update just made, not from their files
+        indexes: list[Path] = []
+        for kind in (KeywordIndex, RankingIndex):
+            monkeypatch.setattr(kind, "load", lambda directory, **_: indexes.append(directory))
+        reader = DerivedCaches(store, layout)
+        keyword, ranking = reader.keyword(), reader.ranking()
+        assert not indexes
+        assert (keyword.key, ranking.key) == (reader.text_key, reader.text_key)
+        monkeypatch.undo()
+        on_disk = KeywordIndex.load(layout.cache_dir("keyword"))
+        for query in ("parse value", "helper join parts", "class"):
+            assert keyword.scores(query).tobytes() == on_disk.scores(query).tobytes()
+    finally:
+        store.close()
+    monkeypatch.setattr(Segment, "load", counted)
+    monkeypatch.setattr(caches_module, "GARBAGE_SHARE", 1.0)
     caches_module._kept.clear()  # as in another process: the segment on disk is read
     EDITS["a file deleted"](project)
     _reindex(project)

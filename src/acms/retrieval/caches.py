@@ -61,6 +61,7 @@ class _HasKey(Protocol):
 
 
 _Keyed = TypeVar("_Keyed", bound=_HasKey)
+_Loaded = TypeVar("_Loaded", covariant=True)
 
 
 class _Places(NamedTuple):
@@ -150,23 +151,29 @@ class DerivedCaches:
             self._keyword = self._load_keyword()
         return self._keyword
 
-    def _saved(self, load: Callable[[Path], _Keyed], directory: Path, key: str | None = None) -> _Keyed | None:
+    def _saved(self, kind: _Kind[_Keyed], directory: Path, key: str | None = None) -> _Keyed | None:
         """The cache saved in ``directory`` if it is for the current graph state (or for ``key``); any
-        unreadable or stale one is simply rebuilt by the caller. What a killed builder left beside it goes
-        first (``index.scratch.sweep``: a listing and a lock try), so a reader that builds nothing clears it too."""
+        unreadable or stale one is simply rebuilt by the caller. One this process's last update kept
+        (``_kept``) is taken as it is while the directory still holds its state. What a killed builder
+        left beside it goes first (``index.scratch.sweep``: a listing and a lock try), so a reader that
+        builds nothing clears it too."""
+        want = self.text_key if key is None else key
+        kept = _kept.get(directory)
+        if kept is not None and kept.key == want and kind.saved_key(directory) == want:
+            return kept.value  # type: ignore[no-any-return]
         sweep(directory.parent)
         try:
-            index = load(directory)
+            index = kind.load(directory)
         except Exception:  # noqa: BLE001
             return None
-        return index if index.key == (self.text_key if key is None else key) else None
+        return index if index.key == want else None
 
     def _load_keyword(self) -> KeywordIndex:
-        saved = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword"))
+        saved = self._saved(KeywordIndex, self.layout.cache_dir("keyword"))
         if saved is not None:
             return saved
         if self._ranking is None:  # stale too (the same graph state): built in the same pass
-            self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking"))
+            self._ranking = self._saved(RankingIndex, self.layout.cache_dir("ranking"))
         self._build_text_caches(keyword=True, ranking=self._ranking is None)
         assert self._keyword is not None
         return self._keyword
@@ -187,11 +194,11 @@ class DerivedCaches:
         return self._ranking
 
     def _load_ranking(self) -> RankingIndex:
-        saved = self._saved(RankingIndex.load, self.layout.cache_dir("ranking"))
+        saved = self._saved(RankingIndex, self.layout.cache_dir("ranking"))
         if saved is not None:
             return saved
         if self._keyword is None:
-            self._keyword = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword"))
+            self._keyword = self._saved(KeywordIndex, self.layout.cache_dir("keyword"))
         self._build_text_caches(keyword=self._keyword is None, ranking=True)
         assert self._ranking is not None
         return self._ranking
@@ -219,11 +226,14 @@ class DerivedCaches:
             if built is None:
                 built = KeywordIndex.from_chunks(segment.frags, segment.documents(), segment.text.tokens,
                                                  spill_dir=self.layout.cache, numbering=segment.numbering)
+            _kept.pop(self.layout.cache_dir("keyword"), None)
             built.save(self.layout.cache_dir("keyword"), key=self.text_key)
+            if update is not None:  # a few files' delta over the mapped base: held for this process's readers
+                _kept[self.layout.cache_dir("keyword")] = _Kept(self.text_key, built)
             # mapped, not held; another process rebuilding the same cache may be swapping the directory
             # at this moment (a reader beside a writer): then the index just built is used as it is
             if keep:
-                self._keyword = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword")) or built
+                self._keyword = self._saved(KeywordIndex, self.layout.cache_dir("keyword")) or built
             del built
             self._built("keyword", updated)
             release_freed()
@@ -232,9 +242,11 @@ class DerivedCaches:
             spliced = self._spliced_ranking(segment, update)
             if spliced is not None:
                 ranking = False
+                _kept.pop(self.layout.cache_dir("ranking"), None)
                 spliced.save(self.layout.cache_dir("ranking"), key=self.text_key)
+                _kept[self.layout.cache_dir("ranking")] = _Kept(self.text_key, spliced)
                 if keep:
-                    self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or spliced
+                    self._ranking = self._saved(RankingIndex, self.layout.cache_dir("ranking")) or spliced
                 del spliced
                 self._built("ranking", True)
         if ranking:
@@ -247,9 +259,10 @@ class DerivedCaches:
             release_freed()
             built_ranking = RankingIndex.from_windows(places, windows)
             del places, windows
+            _kept.pop(self.layout.cache_dir("ranking"), None)
             built_ranking.save(self.layout.cache_dir("ranking"), key=self.text_key)
             if keep:
-                self._ranking = self._saved(RankingIndex.load, self.layout.cache_dir("ranking")) or built_ranking
+                self._ranking = self._saved(RankingIndex, self.layout.cache_dir("ranking")) or built_ranking
             del built_ranking
             self._built("ranking", updated)
             release_freed()
@@ -259,7 +272,7 @@ class DerivedCaches:
         """The keyword index saved for the state before the run with the rows read again replaced
         (:func:`acms.index.splice.spliced`); None when there is none to update."""
         assert self._delta is not None
-        old = self._saved(KeywordIndex.load, self.layout.cache_dir("keyword"), self._delta.text_key)
+        old = self._saved(KeywordIndex, self.layout.cache_dir("keyword"), self._delta.text_key)
         if old is None or len(old) != update.old_rows:
             return None
         source = np.full(len(segment), -1, dtype=np.int64)
@@ -271,7 +284,7 @@ class DerivedCaches:
         """The ranking index saved for the state before the run, updated for the files whose rows were
         read again and the places that moved (:func:`acms.ranking.splice.spliced_ranking`)."""
         assert self._delta is not None
-        old = self._saved(RankingIndex.load, self.layout.cache_dir("ranking"), self._delta.text_key)
+        old = self._saved(RankingIndex, self.layout.cache_dir("ranking"), self._delta.text_key)
         if old is None or len(old.frag_ids) != update.old_placed:
             return None
         placed = segment.placed()
@@ -331,11 +344,7 @@ class DerivedCaches:
         return segment, places.single
 
     def _saved_segment(self, key: str) -> Segment | None:
-        directory = self.layout.cache_dir("tokens")
-        kept = _kept.get(directory)
-        if kept is not None and kept.key == key and Segment.saved_key(directory) == key:
-            return kept.segment
-        return self._saved(Segment.load, directory, key)
+        return self._saved(Segment, self.layout.cache_dir("tokens"), key)
 
     def _updated_segment(self) -> Segment | None:
         """The segment saved for the state before the index run, with the rows of the files it changed
@@ -352,7 +361,7 @@ class DerivedCaches:
         if len(again) > UPDATE_SHARE * len(old):
             return None  # bound reads of most of the corpus: slower than reading it whole
         numbered = _kept.get(self.layout.cache_dir("tokens"))
-        vocab = numbered.vocab if numbered is not None and numbered.segment is old else None
+        vocab = numbered.vocab if numbered is not None and numbered.value is old else None
         table, rows = (TokenTable(old.text.tokens) if vocab is None else TokenTable.going_on(vocab)), _Rows()
         reader = CorpusReader(self.store)
         for row in reader.rows_of(again):
@@ -527,17 +536,26 @@ class DerivedCaches:
 
 
 class _Kept(NamedTuple):
-    key: str
-    segment: Segment
-    vocab: dict[str, int] | None  # the numbering of its tokens, token -> number (None: not kept)
+    key: str  # the graph state it is of
+    value: Any  # the cache: a Segment, a KeywordIndex, a RankingIndex
+    vocab: dict[str, int] | None = None  # a segment's token numbering, token -> number (None: not kept)
 
 
-# The segment an update in this process saved last, per cache directory, with its tokens' numbering: a
-# long-lived process (a server, a watcher) starts its next update from them rather than reading the
-# files back and numbering every token again (~0.1 s a standard library per refresh, for the memory
-# the segment takes between refreshes: it is held during one anyway). Only an update leaves one: a
-# full build's segment is let go before the vectors, the first index's peak.
+# What an update in this process saved last, per cache directory: a long-lived process (a server, a
+# watcher) answers its next reads from the keyword and ranking indexes it just made (each a small
+# delta over a mapped base) and starts its next update from the segment and its tokens' numbering,
+# rather than reading the files back (a standard library: ~0.1 s per refresh for the segment, ~50 ms
+# for the indexes' first answer after it). Only an update leaves them: a full build's caches are let
+# go before the vectors, the first index's peak.
 _kept: dict[Path, _Kept] = {}
+
+
+class _Kind(Protocol[_Loaded]):
+    """A cache class: what ``_saved`` needs of it."""
+
+    def load(self, directory: Path) -> _Loaded: ...
+
+    def saved_key(self, directory: Path) -> str | None: ...
 
 
 @dataclass(frozen=True)
