@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acms.ingest.attributes import marks_for, parse_attributes
+from acms.ingest.attributes import Attributes, marks_for, parse_attributes
 from acms.ingest.walker import SkipReason, list_files
 
 
@@ -83,3 +83,17 @@ def test_a_vendored_folder_lists_the_files_marked_not_vendored(tmp_path: Path, g
     vendored = listing.skipped[SkipReason.VENDORED]
     assert "vendor/theirs.js" in vendored and "node_modules/other.js" in vendored and "third_party/" in vendored
     assert marks_for(tmp_path, [f.path for f in listing.files])["vendor/ours/a.js"] == {"vendored": False}
+
+
+def test_marks_for_asks_each_folder_once_and_only_ruled_folders_per_file(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refresh marks every listed file again: a folder no rule reaches costs one look, not one per file."""
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / ".gitattributes").write_text("*.py linguist-generated\n")
+    paths = [f"src/m{i}.py" for i in range(50)] + [f"gen/g{i}.py" for i in range(3)]
+    asked: list[str] = []
+    real = Attributes._rules_for
+    monkeypatch.setattr(Attributes, "_rules_for", lambda self, path: asked.append(path) or real(self, path))
+    marks = marks_for(tmp_path, paths)
+    assert marks == {f"gen/g{i}.py": {"generated": True} for i in range(3)}
+    assert len([p for p in asked if p.startswith("src/")]) == 1

@@ -167,7 +167,11 @@ def marks_for(root: Path, paths: list[str]) -> dict[str, dict[str, bool]]:
     marks some rule specifies)."""
     attributes = Attributes(root)
     out: dict[str, dict[str, bool]] = {}
+    ruled: dict[str, bool] = {}  # folder -> whether any rule can apply to its files (most: none)
     for path in paths:
-        if found := attributes.marks(path):
+        folder = path.rpartition("/")[0]
+        if folder not in ruled:
+            ruled[folder] = bool(attributes._rules_for(path))
+        if ruled[folder] and (found := attributes.marks(path)):
             out[path] = found
     return out
