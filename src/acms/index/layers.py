@@ -203,11 +203,6 @@ class Layered:
         out[~live] = np.asarray(delta.ids or [], dtype=object)
         return out.tolist()
 
-    def garbage(self) -> float:
-        """Dead base documents and delta documents, as a share of the live documents."""
-        live_base = self.num_docs - self.delta.size
-        return (len(self.base_ids) - live_base + self.delta.size) / max(self.num_docs, 1)
-
     # -- terms --------------------------------------------------------------------------------------------
     @property
     def vocab_dict(self) -> dict[str, int]:
