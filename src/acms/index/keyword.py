@@ -9,6 +9,10 @@ chooses (e.g. a digest of the fragment set) so that a stale index is detected on
     index.top("parse_http_header", k=10)   # [(id, score), …], score > 0, best first
     index.save(path, key=digest); KeywordIndex.load(path).key == digest
 
+An update (:func:`acms.index.splice.spliced`) returns an index layered on the one it started from: a base
+(these files, linked rather than written when saved) and a small delta, scored at query time from the
+term counts (:mod:`acms.index.layers`); it answers every query as a full build of its documents does.
+
 Scoring is bm25s' Lucene variant (k1=1.5, b=0.75, idf = ln(1 + (N - df + 0.5) / (df + 0.5))).
 A query token repeated counts again (bm25s' behaviour, as rank_bm25's); tokens unknown to the
 index add nothing; an empty corpus or a query without known tokens scores 0 everywhere.
@@ -73,7 +77,7 @@ _COUNTS_DIR = "counts"
 class Counts:
     """What an index's scores are made of besides its terms' document frequencies: each pair's term
     count (aligned with the CSC ``indices``) and each document's length in terms. Saved beside bm25s'
-    files (``counts/``); a reader never needs them.
+    files (``counts/``); a reader of a full index never needs them, one of a layered index scores from them.
 
     ``numbers``/``numbering``: each term's number in the token list the index was built from, and a name
     of that numbering (the caches' tokenised corpus, :class:`acms.retrieval.segment.Segment`, whose
