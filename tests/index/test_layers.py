@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +22,7 @@ from hypothesis import strategies as st
 from acms.index import layers
 from acms.index.keyword import KeywordIndex
 from acms.index.layers import Delta
+from acms.index.scratch import sweep
 from acms.index.splice import spliced
 from acms.index.token_table import TokenTable
 
@@ -188,3 +193,45 @@ def test_an_inconsistent_delta_is_an_error_to_rebuild_on(tmp_path: Path) -> None
     np.save(tmp_path / "1" / "delta" / "source.npy", np.arange(5, dtype=np.int32))
     with pytest.raises(StoreError, match="inconsistent"):
         KeywordIndex.load(tmp_path / "1")
+
+
+# A saver in another process: it updates the index, links the base and writes the delta's first file,
+# says where, then waits to be killed.
+_SAVER = textwrap.dedent("""
+    import sys, numpy as np
+    from pathlib import Path
+    from acms.index.keyword import KeywordIndex
+    from acms.index.layers import Delta
+    from acms.index.splice import spliced
+    cache = Path(sys.argv[1])
+    old = KeywordIndex.load(cache)
+    source = np.arange(len(old), dtype=np.int64)
+    source[1] = -1
+    got = spliced(old, old.ids, source, np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64), [])
+    assert got is not None and got.layered is not None
+    def half(delta, directory):
+        directory.mkdir(parents=True)
+        np.save(directory / "source.npy", np.asarray(delta.source))
+        print(directory, flush=True)
+        sys.stdin.read()
+    Delta.save = half
+    got.save(cache, key="after")
+""")
+
+
+def test_a_save_killed_between_files_leaves_the_index_that_was_there(tmp_path: Path) -> None:
+    texts = _corpus(100)
+    _build(texts).save(tmp_path / "cache", key="before")
+    proc = subprocess.Popen([sys.executable, "-c", _SAVER, str(tmp_path / "cache")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdin is not None
+    half = Path(proc.stdout.readline().strip())
+    assert (half / "source.npy").is_file() and (half.parent / "bm25" / "data.csc.index.npy").is_file()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    proc.stdin.close()
+    proc.stdout.close()
+    assert KeywordIndex.saved_key(tmp_path / "cache") == "before"
+    _same(KeywordIndex.load(tmp_path / "cache"), _build(texts))
+    assert half.parent in sweep(tmp_path)  # what the killed saver left goes with the next sweep
+    assert [p.name for p in tmp_path.iterdir()] == ["cache"]
