@@ -149,6 +149,17 @@ def _assert_full_build(root: Path, tmp_path: Path) -> None:
     _same_vectors(VectorMatrix.load(layout.cache_dir("vectors")), VectorMatrix.load(full.cache_dir("vectors")))
     _same_keyword(KeywordIndex.load(layout.cache_dir("keyword")), KeywordIndex.load(full.cache_dir("keyword")))
     _same_ranking(RankingIndex.load(layout.cache_dir("ranking")), RankingIndex.load(full.cache_dir("ranking")))
+    for built in (layout, full):
+        _aligned_as_by_ids(RankingIndex.load(built.cache_dir("ranking")), KeywordIndex.load(built.cache_dir("keyword")))
+
+
+def _aligned_as_by_ids(ranking: RankingIndex, keyword: KeywordIndex) -> None:
+    """The positions the caches saved with the ranking index align it with the keyword index as
+    comparing their ids does."""
+    assert ranking.keyword_rows is not None and keyword.key == ranking.key
+    saved = ranking.aligned(keyword).copy()
+    ranking.keyword_rows, ranking._aligned = None, None
+    assert np.array_equal(saved, ranking.aligned(keyword))
 
 
 def _same_vectors(got: VectorMatrix | None, want: VectorMatrix | None) -> None:

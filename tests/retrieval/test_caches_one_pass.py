@@ -64,6 +64,7 @@ def test_one_pass_caches_are_the_corpus_caches(tmp_path: Path) -> None:
                         r.qn or "")
             for r in rows if r.file is not None and r.file in paths)
         keyword.save(tmp_path / "keyword", key=caches.text_key)
+        ranking.keyword_rows = ranking.aligned(keyword)[:, 4].copy()  # the caches save where each document sits
         ranking.save(tmp_path / "ranking", key=caches.text_key)
         assert len(rows) > 50 and len(ranking.windows) > len(ranking.files)
         assert _files(idx.layout.cache_dir("keyword")) == _files(tmp_path / "keyword")

@@ -242,6 +242,7 @@ class DerivedCaches:
             spliced = self._spliced_ranking(segment, update)
             if spliced is not None:
                 ranking = False
+                spliced.keyword_rows = _keyword_rows(segment, spliced)
                 _kept.pop(self.layout.cache_dir("ranking"), None)
                 spliced.save(self.layout.cache_dir("ranking"), key=self.text_key)
                 _kept[self.layout.cache_dir("ranking")] = _Kept(self.text_key, spliced)
@@ -251,6 +252,7 @@ class DerivedCaches:
                 self._built("ranking", True)
         if ranking:
             places = segment.places()
+            placed = segment.placed()
             text, numbering = segment.text, segment.numbering
             del segment  # the places hold what the ranking index needs of the rows
             release_freed()
@@ -259,6 +261,7 @@ class DerivedCaches:
             release_freed()
             built_ranking = RankingIndex.from_windows(places, windows)
             del places, windows
+            built_ranking.keyword_rows = _keyword_rows(placed, built_ranking)
             _kept.pop(self.layout.cache_dir("ranking"), None)
             built_ranking.save(self.layout.cache_dir("ranking"), key=self.text_key)
             if keep:
@@ -693,6 +696,16 @@ class _Rows:
                        _numbers(self.firsts, np.int64)[rows], _numbers(self.counts, np.int64)[rows],
                        np.fromiter((CONTAINER.get(kinds.get(f, ""), 0) for f in frags), dtype=np.int8, count=len(frags)),
                        [outlines.get(f) for f in frags], [nesting.get(f) for f in frags], text, hot)
+
+
+def _keyword_rows(rows: Segment | np.ndarray, ranking: RankingIndex) -> np.ndarray | None:
+    """Per row of a segment (a document of the keyword index built from it), its fragment's position in
+    the ranking index built from the same rows, or -1: the placed rows, in order (``Segment.places``).
+    None when the ranking index holds another number of them (a fragment of two rows)."""
+    placed = rows.placed() if isinstance(rows, Segment) else rows
+    if int(placed.sum()) != ranking.frag_ids.size:
+        return None
+    return np.where(placed, np.cumsum(placed) - 1, -1).astype(np.int64)
 
 
 def _numbers(values: array, dtype: Any) -> np.ndarray:
