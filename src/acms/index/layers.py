@@ -212,18 +212,17 @@ class Layered:
     def token_ids(self, terms: Iterable[str]) -> list[int]:
         """The numbers of those ``terms`` the base or the delta holds, in order (the base's vocabulary
         looked up unparsed, as ``Postings.token_ids`` does)."""
+        return [i for i in self.term_ids(terms) if i is not None]
+
+    def term_ids(self, terms: Iterable[str]) -> list[int | None]:
+        """Each of ``terms``' number, None for a term neither the base nor the delta holds."""
         terms = list(terms)
         added, found = self.delta.added, self._found
         missing = [t for t in dict.fromkeys(terms) if t not in found and t not in added]
         if missing:
             for term, got in zip(missing, self.base.term_ids(missing)):
                 found[term] = got
-        out = []
-        for t in terms:
-            i = added[t] if t in added else found[t]
-            if i is not None:
-                out.append(i)
-        return out
+        return [added[t] if t in added else found[t] for t in terms]
 
     def document_frequencies(self) -> np.ndarray:
         """Every term's number of live documents (a pass over every base pair: for inspection and tests)."""

@@ -117,12 +117,13 @@ def _spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: 
     if by_number:
         terms, numbered, added = _by_number(numbers, old_numbers, layered.n_terms, tokens)
         vocab = None
-    else:
-        vocab = layered.vocab_dict
-        n_before = len(vocab)
-        terms = np.fromiter((vocab.setdefault(tokens[n], len(vocab)) for n in numbers.tolist()), dtype=np.int64,
-                            count=numbers.size)
-        added = {term: t for term, t in vocab.items() if t >= n_before}
+    else:  # by name, the vocabulary looked up unparsed for a few terms (a file's path and names)
+        vocab = None
+        words = [tokens[n] for n in numbers.tolist()]
+        added = {}
+        terms = np.empty(numbers.size, dtype=np.int64)
+        for k, (word, t) in enumerate(zip(words, layered.term_ids(words))):
+            terms[k] = t if t is not None else added.setdefault(word, layered.n_terms + len(added))
         numbered = np.concatenate([old_numbers, np.full(len(added), -1, dtype=np.int64)])
     new_term, new_doc, new_tf = _pairs(flat, numbers, terms, lengths, fresh)
     # the old delta's kept pairs with them, sorted by (term, document)
@@ -144,7 +145,7 @@ def _spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: 
     garbage = (len(start.base_ids) - live_base + in_delta.size) / max(n_docs, 1)
     if whole or garbage > MERGE_SHARE or other_numbering:
         if numbering and other_numbering:  # kept, so that the next update finds terms by number
-            assert vocab is not None
+            vocab = {**layered.vocab_dict, **added}
             number_of = {token: n for n, token in enumerate(tokens)}
             numbered = np.full(len(vocab), -1, dtype=np.int64)
             for word, t in vocab.items():
