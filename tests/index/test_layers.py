@@ -23,7 +23,7 @@ from acms.index import layers
 from acms.index.keyword import KeywordIndex
 from acms.index.layers import Delta
 from acms.index.scratch import sweep
-from acms.index.splice import spliced
+from acms.index.splice import spliced, spliced_whole
 from acms.index.token_table import TokenTable
 
 from .test_splice import same_answers
@@ -129,6 +129,31 @@ def test_a_small_update_is_layered_its_base_linked_and_deltas_stack(tmp_path: Pa
         assert loaded.layered is not None
         _same(loaded, _build(texts))
     assert loaded.top("brand_new_term", 5)[0][0] == "e0"
+
+
+def test_an_index_kept_in_memory_after_its_save_links_what_it_saved(tmp_path: Path) -> None:
+    """A process that keeps the index it saved (merged or layered) and updates it again links the files
+    of that save, whether the directory was replaced or the index saved elsewhere."""
+    texts = _corpus(100)
+    _build(texts).save(tmp_path / "a")
+    index = KeywordIndex.load(tmp_path / "a")
+    first = os.stat(tmp_path / "a" / "bm25" / "indices.csc.index.npy").st_ino
+    for step, target in enumerate(["a", "b", "b", "c"]):  # "a" replaced at once, "b" saved over
+        texts[f"d{step:04d}"] = f"w{step} parse_header"
+        index = _update(index, texts, {f"d{step:04d}"})
+        assert index.layered is not None
+        index.save(tmp_path / target)
+        assert os.stat(tmp_path / target / "bm25" / "indices.csc.index.npy").st_ino == first
+        _same(KeywordIndex.load(tmp_path / target), _build(texts))
+    merged = spliced_whole(index, index.ids, np.arange(len(index)), np.zeros(0, np.int32), np.zeros(0, np.int64), [])
+    assert merged is not None and merged.layered is None
+    merged.save(tmp_path / "d")
+    texts["d0050"] = "w9"
+    again = _update(merged, texts, {"d0050"})
+    again.save(tmp_path / "e")
+    assert os.stat(tmp_path / "e" / "bm25" / "data.csc.index.npy").st_ino == \
+        os.stat(tmp_path / "d" / "bm25" / "data.csc.index.npy").st_ino
+    _same(KeywordIndex.load(tmp_path / "e"), _build(texts))
 
 
 def test_past_the_share_an_update_merges_into_a_full_base(tmp_path: Path) -> None:

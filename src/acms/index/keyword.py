@@ -412,7 +412,14 @@ class KeywordIndex:
             if layered is not None:
                 manifest["base_documents"] = len(layered.base_ids)
             (tmp / _MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+            saved = BaseFiles(Path(directory), BaseFiles.before_loading(tmp).stats)  # the files renamed into place
         self._key = key
+        # an update of this object (a process that keeps it) links the files just saved, not the ones it was
+        # loaded from (gone, when the directory was replaced), and a merged index's are linked too
+        if layered is not None:
+            layered.files = saved
+        else:
+            self.files = saved
 
     def _write(self, tmp: Path) -> None:
         if isinstance(self._retriever, Postings):  # a loaded or spliced index: bm25s' files, without bm25s
