@@ -128,13 +128,13 @@ class Delta:
         for name, dtype in zip(self._ARRAYS, self._TYPES):
             np.save(directory / f"{name}.npy", np.asarray(getattr(self, name), dtype=dtype))
         ids = {"added": self.added, "ids": self.ids, "all_ids": self.all_ids, "positional": self.positional}
-        (directory / "terms.json").write_text(json.dumps(ids, ensure_ascii=False), encoding="utf-8")
+        (directory / "delta.json").write_text(json.dumps(ids, ensure_ascii=False), encoding="utf-8")
 
     @classmethod
     def load(cls, directory: Path, *, mmap: bool = True) -> Delta:
         mode = "r" if mmap else None
         arrays = {name: np.load(directory / f"{name}.npy", mmap_mode=mode, allow_pickle=False) for name in cls._ARRAYS}
-        meta = json.loads((directory / "terms.json").read_text(encoding="utf-8"))
+        meta = json.loads((directory / "delta.json").read_text(encoding="utf-8"))
         return cls(**arrays, added={str(k): int(v) for k, v in meta["added"].items()}, ids=meta["ids"],
                    all_ids=meta["all_ids"], positional=bool(meta["positional"]))
 
