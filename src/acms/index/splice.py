@@ -111,20 +111,8 @@ def _spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: 
     # the new documents' pairs, their terms numbered in the index's vocabulary (new ones after it)
     flat = np.asarray(flat, dtype=np.int64)
     numbers = np.unique(flat)
-    old_numbers = _numbers(start)
     other_numbering = numbering != start.counts.numbering  # the base's numbers would not be the caller's
-    by_number = bool(numbering) and not other_numbering
-    if by_number:
-        terms, numbered, added = _by_number(numbers, old_numbers, layered.n_terms, tokens)
-        vocab = None
-    else:  # by name, the vocabulary looked up unparsed for a few terms (a file's path and names)
-        vocab = None
-        words = [tokens[n] for n in numbers.tolist()]
-        added = {}
-        terms = np.empty(numbers.size, dtype=np.int64)
-        for k, (word, t) in enumerate(zip(words, layered.term_ids(words))):
-            terms[k] = t if t is not None else added.setdefault(word, layered.n_terms + len(added))
-        numbered = np.concatenate([old_numbers, np.full(len(added), -1, dtype=np.int64)])
+    terms, numbered, added = _terms(start, numbers, tokens, by_number=bool(numbering) and not other_numbering)
     new_term, new_doc, new_tf = _pairs(flat, numbers, terms, lengths, fresh)
     # the old delta's kept pairs with them, sorted by (term, document)
     old_term = np.repeat(np.asarray(start.delta.terms, dtype=np.int64),
@@ -144,6 +132,7 @@ def _spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: 
     live_base = n_docs - in_delta.size
     garbage = (len(start.base_ids) - live_base + in_delta.size) / max(n_docs, 1)
     if whole or garbage > MERGE_SHARE or other_numbering:
+        vocab = None
         if numbering and other_numbering:  # kept, so that the next update finds terms by number
             vocab = {**layered.vocab_dict, **added}
             number_of = {token: n for n, token in enumerate(tokens)}
@@ -164,6 +153,23 @@ def _spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: 
                   tf.astype(np.int32), {**start.delta.added, **added}, numbered[layered.n_base_terms:],
                   **_ids_of(ids, start.base_ids, new_source, in_delta))  # type: ignore[arg-type]
     return KeywordIndex(ids, Layered(start.base, start.counts, start.base_ids, delta, start.files))
+
+
+def _terms(start: _Start, numbers: np.ndarray, tokens: Sequence[str],
+           *, by_number: bool) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """The terms of token ``numbers`` (sorted) in the index's vocabulary, those it lacks numbered after it:
+    (their terms, every term's token number, the added terms by name). By number when the caller's
+    numbering is the index's, else by name, the vocabulary looked up unparsed for a few terms (a file's
+    path and names) as a query's are."""
+    layered, old_numbers = start.layered, _numbers(start)
+    if by_number:
+        return _by_number(numbers, old_numbers, layered.n_terms, tokens)
+    words = [tokens[n] for n in numbers.tolist()]
+    added: dict[str, int] = {}
+    terms = np.empty(numbers.size, dtype=np.int64)
+    for k, (word, t) in enumerate(zip(words, layered.term_ids(words))):
+        terms[k] = t if t is not None else added.setdefault(word, layered.n_terms + len(added))
+    return terms, np.concatenate([old_numbers, np.full(len(added), -1, dtype=np.int64)]), added
 
 
 def _numbers(start: _Start) -> np.ndarray:
