@@ -343,6 +343,27 @@ def test_a_process_s_next_update_starts_from_the_segment_it_kept(project: Path, 
     _assert_full_build(project, tmp_path)
 
 
+def test_an_update_links_the_saved_text_and_writes_only_what_it_added(project: Path, tmp_path: Path, spy: _Spy,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The token array, its line ends and the vocabulary only grow by an update: the saved ones stay the
+    same files (linked), one tail after them holds what every update since added, and what is read
+    back builds the caches a full build makes."""
+    monkeypatch.setattr(caches_module, "GARBAGE_SHARE", 1.0)
+    tokens = project / ".acms" / "cache" / "tokens"
+    first = {name: (tokens / name).stat().st_ino for name in ("ids.npy", "line_ends.npy", "tokens.txt")}
+    for edit in ("a function body", "a file added", "a file deleted"):
+        caches_module._kept.clear()  # each update as another process's: from the files
+        EDITS[edit](project)
+        _reindex(project)
+        assert spy.take() == ["keyword", "ranking", "vectors"], edit
+        assert {name: (tokens / name).stat().st_ino for name in first} == first, edit
+        assert all((tokens / name.replace(".", ".tail.", 1)).is_file() for name in first), edit
+        _assert_full_build(project, tmp_path)
+    saved = Segment.load(tokens)
+    assert saved.prefix is not None and saved.prefix[1:] == (len(saved.text.ids), len(saved.text.line_ends),
+                                                             len(saved.text.tokens))
+
+
 def test_the_dead_tokens_an_update_counts_are_never_fewer_than_there_are(project: Path, spy: _Spy,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """An update decides whether to compact from a bound on the dead tokens, without a pass over every

@@ -316,7 +316,7 @@ class DerivedCaches:
         if segment is not None:
             directory = self.layout.cache_dir("tokens")
             _kept.pop(directory, None)
-            segment.save(directory, key=self.text_key)
+            segment = segment.save(directory, key=self.text_key)
             _kept[directory] = _Kept(self.text_key, segment, self._numbering)
             self.segment = segment
             return segment, True
