@@ -235,41 +235,64 @@ class Layered:
         return df
 
     # -- scores -------------------------------------------------------------------------------------------
-    def pairs(self, term: int) -> tuple[np.ndarray, np.ndarray]:
-        """Term ``term``'s live documents (current positions) and counts: its base pairs of live documents,
-        then its delta pairs."""
-        docs, tfs = [], []
-        if term < self.n_base_terms:
-            indptr = self.base.scores["indptr"]
-            start, end = int(indptr[term]), int(indptr[term + 1])  # type: ignore[index]
-            if end > start:
-                at = self.now[np.asarray(self.base.scores["indices"][start:end])]  # type: ignore[index]
-                keep = at >= 0
-                docs.append(at[keep])
-                tfs.append(np.asarray(self.counts.tf[start:end])[keep])
+    @cached_property
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The base's indptr, documents and counts as plain arrays (slices of a memory map cost a Python
+        object each)."""
+        scores_ = self.base.scores
+        return (np.asarray(scores_["indptr"], dtype=np.int64), np.asarray(scores_["indices"]),  # type: ignore[arg-type]
+                np.asarray(self.counts.tf))
+
+    def pairs(self, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The live pairs of ``terms`` (distinct term numbers), grouped by term in their order: each pair's
+        term (an index into ``terms``), current document and count; a term's base pairs of live documents
+        come first, then its delta pairs."""
+        indptr, indices, tf = self._arrays
+        terms = np.asarray(terms, dtype=np.int64)
+        in_base = terms < self.n_base_terms
+        starts = np.where(in_base, indptr[np.minimum(terms, self.n_base_terms)], 0)
+        counts = np.where(in_base, indptr[np.minimum(terms, self.n_base_terms - 1) + 1] - starts, 0)
+        at = _ranges(starts, counts)
+        base_term = np.repeat(np.arange(terms.size, dtype=np.int64), counts)
+        base_doc = self.now[indices[at]]
+        live = base_doc >= 0
         delta = self.delta
-        k = int(np.searchsorted(delta.terms, term))
-        if k < delta.terms.size and int(delta.terms[k]) == term:
-            start, end = int(delta.indptr[k]), int(delta.indptr[k + 1])
-            docs.append(self.delta_now[np.asarray(delta.docs[start:end], dtype=np.int64)])
-            tfs.append(np.asarray(delta.tf[start:end]))
-        if not docs:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
-        return np.concatenate(docs), np.concatenate(tfs)
+        k = np.searchsorted(delta.terms, terms)
+        found = k < delta.terms.size
+        found[found] = np.asarray(delta.terms)[k[found]] == terms[found]
+        d_indptr = np.asarray(delta.indptr, dtype=np.int64)
+        d_starts = np.where(found, d_indptr[np.minimum(k, d_indptr.size - 1)], 0)
+        d_counts = np.where(found, d_indptr[np.minimum(k + 1, d_indptr.size - 1)] - d_starts, 0)
+        d_at = _ranges(d_starts, d_counts)
+        term = np.concatenate([base_term[live], np.repeat(np.arange(terms.size, dtype=np.int64), d_counts)])
+        doc = np.concatenate([base_doc[live], self.delta_now[np.asarray(delta.docs, dtype=np.int64)[d_at]]])
+        count = np.concatenate([tf[at][live], np.asarray(delta.tf)[d_at]])
+        order = np.argsort(term, kind="stable")
+        return term[order], doc[order], count[order]
 
     def get_scores_from_ids(self, query_tokens_ids: Sequence[int]) -> np.ndarray:
         """Every current document's score for these term numbers, each term's scores made from the counts
-        and added in query order (a repeated term again), as a full build's index adds its stored ones."""
+        (every term of the query at once) and added in query order (a repeated term again), as a full
+        build's index adds its stored ones."""
+        ids = np.asarray(query_tokens_ids, dtype=np.int64)
+        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= self.n_terms):
+            raise ValueError("a query token id is outside the index's vocabulary")
+        terms, which = np.unique(ids, return_inverse=True)
+        term, doc, count = self.pairs(terms)
+        df = np.bincount(term, minlength=terms.size)
+        values = scores(idfs(df, self.num_docs)[term], count, self._norm[doc])
+        ends = np.cumsum(df)
         out = np.zeros(self.num_docs, dtype=np.float32)
-        made: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for term in query_tokens_ids:
-            term = int(term)
-            if not 0 <= term < self.n_terms:
-                raise ValueError("a query token id is outside the index's vocabulary")
-            if term not in made:
-                docs, tf = self.pairs(term)
-                idf = idfs(np.asarray([docs.size], dtype=np.int64), self.num_docs)
-                made[term] = docs, scores(idf, tf, self._norm[docs])
-            docs, values = made[term]
-            out[docs] += values
+        for t in which.tolist():
+            start, end = int(ends[t] - df[t]), int(ends[t])
+            out[doc[start:end]] += values[start:end]
         return out
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``starts[i]``, ..., ``starts[i] + counts[i] - 1`` for every ``i``, end to end."""
+    total = int(counts.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    firsts = np.cumsum(counts) - counts  # where each run begins in the output
+    return np.repeat(starts - firsts, counts) + np.arange(total, dtype=np.int64)
