@@ -18,6 +18,7 @@ from acms.ingest.symbols import SymbolRows
 from acms.retrieval.segment import Segment
 from acms.service.freshness import Manifest, last_run
 from acms.sparql import catalog
+from acms.store.oxigraph import OxigraphStore
 from acms.vocab import UKO
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -180,3 +181,13 @@ def test_copies_are_looked_for_among_the_touched_files_stems_only(project: Path,
             listed = {r["path"].value: r["file"] for r in store.select(catalog.text("ingest/stored-files"))}
             whole = copies_module.mark_copies(store, listed, {})  # every file looked at: nothing to change
         assert whole.changed == 0 and whole.copies == first.copies
+
+
+def test_a_refresh_flushes_the_store_once_when_it_lands(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's bracket flushes what it wrote as it lands (``run_marker.commit``): no phase flushes before."""
+    flushes = _Calls(monkeypatch, OxigraphStore, "flush")
+    _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    with Index.open(project, **SETTINGS) as idx:
+        assert idx.index().files_indexed == 1
+        assert len(flushes) == 0
+        assert not idx.look().stale
