@@ -421,6 +421,18 @@ class KeywordIndex:
         else:
             self.files = saved
 
+    def moved(self, directory: Path) -> None:
+        """The files this index saved last now sit in ``directory``: it was saved inside another cache's
+        scratch directory, renamed since (the ranking index's three), and its next update links them there."""
+        layered = self.layered
+        files = layered.files if layered is not None else self.files
+        if files is not None:
+            files = BaseFiles(Path(directory), files.stats)
+            if layered is not None:
+                layered.files = files
+            else:
+                self.files = files
+
     def _write(self, tmp: Path) -> None:
         if isinstance(self._retriever, Postings):  # a loaded or spliced index: bm25s' files, without bm25s
             _save_postings(self._retriever, tmp / _BM25_DIR)

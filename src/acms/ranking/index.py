@@ -274,6 +274,8 @@ class RankingIndex:
             meta = {"format": FORMAT, "key": key, "files": self.files, "dense": self.dense}
             (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
         self.key = key
+        for name in ("windows", "paths", "names"):  # their files were renamed with the scratch directory
+            getattr(self, name).moved(Path(directory) / name)
 
     @staticmethod
     def saved_key(directory: Path) -> str | None:
