@@ -72,7 +72,7 @@ def _keyword_answers(got: KeywordIndex, want: KeywordIndex, label: str) -> list[
     sample of their terms alone and three at a time."""
     if got.ids != want.ids:
         return [f"{label}: other documents"]
-    terms = sorted(want.retriever.vocab_dict) if want.retriever is not None else []
+    terms = want.terms()  # either layout: a full index's vocabulary, or a base and a delta's live terms
     queries = terms[::97] + [" ".join(terms[i : i + 3]) for i in range(0, len(terms), 389)]
     return [f"{label}: other scores for {q!r}" for q in queries
             if got.scores(q).tobytes() != want.scores(q).tobytes()][:5]
