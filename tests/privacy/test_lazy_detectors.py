@@ -66,3 +66,12 @@ def test_a_plain_file_compiles_few_of_the_rules() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     rules, compiled = map(int, out.stdout.split())
     assert rules > 50 and compiled <= 10
+
+
+def test_each_needle_knows_every_needle_it_starts_with() -> None:
+    from acms.privacy.scrubber import _needle_index
+
+    _, prefixes = _needle_index()
+    needles = set(prefixes)
+    assert len(needles) > 50
+    assert prefixes == {n: frozenset(m for m in needles if n.startswith(m)) for n in needles}

@@ -34,7 +34,8 @@ def _needle_index() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
     needles = {n for r in _line_rules() for n in r.needles or ()}
     needles |= {n for g in _DS_GATES.values() if isinstance(g, tuple) for n in g}
     pattern = re.compile("(?=(" + _trie([(n, "") for n in sorted(needles)]) + "))")
-    return pattern, {n: frozenset(m for m in needles if n.startswith(m)) for n in needles}
+    # a needle's prefixes among the needles: its own prefixes looked up (each needle against every other was ~7 ms)
+    return pattern, {n: frozenset(n[:k] for k in range(len(n) + 1) if n[:k] in needles) for n in needles}
 
 
 def _needles_in(low_line: str) -> frozenset[str]:
