@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.index.tokenize import search_terms
-from acms.retrieval.caches import _Rows
+from acms.retrieval.segment_rows import SegmentRows
 from acms.retrieval.corpus_read import CorpusRow
 
 CLASS = "class Parser:\n    def parse_header(self, line):\n        return line.split(':')\n\n    def close(self):\n        pass"
 METHOD = "    def parse_header(self, line):\n        return line.split(':')"
 
 
-def _terms(rows: _Rows, lines: TokenizedLines, i: int) -> list[str]:
+def _terms(rows: SegmentRows, lines: TokenizedLines, i: int) -> list[str]:
     ends = [0, *lines.line_ends.tolist()]
     first, count = rows.firsts[i], rows.counts[i]
     return [lines.tokens[t] for t in lines.ids[ends[first] : ends[first + count]].tolist()]
 
 
 def test_a_row_inside_the_last_text_takes_its_lines_and_any_other_is_tokenised() -> None:
-    table, rows = TokenTable(), _Rows()
+    table, rows = TokenTable(), SegmentRows()
     cases = [
         CorpusRow("f1", CLASS, "Parser", "m.Parser", 10, 15, "file:a"),
         CorpusRow("f2", METHOD, "parse_header", "m.Parser.parse_header", 11, 12, "file:a"),  # its lines

@@ -11,7 +11,6 @@ build's either way.
 from __future__ import annotations
 
 import hashlib
-from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,15 +24,21 @@ from pyoxigraph import NamedNode
 from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
 from acms.index.splice import spliced
-from acms.index.token_table import TokenizedLines, TokenTable
+from acms.index.token_table import TokenTable
 from acms.index.vectors import VectorMatrix, decode
 from acms.memory import release_freed
-from acms.ranking.index import CONTAINER, RankingIndex
+from acms.ranking.index import RankingIndex
 from acms.ranking.splice import spliced_ranking
-from acms.ranking.window_tokens import file_windows, ranges
-from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow, saved_count
+from acms.ranking.window_tokens import file_windows
+from acms.retrieval.corpus_read import (
+    BOUND_AT_ONCE,
+    CorpusReader,
+    CorpusRow,
+    saved_count,
+)
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
 from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged
+from acms.retrieval.segment_rows import Places, SegmentRows, keyword_rows
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore, SupportsStreamingSelect
@@ -61,18 +66,7 @@ class _HasKey(Protocol):
 
 
 _Keyed = TypeVar("_Keyed", bound=_HasKey)
-_Loaded = TypeVar("_Loaded", covariant=True)
-
-
-class _Places(NamedTuple):
-    """The place queries' answers as ``_places`` used them: file -> path, fragment -> kind, outline,
-    nesting outline; ``single``: no key had two values (the last row, in the store's order, won)."""
-
-    paths: dict[str, str]
-    kinds: dict[str, str]
-    outlines: dict[str, str]
-    nesting: dict[str, str]
-    single: bool = True
+_Loaded_co = TypeVar("_Loaded_co", covariant=True)
 
 
 class DerivedCaches:
@@ -242,7 +236,7 @@ class DerivedCaches:
             spliced = self._spliced_ranking(segment, update)
             if spliced is not None:
                 ranking = False
-                spliced.keyword_rows = _keyword_rows(segment, spliced)
+                spliced.keyword_rows = keyword_rows(segment, spliced)
                 _kept.pop(self.layout.cache_dir("ranking"), None)
                 spliced.save(self.layout.cache_dir("ranking"), key=self.text_key)
                 _kept[self.layout.cache_dir("ranking")] = _Kept(self.text_key, spliced)
@@ -261,7 +255,7 @@ class DerivedCaches:
             release_freed()
             built_ranking = RankingIndex.from_windows(places, windows)
             del places, windows
-            built_ranking.keyword_rows = _keyword_rows(placed, built_ranking)
+            built_ranking.keyword_rows = keyword_rows(placed, built_ranking)
             _kept.pop(self.layout.cache_dir("ranking"), None)
             built_ranking.save(self.layout.cache_dir("ranking"), key=self.text_key)
             if keep:
@@ -330,7 +324,7 @@ class DerivedCaches:
         they gave one value per key)."""
         step = self._progress
         table = TokenTable()
-        rows = _Rows()
+        rows = SegmentRows()
         spill = self._spill
         reader = CorpusReader(self.store, then=lambda: step(1), full=None if spill is None else read_spill(spill),
                               ask=read_others(spill) if spill is not None and self._complete else None)
@@ -365,7 +359,7 @@ class DerivedCaches:
             return None  # bound reads of most of the corpus: slower than reading it whole
         numbered = _kept.get(self.layout.cache_dir("tokens"))
         vocab = numbered.vocab if numbered is not None and numbered.value is old else None
-        table, rows = (TokenTable(old.text.tokens) if vocab is None else TokenTable.going_on(vocab)), _Rows()
+        table, rows = (TokenTable(old.text.tokens) if vocab is None else TokenTable.going_on(vocab)), SegmentRows()
         reader = CorpusReader(self.store)
         for row in reader.rows_of(again):
             if row.file is None or row.file in files:  # a row in another file is kept from ``old``
@@ -408,14 +402,14 @@ class DerivedCaches:
     def _unplaced(self) -> set[str]:
         return {r["frag"].value for r in self._solutions("search/fragments-unplaced")}
 
-    def _bound_places(self, files: list[str], frags: list[str]) -> _Places:
+    def _bound_places(self, files: list[str], frags: list[str]) -> Places:
         """``_place_dicts`` for these files and fragments only (the place queries bound to them)."""
         paths = _last_of(self._bound("search/file-paths-of", "file", files), "file", "path")
         kinds = _last_of(self._bound("search/class-fragments-of", "frag", frags), "frag", "kind", _local)
         outlines = _last_of(self._bound("search/class-outlines-of", "frag", frags), "frag", "outline")
         nesting = _last_of(self._bound("search/function-outlines-of", "frag", frags), "frag", "outline")
         parts = (paths, kinds, outlines, nesting)
-        return _Places(*(found for found, _ in parts), single=all(single for _, single in parts))
+        return Places(*(found for found, _ in parts), single=all(single for _, single in parts))
 
     def _nesting_moved(self, moved: set[str], kept: set[str]) -> dict[str, str | None] | None:
         """The nesting outlines of the kept rows the tier policy may have changed: a function's outline
@@ -433,18 +427,18 @@ class DerivedCaches:
         return sorted({r["e"].value for r in self.store.select(catalog.text("rules/entities-in-tier"),
                                                                  {"tier": TIER_HOT})})
 
-    def _place_dicts(self) -> _Places:
+    def _place_dicts(self) -> Places:
         """What the ranking index's places are made of: from a complete spill, else from the four place
         queries (the last row of a key wins, as a dict built from them keeps it)."""
         spilled = self._spilled_places() if self._complete else None
         if spilled is not None:
-            return _Places(*spilled)
+            return Places(*spilled)
         paths = _last_of(self._solutions("search/file-paths"), "file", "path")
         kinds = _last_of(self._solutions("search/class-fragments"), "frag", "kind", _local)
         outlines = _last_of(self._solutions("search/class-outlines"), "frag", "outline")
         nesting = _last_of(self._solutions("search/function-outlines"), "frag", "outline")
         parts = (paths, kinds, outlines, nesting)
-        return _Places(*(found for found, _ in parts), single=all(single for _, single in parts))
+        return Places(*(found for found, _ in parts), single=all(single for _, single in parts))
 
     def _spilled_places(self) -> tuple[dict[str, str], dict[str, str], dict[str, str], dict[str, str]] | None:
         """``_places``' four dicts from the places a complete spill holds, with the ontology's classes
@@ -553,10 +547,10 @@ class _Kept(NamedTuple):
 _kept: dict[Path, _Kept] = {}
 
 
-class _Kind(Protocol[_Loaded]):
+class _Kind(Protocol[_Loaded_co]):
     """A cache class: what ``_saved`` needs of it."""
 
-    def load(self, directory: Path) -> _Loaded: ...
+    def load(self, directory: Path) -> _Loaded_co: ...
 
     def saved_key(self, directory: Path) -> str | None: ...
 
@@ -618,99 +612,6 @@ def _last_of(solutions: Iterable[Any], key: str, value: str, convert: Callable[[
 
 def _v(term: object) -> str:
     return "" if term is None else str(getattr(term, "value", term))
-
-
-class _Rows:
-    """The corpus's rows as the caches' build keeps them: per row its fragment, owner's name and qualified
-    name and file (shared strings), its place's lines, its head's tokens (the name's and qualified
-    name's, in ``heads``) and its text's lines in the ``TokenTable``: no text, no tuple per row."""
-
-    def __init__(self) -> None:
-        self.frags: list[str] = []
-        self.names: list[str | None] = []
-        self.qns: list[str | None] = []
-        self.files: list[str | None] = []
-        self.starts, self.ends = array("q"), array("q")
-        self.heads = array("i")
-        self.head_ends = array("q")  # row i's head is heads[head_ends[i - 1]:head_ends[i]]
-        self.firsts, self.counts = array("q"), array("q")
-        self._names: dict[str, str] = {}
-        # The last text tokenised as lines start..end of its file: (file, start, its lines, its first
-        # line in the table). A row whose text is a run of those lines (a method after its class, a
-        # nested function after its function) takes them from the table instead of being tokenised
-        # again: no term spans a line break, so its lines' tokens are the same.
-        self._block: tuple[str, int, list[str], int] | None = None
-
-    def __len__(self) -> int:
-        return len(self.frags)
-
-    def add(self, row: CorpusRow, table: TokenTable) -> None:
-        first, count_ = self._lines_of(row, table)
-        self.frags.append(row.frag)
-        self.names.append(None if row.name is None else self._names.setdefault(row.name, row.name))
-        self.qns.append(row.qn)
-        self.files.append(row.file)
-        self.starts.append(-1 if row.start is None else row.start)
-        self.ends.append(-1 if row.end is None else row.end)
-        self.heads.extend(table.ids(row.name or ""))
-        self.heads.extend(table.ids(row.qn or ""))
-        self.head_ends.append(len(self.heads))
-        self.firsts.append(first)
-        self.counts.append(count_)
-
-    def _lines_of(self, row: CorpusRow, table: TokenTable) -> tuple[int, int]:
-        """(first line in ``table``, number of lines) of the row's text, tokenised only when it is not a
-        run of the lines tokenised last."""
-        block, start, end = self._block, row.start, row.end
-        if block is not None and start is not None and end is not None and row.file == block[0]:
-            _, at, lines, first = block
-            if at <= start and end < at + len(lines) and row.text == "\n".join(lines[start - at : end - at + 1]):
-                return first + start - at, end - start + 1
-        first, count_ = table.add_lines(row.text)
-        if row.file is not None and start is not None and end is not None and end - start + 1 == count_:
-            self._block = (row.file, start, row.text.split("\n"), first)
-        return first, count_
-
-    def order(self, full: int, dropped: set[str]) -> list[int]:
-        """The rows to use (not the first ``full`` rows of a fragment in ``dropped``), sorted by fragment
-        (stable: as ``corpus`` sorts them)."""
-        frags = self.frags
-        keep = (i for i in range(len(frags)) if i >= full or frags[i] not in dropped) if dropped else range(len(frags))
-        return sorted(keep, key=frags.__getitem__)
-
-    def segment(self, order: list[int], text: TokenizedLines, places: _Places, hot: list[str]) -> Segment:
-        """The rows in ``order`` (fragment order) with their places, as a :class:`Segment` over ``text``."""
-        frags = [self.frags[i] for i in order]
-        numbers: dict[str, int] = {}
-        file_of = np.fromiter((-1 if (f := self.files[i]) is None else numbers.setdefault(f, len(numbers))
-                               for i in order), dtype=np.int32, count=len(order))
-        rows = np.asarray(order, dtype=np.int64)
-        head_ends = _numbers(self.head_ends, np.int64)
-        head_starts = np.concatenate([[0], head_ends[:-1]]).astype(np.int64)
-        head_len = (head_ends - head_starts)[rows]
-        kinds, outlines, nesting = places.kinds, places.outlines, places.nesting
-        return Segment(frags, [self.names[i] for i in order], [self.qns[i] for i in order], list(numbers),
-                       [places.paths.get(f) for f in numbers], file_of, _numbers(self.starts, np.int64)[rows],
-                       _numbers(self.ends, np.int64)[rows],
-                       _numbers(self.heads, np.int32)[ranges(head_starts[rows], head_len)], np.cumsum(head_len),
-                       _numbers(self.firsts, np.int64)[rows], _numbers(self.counts, np.int64)[rows],
-                       np.fromiter((CONTAINER.get(kinds.get(f, ""), 0) for f in frags), dtype=np.int8, count=len(frags)),
-                       [outlines.get(f) for f in frags], [nesting.get(f) for f in frags], text, hot)
-
-
-def _keyword_rows(rows: Segment | np.ndarray, ranking: RankingIndex) -> np.ndarray | None:
-    """Per row of a segment (a document of the keyword index built from it), its fragment's position in
-    the ranking index built from the same rows, or -1: the placed rows, in order (``Segment.places``).
-    None when the ranking index holds another number of them (a fragment of two rows)."""
-    placed = rows.placed() if isinstance(rows, Segment) else rows
-    if int(placed.sum()) != ranking.frag_ids.size:
-        return None
-    return np.where(placed, np.cumsum(placed) - 1, -1).astype(np.int64)
-
-
-def _numbers(values: array, dtype: Any) -> np.ndarray:
-    """An ``array`` as numpy numbers, without a copy."""
-    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
 
 
 _CONTAINERS = frozenset({"Class", "Namespace", "Module"})  # search/class-fragments.rq's kinds

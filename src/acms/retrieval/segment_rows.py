@@ -1,0 +1,121 @@
+"""The corpus's rows as the caches' build holds them on the way to a :class:`Segment`, and the places
+the place queries give them."""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from acms.index.token_table import TokenizedLines, TokenTable
+from acms.ranking.index import CONTAINER, RankingIndex
+from acms.ranking.window_tokens import ranges
+from acms.retrieval.corpus_read import CorpusRow
+from acms.retrieval.segment import Segment
+
+__all__ = ["Places", "SegmentRows", "keyword_rows"]
+
+
+class Places(NamedTuple):
+    """The place queries' answers as the caches use them: file -> path, fragment -> kind, outline,
+    nesting outline; ``single``: no key had two values (the last row, in the store's order, won)."""
+
+    paths: dict[str, str]
+    kinds: dict[str, str]
+    outlines: dict[str, str]
+    nesting: dict[str, str]
+    single: bool = True
+
+
+class SegmentRows:
+    """The corpus's rows as the caches' build keeps them: per row its fragment, owner's name and qualified
+    name and file (shared strings), its place's lines, its head's tokens (the name's and qualified
+    name's, in ``heads``) and its text's lines in the ``TokenTable``: no text, no tuple per row."""
+
+    def __init__(self) -> None:
+        self.frags: list[str] = []
+        self.names: list[str | None] = []
+        self.qns: list[str | None] = []
+        self.files: list[str | None] = []
+        self.starts, self.ends = array("q"), array("q")
+        self.heads = array("i")
+        self.head_ends = array("q")  # row i's head is heads[head_ends[i - 1]:head_ends[i]]
+        self.firsts, self.counts = array("q"), array("q")
+        self._names: dict[str, str] = {}
+        # The last text tokenised as lines start..end of its file: (file, start, its lines, its first
+        # line in the table). A row whose text is a run of those lines (a method after its class, a
+        # nested function after its function) takes them from the table instead of being tokenised
+        # again: no term spans a line break, so its lines' tokens are the same.
+        self._block: tuple[str, int, list[str], int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.frags)
+
+    def add(self, row: CorpusRow, table: TokenTable) -> None:
+        first, count_ = self._lines_of(row, table)
+        self.frags.append(row.frag)
+        self.names.append(None if row.name is None else self._names.setdefault(row.name, row.name))
+        self.qns.append(row.qn)
+        self.files.append(row.file)
+        self.starts.append(-1 if row.start is None else row.start)
+        self.ends.append(-1 if row.end is None else row.end)
+        self.heads.extend(table.ids(row.name or ""))
+        self.heads.extend(table.ids(row.qn or ""))
+        self.head_ends.append(len(self.heads))
+        self.firsts.append(first)
+        self.counts.append(count_)
+
+    def _lines_of(self, row: CorpusRow, table: TokenTable) -> tuple[int, int]:
+        """(first line in ``table``, number of lines) of the row's text, tokenised only when it is not a
+        run of the lines tokenised last."""
+        block, start, end = self._block, row.start, row.end
+        if block is not None and start is not None and end is not None and row.file == block[0]:
+            _, at, lines, first = block
+            if at <= start and end < at + len(lines) and row.text == "\n".join(lines[start - at : end - at + 1]):
+                return first + start - at, end - start + 1
+        first, count_ = table.add_lines(row.text)
+        if row.file is not None and start is not None and end is not None and end - start + 1 == count_:
+            self._block = (row.file, start, row.text.split("\n"), first)
+        return first, count_
+
+    def order(self, full: int, dropped: set[str]) -> list[int]:
+        """The rows to use (not the first ``full`` rows of a fragment in ``dropped``), sorted by fragment
+        (stable: as ``corpus`` sorts them)."""
+        frags = self.frags
+        keep = (i for i in range(len(frags)) if i >= full or frags[i] not in dropped) if dropped else range(len(frags))
+        return sorted(keep, key=frags.__getitem__)
+
+    def segment(self, order: list[int], text: TokenizedLines, places: Places, hot: list[str]) -> Segment:
+        """The rows in ``order`` (fragment order) with their places, as a :class:`Segment` over ``text``."""
+        frags = [self.frags[i] for i in order]
+        numbers: dict[str, int] = {}
+        file_of = np.fromiter((-1 if (f := self.files[i]) is None else numbers.setdefault(f, len(numbers))
+                               for i in order), dtype=np.int32, count=len(order))
+        rows = np.asarray(order, dtype=np.int64)
+        head_ends = _numbers(self.head_ends, np.int64)
+        head_starts = np.concatenate([[0], head_ends[:-1]]).astype(np.int64)
+        head_len = (head_ends - head_starts)[rows]
+        kinds, outlines, nesting = places.kinds, places.outlines, places.nesting
+        return Segment(frags, [self.names[i] for i in order], [self.qns[i] for i in order], list(numbers),
+                       [places.paths.get(f) for f in numbers], file_of, _numbers(self.starts, np.int64)[rows],
+                       _numbers(self.ends, np.int64)[rows],
+                       _numbers(self.heads, np.int32)[ranges(head_starts[rows], head_len)], np.cumsum(head_len),
+                       _numbers(self.firsts, np.int64)[rows], _numbers(self.counts, np.int64)[rows],
+                       np.fromiter((CONTAINER.get(kinds.get(f, ""), 0) for f in frags), dtype=np.int8, count=len(frags)),
+                       [outlines.get(f) for f in frags], [nesting.get(f) for f in frags], text, hot)
+
+
+def keyword_rows(rows: Segment | np.ndarray, ranking: RankingIndex) -> np.ndarray | None:
+    """Per row of a segment (a document of the keyword index built from it), its fragment's position in
+    the ranking index built from the same rows, or -1: the placed rows, in order (``Segment.places``).
+    None when the ranking index holds another number of them (a fragment of two rows)."""
+    placed = rows.placed() if isinstance(rows, Segment) else rows
+    if int(placed.sum()) != ranking.frag_ids.size:
+        return None
+    return np.where(placed, np.cumsum(placed) - 1, -1).astype(np.int64)
+
+
+def _numbers(values: array, dtype: Any) -> np.ndarray:
+    """An ``array`` as numpy numbers, without a copy."""
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
