@@ -191,3 +191,22 @@ def test_a_refresh_flushes_the_store_once_when_it_lands(project: Path, monkeypat
         assert idx.index().files_indexed == 1
         assert len(flushes) == 0
         assert not idx.look().stale
+
+
+def test_a_process_loads_its_lsa_model_once_while_its_files_stay(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server refreshes and answers many times: the LSA model (~25 MB read and checked for a standard
+    library) is loaded again only when its files change."""
+    from acms.embeddings.lsa import LsaModel
+
+    loads = _Calls(monkeypatch, LsaModel, "load")
+    with Index.open(project, **SETTINGS) as idx:
+        for i in range(3):
+            _edit(project / "pkg" / "util.py", "return text.strip()", f"return text.strip() or {i!r} and text.strip()")
+            report = idx.index()
+            assert report.files_indexed == 1 and report.embedded
+        assert len(loads) <= 1
+        model = idx.layout.cache_dir("lsa") / "vocabulary.json"
+        model.write_text(model.read_text() + "\n")  # the same model in another file: loaded (and checked) again
+        _edit(project / "pkg" / "util.py", "return text.strip()", "return text.strip() and text.strip()")
+        assert idx.index().embedded
+        assert len(loads) == 2

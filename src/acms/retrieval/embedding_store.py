@@ -22,6 +22,8 @@ import json
 import heapq
 import shutil
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -119,9 +121,16 @@ def model_node(provider: EmbeddingProvider) -> list[Quad]:
     ]
 
 
+_LOADED_LSA: OrderedDict[tuple[object, ...], EmbeddingProvider] = OrderedDict()  # model files' stats -> provider
+_LOADED_AT_MOST = 2
+_LOADED_LOCK = threading.Lock()
+
+
 def make_provider(name: str, settings: Settings, layout: IndexLayout, model_id: str | None = None) -> EmbeddingProvider:
     """The configured provider, from the provider registry; ``lsa`` loads the model fitted on this
-    corpus (cache/lsa), or the one kept beside it for ``model_id`` (``_land_model``)."""
+    corpus (cache/lsa), or the one kept beside it for ``model_id`` (``_land_model``). A process keeps
+    the last LSA models it loaded while their files are the same ones (a load reads and checks ~25 MB
+    for a standard library, ~40 ms: a server loaded it for every refresh and again for the next answer)."""
     from acms.embeddings.registry import make_provider as make_registered
 
     model_dir = layout.cache_dir("lsa")
@@ -131,7 +140,29 @@ def make_provider(name: str, settings: Settings, layout: IndexLayout, model_id: 
     options = {"model_dir": str(model_dir), "base_url": settings.embedding_base_url,
                "model": settings.embedding_model, "api_key_env": settings.embedding_api_key_env,
                "path": settings.embedding_model}
-    return make_registered(name, options)
+    key = _lsa_files(model_dir) if name == "lsa" else None
+    if key is not None:
+        with _LOADED_LOCK:
+            if key in _LOADED_LSA:
+                _LOADED_LSA.move_to_end(key)
+                return _LOADED_LSA[key]
+    provider = make_registered(name, options)
+    if key is not None:
+        with _LOADED_LOCK:
+            _LOADED_LSA[key] = provider
+            while len(_LOADED_LSA) > _LOADED_AT_MOST:
+                _LOADED_LSA.popitem(last=False)
+    return provider
+
+
+def _lsa_files(model_dir: Path) -> tuple[object, ...] | None:
+    """What tells one saved LSA model from another: its folder and its files' identity, size and time
+    (a model is written into a new folder and moved in place; an edited file changes its time)."""
+    try:
+        stats = [(model_dir / f).stat() for f in ("manifest.json", "vocabulary.json", "arrays.npz")]
+    except OSError:
+        return None
+    return (str(model_dir.resolve()), *((s.st_ino, s.st_size, s.st_mtime_ns) for s in stats))
 
 
 def query_provider(store: GraphStore, settings: Settings, layout: IndexLayout) -> EmbeddingProvider | None:
