@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad
@@ -26,7 +27,7 @@ from acms.store.lock import DEFAULT_WAIT, lock_for
 from acms.store.protocol import Bindings, CustomFunctions, GraphStore, RawResult, Row, Solution, SupportsBulkLoad
 from acms.store.results import answer
 from acms.terms import Term
-from acms.vocab import GRAPH_ONTOLOGY, PREFIXES
+from acms.vocab import GRAPH_ONTOLOGY, PREFIXES, TIER_HOT, TIER_WARM, UKO
 
 Tracer = Callable[[str, float], None]
 
@@ -35,6 +36,15 @@ BULK_FROM = 10_000
 _DCT_IDENTIFIER = NamedNode("http://purl.org/dc/terms/identifier")
 _VANN_PREFIX = NamedNode("http://purl.org/vocab/vann/preferredNamespacePrefix")
 _VANN_URI = NamedNode("http://purl.org/vocab/vann/preferredNamespaceUri")
+_CURRENT = (TIER_HOT, TIER_WARM)
+
+
+class Rewrite(NamedTuple):
+    """What ``rewrite_files`` did: quads removed, inserted, and left in place (in the old and the new alike)."""
+
+    removed: int
+    inserted: int
+    kept: int
 
 
 class OxigraphStore:
@@ -320,6 +330,65 @@ class OxigraphStore:
             parts.append(insert_data(quads))
         if parts:
             self.update(" ;\n".join(parts))
+
+    def rewrite_files(self, before: Sequence[tuple[str, Bindings | None]], files: Sequence[NamedNode],
+                      after: Sequence[tuple[str, Bindings | None]], quads: Sequence[Quad]) -> Rewrite | None:
+        """``replace`` with the files' deletes (``ingest/delete-file-contents.ru``, ``delete-files.ru``)
+        between ``before`` and ``after``, written as a diff (``SupportsFileRewrite``): the files' old quads
+        (each node's in the current tiers, each thing ``uko:inFile`` them in its graph) that ``quads`` lacks
+        are removed one by one, and only the quads not already there are inserted. A 300-file branch
+        switch kept ~150k of ~250k quads: its SPARQL delete read and removed all 245k (4.5-10 s),
+        then the load wrote them back. Inside ``atomic()`` only (its checkpoint makes the many calls one
+        landing); elsewhere the one-update ``replace``, and None."""
+        if not self._bracketed:
+            from acms.sparql import catalog  # the catalog reads assets; keep it off the import path
+
+            bound: Bindings = {"file": list(files)}
+            middle = [(catalog.text("ingest/delete-file-contents.ru"), bound),
+                      (catalog.text("ingest/delete-files.ru"), bound)] if files else []
+            self.replace([*before, *middle, *after], quads)
+            return None
+        if before:
+            self.update(" ;\n".join(bind(text, b) for text, b in before))
+        new = set(quads)
+        st = self._store
+        removed = 0
+        kept: set[Quad] = set()
+        try:
+            for old in self._file_quads(files):
+                if old in new:
+                    kept.add(old)
+                else:
+                    st.remove(old)
+                    removed += 1
+            if after:  # they may take some of the kept quads (an edge to a vanished entity): those come back
+                self.update(" ;\n".join(bind(text, b) for text, b in after))
+                adds = [q for q in dict.fromkeys(quads) if q not in kept or q not in st]
+            else:
+                adds = [q for q in dict.fromkeys(quads) if q not in kept]
+            (st.bulk_extend if len(adds) >= BULK_FROM else st.extend)(adds)
+        except OSError as exc:
+            raise StoreError(f"write failed: {exc}") from None
+        self._prefixes = None
+        return Rewrite(removed, len(adds), len(kept))
+
+    def _file_quads(self, files: Sequence[NamedNode]) -> list[Quad]:
+        """The quads the files' deletes match, read whole before any goes: quad patterns, not a SELECT
+        (a 300-file switch's 249k quads: 3.0 s, against 4.4 s for the same rows through SPARQL)."""
+        st = self._store
+        out: list[Quad] = []
+        seen: set[tuple[NamedNode, object]] = set()
+        for file in files:
+            for graph in _CURRENT:
+                if (file, graph) not in seen:
+                    seen.add((file, graph))
+                    out += st.quads_for_pattern(file, None, None, graph)
+            for link in st.quads_for_pattern(None, UKO.inFile, file, None):
+                key = (link.subject, link.graph_name)
+                if key not in seen:
+                    seen.add(key)
+                    out += st.quads_for_pattern(link.subject, None, None, link.graph_name)
+        return out
 
     def prefixes(self) -> dict[str, str]:
         """The prefixes predeclared for every query: the standard ones plus those of the extensions loaded

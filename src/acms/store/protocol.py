@@ -8,7 +8,8 @@ Everything above ``acms.store`` is typed against ``GraphStore`` and never reache
 handle, so the embedded store and a remote SPARQL 1.1 engine stand for each other.
 
 What only some backends can do is a capability protocol of its own (``SupportsStreamingSelect``,
-``SupportsBulkLoad``, ``SupportsCheckpoint``, ``SupportsGeneration``, ``SupportsOwnership``), asked
+``SupportsBulkLoad``, ``SupportsCheckpoint``, ``SupportsGeneration``, ``SupportsOwnership``,
+``SupportsFileRewrite``), asked
 for with ``isinstance(store, SupportsX)``: code outside ``acms.store`` never names a concrete store,
 so a new backend only implements what it can and every caller keeps its fallback.
 """
@@ -26,8 +27,8 @@ from acms.sparql.results import AskResult, GraphResult, RawResult, Row, SelectRe
 from acms.terms import Term
 
 __all__ = ["AskResult", "Bindings", "CustomFunctions", "GraphResult", "GraphStore", "RawResult", "Row",
-           "SelectResult", "Solution", "SupportsBulkLoad", "SupportsCheckpoint", "SupportsGeneration",
-           "SupportsOwnership", "SupportsStreamingSelect"]
+           "SelectResult", "Solution", "SupportsBulkLoad", "SupportsCheckpoint", "SupportsFileRewrite",
+           "SupportsGeneration", "SupportsOwnership", "SupportsStreamingSelect"]
 
 Bindings = Mapping[str, Sequence[Term] | Sequence[tuple[Term, ...]] | Term]  # "a b": rows of (a, b)
 CustomFunctions = Mapping[NamedNode, Callable[..., Term | None]]
@@ -125,6 +126,18 @@ class SupportsBulkLoad(Protocol):
     embedding store), with no Python object per quad; all-or-nothing like ``load(bulk=True)``."""
 
     def load_nquads(self, data: bytes) -> None: ...
+
+
+@runtime_checkable
+class SupportsFileRewrite(Protocol):
+    """A store that replaces files' triples by a diff: of what the files held, only what the new quads
+    lack goes, and of the new quads only what is not there already comes in (a branch switch changes a
+    few lines a file, so most of a file's triples stay). The same graph as ``replace`` with the files'
+    deletes (``ingest/delete-file-contents.ru``, ``delete-files.ru``) between ``before`` and ``after``;
+    None when it did that ``replace`` instead (outside an index run's bracket: one update is atomic)."""
+
+    def rewrite_files(self, before: Sequence[tuple[str, Bindings | None]], files: Sequence[NamedNode],
+                      after: Sequence[tuple[str, Bindings | None]], quads: Sequence[Quad]) -> object: ...
 
 
 @runtime_checkable

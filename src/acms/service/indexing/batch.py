@@ -33,7 +33,7 @@ from acms.retrieval.caches import CacheDelta, DerivedCaches
 from acms.service.freshness import last_run
 from acms.service.indexing.context import Plan, RunContext
 from acms.sparql import catalog
-from acms.store.protocol import Bindings, GraphStore
+from acms.store.protocol import Bindings, GraphStore, SupportsFileRewrite
 from acms.temporal import versions
 from acms.validation.batch import check_batch, describe, quarantine_warning, rejection, split_by_file
 from acms.vocab import GRAPH_ONTOLOGY, TIER_WARM
@@ -216,6 +216,11 @@ class OneBatch:
         with run.phase("store", 1):
             if not stored and not migration:
                 store.load(plan.quads + run_quads, bulk=True)
+            elif not migration and isinstance(store, SupportsFileRewrite):  # most of a file's quads stay
+                n = len(plan.archived.updates)
+                files = 2 if plan.replaced_files else 0  # _plan's order: versions, the files' two deletes, the rest
+                store.rewrite_files(plan.deletes[:n], plan.replaced_files, plan.deletes[n + files:],
+                                    plan.quads + run_quads)
             else:
                 reload = run.full_ontology if migration else []  # the new ontology goes in with the files
                 store.replace(plan.deletes, plan.quads + run_quads + reload)
@@ -338,6 +343,7 @@ class OneBatch:
             quads += archived.quads
             report.versions_archived = len(archived.entities)
 
+        # In this order (write() hands a store that rewrites by a diff the parts around the files' two deletes)
         deletes: list[tuple[str, Bindings | None]] = list(archived.updates)
         if replaced_files:
             gone = vanished(store, replaced_files, set(new_iris.values()) | {minter.file(s.path) for s in changed},
