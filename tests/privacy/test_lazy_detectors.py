@@ -7,10 +7,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.keyword import DENYLIST
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acms.privacy import adapter
 

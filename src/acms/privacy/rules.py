@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, cast
 from dataclasses import replace
 from functools import cache
+from typing import Any, cast
 
 from acms.privacy.accept import (
     _ENAME,
