@@ -249,3 +249,35 @@ def test_a_refresh_takes_a_read_s_look_only_while_the_index_is_in_the_state_it_l
         report = idx.refresh(looked=stale)
         assert report is not None and report.files_indexed == 1  # guide.md, from a new look
         assert not idx.look().stale
+
+
+def test_a_look_does_not_open_the_files_the_last_run_indexed_unchanged(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The walker sniffs a file's head for binary content; a look takes a file whose size and mtime are as
+    the last run listed it as the text it was, so of the indexed files only the edited one is opened."""
+    from acms.ingest import walker
+
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        manifest = Manifest.load(idx.layout.cache)
+        assert manifest is not None
+        manifest.listed_ns = time.time_ns() + 10**10  # the listing long past: no file within the racy window
+        manifest.save(idx.layout.cache)
+        sniffed: list[str] = []
+        real = walker._cheap_reason
+
+        def cheap_reason(path: Path, *args, sniff: bool = True, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            if sniff:
+                sniffed.append(path.relative_to(idx.root).as_posix())
+            return real(path, *args, sniff=sniff, **kwargs)
+
+        monkeypatch.setattr(walker, "_cheap_reason", cheap_reason)
+        assert not idx.look().stale
+        indexed = {p for p, (_, _, digest) in manifest.files.items() if digest}
+        assert sniffed and not indexed & set(sniffed)  # only files the last run did not index as text
+        sniffed.clear()
+        edit(root / "pkg" / "util.py", "Small helpers.", "Small helpers, edited.")
+        (root / "docs" / "guide.md").write_bytes(b"\x00\x01binary now\x00" * 10)
+        looked = idx.look()
+        assert looked.changed == ["pkg/util.py"] and looked.removed == ["docs/guide.md"]
+        assert indexed & set(sniffed) == {"pkg/util.py", "docs/guide.md"}

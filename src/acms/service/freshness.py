@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,9 +111,9 @@ def stored_hashes(store: GraphStore) -> dict[str, str]:
 def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Staleness:
     """Compare the project on disk with the index (see the module's docstring)."""
     t0, listed_ns = time.perf_counter(), time.time_ns()
-    listing = list_files(root, walk_settings(settings))
     state = last_run(store)
     manifest = _trusted(cache, state, settings)
+    listing = list_files(root, walk_settings(settings), None if manifest is None else _known_text(manifest))
     if manifest is None:  # trust only the graph: its paths and hashes, every listed file hashed
         known = {p: (-1, -1, h) for p, h in stored_hashes(store).items()}
         racy_from = 0
@@ -168,6 +168,18 @@ def indexed_files_moved(root: Path, settings: Settings, cache: Path, run: str) -
         if st.st_mtime_ns >= racy_from and _digest(ListedFile(path, on_disk, size, mtime_ns), settings) != digest:
             return True  # the same size within the clock's tick: the text told
     return False
+
+
+def _known_text(manifest: Manifest) -> Callable[[str, int, int], bool]:
+    """Whether the last run indexed a file as text at this size and mtime, outside the racy window: the
+    walker need not sniff it (a look takes such a file as unchanged all the same)."""
+    racy_from, files = manifest.listed_ns - RACY_NS, manifest.files
+
+    def known(path: str, size: int, mtime_ns: int) -> bool:
+        entry = files.get(path)
+        return entry is not None and bool(entry[2]) and entry[0] == size and entry[1] == mtime_ns < racy_from
+
+    return known
 
 
 def _trusted(cache: Path, run: str, settings: Settings) -> Manifest | None:
