@@ -18,6 +18,7 @@ from pyoxigraph import NamedNode, Quad
 
 from acms.api import Index
 from acms.service.indexing import batch as batch_module
+from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore, Rewrite
 from acms.vocab import GRAPH_META, TIER_COLD, UKO
 
@@ -95,8 +96,8 @@ class _Rewrites:
         self.results: list[Rewrite | None] = []
         real = OxigraphStore.rewrite_files
 
-        def counted(store: OxigraphStore, *args: Any) -> Rewrite | None:
-            result = real(store, *args)
+        def counted(store: OxigraphStore, *args: Any, **kwargs: Any) -> Rewrite | None:
+            result = real(store, *args, **kwargs)
             self.results.append(result)
             return result
 
@@ -112,10 +113,14 @@ def test_a_one_line_change_writes_only_the_quads_that_changed(tmp_path: Path, mo
         idx.index()
     before, history = _file_triples(root, _ONE_LINE[0]), _history(root)
     rewrites = _Rewrites(monkeypatch)
+    asked: list[str] = []
+    text = catalog.text
+    monkeypatch.setattr(catalog, "text", lambda name: asked.append(name) or text(name))
     _edit(root / _ONE_LINE[0], *_ONE_LINE[1:])
     with Index.open(root, **SETTINGS) as idx:
         report = idx.index()
-    assert report.files_indexed == 1
+    assert report.files_indexed == 1 and report.versions_archived == 1
+    assert "rules/entity-fragment-texts" not in asked  # the old texts come from the quads the diff reads
     after = _file_triples(root, _ONE_LINE[0])
     [done] = rewrites.results
     assert done is not None
@@ -191,9 +196,13 @@ def test_an_error_midway_through_the_rewrite_leaves_the_old_index(indexed: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     root = _copy(indexed, tmp_path)
     old = _every(root)
-    real = OxigraphStore._file_quads
-    monkeypatch.setattr(OxigraphStore, "_file_quads",
-                        lambda store, files: _Failing(real(store, files), len(real(store, files)) // 2))
+    real = OxigraphStore.rewrite_files
+
+    def failing(store: OxigraphStore, *args: Any, old: list[Quad] | None = None) -> Rewrite | None:
+        quads = list(old) if old is not None else store.file_quads(args[1])
+        return real(store, *args, old=_Failing(quads, len(quads) // 2))
+
+    monkeypatch.setattr(OxigraphStore, "rewrite_files", failing)
     _edits(root)
     with Index.open(root, **SETTINGS) as idx:
         with pytest.raises(RuntimeError, match="midway"):
@@ -211,18 +220,18 @@ import os, signal, sys
 from acms.api import Index
 from acms.store.oxigraph import OxigraphStore
 
-real = OxigraphStore._file_quads
+real = OxigraphStore.rewrite_files
 
-def killing(store, files):
-    quads = real(store, files)
+def killing(store, *args, old=None):
+    quads = list(old) if old is not None else store.file_quads(args[1])
     def taken():
         for i, q in enumerate(quads):
             if i == len(quads) // 2:
                 os.kill(os.getpid(), signal.SIGKILL)
             yield q
-    return taken()
+    return real(store, *args, old=taken())
 
-OxigraphStore._file_quads = killing
+OxigraphStore.rewrite_files = killing
 with Index.open(sys.argv[1], record_use=False, embed_on_index=False, wait=10) as idx:
     idx.index()
 print("finished")

@@ -134,10 +134,14 @@ class SupportsFileRewrite(Protocol):
     lack goes, and of the new quads only what is not there already comes in (a branch switch changes a
     few lines a file, so most of a file's triples stay). The same graph as ``replace`` with the files'
     deletes (``ingest/delete-file-contents.ru``, ``delete-files.ru``) between ``before`` and ``after``;
-    None when it did that ``replace`` instead (outside an index run's bracket: one update is atomic)."""
+    None when it did that ``replace`` instead (outside an index run's bracket: one update is atomic).
+    ``file_quads``: what those deletes match, read once for the run (``old``) when it needs them before."""
+
+    def file_quads(self, files: Sequence[NamedNode]) -> list[Quad]: ...
 
     def rewrite_files(self, before: Sequence[tuple[str, Bindings | None]], files: Sequence[NamedNode],
-                      after: Sequence[tuple[str, Bindings | None]], quads: Sequence[Quad]) -> object: ...
+                      after: Sequence[tuple[str, Bindings | None]], quads: Sequence[Quad],
+                      old: Iterable[Quad] | None = None) -> object: ...
 
 
 @runtime_checkable

@@ -51,14 +51,19 @@ def fragment_sets(quads: Sequence[Quad]) -> dict[NamedNode, set[tuple[str, str]]
 
 
 def archive(store: GraphStore, replaced_files: list[NamedNode], new_quads: Sequence[Quad],
-            stamp: str, now_iso: str) -> Archive:
-    """Cold versions of the replaced files' entities whose content changed or vanished."""
+            stamp: str, now_iso: str, old_quads: Sequence[Quad] | None = None) -> Archive:
+    """Cold versions of the replaced files' entities whose content changed or vanished. ``old_quads``:
+    the files' current quads, when the run read them already (a store that rewrites by a diff): the old
+    texts are taken from them rather than asked for again (``rules/entity-fragment-texts``)."""
     out = Archive()
     if not replaced_files:
         return out
     old: dict[NamedNode, set[tuple[str, str]]] = {}
-    for r in store.select(catalog.text("rules/entity-fragment-texts"), {"file": replaced_files}):
-        old.setdefault(r["e"], set()).add((r["lod"].value, r["text"].value))  # type: ignore[arg-type]
+    if old_quads is not None:
+        old = fragment_sets([q for q in old_quads if q.graph_name != TIER_COLD])
+    else:
+        for r in store.select(catalog.text("rules/entity-fragment-texts"), {"file": replaced_files}):
+            old.setdefault(r["e"], set()).add((r["lod"].value, r["text"].value))  # type: ignore[arg-type]
     new = fragment_sets(new_quads)
     changed = sorted((e for e, frags in old.items() if new.get(e) != frags), key=lambda n: n.value)
     if not changed:

@@ -106,6 +106,7 @@ class OneBatch:
         redoes every file, every file is read, re-extracted and replaced, and the ontology reloaded."""
         self.migration = migration
         self._stored_symbols: SymbolRows | None = None  # the symbol table before the run (cache or store)
+        self._old_quads: list[Quad] | None = None  # the replaced files' quads, read once by the plan
 
     def stored(self, store: GraphStore) -> StoredFiles:
         """The files the graph holds: every one, read here."""
@@ -220,7 +221,8 @@ class OneBatch:
                 n = len(plan.archived.updates)
                 files = 2 if plan.replaced_files else 0  # _plan's order: versions, the files' two deletes, the rest
                 store.rewrite_files(plan.deletes[:n], plan.replaced_files, plan.deletes[n + files:],
-                                    plan.quads + run_quads)
+                                    plan.quads + run_quads, old=self._old_quads)
+                self._old_quads = None
             else:
                 reload = run.full_ontology if migration else []  # the new ontology goes in with the files
                 store.replace(plan.deletes, plan.quads + run_quads + reload)
@@ -339,7 +341,12 @@ class OneBatch:
                 quads += derived
 
         with run.phase("versions"):  # what this run supersedes goes to cold, validated with the batch
-            archived = versions.archive(store, replaced_files, quads, run.stamp, run.generated_at)
+            # A store that writes by a diff reads the files' quads here, once: the old texts, then the diff
+            # (nothing writes them before the store phase; the versions' updates touch the cold tier only).
+            self._old_quads = None
+            if replaced_files and not migration and isinstance(store, SupportsFileRewrite):
+                self._old_quads = store.file_quads(replaced_files)
+            archived = versions.archive(store, replaced_files, quads, run.stamp, run.generated_at, self._old_quads)
             quads += archived.quads
             report.versions_archived = len(archived.entities)
 
