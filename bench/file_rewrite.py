@@ -40,7 +40,7 @@ def run(repo: Path, diff: bool, script: Path, timing: Path) -> dict[str, object]
     load = float(Path("/proc/loadavg").read_text().split()[0])
     acms = [sys.executable, "-m", "acms"] if diff else [sys.executable, str(script)]
     proc = subprocess.run(["/usr/bin/time", "-f", "%e %U %S", "-o", str(timing), *acms, "index", str(repo), "--json"],
-                          capture_output=True, text=True, cwd=script.parent)
+                          check=False, capture_output=True, text=True, cwd=script.parent)
     if proc.returncode:
         raise SystemExit(f"acms index failed ({proc.returncode}): {proc.stderr[-1500:]}")
     wall, user, system = map(float, timing.read_text().split()[-3:])
