@@ -145,3 +145,45 @@ def numbering_of(index: KeywordIndex) -> str:
     counts = index.layered.counts if index.layered is not None else index.counts
     assert counts is not None
     return counts.numbering
+
+
+def test_a_word_renumbered_away_and_back_stays_one_term(tmp_path: Path) -> None:
+    """A compaction of the caller's token list drops a word no document holds any more, so the index
+    keeps the term with no token number; when an edit brings the word back under a new number, the term
+    is found by name, not added a second time (two terms of one word broke the next merge under another
+    numbering: an IndexError in a branch switch's caches phase)."""
+    texts = {"d0": "alpha omega", "d1": "beta", "d2": "gamma delta"}
+
+    def step(old: KeywordIndex, changed: dict[str, str], tokens: list[str], numbering: str, at: int) -> KeywordIndex:
+        texts.update(changed)
+        ids = sorted(texts)
+        position = {d: i for i, d in enumerate(old.ids)}
+        source = np.asarray([-1 if d in changed else position[d] for d in ids], dtype=np.int64)
+        parts = [[tokens.index(w) for w in texts[d].split()] for d in ids if d in changed]
+        flat = np.asarray([n for p in parts for n in p], dtype=np.int32)
+        got = spliced(old, ids, source, flat, np.asarray([len(p) for p in parts], dtype=np.int64), tokens, numbering)
+        assert got is not None
+        got.save(tmp_path / str(at))
+        loaded = KeywordIndex.load(tmp_path / str(at))
+        _check(loaded, texts, random.Random(at))
+        held = loaded.retriever  # one number per word: no term is a second number of a word it holds
+        assert held is not None
+        n_terms = held.n_terms if loaded.layered is not None else len(held.scores["indptr"]) - 1  # type: ignore[union-attr]
+        assert n_terms == len(held.vocab_dict), at
+        for word in ("omega", "alpha", "beta"):
+            want = KeywordIndex.build(sorted(texts), [texts[d] for d in sorted(texts)])
+            assert loaded.scores(word).tobytes() == want.scores(word).tobytes(), word
+        return loaded
+
+    tokens = ["alpha", "omega", "beta", "gamma", "delta"]
+    flat = np.asarray([0, 1, 2, 3, 4], dtype=np.int32)
+    KeywordIndex.from_chunks(sorted(texts), [(flat, np.asarray([2, 1, 2], dtype=np.int64))], tokens,
+                             numbering="n1").save(tmp_path / "0")
+    index = KeywordIndex.load(tmp_path / "0")
+    # "omega" leaves every document, and a compaction numbers the tokens again without it
+    index = step(index, {"d0": "alpha"}, ["alpha", "beta", "gamma", "delta"], "n2", 1)
+    # it comes back under a new number of that numbering
+    index = step(index, {"d1": "beta omega"}, ["alpha", "beta", "gamma", "delta", "omega"], "n2", 2)
+    # another compaction: a merge under another numbering
+    index = step(index, {"d2": "gamma"}, ["alpha", "beta", "gamma", "omega"], "n3", 3)
+    assert "omega" in index.terms()

@@ -136,7 +136,9 @@ def _spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: 
         if numbering and other_numbering:  # kept, so that the next update finds terms by number
             vocab = {**layered.vocab_dict, **added}
             number_of = {token: n for n, token in enumerate(tokens)}
-            numbered = np.full(len(vocab), -1, dtype=np.int64)
+            # sized by the greatest term, not the count: an index an older acms updated may hold a word
+            # twice (a term with no pairs left under its first number)
+            numbered = np.full(max(vocab.values(), default=-1) + 1, -1, dtype=np.int64)
             for word, t in vocab.items():
                 numbered[t] = number_of.get(word, -1)
         return _merged(start, ids, base_now, term, doc, tf, doc_lengths, vocab, added, numbered, numbering)
@@ -163,13 +165,29 @@ def _terms(start: _Start, numbers: np.ndarray, tokens: Sequence[str],
     path and names) as a query's are."""
     layered, old_numbers = start.layered, _numbers(start)
     if by_number:
-        return _by_number(numbers, old_numbers, layered.n_terms, tokens)
-    words = [tokens[n] for n in numbers.tolist()]
-    added: dict[str, int] = {}
-    terms = np.empty(numbers.size, dtype=np.int64)
-    for k, (word, t) in enumerate(zip(words, layered.term_ids(words))):
-        terms[k] = t if t is not None else added.setdefault(word, layered.n_terms + len(added))
+        terms, numbered, added = _by_number(numbers, old_numbers, layered.n_terms, tokens)
+        if not added or all(t is None for t in layered.term_ids(list(added))):
+            return terms, numbered, added
+        # a token this numbering gave after a compaction dropped the word (no document held it; the
+        # term stayed, with no number) is still that term: found by name, or the word would be two terms
+        unknown = np.flatnonzero(terms >= layered.n_terms)
+        numbers, terms = numbers[unknown], terms.copy()
+        known, fresh, added = _by_name([tokens[n] for n in numbers.tolist()], layered)
+        terms[unknown] = known
+        numbered = np.concatenate([old_numbers, numbers[fresh]])
+        return terms, numbered, added
+    terms, _, added = _by_name([tokens[n] for n in numbers.tolist()], layered)
     return terms, np.concatenate([old_numbers, np.full(len(added), -1, dtype=np.int64)]), added
+
+
+def _by_name(words: Sequence[str], layered: Layered) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """``words``' terms in ``layered``'s vocabulary, those it lacks numbered after its terms in order:
+    (their terms, a mask of the new ones, the new ones by name)."""
+    added: dict[str, int] = {}
+    terms = np.empty(len(words), dtype=np.int64)
+    for k, (word, t) in enumerate(zip(words, layered.term_ids(list(words)))):
+        terms[k] = t if t is not None else added.setdefault(word, layered.n_terms + len(added))
+    return terms, terms >= layered.n_terms, added
 
 
 def _numbers(start: _Start) -> np.ndarray:
