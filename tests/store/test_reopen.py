@@ -53,3 +53,30 @@ def test_reopen_in_memory_changes_nothing() -> None:
     store.load([_quad(0)])
     store.reopen()
     assert store.count() == 1
+
+
+def test_a_failure_whose_frames_hold_the_handle_still_rolls_back(tmp_path: Path) -> None:
+    """A function that held the raw database in a local and raised keeps it alive in the traceback while
+    the run rolls back: the checkpoint must not be put back under an open database (the reopen found it
+    locked, and the restored index was corrupt); the failure's frames let go of their locals first."""
+    store = OxigraphStore(tmp_path / "graph")
+
+    def fails() -> None:
+        raw = store._store  # noqa: F841 - what a failing writer's frame may hold
+        raise RuntimeError("boom")
+
+    try:
+        store.load([_quad(0)])
+        with pytest.raises(RuntimeError, match="boom"), store.atomic():
+            store.load([_quad(1)])
+            fails()
+        assert store.count() == 1
+        store.load([_quad(2)])
+        assert store.count() == 2
+    finally:
+        store.close()
+    again = OxigraphStore(tmp_path / "graph")
+    try:
+        assert again.count() == 2
+    finally:
+        again.close()

@@ -7,8 +7,10 @@ Converts pyoxigraph's errors where they are seen: a held lock becomes ``StoreLoc
 
 from __future__ import annotations
 
+import gc
 import shutil
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -198,7 +200,11 @@ class OxigraphStore:
         self._bracketed = True
         try:
             yield
-        except BaseException:
+        except BaseException as exc:
+            # a frame of the failure that held the database in a local would keep it open through the
+            # roll-back (the checkpoint put back under an open database, the reopen refused as locked):
+            # the finished frames let go of their locals first
+            traceback.clear_frames(exc.__traceback__)
             self._roll_back()
             raise
         finally:
@@ -210,6 +216,7 @@ class OxigraphStore:
         still read the checkpoint and the next writer restores it."""
         assert self.path is not None
         self.__dict__.pop("_store", None)  # pyoxigraph closes the database when its last reference goes
+        gc.collect()  # ... also when a reference cycle held it
         self._prefixes = None
         try:
             run_marker.recover(self.path)
