@@ -210,3 +210,19 @@ def test_a_process_loads_its_lsa_model_once_while_its_files_stay(project: Path, 
         _edit(project / "pkg" / "util.py", "return text.strip()", "return text.strip() and text.strip()")
         assert idx.index().embedded
         assert len(loads) == 2
+
+
+def test_the_embedding_takes_the_fragments_the_caches_counted(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole-store count of the searchable fragments (~20 ms a standard library) is made once a
+    refresh: the caches' update counts them, and the embedding after it (nothing written between)
+    takes that count; the new fragments are still embedded, and none is left without a vector."""
+    asked = _Calls(monkeypatch, catalog, "text")
+    _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    with Index.open(project, **SETTINGS) as idx:
+        report = idx.index()
+        assert report.files_indexed == 1 and report.embedded
+        assert [args[0] for args in asked].count("embeddings/count-fragments") == 1
+        with idx.reading() as store:
+            fragments = int(store.select(catalog.text("embeddings/count-fragments"))[0]["n"].value)
+            vectors = int(store.select(catalog.text("embeddings/count-vectors"))[0]["n"].value)
+        assert fragments == vectors

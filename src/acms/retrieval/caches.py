@@ -94,6 +94,9 @@ class DerivedCaches:
         # the segment an update just built, handed to the vectors' update of the same state (loading it again cost ~50 ms)
         self.segment: Segment | None = None
         self._numbering: dict[str, int] | None = None  # the token numbering of the segment an update made
+        # the searchable fragments an update counted (embeddings/count-fragments.rq): the embedding that
+        # follows in the same run, with no fragment written between, takes it rather than counting again
+        self.fragments: int | None = None
 
     @cached_property
     def _state(self) -> tuple[str, str]:
@@ -364,7 +367,8 @@ class DerivedCaches:
         for row in reader.rows_of(again):
             if row.file is None or row.file in files:  # a row in another file is kept from ``old``
                 rows.add(row, table)
-        if int(keep.sum()) + len(rows.frags) != saved_count(self.store, "embeddings/count-fragments"):
+        self.fragments = saved_count(self.store, "embeddings/count-fragments")
+        if int(keep.sum()) + len(rows.frags) != self.fragments:
             # a fragment no file accounts for that the saved segment did not hold (a decision recorded
             # since), or a fragment of two rows: the scan finds the first kind, and reading them is cheap
             for row in reader.rows_of(sorted(self._unplaced() - set(again))):

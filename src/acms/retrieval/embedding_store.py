@@ -194,14 +194,16 @@ def _embed_rows(provider: EmbeddingProvider, rows: list[dict], phases: Phases) -
 
 def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
                   phases: Phases | None = None, texts: KnownTexts | None = None,
-                  ahead: EmbeddingAhead | None = None, files: Iterable[str] | None = None) -> EmbedReport | None:
+                  ahead: EmbeddingAhead | None = None, files: Iterable[str] | None = None,
+                  fragments: int | None = None) -> EmbedReport | None:
     """Embed the fragments that have no vector; fit the default LSA model on first use.
     ``phases`` hears of the ``fitting`` phase (when a model is fitted) and the ``embeddings`` one.
     ``texts()``: every searchable fragment's (IRI, text), when known without reading the store (a first
     index's spill, :mod:`acms.retrieval.corpus_spill`): a first model's sample is drawn from them.
     ``ahead``: a worker that fitted and folded those texts meanwhile (:mod:`acms.retrieval.embedding_ahead`),
     whose vectors are loaded when this is a first LSA embedding. ``files``: the file IRIs the index run
-    wrote, where the fragments to embed are looked for first (:func:`_unembedded`)."""
+    wrote, where the fragments to embed are looked for first (:func:`_unembedded`); ``fragments``: how many
+    searchable fragments there are, when the run's caches have just counted them (none written since)."""
     import time
 
     t0 = time.perf_counter()
@@ -214,7 +216,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         # fragment is new, so they stream with it as a first embedding does, vector cache included
         provider = _kept_provider(model, settings, layout)
         return _stream_all(store, layout, provider, [], phases, t0)
-    missing = _unembedded(store, files)
+    missing = _unembedded(store, files, fragments)
     if not missing:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
     if settings.embedding_provider == "lsa":
@@ -237,14 +239,16 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
 
 
-def _unembedded(store: GraphStore, files: Iterable[str] | None) -> set[tuple[str, str]]:
+def _unembedded(store: GraphStore, files: Iterable[str] | None, fragments: int | None = None) -> set[tuple[str, str]]:
     """(fragment, graph) of the searchable fragments with no vector. A scan of every fragment cost
     ~0.4 s a standard library, whatever a run changed; so the fragments of the files the run wrote are
     asked for first, and they are the answer when two counts say as many lack a vector (none: the scan
     is skipped). Any other missing vector (an earlier run's embedding failed, a decision recorded since)
     makes the counts differ, and then the scan decides."""
     if files is not None:
-        lacking = saved_count(store, "embeddings/count-fragments") - saved_count(store, "embeddings/count-vectors")
+        if fragments is None:
+            fragments = saved_count(store, "embeddings/count-fragments")
+        lacking = fragments - saved_count(store, "embeddings/count-vectors")
         if lacking == 0:
             return set()
         named = [NamedNode(f) for f in sorted(files)]

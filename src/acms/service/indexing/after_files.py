@@ -42,6 +42,7 @@ class AfterFiles:
         self.run = run
         self.tiers_moved = False  # the tier policy moved an entity: a first index's spill no longer places it
         self.segment: Segment | None = None  # the segment the text caches' update built (the vectors' update reads it)
+        self.fragments: int | None = None  # the searchable fragments the caches' update counted (the embedding takes it)
 
     def write(self) -> None:
         """After the files: commits (when asked), the tier policy, the secrets policy, vectors, caches."""
@@ -93,7 +94,7 @@ class AfterFiles:
             # a run that wrote no file has none to look in: the counts alone tell whether any vector is missing
             files = delta.files if delta is not None else frozenset() if self.run.report.up_to_date else None
             done = embed_missing(self.run.store, layout, self.run.settings, self.run, self.spilled_texts(), ahead,
-                                 files=files)
+                                 files=files, fragments=self.fragments)
         except ProviderError as exc:
             self.run.report.warnings.append(f"vectors not computed: {exc.message}")
             return
@@ -142,7 +143,7 @@ class AfterFiles:
         caches = DerivedCaches(self.run.store, layout, progress=self.run.progress.update,  # steps 1 … CACHE_STEPS
                                spill=spill, complete=self.run.spill_whole and not self.tiers_moved, delta=self._delta())
         caches.warm()
-        self.segment = caches.segment
+        self.segment, self.fragments = caches.segment, caches.fragments
 
     def warm_vectors(self, layout: IndexLayout) -> None:
         """The vector cache, for the model the embeddings used (a first embedding has written it already)."""
