@@ -80,3 +80,15 @@ def test_unknown_command_is_a_usage_error() -> None:
 
     result = CliRunner().invoke(cli, ["no-such-command"])
     assert result.exit_code == 2 and "No such command" in result.output
+
+
+def test_an_index_with_nothing_to_do_imports_no_assembling_stack(indexed: Path) -> None:
+    """``acms index`` (and a refresh) never assembles: the request schema's jsonschema (~40 ms) and the
+    assembling service are the assembling commands' own."""
+    out = subprocess.run([sys.executable, "-c", _PROBE, "index", str(indexed)], capture_output=True, text=True,
+                         timeout=120, input=json.dumps(["jsonschema"]))
+    line = [x for x in out.stdout.splitlines() if x.startswith("PROBE ")]
+    assert line, out.stderr[-2000:]
+    got = json.loads(line[-1].removeprefix("PROBE "))
+    assert got["code"] in (0, None), got
+    assert got["heavy"] == [], f"acms index imported {got['heavy']}"

@@ -31,13 +31,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from acms.service.assembly import AssemblyResult
-from acms.assembly.protocol import RenderRequest, parse_request
 from acms.config import Settings, load_settings
 from acms.paths import project_root
 from acms.retrieval.search import Mode as SearchMode
 from acms.retrieval.search import SearchResult, Searcher
-from acms.service.assembly import Assembler
 from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
 from acms.service import endpoint  # the SPARQL endpoint's store work: acms serve runs it in its worker processes
@@ -60,8 +57,12 @@ from acms.store.remote import RemoteTarget
 from acms.store.protocol import Bindings, GraphStore, Row, SupportsOwnership
 from acms.strategies.registry import StrategyRegistry
 
-if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``), not by every reader
+if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``), not by every reader, and
+    # the assembling stack (the request's jsonschema: ~40 ms) by the commands that assemble
     from collections.abc import Callable
+
+    from acms.assembly.protocol import RenderRequest
+    from acms.service.assembly import Assembler, AssemblyResult
 
     from acms.service.embeddings import Embeddings
     from acms.service.export import Exporter
@@ -123,7 +124,7 @@ class Index:
             command=command or f"acms ({Mode(mode).value})", create=create and Mode(mode) is Mode.WRITE,
             remote=self.remote,
         )
-        self.assembler = Assembler(self.session, settings, self.registry)
+        self._assembler: Assembler | None = None  # made on first use (``assembler``)
 
     @classmethod
     def open(cls, project: str | Path, *, store: str | Path | None = None, mode: Mode | str = Mode.WRITE,
@@ -173,6 +174,16 @@ class Index:
     def writing(self) -> Iterator[GraphStore]:
         with self.session.writing() as store:
             yield store
+
+    @property
+    def assembler(self) -> Assembler:
+        """The assembling service over this index's session, made on first use: a command that only
+        writes or queries (``acms index``, ``sparql``, ``stats``) does not import the assembling stack."""
+        if self._assembler is None:
+            from acms.service.assembly import Assembler
+
+            self._assembler = Assembler(self.session, self.settings, self.registry)
+        return self._assembler
 
     @property
     def searcher(self) -> Searcher:
@@ -237,7 +248,7 @@ class Index:
         finally:
             self.session = open_session(self.layout, Mode.READ, wait=self.settings.lock_wait if self._wait is None
                                         else self._wait, command=self._command or "acms (read)", remote=self.remote)
-            self.assembler = Assembler(self.session, self.settings, self.registry)
+            self._assembler = None  # the next read's is made over the new session
 
     def follower(self, on_refresh: Callable[[Refreshed], object]) -> Follower:
         """What follows the project (``acms watch``, and beside ``acms mcp`` and ``acms serve``): saves
@@ -354,6 +365,8 @@ class Index:
         data = {"version": "v0", "id": "00000000-0000-4000-8000-000000000000", "intent": task,
                 "request_id": request.pop("request_id", "api"),
                 "budgets": {"tokens_max": budget, "time_ms": request.pop("time_ms", 5000)}, **request}
+        from acms.assembly.protocol import parse_request
+
         return self.render(parse_request(data), output)
 
     def render(self, request: RenderRequest, output: str | None = None) -> AssemblyResult:

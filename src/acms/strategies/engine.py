@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from pyoxigraph import Literal, NamedNode
 
 from acms.assembly.model import Candidate
-from acms.assembly.protocol import RenderRequest
 from acms.retrieval.search import Mode, SearchResult, Searcher
 from acms.sparql import catalog
 from acms.sparql.catalog import parse_spec
@@ -34,7 +33,8 @@ from acms.terms import Term
 from acms.tokens import estimate
 from acms.vocab import XSD
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the request's module brings jsonschema (~35 ms of a command that only writes)
+    from acms.assembly.protocol import RenderRequest
     from acms.ranking.rank import Ranked
 
 NAV = "breadth-depth-navigator"

@@ -8,8 +8,10 @@ strategies.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from acms.assembly.protocol import RenderRequest
+if TYPE_CHECKING:
+    from acms.assembly.protocol import RenderRequest
 
 _VERB = (r"(changed|modified|introduced|added|removed|deleted|renamed|rewritten|rewrote|refactored|broke|"
          r"regressed|introduce|add|change|modify|remove|delete|rename|rewrite|refactor|break)")
