@@ -34,6 +34,8 @@ from acms.store.protocol import GraphStore
 from acms.temporal import tiers
 from acms.vocab import IriMinter
 
+from ..conftest import copy_of_indexed
+
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 CACHES = ("keyword", "ranking", "vectors")
 DECO = "def retried(times):\n    \"\"\"Retry a call.\"\"\"\n    def wrap(fn):\n        return fn\n    return wrap\n"
@@ -222,9 +224,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def project(indexed: Path, tmp_path: Path) -> Path:
-    root = tmp_path / indexed.name  # the same name: the same IRIs
-    shutil.copytree(indexed, root)
-    return root
+    return copy_of_indexed(indexed, tmp_path)
 
 
 @pytest.fixture

@@ -22,6 +22,8 @@ from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore, Rewrite
 from acms.vocab import GRAPH_META, TIER_COLD, UKO
 
+from ..conftest import copy_of_indexed
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS: dict[str, Any] = {"record_use": False, "embed_on_index": False}
 _TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
@@ -37,12 +39,6 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
-    return root
-
-
-def _copy(indexed: Path, where: Path) -> Path:
-    root = where / indexed.name
-    shutil.copytree(indexed, root)
     return root
 
 
@@ -160,7 +156,7 @@ def test_renames_moves_additions_and_deletions_give_the_graph_the_sparql_deletes
         indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two copies, the same edits in two runs each: by the diff and by the SPARQL path. Every graph (the
     cold tier's versions, the run records) is the same, and the current one is a first index's."""
-    ours, theirs = _copy(indexed, tmp_path / "diff"), _copy(indexed, tmp_path / "sparql")
+    ours, theirs = copy_of_indexed(indexed, tmp_path / "diff"), copy_of_indexed(indexed, tmp_path / "sparql")
     rewrites = _Rewrites(monkeypatch)
     for root in (ours, theirs):
         with monkeypatch.context() as patch:
@@ -194,7 +190,7 @@ class _Failing:
 
 def test_an_error_midway_through_the_rewrite_leaves_the_old_index(indexed: Path, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _copy(indexed, tmp_path)
+    root = copy_of_indexed(indexed, tmp_path)
     old = _every(root)
     real = OxigraphStore.rewrite_files
 
@@ -240,7 +236,7 @@ print("finished")
 def test_kill_9_midway_through_the_rewrite_leaves_the_old_index(indexed: Path, tmp_path: Path) -> None:
     """A real process killed with half the old quads removed: readers see the old index, and the
     next run rolls back and lands the change."""
-    root = _copy(indexed, tmp_path)
+    root = copy_of_indexed(indexed, tmp_path)
     old = _every(root)
     _edits(root)
     proc = subprocess.run([sys.executable, "-c", KILLER, str(root)], check=False, capture_output=True, text=True,

@@ -21,6 +21,8 @@ from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import UKO
 
+from ..conftest import copy_of_indexed
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS: dict[str, Any] = {"record_use": False}
 
@@ -44,9 +46,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def project(indexed: Path, tmp_path: Path) -> Path:
-    root = tmp_path / indexed.name  # the same name: the same IRIs
-    shutil.copytree(indexed, root)
-    return root
+    return copy_of_indexed(indexed, tmp_path)
 
 
 class _Calls:
