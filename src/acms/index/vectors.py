@@ -8,9 +8,16 @@ and the model id, rebuilt from the graph when missing or stale.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +46,13 @@ class VectorMatrix:
     the new cache directory), the changed rows go to the tail and the replaced ones become tombstones,
     until they pass ``GARBAGE_SHARE`` of the live rows and the matrix is written whole again, sorted
     (:meth:`compacted`). ``top`` ranks the live rows only, ties by id, so its answer does not depend on
-    where a row sits."""
+    where a row sits.
+
+    The base's ids are a file of their own too (``ids.txt``, linked with the base), and the manifest
+    holds only what changed since (the base rows let go, the tail's ids): writing every id as JSON on
+    each refresh cost a standard library ~20 ms and reading it back ~10 ms. A process keeps the matrix
+    it saved or loaded last per directory (``_kept``) while the directory's manifest carries its
+    ``stamp``, so a server's next refresh and its readers do not read it back."""
 
     ids: list[str]
     matrix: np.ndarray  # (n, dims) float32, rows L2-normalised
@@ -47,20 +60,81 @@ class VectorMatrix:
     model_id: str
     tail: np.ndarray | None = None  # (m, dims) float32: rows ids[n:] of an updated matrix
     source: Path | None = None  # the file ``matrix`` was loaded from: saved again as a link to it
+    stamp: str | None = None  # the save this is (manifest.json's): what tells a kept matrix is still the one on disk
 
     def live(self) -> list[tuple[int, str]]:
         """(row, id) of every row not let go, rows of the base first."""
         return [(i, frag) for i, frag in enumerate(self.ids) if frag]
 
+    @cached_property
+    def live_mask(self) -> np.ndarray:
+        """Per row, whether it is live (not a tombstone)."""
+        return np.fromiter(map(bool, self.ids), dtype=bool, count=len(self.ids))
+
+    @cached_property
+    def positions(self) -> dict[str, int]:
+        """Row of each live id (the last one, should an id have two)."""
+        return {frag: i for i, frag in enumerate(self.ids) if frag}
+
+    @cached_property
+    def text_codes(self) -> np.ndarray:
+        """Per row, a 64-bit code of the text hash that ends its fragment's IRI (0 for a tombstone): the
+        base's saved beside it (``texts.npy``), the tail's made here (a few rows)."""
+        base = len(self.matrix)
+        saved = _load_codes(self.source, base)
+        head = saved if saved is not None else text_codes(self.ids[:base])
+        return np.concatenate([np.asarray(head, dtype=np.uint64), text_codes(self.ids[base:])])
+
     def row(self, i: int) -> np.ndarray:
         base = len(self.matrix)
         return np.asarray(self.matrix[i] if i < base else self.tail[i - base])  # type: ignore[index]
 
+    def rows_of(self, frags: Sequence[str]) -> np.ndarray:
+        """The live row of each of ``frags``, -1 for one the matrix does not hold."""
+        return np.fromiter(map(self.positions.get, frags, repeat(-1)), dtype=np.int64, count=len(frags))
+
     def garbage(self) -> float:
         """Tombstones and appended rows, as a share of the live rows: what an unsorted update adds."""
-        live = sum(1 for frag in self.ids if frag)
+        live = int(self.live_mask.sum())
         extra = len(self.ids) - live + (0 if self.tail is None else len(self.tail))
         return extra / max(live, 1)
+
+    def knows_texts(self, frags: Sequence[str]) -> list[bool]:
+        """Per fragment IRI, whether a live row's fragment has the same text (the hash its IRI ends in):
+        an edit above a fragment moves its line and so its IRI, not its text."""
+        codes = text_codes(frags)
+        known = self.text_codes[self.live_mask]
+        if len(codes) <= _FEW:  # a few compares of the live codes beat sorting them
+            return [bool((known == code).any()) for code in codes.tolist()]
+        return np.isin(codes, known).tolist()  # type: ignore[no-any-return]
+
+    def updated(self, kept: np.ndarray, ids: list[str], rows: np.ndarray, key: str) -> VectorMatrix:
+        """The rows ``kept`` (row numbers of live rows) kept where they are, every other row let go, and
+        ``ids``' ``rows`` appended to the tail, under ``key``. What a refresh costs: the rows let go and
+        appended, and a copy of the ids; the lookups this matrix made (live rows, positions, text codes)
+        are carried over rather than made again."""
+        alive = np.zeros(len(self.ids), dtype=bool)
+        alive[np.asarray(kept, dtype=np.int64)] = True
+        let_go = np.flatnonzero(self.live_mask & ~alive).tolist()
+        new_ids = list(self.ids)
+        for i in let_go:
+            new_ids[i] = ""
+        width = int(self.matrix.shape[1]) if self.matrix.ndim == 2 else int(np.asarray(rows).shape[-1])
+        parts = [np.asarray(self.tail, dtype=np.float32)] if self.tail is not None else []
+        if len(ids):
+            parts.append(np.asarray(rows, dtype=np.float32).reshape(len(ids), -1))
+        tail = np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.float32)
+        out = VectorMatrix(new_ids + list(ids), self.matrix, key, self.model_id, tail, self.source)
+        out.__dict__["live_mask"] = np.concatenate([alive & self.live_mask, np.ones(len(ids), dtype=bool)])
+        if "positions" in self.__dict__:
+            positions = dict(self.positions)
+            for i in let_go:
+                positions.pop(self.ids[i], None)
+            positions.update((frag, len(new_ids) + j) for j, frag in enumerate(ids))
+            out.__dict__["positions"] = positions
+        if "text_codes" in self.__dict__:
+            out.__dict__["text_codes"] = np.concatenate([self.text_codes, text_codes(ids)])
+        return out
 
     def compacted(self) -> VectorMatrix:
         """The live rows as one matrix sorted by id, no tail: what a full build writes."""
@@ -89,7 +163,7 @@ class VectorMatrix:
         if self.tail is not None and len(self.tail):
             sims = np.concatenate([sims, np.einsum("ij,j->i", self.tail, q)])
         candidates = (np.arange(sims.size) if self.tail is None  # tombstones come with a tail
-                      else np.flatnonzero(np.fromiter((bool(frag) for frag in self.ids), dtype=bool, count=sims.size)))
+                      else np.flatnonzero(self.live_mask[: sims.size]))
         if not candidates.size:
             return []
         k = min(k, candidates.size)
@@ -98,25 +172,152 @@ class VectorMatrix:
         ranked = sorted(idx.tolist(), key=lambda i: (-float(sims[i]), self.ids[i]))[:k]
         return [(self.ids[i], float(sims[i])) for i in ranked]
 
-    def save(self, directory: Path) -> None:
+    def save(self, directory: Path) -> VectorMatrix:
+        """Write it to ``directory`` atomically; returns it as saved (its base mapped from the file, its
+        ``stamp``), which this process keeps for the directory. A base loaded from the cache being
+        replaced (``source``) is linked with its ids and text codes, not written again."""
+        directory = Path(directory)
+        base = len(self.matrix)
+        stamp = uuid.uuid4().hex
         with atomic_directory(directory) as tmp:
-            if not _linked(self.source, tmp / "matrix.npy"):
-                np.save(tmp / "matrix.npy", np.asarray(self.matrix, dtype=np.float32))
+            if not _linked(self.source, tmp / _MATRIX):
+                np.save(tmp / _MATRIX, np.asarray(self.matrix, dtype=np.float32))
+            if not _linked_beside(self.source, tmp, base):
+                _write_ids(tmp, self.ids[:base])
             if self.tail is not None:
-                np.save(tmp / "tail.npy", np.asarray(self.tail, dtype=np.float32))
-            (tmp / "manifest.json").write_text(json.dumps({"ids": self.ids, "key": self.key, "model_id": self.model_id}))
+                np.save(tmp / _TAIL, np.asarray(self.tail, dtype=np.float32))
+            dead = np.flatnonzero(~self.live_mask[:base]).tolist()
+            _write_manifest(tmp, {"format": FORMAT, "key": self.key, "model_id": self.model_id, "stamp": stamp,
+                                  "rows": base, "dead": dead, "tail": self.ids[base:]})
+        saved = VectorMatrix(self.ids, np.load(directory / _MATRIX, mmap_mode="r"), self.key, self.model_id,
+                             None if self.tail is None else np.asarray(self.tail, dtype=np.float32),
+                             directory / _MATRIX, stamp)
+        for name in _DERIVED:
+            if name in self.__dict__:
+                saved.__dict__[name] = self.__dict__[name]
+        _keep(directory, saved)
+        return saved
 
     @classmethod
     def load(cls, directory: Path) -> VectorMatrix | None:
+        """The matrix saved in ``directory`` (None when there is none or it is unreadable); the one this
+        process saved or loaded last there when the manifest is still that one's."""
+        directory = Path(directory)
         try:
-            manifest = json.loads((directory / "manifest.json").read_text())
-            matrix = np.load(directory / "matrix.npy", mmap_mode="r")
-            tail = np.load(directory / "tail.npy", mmap_mode="r") if (directory / "tail.npy").is_file() else None
-        except (OSError, ValueError):
+            manifest = json.loads((directory / _MANIFEST).read_text())
+            kept = _kept_for(directory, manifest.get("stamp"))
+            if kept is not None:
+                return kept
+            matrix = np.load(directory / _MATRIX, mmap_mode="r")
+            tail = np.load(directory / _TAIL, mmap_mode="r") if (directory / _TAIL).is_file() else None
+            if manifest.get("format") == FORMAT:
+                ids = _read_ids(directory, int(manifest["rows"]))
+                for i in manifest["dead"]:
+                    ids[i] = ""
+                ids += manifest["tail"]
+            else:  # an older cache: every id in the manifest
+                ids = manifest["ids"]
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
             return None
-        if len(manifest["ids"]) != len(matrix) + (0 if tail is None else len(tail)):
+        if len(ids) != len(matrix) + (0 if tail is None else len(tail)):
             return None
-        return cls(manifest["ids"], matrix, manifest["key"], manifest["model_id"], tail, directory / "matrix.npy")
+        loaded = cls(ids, matrix, manifest["key"], manifest["model_id"], tail, directory / _MATRIX,
+                     manifest.get("stamp"))
+        if loaded.stamp is not None:
+            _keep(directory, loaded)
+        return loaded
+
+
+FORMAT = 2
+_MANIFEST, _MATRIX, _TAIL, _IDS, _TEXTS = "manifest.json", "matrix.npy", "tail.npy", "ids.txt", "texts.npy"
+_DERIVED = ("live_mask", "positions", "text_codes")  # what a matrix works out once and a saved copy takes over
+_FEW = 64  # fragments asked about at once, up to which ``knows_texts`` compares rather than sorts
+
+
+def text_codes(frags: Sequence[str]) -> np.ndarray:
+    """Per fragment IRI a 64-bit code of the text hash it ends in (``...-<16 hex digits>``: those digits;
+    anything else: its blake2b), 0 for "" (a tombstone)."""
+    return np.fromiter(map(_text_code, frags), dtype=np.uint64, count=len(frags))
+
+
+def _text_code(iri: str) -> int:
+    if not iri:
+        return 0
+    text = iri.rsplit("-", 1)[-1]
+    if len(text) == 16 and text.isascii() and text.isalnum() and (text.islower() or text.isdigit()):
+        try:
+            return int(text, 16)
+        except ValueError:
+            pass
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
+def _write_ids(directory: Path, ids: Sequence[str]) -> None:
+    """The base's ids, one a line (IRIs hold no line break), and their text codes."""
+    (directory / _IDS).write_text("\n".join(ids), encoding="utf-8")
+    np.save(directory / _TEXTS, text_codes(ids))
+
+
+def _read_ids(directory: Path, rows: int) -> list[str]:
+    ids = (directory / _IDS).read_text(encoding="utf-8").split("\n") if rows else []
+    if len(ids) != rows:
+        raise ValueError(f"{directory / _IDS}: {len(ids)} ids for {rows} rows")
+    return ids
+
+
+def _write_manifest(directory: Path, manifest: dict[str, object]) -> None:
+    (directory / _MANIFEST).write_text(json.dumps(manifest))
+
+
+def _linked_beside(source: Path | None, tmp: Path, rows: int) -> bool:
+    """The base's ids and text codes linked from beside ``source`` (a cache of this format); False when
+    that cache has none, or not for ``rows`` rows."""
+    if source is None:
+        return False
+    try:
+        texts = np.load(source.parent / _TEXTS, mmap_mode="r")
+    except (OSError, ValueError):
+        return False
+    if len(texts) != rows or not _linked(source.parent / _IDS, tmp / _IDS):
+        return False
+    if _linked(source.parent / _TEXTS, tmp / _TEXTS):
+        return True
+    (tmp / _IDS).unlink()
+    return False
+
+
+def _load_codes(source: Path | None, rows: int) -> np.ndarray | None:
+    if source is None:
+        return None
+    try:
+        codes = np.load(source.parent / _TEXTS, mmap_mode="r")
+    except (OSError, ValueError):
+        return None
+    return codes if len(codes) == rows else None
+
+
+# The matrix this process saved or loaded last, per cache directory: a long-lived process (a server, a
+# watcher) updates and answers from it while the directory's manifest names its stamp (a standard
+# library's manifest and ids took ~15-20 ms to read back, per refresh and again per first answer).
+_kept: OrderedDict[Path, VectorMatrix] = OrderedDict()
+_kept_lock = threading.Lock()
+_KEPT_AT_MOST = 4  # directories: a process serves one index, tests make many
+
+
+def _keep(directory: Path, matrix: VectorMatrix) -> None:
+    with _kept_lock:
+        _kept[directory.absolute()] = matrix
+        _kept.move_to_end(directory.absolute())
+        while len(_kept) > _KEPT_AT_MOST:
+            _kept.popitem(last=False)
+
+
+def _kept_for(directory: Path, stamp: object) -> VectorMatrix | None:
+    if not isinstance(stamp, str):
+        return None
+    with _kept_lock:
+        kept = _kept.get(directory.absolute())
+    return kept if kept is not None and kept.stamp == stamp else None
 
 
 def _linked(source: Path | None, target: Path) -> bool:
@@ -182,5 +383,7 @@ class MatrixWriter:
                 out.write(buf)
         raw.unlink()
         ids = [self._ids[i] for i in order]
-        (self._tmp / "manifest.json").write_text(json.dumps({"ids": ids, "key": key, "model_id": self.model_id}))
+        _write_ids(self._tmp, ids)
+        _write_manifest(self._tmp, {"format": FORMAT, "key": key, "model_id": self.model_id, "stamp": uuid.uuid4().hex,
+                                    "rows": n, "dead": [], "tail": []})
         self._scratch.swap_into(self.directory)

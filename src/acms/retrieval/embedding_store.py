@@ -273,8 +273,7 @@ def _new_texts(layout: IndexLayout, frags: set[str]) -> int:
     cached = VectorMatrix.load(layout.cache_dir("vectors"))
     if cached is None:
         return len(frags)
-    known = {iri.rsplit("-", 1)[-1] for iri in cached.ids}
-    return sum(1 for frag in frags if frag.rsplit("-", 1)[-1] not in known)
+    return sum(1 for known in cached.knows_texts(sorted(frags)) if not known)
 
 
 def _kept_provider(model: ModelInfo, settings: Settings, layout: IndexLayout) -> EmbeddingProvider:
