@@ -19,7 +19,7 @@ from acms.index.tokenize import search_terms
 from acms.ingest.walker import language_for
 from acms.retrieval.search import Searcher
 from acms.sparql import catalog
-from acms.tokens import estimate
+from acms.tokens import count_many, estimate
 from acms.vocab import PREFIXES
 
 ATOMIC_CONTEXT = 3  # lines either side of the best keyword line
@@ -133,10 +133,8 @@ def excerpt(c: Candidate, terms: set[str], max_tokens: int) -> Candidate:
     """``c`` whole if it costs at most ``max_tokens``, else its lines with the most task words that do."""
     if max_tokens < MIN_EXCERPT or len(c.text) <= 2 * max_tokens:  # ≥ 2 characters a token: it fits
         return c
-    from acms.tokens import count
-
     lines = c.text.split("\n")
-    costs = [count(line) + 1 for line in lines]
+    costs = [n + 1 for n in count_many(lines)]  # one lookup of the encoder for a body's ~100 lines
     if sum(costs) <= max_tokens:
         return c
     hits = [sum(t in terms for t in search_terms(line)) for line in lines]
