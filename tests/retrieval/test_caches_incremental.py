@@ -23,6 +23,7 @@ from acms.ranking.index import RankingIndex
 from acms.retrieval import caches as caches_module
 from acms.retrieval import segment as segment_module
 from acms.retrieval.caches import CacheDelta, DerivedCaches
+from acms.retrieval.corpus_read import CorpusReader
 from acms.retrieval.embedding_store import active_model
 from acms.retrieval.segment import Segment
 from acms.service.indexing import IndexRun
@@ -429,6 +430,71 @@ def test_a_function_the_tier_policy_splits_from_its_nested_one(project: Path, tm
     finally:
         store.close()
     _assert_full_build(project, tmp_path)
+
+
+@pytest.mark.parametrize(("old", "new", "used"), [
+    ('"""Retry a call."""', '"""Retry a call, a few times."""', None),  # retried revised (hot), wrap not
+    ("    return wrap\n", "    return wrap\n\n\n# the end\n", "pkg.deco.retried.wrap"),  # wrap used (hot), retried not
+])
+def test_the_tier_policy_splits_a_function_from_its_nested_one_in_a_file_the_run_wrote(
+        old: str, new: str, used: str | None, project: Path, tmp_path: Path, spy: _Spy,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run writes every entity of a file warm, then the tier policy moves some to hot: a function
+    and the one it defines no longer share a tier, and the places taken from what the run wrote must say
+    so as the store's queries do."""
+    layout = IndexLayout(project / ".acms")
+    store = OxigraphStore(layout.graph)
+    try:
+        assert _retried(store) in _function_outlines(store)
+        if used is not None:
+            entity = store.select(f'SELECT ?e WHERE {{ GRAPH ?g {{ ?e uko:qualifiedName "{used}" }} }}')[0]["e"]
+            tiers.record_use(store, [entity.value])
+    finally:
+        store.close()
+    bound: list[int] = []
+    real = DerivedCaches._bound_places
+    monkeypatch.setattr(DerivedCaches, "_bound_places",
+                        lambda caches, files, frags: bound.append(len(files)) or real(caches, files, frags))
+    _edit(project / "pkg" / "deco.py", old, new)
+    _reindex(project)
+    assert spy.take() == ["keyword", "ranking", "vectors"]
+    assert bound == []  # the places came from what the run wrote
+    store = OxigraphStore(layout.graph, read_only=True)
+    try:
+        assert _retried(store) not in _function_outlines(store)  # split: the two are in two tiers now
+    finally:
+        store.close()
+    _assert_full_build(project, tmp_path)
+
+
+def _retried(store: GraphStore) -> str:
+    """The micro fragment of ``pkg.deco.retried`` (a function that defines one)."""
+    return str(store.select('SELECT ?f WHERE { GRAPH ?g { ?e uko:qualifiedName "pkg.deco.retried" ; '
+                            'uko:hasFragment ?f . ?f uko:lod "micro" } }')[0]["f"].value)
+
+
+def _function_outlines(store: GraphStore) -> dict[str, str]:
+    return {r["frag"].value: r["outline"].value for r in store.select(catalog.text("search/function-outlines"))}
+
+
+def test_an_update_takes_the_written_files_rows_from_the_run_not_the_store(
+        project: Path, tmp_path: Path, spy: _Spy, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files the run wrote are not read back: their rows and places are what its writer emitted
+    (the store is asked only for fragments of several rows and those without a file)."""
+    asked: list[str] = []
+    real = CorpusReader.rows_of
+    monkeypatch.setattr(CorpusReader, "rows_of", lambda reader, frags: real(reader, asked.extend(frags) or frags))
+    for edit in ("a function body", "a file added", "a renamed function"):
+        EDITS[edit](project)
+        _reindex(project)
+        assert spy.take() == ["keyword", "ranking", "vectors"], edit
+        _assert_full_build(project, tmp_path)
+    store = OxigraphStore(IndexLayout(project / ".acms").graph, read_only=True)
+    try:
+        placed = store.select("SELECT DISTINCT ?frag WHERE { GRAPH ?g { ?frag uko:inFile ?file } }")
+    finally:
+        store.close()
+    assert not set(asked) & {r["frag"].value for r in placed}  # only fragments without a file were read
 
 
 def test_without_a_segment_the_caches_are_built_in_full(project: Path, tmp_path: Path, spy: _Spy) -> None:

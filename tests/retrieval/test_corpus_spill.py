@@ -89,9 +89,9 @@ def test_the_spilled_rows_are_the_join_over_what_was_written(tmp_path: Path, mon
     assert spilled_places is not None
     micro = {row[0] for row in joined}
     files = {row[6] for row in joined}
-    for got, want, keys in zip(spilled_places, queried_places, (files, micro, micro, micro), strict=True):
+    for got, want, keys in zip(spilled_places[:4], queried_places, (files, micro, micro, micro), strict=True):
         assert {k: v for k, v in got.items() if k in keys} == {k: v for k, v in want.items() if k in keys}
-    assert all(spilled_places[1:]) and spilled_places[3]  # kinds, class outlines, nested functions: each met
+    assert all(spilled_places[1:4]) and spilled_places[3]  # kinds, class outlines, nested functions: each met
     assert not list(tmp_path.glob("*.partial"))
 
 

@@ -132,7 +132,7 @@ def emit_file(
     owners: dict[str, NamedNode] = {FILE: f}
     heads: dict[str, tuple[set[str], set[str]]] = {fs: ({basename(source.path)}, set())}  # entity -> names, qualified names
     kinds: dict[str, str] = {fs: UKO.File.value}  # entity -> its class
-    nests: set[str] = set()  # entities that define a function
+    nests: dict[str, list[str]] = {}  # entity -> the uko:Function entities it defines
     if ext is not None:
         for sym in ext.symbols:
             e = minter.code(source.path, sym.qualname)
@@ -159,7 +159,7 @@ def emit_file(
             parent = owners.get(code_key(sym.parent)) if sym.parent else None
             add(str(parent or f), u.defines, es)
             if sym.kind.value == "Function":
-                nests.add(str(parent or f))
+                nests.setdefault(str(parent or f), []).append(e.value)
         for sec in ext.sections:
             e = minter.doc(source.path, sec.anchor)
             es = str(e)
@@ -205,7 +205,7 @@ def emit_file(
     out.lines = list(dict.fromkeys(q))
     out.corpus, out.other_texts = _corpus_rows(placed, heads, f.value)
     out.places = Places([(f.value, source.path)], [
-        (kinds[owner], owner in nests, source.language, sorted(micro), sorted(macro))
+        (owner[1:-1], kinds[owner], nests.get(owner, []), source.language, sorted(micro), sorted(macro))
         for owner, (micro, macro) in sorted(held.items())
     ])
     return out
@@ -232,9 +232,9 @@ def _corpus_rows(placed: Mapping[str, tuple[set[str], set[str], set[int], set[in
 
 # What the ranking index's places are made of, for one file (``search/file-paths.rq``, ``class-fragments``,
 # ``class-outlines`` and ``function-outlines`` over its triples, before the ontology's classes are applied):
-# (file, path) pairs, and per entity that has fragments and a class: (that class, whether it defines a
-# uko:Function, its file's language ("" for a decision), its micro fragments, its macro ones).
-Place = tuple[str, bool, str, list[str], list[str]]
+# (file, path) pairs, and per entity that has fragments and a class: (its IRI, that class, the uko:Function
+# entities it defines, its file's language ("" for a decision), its micro fragments, its macro ones).
+Place = tuple[str, str, list[str], str, list[str], list[str]]
 
 
 class Places(NamedTuple):

@@ -11,12 +11,12 @@ build's either way.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 from pyoxigraph import NamedNode
@@ -38,11 +38,14 @@ from acms.retrieval.corpus_read import (
 )
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
 from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged
-from acms.retrieval.segment_rows import Places, SegmentRows, keyword_rows
+from acms.retrieval.segment_rows import Places, SegmentRows, keyword_rows, places_of
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore, SupportsStreamingSelect
 from acms.vocab import TIER_HOT
+
+if TYPE_CHECKING:
+    from acms.ingest import emit
 
 BUILD_STEPS = 4  # most rows read and tokenised (search/corpus-full.rq); the rest; keyword saved; ranking saved
 # An update reads again at most this share of the saved rows: search/corpus-some.rq bound to 500
@@ -58,6 +61,18 @@ class CacheDelta:
     text_key: str  # DerivedCaches.text_key of the graph state before the run
     state_key: str  # DerivedCaches.state_key before the run
     files: frozenset[str]  # file IRIs (strings), old or new; removed files included
+    written: Written | None = None  # what the run wrote of those files, when it is all the store holds of them
+
+
+class Written(NamedTuple):
+    """What an index run's writer said of the files it wrote (``emit.FileBatch``): their micro fragments'
+    corpus rows (each fragment's one row), the fragments of several rows (the store gives those) and what
+    their places are made of. The caches' update takes them instead of reading the files back (bound
+    reads of a 300-file switch's rows and places cost ~3 s a standard library)."""
+
+    rows: list[emit.SpillRow]
+    others: list[str]
+    places: list[emit.Places]
 
 
 class _HasKey(Protocol):
@@ -354,18 +369,23 @@ class DerivedCaches:
         old = None if delta is None else self._saved_segment(delta.text_key)
         if delta is None or old is None:
             return None
-        files = delta.files
+        files, written = delta.files, delta.written
         dropped = np.asarray([f in files for f in old.files] + [True], dtype=bool)  # [-1]: a row without a file
         keep = ~dropped[np.asarray(old.file_of, dtype=np.int64)]
-        again = self._fragments_again(files, [old.frags[i] for i in np.flatnonzero(np.asarray(old.file_of) < 0).tolist()])
-        if len(again) > UPDATE_SHARE * len(old):
+        unplaced = [old.frags[i] for i in np.flatnonzero(np.asarray(old.file_of) < 0).tolist()]
+        again = self._fragments_again(files, unplaced) if written is None else sorted({*written.others, *unplaced})
+        if len(again) + (0 if written is None else len(written.rows)) > UPDATE_SHARE * len(old):
             return None  # bound reads of most of the corpus: slower than reading it whole
         numbered = _kept.get(self.layout.cache_dir("tokens"))
         vocab = numbered.vocab if numbered is not None and numbered.value is old else None
         table, rows = (TokenTable(old.text.tokens) if vocab is None else TokenTable.going_on(vocab)), SegmentRows()
+        given = set()
+        for spilled in () if written is None else written.rows:
+            rows.add(CorpusRow(*spilled), table)
+            given.add(spilled[0])
         reader = CorpusReader(self.store)
         for row in reader.rows_of(again):
-            if row.file is None or row.file in files:  # a row in another file is kept from ``old``
+            if (row.file is None or row.file in files) and row.frag not in given:  # another file's: kept from ``old``
                 rows.add(row, table)
         self.fragments = saved_count(self.store, "embeddings/count-fragments")
         if int(keep.sum()) + len(rows.frags) != self.fragments:
@@ -375,9 +395,11 @@ class DerivedCaches:
                 if row.file is None:
                     rows.add(row, table)
         order = rows.order(0, set())
-        placed = [rows.frags[i] for i in order if rows.files[i] is not None]
-        places = self._bound_places(sorted({f for f in rows.files if f is not None}), placed)
         hot = self._hot()
+        places = None if written is None else places_of(written.places, self._kind_closure(), frozenset(hot))
+        if places is None:
+            placed = [rows.frags[i] for i in order if rows.files[i] is not None]
+            places = self._bound_places(sorted({f for f in rows.files if f is not None}), placed)
         moved = set(old.hot) ^ set(hot)
         kept = {old.frags[i] for i in np.flatnonzero(keep & (np.asarray(old.file_of) >= 0)).tolist()} if moved else set()
         nesting = self._nesting_moved(moved, kept)
@@ -436,7 +458,7 @@ class DerivedCaches:
         queries (the last row of a key wins, as a dict built from them keeps it)."""
         spilled = self._spilled_places() if self._complete else None
         if spilled is not None:
-            return Places(*spilled)
+            return spilled
         paths = _last_of(self._solutions("search/file-paths"), "file", "path")
         kinds = _last_of(self._solutions("search/class-fragments"), "frag", "kind", _local)
         outlines = _last_of(self._solutions("search/class-outlines"), "frag", "outline")
@@ -444,34 +466,28 @@ class DerivedCaches:
         parts = (paths, kinds, outlines, nesting)
         return Places(*(found for found, _ in parts), single=all(single for _, single in parts))
 
-    def _spilled_places(self) -> tuple[dict[str, str], dict[str, str], dict[str, str], dict[str, str]] | None:
-        """``_places``' four dicts from the places a complete spill holds, with the ontology's classes
-        applied as the place queries apply them (those queries took ~2-4 s a standard library).
-        None, and the queries decide, when the store's dicts would depend on their rows' order: a
-        fragment given two kinds or outlines."""
+    def _spilled_places(self) -> Places | None:
+        """``_places``' four dicts from the places a complete spill holds (the place queries took ~2-4 s a
+        standard library); None when a group did not say its places, or the store's dicts would depend on
+        the order of their rows."""
         assert self._spill is not None
+        unsaid: list[None] = []
+
+        def said() -> Iterator[emit.Places]:  # a group at a time: every entity's fragments are in the spill
+            for places in read_places(self._spill):  # type: ignore[arg-type]
+                if places is None:
+                    unsaid.append(None)
+                    return
+                yield places
+
+        places = places_of(said(), self._kind_closure())
+        return None if unsaid else places
+
+    def _kind_closure(self) -> dict[str, set[str]]:
         closure: dict[str, set[str]] = {}
         for r in self._solutions("search/kind-closure"):
             closure.setdefault(r["type"].value, set()).add(r["kind"].value.rsplit("#", 1)[-1])
-        paths: dict[str, str] = {}
-        kinds: dict[str, str] = {}
-        outlines: dict[str, str] = {}
-        nesting: dict[str, str] = {}
-        for places in read_places(self._spill):  # a group at a time: every entity's fragments are in the spill
-            if places is None:
-                return None
-            paths.update(places.paths)
-            for cls, nests, language, micro, macro in places.owners:
-                of = closure.get(cls, set())
-                wanted = [(kinds, kind) for kind in sorted(of & _CONTAINERS)]  # each micro fragment of the entity:
-                if micro and macro and of & _OUTLINED:
-                    wanted += [(outlines, outline) for outline in macro]  # ... its outlines
-                if micro and macro and nests and of & _FUNCTIONS and language == "python":
-                    wanted += [(nesting, outline) for outline in macro]
-                for into, value in wanted:
-                    if not all(into.setdefault(frag, value) == value for frag in micro):
-                        return None  # two values for one fragment: the query's last row would decide
-        return paths, kinds, outlines, nesting
+        return closure
 
     # -- vectors ---------------------------------------------------------------------------------------
     def vectors(self, model_id: str) -> VectorMatrix:
@@ -618,6 +634,3 @@ def _v(term: object) -> str:
     return "" if term is None else str(getattr(term, "value", term))
 
 
-_CONTAINERS = frozenset({"Class", "Namespace", "Module"})  # search/class-fragments.rq's kinds
-_OUTLINED = frozenset({"Class", "Namespace"})  # search/class-outlines.rq's
-_FUNCTIONS = frozenset({"Function", "Method"})  # search/function-outlines.rq's

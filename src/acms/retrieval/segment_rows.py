@@ -4,7 +4,8 @@ the place queries give them."""
 from __future__ import annotations
 
 from array import array
-from typing import Any, NamedTuple
+from collections.abc import Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -14,7 +15,14 @@ from acms.ranking.window_tokens import ranges
 from acms.retrieval.corpus_read import CorpusRow
 from acms.retrieval.segment import Segment
 
-__all__ = ["Places", "SegmentRows", "keyword_rows"]
+if TYPE_CHECKING:
+    from acms.ingest import emit
+
+__all__ = ["Places", "SegmentRows", "keyword_rows", "places_of"]
+
+_CONTAINERS = frozenset({"Class", "Namespace", "Module"})  # search/class-fragments.rq's kinds
+_OUTLINED = frozenset({"Class", "Namespace"})  # search/class-outlines.rq's
+_FUNCTIONS = frozenset({"Function", "Method"})  # search/function-outlines.rq's
 
 
 class Places(NamedTuple):
@@ -104,6 +112,36 @@ class SegmentRows:
                        _numbers(self.firsts, np.int64)[rows], _numbers(self.counts, np.int64)[rows],
                        np.fromiter((CONTAINER.get(kinds.get(f, ""), 0) for f in frags), dtype=np.int8, count=len(frags)),
                        [outlines.get(f) for f in frags], [nesting.get(f) for f in frags], text, hot)
+
+
+def places_of(written: Iterable[emit.Places], closure: Mapping[str, Collection[str]],
+              hot: Collection[str] | None = None) -> Places | None:
+    """The four place queries' answers for the fragments of what an index run wrote, from what its writer
+    said of them (``emit.Places``), with the ontology's classes (``closure``: class -> the local names of
+    it and its superclasses, ``search/kind-closure.rq``) applied as the queries apply them. ``hot``: the
+    hot tier's entities now, when the tier policy ran since the write (a function's nesting outline is
+    ``search/function-outlines.rq``'s only while it shares a tier with a function it defines: a tier
+    holds an entity with its fragments); None: everything is still in the tier it was written to.
+    None, and the queries decide, when the store's dicts would depend on their rows' order: a fragment
+    given two kinds or outlines."""
+    paths: dict[str, str] = {}
+    kinds: dict[str, str] = {}
+    outlines: dict[str, str] = {}
+    nesting: dict[str, str] = {}
+    for places in written:
+        paths.update(places.paths)
+        for owner, cls, inners, language, micro, macro in places.owners:
+            of = closure.get(cls, ())
+            wanted = [(kinds, kind) for kind in sorted(_CONTAINERS.intersection(of))]  # each micro fragment's
+            if micro and macro and _OUTLINED.intersection(of):
+                wanted += [(outlines, outline) for outline in macro]  # ... its outlines
+            nests = bool(inners) if hot is None else any((inner in hot) == (owner in hot) for inner in inners)
+            if micro and macro and nests and _FUNCTIONS.intersection(of) and language == "python":
+                wanted += [(nesting, outline) for outline in macro]
+            for into, value in wanted:
+                if not all(into.setdefault(frag, value) == value for frag in micro):
+                    return None  # two values for one fragment: the query's last row would decide
+    return Places(paths, kinds, outlines, nesting)
 
 
 def keyword_rows(rows: Segment | np.ndarray, ranking: RankingIndex) -> np.ndarray | None:

@@ -29,7 +29,7 @@ from acms.ingest.symbols import SymbolRows, entity_rows
 from acms.ingest.walker import Listing, escape_path
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration
-from acms.retrieval.caches import CacheDelta, DerivedCaches
+from acms.retrieval.caches import CacheDelta, DerivedCaches, Written
 from acms.service.freshness import last_run
 from acms.service.indexing.context import Plan, RunContext
 from acms.sparql import catalog
@@ -212,7 +212,8 @@ class OneBatch:
         if run.layout is not None and not migration:  # the caches follow: only these files' rows are read again
             before = DerivedCaches(store, run.layout)
             touched = {f.value for f in plan.replaced_files} | {run.minter.file(s.path).value for s in changed}
-            run.cache_delta = CacheDelta(before.text_key, before.state_key, frozenset(touched))
+            run.cache_delta = CacheDelta(before.text_key, before.state_key, frozenset(touched),
+                                         self._written([emitted[s.path] for s in changed], plan))
         run_quads = run.index_run_quads()
         with run.phase("store", 1):
             if not stored and not migration:
@@ -228,6 +229,18 @@ class OneBatch:
                 store.replace(plan.deletes, plan.quads + run_quads + reload)
             # no flush here: the run's bracket flushes when it lands (a flush is ~20 ms whatever it writes)
             run.progress.update(1)
+
+    @staticmethod
+    def _written(batches: list[emit.FileBatch], plan: Plan) -> Written | None:
+        """What the caches' update may take from the files' batches instead of reading them back: None when
+        the run wrote more of them than their batches hold (decisions of ADR files, what extension rules
+        derived)."""
+        if plan.derived or any(key.startswith("adr:") for key in plan.new_iris) or \
+                any(b.places is None for b in batches):
+            return None
+        return Written([row for b in batches for row in b.corpus],
+                       [frag for b in batches for frag, _ in b.other_texts],
+                       [b.places for b in batches if b.places is not None])
 
     def _symbols_before(self, run: RunContext) -> SymbolRows:
         """The project's symbol table as the run found it: the one the last run left, else the store's."""

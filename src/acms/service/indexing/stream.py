@@ -386,9 +386,9 @@ def _quad_places(quads: list[Quad]) -> emit.Places:
     owners = []
     for owner, frags in sorted(held.items()):
         micro = sorted(f for f in frags if lods.get(f) == "micro")
-        nests = any(UKO.Function.value in types.get(inner, ()) for inner in defines.get(owner, ()))
+        inners = [inner for inner in defines.get(owner, ()) if UKO.Function.value in types.get(inner, ())]
         for cls in types.get(owner, ()):  # a decision is no Python function: its language does not count
-            owners.append((cls, nests, "", micro, sorted(f for f in frags if lods.get(f) == "macro")))
+            owners.append((owner, cls, inners, "", micro, sorted(f for f in frags if lods.get(f) == "macro")))
     return emit.Places(paths, owners)
 
 
