@@ -38,7 +38,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from acms.config import Settings
 from acms.embeddings.base import EmbeddingProvider
 from acms.errors import ModelMismatch, ProviderError
-from acms.index.vectors import MatrixWriter, VectorMatrix, encode
+from acms.index.vectors import MatrixWriter, VectorMatrix, encode, wrote_rows
 from acms.lifetime import helper_result
 from acms.memory import release_freed
 from acms.retrieval.corpus_read import saved_count
@@ -179,13 +179,17 @@ def query_provider(store: GraphStore, settings: Settings, layout: IndexLayout) -
     return provider
 
 
-def _embed_rows(provider: EmbeddingProvider, rows: list[dict], phases: Phases) -> list[Quad]:
+def _embed_rows(provider: EmbeddingProvider, rows: list[dict], phases: Phases,
+                made: list[np.ndarray] | None = None) -> list[Quad]:
+    """The vector quads of ``rows``' texts; their vectors, in order, appended to ``made`` when given."""
     quads: list[Quad] = []
     with phases.phase("embeddings", len(rows)):
         for start in range(0, len(rows), BATCH):
             chunk = rows[start : start + BATCH]
-            vectors = provider.embed([r["text"].value for r in chunk])
-            for row, vec in zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True):
+            vectors = np.asarray(provider.embed([r["text"].value for r in chunk]), dtype=np.float32)
+            if made is not None:
+                made.append(vectors)
+            for row, vec in zip(chunk, vectors, strict=True):
                 g = row["g"]
                 quads.append(Quad(row["frag"], UKO.vector, encode(vec), g))
             phases.update(start + len(chunk), len(rows))
@@ -202,7 +206,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     index's spill, :mod:`acms.retrieval.corpus_spill`): a first model's sample is drawn from them.
     ``ahead``: a worker that fitted and folded those texts meanwhile (:mod:`acms.retrieval.embedding_ahead`),
     whose vectors are loaded when this is a first LSA embedding. ``files``: the file IRIs the index run
-    wrote, where the fragments to embed are looked for first (:func:`_unembedded`); ``fragments``: how many
+    wrote, where the fragments to embed (and their texts) are looked for first (:func:`_unembedded`); ``fragments``: how many
     searchable fragments there are, when the run's caches have just counted them (none written since)."""
     import time
 
@@ -216,49 +220,56 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         # fragment is new, so they stream with it as a first embedding does, vector cache included
         provider = _kept_provider(model, settings, layout)
         return _stream_all(store, layout, provider, [], phases, t0)
-    missing = _unembedded(store, files, fragments)
-    if not missing:
+    rows = _unembedded(store, files, fragments)
+    if not rows:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
+    missing = {r["frag"].value for r in rows}
     if settings.embedding_provider == "lsa":
         drift = Drift.load(layout.cache, model.model_id) or Drift(
-            model.model_id, saved_count(store, "embeddings/count-texts") - len(missing))
-        new = _new_texts(layout, {frag for frag, _ in missing})
+            model.model_id, saved_count(store, "embeddings/count-texts") - len({(r["frag"].value, r["g"].value) for r in rows}))
+        new = _new_texts(layout, missing)
         if drift.due(new):  # fit again on the project as it is now: a first embedding, streamed
             store.update(catalog.text("embeddings/drop-vectors.ru"))
             return _fitted(layout, migrate(store, layout, settings, "lsa", phases))
         drift.folded += new
         drift.save(layout.cache)
-    frags = sorted({NamedNode(frag) for frag, _ in missing}, key=lambda n: n.value)
-    rows = [r for start in range(0, len(frags), TEXTS_AT_ONCE)
-            for r in store.select(catalog.text("embeddings/texts-of"), {"frag": frags[start : start + TEXTS_AT_ONCE]})
-            if (r["frag"].value, r["g"].value) in missing]
     rows.sort(key=lambda r: r["frag"].value)
     provider = _kept_provider(model, settings, layout)
-    quads = _embed_rows(provider, rows, phases)
+    made: list[np.ndarray] = []
+    quads = _embed_rows(provider, rows, phases, made)
     store.load(quads)
+    from acms.retrieval.caches import DerivedCaches
+
+    # the vector cache's update that follows takes these rather than reading them back (vectors-of.rq)
+    wrote_rows(layout.cache_dir("vectors"), DerivedCaches(store, layout).state_key, model.model_id,
+               [r["frag"].value for r in rows], np.concatenate(made))
     return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
 
 
-def _unembedded(store: GraphStore, files: Iterable[str] | None, fragments: int | None = None) -> set[tuple[str, str]]:
-    """(fragment, graph) of the searchable fragments with no vector. A scan of every fragment cost
-    ~0.4 s a standard library, whatever a run changed; so the fragments of the files the run wrote are
-    asked for first, and they are the answer when two counts say as many lack a vector (none: the scan
-    is skipped). Any other missing vector (an earlier run's embedding failed, a decision recorded since)
-    makes the counts differ, and then the scan decides."""
+def _unembedded(store: GraphStore, files: Iterable[str] | None, fragments: int | None = None) -> list[dict]:
+    """The searchable fragments with no vector, each with its text and graph (``frag``, ``text``, ``g``).
+    A scan of every fragment cost ~0.4 s a standard library, whatever a run changed; so the fragments of
+    the files the run wrote are asked for first, with their texts, and they are the answer when two
+    counts say as many lack a vector (none: nothing is asked). Any other missing vector (an earlier
+    run's embedding failed, a decision recorded since) makes the counts differ, and then the scan
+    decides and the texts of what it found are read."""
     if files is not None:
         if fragments is None:
             fragments = saved_count(store, "embeddings/count-fragments")
         lacking = fragments - saved_count(store, "embeddings/count-vectors")
         if lacking == 0:
-            return set()
+            return []
         named = [NamedNode(f) for f in sorted(files)]
-        found = {(r["frag"].value, r["g"].value)
-                 for start in range(0, len(named), TEXTS_AT_ONCE)
-                 for r in store.select(catalog.text("embeddings/unembedded-in-files"),
-                                       {"file": named[start : start + TEXTS_AT_ONCE]})}
-        if len(found) == lacking:
-            return found
-    return {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
+        rows = [r for start in range(0, len(named), TEXTS_AT_ONCE)
+                for r in store.select(catalog.text("embeddings/unembedded-texts-in-files"),
+                                      {"file": named[start : start + TEXTS_AT_ONCE]})]
+        if len({(r["frag"].value, r["g"].value) for r in rows}) == lacking:
+            return rows
+    missing = {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
+    frags = sorted({NamedNode(frag) for frag, _ in missing}, key=lambda n: n.value)
+    return [r for start in range(0, len(frags), TEXTS_AT_ONCE)
+            for r in store.select(catalog.text("embeddings/texts-of"), {"frag": frags[start : start + TEXTS_AT_ONCE]})
+            if (r["frag"].value, r["g"].value) in missing]
 
 
 def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:
