@@ -32,6 +32,7 @@ from acms.ontology.versioning import Migration
 from acms.retrieval.caches import CacheDelta, DerivedCaches, Written
 from acms.service.freshness import last_run
 from acms.service.indexing.context import Plan, RunContext
+from acms.service.indexing.old_quads import OldQuads, stay_hot
 from acms.sparql import catalog
 from acms.store.protocol import Bindings, GraphStore, SupportsFileRewrite
 from acms.temporal import versions
@@ -107,6 +108,7 @@ class OneBatch:
         self.migration = migration
         self._stored_symbols: SymbolRows | None = None  # the symbol table before the run (cache or store)
         self._old_quads: list[Quad] | None = None  # the replaced files' quads, read once by the plan
+        self._old: OldQuads | None = None  # where they are read from, file by file (a store that rewrites by a diff)
 
     def stored(self, store: GraphStore) -> StoredFiles:
         """The files the graph holds: every one, read here."""
@@ -121,6 +123,7 @@ class OneBatch:
         """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
         report, store, settings, migration = run.report, run.store, run.settings, self.migration
         stored = self.stored(store)
+        self._old = OldQuads(store) if stored and not migration and isinstance(store, SupportsFileRewrite) else None
         with run.phase("reading", len(listing.files)):
             # A file whose content hash is stored is not scrubbed and its text not kept (scrubbing
             # every file made an unchanged re-index of the standard library 10 s); unless every file is redone.
@@ -223,7 +226,7 @@ class OneBatch:
                 files = 2 if plan.replaced_files else 0  # _plan's order: versions, the files' two deletes, the rest
                 store.rewrite_files(plan.deletes[:n], plan.replaced_files, plan.deletes[n + files:],
                                     plan.quads + run_quads, old=self._old_quads)
-                self._old_quads = None
+                self._old_quads = self._old = None
             else:
                 reload = run.full_ontology if migration else []  # the new ontology goes in with the files
                 store.replace(plan.deletes, plan.quads + run_quads + reload)
@@ -277,8 +280,11 @@ class OneBatch:
         with run.phase("relinking"):
             while moved_from:
                 replaced = [stored[p][0] for p in moved_from if p in stored]
-                before = {str(r["qn"].value) for r in run.store.select(catalog.text("ingest/symbols-of-files"),
-                                                                        {"file": replaced})} if replaced else set()
+                if self._old is not None:  # the files' quads, read here once for the whole run
+                    before = self._old.names(replaced)
+                else:
+                    before = {str(r["qn"].value) for r in run.store.select(catalog.text("ingest/symbols-of-files"),
+                                                                            {"file": replaced})} if replaced else set()
                 after = {s.qualname for p in moved_from if p in extractions for s in extractions[p].symbols}
                 names = moved_names(before, after)
                 if not names:
@@ -326,7 +332,7 @@ class OneBatch:
             batches = [emitted[s.path] for s in changed]
             quads: list[Quad] = [q for b in batches for q in b.quads]
             new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
-            old_entities = entities_of(store, replaced_files)
+            old_entities = entities_of(store, replaced_files) if self._old is None else self._old.entities(replaced_files)
             added = entity_rows((new_iris[s.qualname].value, s.qualname, s.kind.value)
                                 for e in kept_extractions.values() for s in e.symbols if s.qualname in new_iris)
             run.symbols = self._symbols_before(run).replaced((e.value for e in old_entities), added)
@@ -354,11 +360,14 @@ class OneBatch:
                 quads += derived
 
         with run.phase("versions"):  # what this run supersedes goes to cold, validated with the batch
-            # A store that writes by a diff reads the files' quads here, once: the old texts, then the diff
-            # (nothing writes them before the store phase; the versions' updates touch the cold tier only).
+            # A store that writes by a diff has read the files' quads once (OldQuads, from relinking on): the
+            # old texts, then the diff (nothing writes them before the store phase; the versions' updates
+            # touch the cold tier only).
             self._old_quads = None
-            if replaced_files and not migration and isinstance(store, SupportsFileRewrite):
-                self._old_quads = store.file_quads(replaced_files)
+            if replaced_files and self._old is not None:
+                self._old_quads = self._old.quads(replaced_files)
+                if not run.extensions:  # the files' hot entities stay hot: the tier policy keeps them or moves them
+                    quads = stay_hot(quads, self._old.hot(replaced_files))
             archived = versions.archive(store, replaced_files, quads, run.stamp, run.generated_at, self._old_quads)
             quads += archived.quads
             report.versions_archived = len(archived.entities)

@@ -1,0 +1,147 @@
+"""A one-batch run reads the replaced files' quads once (``OldQuads``) and takes from them what relinking
+and linking asked the store for, and a replaced file's hot entities stay in the hot tier: the graph, the
+tiers and the versions are what the store's queries and the tier policy's moves made."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyoxigraph import NamedNode
+
+from acms.api import Index
+from acms.service.indexing import batch as batch_module
+from acms.service.indexing.old_quads import OldQuads, stay_hot
+from acms.sparql import catalog
+from acms.store.oxigraph import OxigraphStore
+from acms.temporal import tiers
+from acms.vocab import TIER_HOT, TIER_WARM, UKO
+
+from ..conftest import copy_of_indexed
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SETTINGS: dict[str, Any] = {"record_use": False, "embed_on_index": False}
+_TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
+_STAMP = re.compile(r"[0-9]{8}T[0-9]{12}Z")
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One first index, then one edit of ``normalize`` (its function and file now hot), that each test copies."""
+    root = tmp_path_factory.mktemp("old-quads") / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+    _edit(root / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+    return root
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+def _every(root: Path) -> set[str]:
+    """Every quad, its graph included, times, run stamps and the root folder blanked."""
+    with Index.open(root, mode="read", refresh="off", wait=10) as idx, idx.reading() as store:
+        return {_STAMP.sub("STAMP", _TIME.sub('"T"', str(q))).replace(str(root), "ROOT") for q in store.quads()}
+
+
+def _hot(root: Path) -> set[NamedNode]:
+    with Index.open(root, mode="read", refresh="off", wait=10) as idx, idx.reading() as store:
+        return {r["e"] for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIER_HOT})}
+
+
+def _files(store: OxigraphStore) -> list[NamedNode]:
+    return sorted((r["file"] for r in store.select(catalog.text("ingest/stored-files"))), key=lambda n: n.value)
+
+
+def test_what_relinking_and_linking_take_from_the_quads_is_what_the_queries_answer(indexed: Path) -> None:
+    with Index.open(indexed, mode="read", refresh="off", wait=10) as idx, idx.reading() as store:
+        files = _files(store)
+        old = OldQuads(store)
+        assert len(files) > 5
+        for file in files:  # file by file, and all at once
+            one = [file]
+            assert old.names(one) == {str(r["qn"].value)
+                                      for r in store.select(catalog.text("ingest/symbols-of-files"), {"file": one})}
+            assert old.entities(one) == {r["entity"]
+                                         for r in store.select(catalog.text("ingest/entities-of-files"), {"file": one})}
+            assert set(old.quads(one)) == set(store.file_quads(one))
+        assert old.names(files) == {str(r["qn"].value)
+                                    for r in store.select(catalog.text("ingest/symbols-of-files"), {"file": files})}
+        assert old.entities(files) == {r["entity"]
+                                       for r in store.select(catalog.text("ingest/entities-of-files"), {"file": files})}
+        assert sorted(map(str, old.quads(files))) == sorted(map(str, store.file_quads(files)))
+        hot = {r["e"] for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIER_HOT})}
+        assert hot and old.hot(files) == hot  # the edited function and its file, among others
+
+
+def test_stay_hot_moves_a_hot_entity_with_its_fragments_and_nothing_else() -> None:
+    from pyoxigraph import Literal, Quad
+
+    e, other, frag, far = (NamedNode(f"https://example.org/{n}") for n in ("e", "other", "frag", "far"))
+    quads = [Quad(e, UKO.hasFragment, frag, TIER_WARM), Quad(frag, UKO.text, Literal("x"), TIER_WARM),
+             Quad(e, UKO.calls, other, TIER_WARM), Quad(other, UKO.hasFragment, far, TIER_WARM),
+             Quad(far, UKO.text, Literal("y"), TIER_WARM)]
+    moved = stay_hot(quads, {e})
+    assert [q.graph_name for q in moved] == [TIER_HOT, TIER_HOT, TIER_HOT, TIER_WARM, TIER_WARM]
+    assert [(q.subject, q.predicate, q.object) for q in moved] == [(q.subject, q.predicate, q.object) for q in quads]
+    assert stay_hot(quads, set()) is quads
+
+
+class _Moves:
+    """What each tier rebalance of a run did (passed through)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.results: list[tiers.Rebalance] = []
+        real = tiers.rebalance
+
+        def counted(*args: Any, **kwargs: Any) -> tiers.Rebalance:
+            result = real(*args, **kwargs)
+            self.results.append(result)
+            return result
+
+        monkeypatch.setattr(tiers, "rebalance", counted)
+
+
+def _edits(root: Path) -> None:
+    """The hot function edited again with a line above it (its fragments' IRIs move), another file renamed."""
+    _edit(root / "pkg" / "util.py", "return text.strip().casefold()", "return text.strip().casefold().strip()")
+    _edit(root / "pkg" / "util.py", "def normalize(", "# a line above\n\ndef normalize(")
+    mod = root / "pkg" / "mod.py"
+    mod.write_text(mod.read_text().replace("Parser", "HeaderParser"))
+
+
+def test_a_rewritten_hot_file_stays_hot_and_the_graph_is_the_one_the_sparql_path_makes(
+        indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two copies, the same edits: by the diff (hot entities written to hot, the names and entities taken
+    from the quads) and by the store's queries (the SPARQL path: everything to warm, then the tier policy
+    moves). Every quad of every graph, its tier included, is the same; the first moved nothing back."""
+    ours, theirs = copy_of_indexed(indexed, tmp_path / "diff"), copy_of_indexed(indexed, tmp_path / "sparql")
+    moves = _Moves(monkeypatch)
+    for root in (ours, theirs):
+        with monkeypatch.context() as patch:
+            if root == theirs:
+                patch.setattr(batch_module, "SupportsFileRewrite", type("Never", (), {}))  # no store has it
+            _edits(root)
+            with Index.open(root, **SETTINGS) as idx:
+                report = idx.index()
+            assert report.files_indexed == 2
+    ours_moved, theirs_moved = moves.results
+    stayed = _hot(indexed) & _hot(ours)  # the function edited before, its file: all in util.py, rewritten
+    assert stayed
+    # the SPARQL path wrote them to warm and the policy moved them back; the diff left them in hot
+    assert theirs_moved.promoted - ours_moved.promoted == len(stayed)
+    assert ours_moved.demoted == theirs_moved.demoted and ours_moved.hot_entities == theirs_moved.hot_entities
+    assert _every(ours) == _every(theirs)
+    with Index.open(ours, **SETTINGS) as idx:  # a full policy run: nothing to move
+        again = idx.tiers.rebalance()
+    assert again.promoted == again.demoted == 0
