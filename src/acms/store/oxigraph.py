@@ -363,7 +363,7 @@ class OxigraphStore:
             self.update(" ;\n".join(bind(text, b) for text, b in before))
         # No local name for the handle here: a failure's traceback would keep the database open while
         # atomic() rolls back, and the reopen would find it locked.
-        new = set(quads)
+        new = dict.fromkeys(quads)  # a set that keeps the batch's order (the inserts' below): hashed once
         removed = 0
         kept: set[Quad] = set()
         try:
@@ -376,10 +376,10 @@ class OxigraphStore:
             if after:  # they may take some of the kept quads (an edge to a vanished entity): those come back
                 self.update(" ;\n".join(bind(text, b) for text, b in after))
                 watched = _bound_terms(after)  # None: any kept quad may have been taken
-                adds = [q for q in dict.fromkeys(quads) if q not in kept or (
+                adds = [q for q in new if q not in kept or (
                     (watched is None or q.subject in watched or q.object in watched) and q not in self._store)]
             else:
-                adds = [q for q in dict.fromkeys(quads) if q not in kept]
+                adds = [q for q in new if q not in kept]
             (self._store.bulk_extend if len(adds) >= BULK_FROM else self._store.extend)(adds)
         except OSError as exc:
             raise StoreError(f"write failed: {exc}") from None

@@ -36,7 +36,8 @@ from acms.service.indexing.old_quads import OldQuads, stay_hot
 from acms.sparql import catalog
 from acms.store.protocol import Bindings, GraphStore, SupportsFileRewrite
 from acms.temporal import versions
-from acms.validation.batch import check_batch, describe, quarantine_warning, rejection, split_by_file
+from acms.validation.batch import check_batch, check_emitted, describe, quarantine_warning, rejection, split_by_file
+from acms.validation.shapes import CompiledCheck, Violation
 from acms.vocab import GRAPH_ONTOLOGY, TIER_WARM
 
 __all__ = ["OneBatch", "StoredFiles"]
@@ -184,7 +185,7 @@ class OneBatch:
         while True:
             plan = self._plan(run, changed, removed, current, stored, emitted, extractions, all_paths, migration)
             with run.phase("validation", len(plan.quads)):
-                violations = check_batch(store, plan.quads, checks)
+                violations = self._violations(store, plan, [emitted[s.path] for s in changed], checks)
                 if violations and plan.derived:
                     derived = set(plan.derived)
                     own = check_batch(store, [q for q in plan.quads if q not in derived], checks)
@@ -244,6 +245,19 @@ class OneBatch:
         return Written([row for b in batches for row in b.corpus],
                        [frag for b in batches for frag, _ in b.other_texts],
                        [b.places for b in batches if b.places is not None])
+
+    @staticmethod
+    def _violations(store: GraphStore, plan: Plan, batches: list[emit.FileBatch],
+                    checks: list[CompiledCheck] | None) -> list[Violation]:
+        """``check_batch`` of the plan's quads, the files' part (the first ones, in ``batches``' order) read as
+        the N-Quads text it was emitted as (``check_emitted``: no term printed again for each quad)."""
+        emitted = sum(len(b.lines) for b in batches)
+        if all(len(b.quads) == len(b.lines) for b in batches):
+            found = check_emitted(store, (line for b in batches for line in b.lines), TIER_WARM,
+                                  plan.quads[emitted:], checks)
+            if found is not None:
+                return found
+        return check_batch(store, plan.quads, checks)
 
     def _symbols_before(self, run: RunContext) -> SymbolRows:
         """The project's symbol table as the run found it: the one the last run left, else the store's."""
