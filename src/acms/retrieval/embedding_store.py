@@ -260,9 +260,11 @@ def _unembedded(store: GraphStore, files: Iterable[str] | None, fragments: int |
         if lacking == 0:
             return []
         named = [NamedNode(f) for f in sorted(files)]
-        rows = [r for start in range(0, len(named), TEXTS_AT_ONCE)
-                for r in store.select(catalog.text("embeddings/unembedded-texts-in-files"),
-                                      {"file": named[start : start + TEXTS_AT_ONCE]})]
+        bound = [{"file": named[start : start + TEXTS_AT_ONCE]} for start in range(0, len(named), TEXTS_AT_ONCE)]
+        embedded = {(r["frag"].value, r["g"].value)
+                    for files_at_once in bound for r in store.select(catalog.text("embeddings/vectors-in-files"), files_at_once)}
+        rows = [r for files_at_once in bound for r in store.select(catalog.text("embeddings/texts-in-files"), files_at_once)
+                if (r["frag"].value, r["g"].value) not in embedded]
         if len({(r["frag"].value, r["g"].value) for r in rows}) == lacking:
             return rows
     missing = {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
