@@ -56,6 +56,7 @@ FRONT_END_MAY_IMPORT = {
     "acms.config",                 # Settings, and the sources they come from (acms config)
     "acms.text_checks",            # argument and JSON input checks
     "acms.resources",              # shipped assets (the MCP server's instructions)
+    "acms.tokens",                 # the tokenizer, loaded ahead by the commands sure to count (preload)
     "acms.evaluation.harness",     # acms eval: the evaluation interface the CLI fronts
     "acms.evaluation.context",
 }

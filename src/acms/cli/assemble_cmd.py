@@ -14,6 +14,7 @@ from acms.assembly.protocol import WIRE_MAX_BYTES, parse_request, request_id_of
 from acms.cli.common import REQUEST_ID, boundary, echo_json, json_option, open_index, project_options, refresh_option
 from acms.errors import UsageError
 from acms.text_checks import clip
+from acms.tokens import preload as preload_tokenizer
 
 WARNING_MAX_CHARS = 500
 TASK_MAX_BYTES = 4 * 1024 * 1024  # 1 MiB of characters (the schema's intent limit) in up to 4 bytes each
@@ -72,6 +73,7 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
     TASK - reads the task from stdin: an issue with its logs and traces is longer than a command
     line takes; ranking reads its first 24,000 and last 8,000 characters.
     """
+    preload_tokenizer()  # every context is counted: the load overlaps opening the store and ranking
     if task == "-":
         task = _stdin_task()
     filters: dict[str, Any] = {}
@@ -133,6 +135,7 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str
 
     Errors are printed as the v0 error envelope (on stdout, as JSON) with a non-zero exit code.
     """
+    preload_tokenizer()
     raw = request_file.read(WIRE_MAX_BYTES + 1)  # past the limit is refused: no need to hold all of it
     click.get_current_context().meta[REQUEST_ID] = request_id_of(raw)  # the error envelope quotes it
     request = parse_request(raw)

@@ -11,6 +11,7 @@ import click
 from acms.cli.assemble_cmd import strategies_option
 from acms.cli.common import boundary, index_opener, project_options, start_following, watch_option
 from acms.errors import AcmsError, StoreMissing, environment_error
+from acms.tokens import preload as preload_tokenizer
 
 if TYPE_CHECKING:
     from acms.api import Index
@@ -45,6 +46,7 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, watch: bool, st
     """
     from acms.mcp_server.server import create_server  # the MCP stack is only imported by this command
 
+    preload_tokenizer()  # an agent's first assemble does not wait for it: it loads while the server starts
     opener = index_opener(project, store, shared=True, strategies_dirs=strategies_dir)
     followers: list[Any] = []
 

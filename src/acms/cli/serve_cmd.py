@@ -14,6 +14,7 @@ from acms.cli.assemble_cmd import strategies_option
 from acms.cli.common import boundary, open_index, project_options, start_following, watch_option
 from acms.errors import UsageError
 from acms.results import DefaultGraph
+from acms.tokens import preload as preload_tokenizer
 
 if TYPE_CHECKING:
     import uvicorn
@@ -91,6 +92,7 @@ def serve_cmd(host: str, port: int, allow_update: bool, allow_service: bool, def
 
     from acms.server.app import create_app
 
+    preload_tokenizer()  # the first /v0/render does not wait for it: it loads while the server starts
     index = open_index(project, store, shared=True, strategies_dirs=strategies_dir)  # StoreMissing: exit 4
     with index.reading():  # the index is readable now (StoreLocked after --wait: one line, exit 4)
         pass
