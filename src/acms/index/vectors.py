@@ -246,6 +246,7 @@ def text_codes(frags: Sequence[str]) -> np.ndarray:
     ends = np.flatnonzero(data == 10)
     starts = np.concatenate([[0], ends[:-1] + 1])
     long = ends - starts >= 17  # room for "-" and 16 digits
+    data = np.concatenate([data, np.zeros(17, dtype=np.uint8)])  # a short line's digits looked for in the padding
     at = np.where(long, ends, 17)
     digits = _HEX[data[at[:, None] - 16 + np.arange(16)]]
     valid = long & (data[at - 17] == ord("-")) & (digits < 16).all(axis=1)
