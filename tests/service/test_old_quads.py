@@ -18,7 +18,8 @@ from acms.service.indexing.old_quads import OldQuads, stay_hot
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
 from acms.temporal import tiers
-from acms.vocab import TIER_HOT, TIER_WARM, UKO
+from acms.temporal.versions import fragment_sets
+from acms.vocab import TIER_COLD, TIER_HOT, TIER_WARM, UKO
 
 from ..conftest import copy_of_indexed
 
@@ -80,6 +81,9 @@ def test_what_relinking_and_linking_take_from_the_quads_is_what_the_queries_answ
         assert old.entities(files) == {r["entity"]
                                        for r in store.select(catalog.text("ingest/entities-of-files"), {"file": files})}
         assert sorted(map(str, old.quads(files))) == sorted(map(str, store.file_quads(files)))
+        for some in ([files[0]], files):  # the versions' old texts: as from the quads outside the cold tier
+            sets = fragment_sets([q for q in store.file_quads(some) if q.graph_name != TIER_COLD])
+            assert sets and fragment_sets(old.fragments(some)) == sets
         hot = {r["e"] for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIER_HOT})}
         assert hot and old.hot(files) == hot  # the edited function and its file, among others
 

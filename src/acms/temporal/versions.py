@@ -9,8 +9,9 @@ previous version to it, and the new version points at the current entity while o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -28,12 +29,20 @@ class Archive:
     entities: list[NamedNode] = field(default_factory=list)
 
 
-def fragment_sets(quads: Sequence[Quad]) -> dict[NamedNode, set[tuple[str, str]]]:
-    """owner -> {(lod, text)} of the fragments a batch emits. The predicates are looked up once and each
+class FragmentParts(NamedTuple):
+    """What fragment sets are made of, gathered from quads: each fragment's lod and text, its owners."""
+
+    lod: dict[object, str]
+    text: dict[object, str]
+    owners: dict[object, list[NamedNode]]
+
+
+def fragment_parts(quads: Iterable[Quad], into: FragmentParts | None = None) -> FragmentParts:
+    """The lods, texts and owners among ``quads``, added to ``into`` (parts gathered file by file and
+    added in order are those of all the quads at once). The predicates are looked up once and each
     quad's asked for once (a term read from a quad is a new object: a 300-file batch's 250k quads took 1.2 s)."""
-    lod: dict[object, str] = {}
-    text: dict[object, str] = {}
-    owners: dict[object, list[NamedNode]] = {}
+    parts = into if into is not None else FragmentParts({}, {}, {})
+    lod, text, owners = parts
     lod_p, text_p, has_p = UKO.lod, UKO.text, UKO.hasFragment
     for q in quads:
         p = q.predicate
@@ -43,6 +52,12 @@ def fragment_sets(quads: Sequence[Quad]) -> dict[NamedNode, set[tuple[str, str]]
             text[q.subject] = q.object.value
         elif p == has_p and isinstance(s := q.subject, NamedNode):
             owners.setdefault(q.object, []).append(s)
+    return parts
+
+
+def fragment_sets(quads: Iterable[Quad] | FragmentParts) -> dict[NamedNode, set[tuple[str, str]]]:
+    """owner -> {(lod, text)} of the fragments a batch emits (or of parts gathered already)."""
+    lod, text, owners = quads if isinstance(quads, FragmentParts) else fragment_parts(quads)
     out: dict[NamedNode, set[tuple[str, str]]] = {}
     for frag, who in owners.items():
         for owner in who:
@@ -51,15 +66,18 @@ def fragment_sets(quads: Sequence[Quad]) -> dict[NamedNode, set[tuple[str, str]]
 
 
 def archive(store: GraphStore, replaced_files: list[NamedNode], new_quads: Sequence[Quad],
-            stamp: str, now_iso: str, old_quads: Sequence[Quad] | None = None) -> Archive:
+            stamp: str, now_iso: str, old_quads: Sequence[Quad] | FragmentParts | None = None) -> Archive:
     """Cold versions of the replaced files' entities whose content changed or vanished. ``old_quads``:
-    the files' current quads, when the run read them already (a store that rewrites by a diff): the old
-    texts are taken from them rather than asked for again (``rules/entity-fragment-texts``)."""
+    the files' current quads, or the fragment parts of those outside the cold tier, when the run read
+    them already (a store that rewrites by a diff): the old texts are taken from them rather than asked
+    for again (``rules/entity-fragment-texts``)."""
     out = Archive()
     if not replaced_files:
         return out
     old: dict[NamedNode, set[tuple[str, str]]] = {}
-    if old_quads is not None:
+    if isinstance(old_quads, FragmentParts):
+        old = fragment_sets(old_quads)
+    elif old_quads is not None:
         old = fragment_sets([q for q in old_quads if q.graph_name != TIER_COLD])
     else:
         for r in store.select(catalog.text("rules/entity-fragment-texts"), {"file": replaced_files}):

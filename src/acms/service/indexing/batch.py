@@ -378,11 +378,13 @@ class OneBatch:
             # old texts, then the diff (nothing writes them before the store phase; the versions' updates
             # touch the cold tier only).
             self._old_quads = None
+            old_fragments = None
             if replaced_files and self._old is not None:
                 self._old_quads = self._old.quads(replaced_files)
+                old_fragments = self._old.fragments(replaced_files)
                 if not run.extensions:  # the files' hot entities stay hot: the tier policy keeps them or moves them
                     quads = stay_hot(quads, self._old.hot(replaced_files))
-            archived = versions.archive(store, replaced_files, quads, run.stamp, run.generated_at, self._old_quads)
+            archived = versions.archive(store, replaced_files, quads, run.stamp, run.generated_at, old_fragments)
             quads += archived.quads
             report.versions_archived = len(archived.entities)
 

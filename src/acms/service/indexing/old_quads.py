@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from pyoxigraph import NamedNode, Quad
 
 from acms.store.protocol import SupportsFileRewrite
+from acms.temporal.versions import FragmentParts, fragment_parts
 from acms.vocab import RDF, TIER_COLD, TIER_HOT, TIER_WARM, UKO
 
 __all__ = ["OldQuads", "stay_hot"]
@@ -29,6 +30,7 @@ class OldQuads:
         self._entities: dict[NamedNode, set[NamedNode]] = {}
         self._names: dict[NamedNode, set[str]] = {}
         self._hot: dict[NamedNode, set[NamedNode]] = {}
+        self._fragments: dict[NamedNode, FragmentParts] = {}
 
     def read(self, files: Iterable[NamedNode]) -> None:
         """Read the files not read yet, one ``file_quads`` each (a subject belongs to one file)."""
@@ -37,7 +39,7 @@ class OldQuads:
                 continue
             quads = self._store.file_quads([file])
             self._by_file[file] = quads
-            self._entities[file], self._names[file], self._hot[file] = _held(file, quads)
+            self._entities[file], self._names[file], self._hot[file], self._fragments[file] = _held(file, quads)
 
     def quads(self, files: Sequence[NamedNode]) -> list[Quad]:
         """The files' quads, as ``file_quads(files)`` reads them."""
@@ -63,6 +65,19 @@ class OldQuads:
         files, outside the cold tier."""
         self.read(files)
         return {n for f in files for n in self._names[f]}
+
+    def fragments(self, files: Sequence[NamedNode]) -> FragmentParts:
+        """The fragment parts of the files' quads outside the cold tier (what the versions compare with the
+        new batch's), gathered as the files were read rather than in one more pass over their quads."""
+        self.read(files)
+        out = FragmentParts({}, {}, {})
+        for file in dict.fromkeys(files):
+            part = self._fragments[file]
+            out.lod.update(part.lod)
+            out.text.update(part.text)
+            for frag, owners in part.owners.items():
+                out.owners.setdefault(frag, []).extend(owners)
+        return out
 
     def hot(self, files: Sequence[NamedNode]) -> set[NamedNode]:
         """The files' entities in the hot tier (as ``rules/entities-in-tier`` finds them there)."""
@@ -90,13 +105,16 @@ def stay_hot(quads: list[Quad], hot: set[NamedNode]) -> list[Quad]:
             for q in quads]
 
 
-def _held(file: NamedNode, quads: list[Quad]) -> tuple[set[NamedNode], set[str], set[NamedNode]]:
-    """The entities, qualified names and hot entities among one file's quads. Only the three predicates'
-    quads are looked at further (each term read from a quad is a new object: reading all of them costs)."""
+def _held(file: NamedNode, quads: list[Quad]) -> tuple[set[NamedNode], set[str], set[NamedNode], FragmentParts]:
+    """The entities, qualified names, hot entities and fragment parts among one file's quads. Only the
+    quads of the predicates they need are looked at further (each term read from a quad is a new object:
+    reading all of them costs)."""
     in_file, kind, qualified, fragment = UKO.inFile, RDF.type, UKO.qualifiedName, UKO.Fragment
+    lod, text, has_fragment = UKO.lod, UKO.text, UKO.hasFragment
     linked: set[tuple[object, object]] = set()
     typed: list[Quad] = []
     named: list[Quad] = []
+    fragments: list[Quad] = []
     for q in quads:
         p = q.predicate
         if p == in_file:
@@ -106,6 +124,8 @@ def _held(file: NamedNode, quads: list[Quad]) -> tuple[set[NamedNode], set[str],
             typed.append(q)
         elif p == qualified:
             named.append(q)
+        elif p == lod or p == text or p == has_fragment:
+            fragments.append(q)
     entities: set[NamedNode] = set()
     hot: set[NamedNode] = set()
     for q in typed:
@@ -117,4 +137,5 @@ def _held(file: NamedNode, quads: list[Quad]) -> tuple[set[NamedNode], set[str],
                 hot.add(s)  # type: ignore[arg-type]
     names = {q.object.value for q in named
              if (g := q.graph_name) != TIER_COLD and (q.subject, g) in linked}
-    return entities, names, hot
+    parts = fragment_parts(q for q in fragments if q.graph_name != TIER_COLD)
+    return entities, names, hot, parts
