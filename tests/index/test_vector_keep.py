@@ -122,6 +122,10 @@ def test_an_update_carries_the_lookups_a_fresh_matrix_works_out(tmp_path: Path, 
         assert np.array_equal(matrix.text_codes[fresh.live_mask], fresh.text_codes[fresh.live_mask])  # a dead row's: any
         assert matrix.rows_of(new_ids + ["absent"]).tolist() == [fresh.positions[f] for f in new_ids] + [-1]
         assert matrix.garbage() == pytest.approx((len(matrix.ids) - len(fresh.live()) + len(matrix.tail)) / len(fresh.live()))
+    whole = matrix.compacted()  # the codes go with their rows, and are saved beside the new base
+    assert whole.ids == sorted(f for f in matrix.ids if f) and np.array_equal(whole.text_codes, text_codes(whole.ids))
+    whole.save(tmp_path / "whole")
+    assert np.array_equal(_on_disk(tmp_path / "whole").text_codes, text_codes(whole.ids))
 
 
 def test_text_codes_and_known_texts(tmp_path: Path) -> None:

@@ -138,17 +138,22 @@ class VectorMatrix:
         return out
 
     def compacted(self) -> VectorMatrix:
-        """The live rows as one matrix sorted by id, no tail: what a full build writes."""
-        rows = sorted(self.live(), key=lambda pair: pair[1])
+        """The live rows as one matrix sorted by id, no tail: what a full build writes. The text codes
+        this matrix worked out go with their rows (saved beside the new base, not made again)."""
+        ids = self.ids
+        order = sorted(np.flatnonzero(self.live_mask).tolist(), key=ids.__getitem__)  # stable: ties keep their order
         dims = self.matrix.shape[1] if self.matrix.ndim == 2 else 1
-        index = np.asarray([i for i, _ in rows], dtype=np.int64)
+        index = np.asarray(order, dtype=np.int64)
         base = len(self.matrix)
         matrix = np.empty((index.size, dims), dtype=np.float32)
         in_base = index < base
         matrix[in_base] = self.matrix[index[in_base]]
         if self.tail is not None and (~in_base).any():
             matrix[~in_base] = self.tail[index[~in_base] - base]
-        return VectorMatrix([frag for _, frag in rows], matrix, self.key, self.model_id)
+        out = VectorMatrix([ids[i] for i in order], matrix, self.key, self.model_id)
+        if "text_codes" in self.__dict__:
+            out.__dict__["text_codes"] = self.text_codes[index]
+        return out
 
     def top(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Brute-force cosine (enough to ~1M rows, DESIGN); ties broken by id for determinism (every
@@ -184,7 +189,8 @@ class VectorMatrix:
             if not _linked(self.source, tmp / _MATRIX):
                 np.save(tmp / _MATRIX, np.asarray(self.matrix, dtype=np.float32))
             if not _linked_beside(self.source, tmp, base):
-                _write_ids(tmp, self.ids[:base])
+                known = self.__dict__.get("text_codes")
+                _write_ids(tmp, self.ids[:base], None if known is None else known[:base])
             if self.tail is not None:
                 np.save(tmp / _TAIL, np.asarray(self.tail, dtype=np.float32))
             dead = np.flatnonzero(~self.live_mask[:base]).tolist()
@@ -272,10 +278,11 @@ def _text_code(iri: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
-def _write_ids(directory: Path, ids: Sequence[str]) -> None:
-    """The base's ids, one a line (IRIs hold no line break), and their text codes."""
+def _write_ids(directory: Path, ids: Sequence[str], codes: np.ndarray | None = None) -> None:
+    """The base's ids, one a line (IRIs hold no line break), and their text codes (``codes`` when the
+    matrix knows them; a tombstone's may be any)."""
     (directory / _IDS).write_text("\n".join(ids), encoding="utf-8")
-    np.save(directory / _TEXTS, text_codes(ids))
+    np.save(directory / _TEXTS, text_codes(ids) if codes is None else np.asarray(codes, dtype=np.uint64))
 
 
 def _read_ids(directory: Path, rows: int) -> list[str]:
