@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acms import tokens
+from tests.conftest import copy_of_indexed
 
 
 @pytest.fixture(scope="module")
@@ -192,3 +193,21 @@ def test_a_new_process_reads_the_cache_without_the_plugin(tmp_path: Path) -> Non
             for _ in range(2)]
     n = len(tiktoken.get_encoding(tokens.ENCODING_NAME).encode_ordinary("wrap text paragraphs"))
     assert runs == [f"{n} True\n", f"{n} False\n"]
+
+
+def test_the_tokenizer_bench_runs_and_finds_both_paths_alike(_fully_indexed_sample_template: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/tokenizer.py on the sample project, one run: it checks the plugin is not imported once the
+    cache is written and that both paths print the same context, so it cannot rot unseen."""
+    project = copy_of_indexed(_fully_indexed_sample_template, tmp_path)
+    bench = Path(__file__).resolve().parents[1] / "bench"
+    monkeypatch.syspath_prepend(str(bench))
+    sys.modules.pop("tokenizer", None)
+    import tokenizer  # bench/tokenizer.py
+
+    monkeypatch.setattr(sys, "argv", ["tokenizer.py", str(project), "--task", "greet a user", "--runs", "1"])
+    tokenizer.main()
+    out = capsys.readouterr().out
+    assert "| tokenizer load | the cache |" in out and "| acms assemble | the plugin's file |" in out
+    assert out.count("x, ") == 2  # a ratio on each cached row
