@@ -17,6 +17,7 @@ read-only cache directory, all fall back to the plugin (and rewrite the file whe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -63,10 +64,8 @@ def preload() -> None:
 
 def _load_quietly() -> None:
     """The preload's body: a failure is left for the caller's own ``encoding()`` to raise, in its thread."""
-    try:
+    with contextlib.suppress(Exception):  # raised again, and reported, where the encoding is asked for
         encoding()
-    except Exception:  # noqa: BLE001 - reported where the encoding is asked for
-        pass
 
 
 def _after_fork_in_child() -> None:
