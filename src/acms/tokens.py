@@ -87,7 +87,10 @@ def cache_path() -> Path | None:
     """The cache file for the installed plugin: named by the SHA-256 of the plugin's source (which pins
     its data file by hash), so another plugin version never reads this one's ranks. None when the
     plugin cannot be found (then only tiktoken's own path can say why)."""
-    spec = importlib.util.find_spec(PLUGIN)
+    try:
+        spec = importlib.util.find_spec(PLUGIN)
+    except ImportError:  # no tiktoken_ext at all
+        return None
     if spec is None or spec.origin is None:
         return None
     try:
@@ -101,7 +104,7 @@ def cache_path() -> Path | None:
 def _load() -> tiktoken.Encoding:
     path = cache_path()
     if path is None:
-        return tiktoken.get_encoding(ENCODING_NAME)  # today's path, with tiktoken's own error
+        return tiktoken.get_encoding(ENCODING_NAME)  # tiktoken's registry, and its own error
     kwargs = read_cache(path)
     if kwargs is None:
         kwargs = importlib.import_module(PLUGIN).ENCODING_CONSTRUCTORS[ENCODING_NAME]()
