@@ -147,6 +147,17 @@ def test_a_cache_directory_that_cannot_be_made_falls_back(fresh: Constructor, pl
     assert path is not None and tokens.write_cache(path, {"x": 1}) is False
 
 
+def test_no_home_and_a_relative_xdg_cache_home_mean_no_cache(fresh: Constructor, plain: tiktoken.Encoding,
+                                                             monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.delenv("HOME")
+    monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # no home directory to expand to
+    assert tokens.cache_dir() is None and tokens.cache_path() is None
+    assert same_encoding(tokens._load(), plain) and same_encoding(tokens._load(), plain)
+    assert fresh.calls == 2 and list(tmp_path.iterdir()) == []  # nothing written where the command ran
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
 def test_a_read_only_cache_directory_falls_back(fresh: Constructor, plain: tiktoken.Encoding) -> None:
     path = tokens.cache_path()

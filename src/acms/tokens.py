@@ -77,16 +77,26 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/acms``, or ``~/.cache/acms`` (the XDG base directory default)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+def cache_dir() -> Path | None:
+    """``$XDG_CACHE_HOME/acms``, or ``~/.cache/acms`` (the XDG base directory default). A relative
+    ``XDG_CACHE_HOME`` is ignored, as the specification says, and with no home either there is no
+    cache: a relative path would put it in whatever folder the command ran in."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
     return Path(base) / "acms"
 
 
 def cache_path() -> Path | None:
     """The cache file for the installed plugin: named by the SHA-256 of the plugin's source (which pins
     its data file by hash), so another plugin version never reads this one's ranks. None when the
-    plugin cannot be found (then only tiktoken's own path can say why)."""
+    plugin cannot be found (then only tiktoken's own path can say why) or there is no cache folder."""
+    folder = cache_dir()
+    if folder is None:
+        return None
     try:
         spec = importlib.util.find_spec(PLUGIN)
     except ImportError:  # no tiktoken_ext at all
@@ -98,17 +108,20 @@ def cache_path() -> Path | None:
     except OSError:
         return None
     key = hashlib.sha256(source + b"\0" + ENCODING_NAME.encode() + b"\0" + str(marshal.version).encode())
-    return cache_dir() / f"{ENCODING_NAME}-{key.hexdigest()[:24]}.bpe"
+    return folder / f"{ENCODING_NAME}-{key.hexdigest()[:24]}.bpe"
 
 
 def _load() -> tiktoken.Encoding:
     path = cache_path()
-    if path is None:
-        return tiktoken.get_encoding(ENCODING_NAME)  # tiktoken's registry, and its own error
-    kwargs = read_cache(path)
+    kwargs = None if path is None else read_cache(path)
     if kwargs is None:
-        kwargs = importlib.import_module(PLUGIN).ENCODING_CONSTRUCTORS[ENCODING_NAME]()
-        write_cache(path, kwargs)
+        try:
+            constructor = importlib.import_module(PLUGIN).ENCODING_CONSTRUCTORS[ENCODING_NAME]
+        except (ImportError, AttributeError, KeyError):
+            return tiktoken.get_encoding(ENCODING_NAME)  # tiktoken's registry, and its own error
+        kwargs = constructor()
+        if path is not None:
+            write_cache(path, kwargs)
     return tiktoken.Encoding(**kwargs)
 
 
