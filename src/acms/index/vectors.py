@@ -79,8 +79,8 @@ class VectorMatrix:
 
     @cached_property
     def text_codes(self) -> np.ndarray:
-        """Per row, a 64-bit code of the text hash that ends its fragment's IRI (0 for a tombstone): the
-        base's saved beside it (``texts.npy``), the tail's made here (a few rows)."""
+        """Per row, a 64-bit code of the text hash that ends its fragment's IRI (a tombstone's is any: only
+        live rows are asked about): the base's saved beside it (``texts.npy``), the tail's made here."""
         base = len(self.matrix)
         saved = _load_codes(self.source, base)
         head = saved if saved is not None else text_codes(self.ids[:base])
