@@ -161,3 +161,59 @@ def test_rows_written_are_given_once_to_their_directory_state_and_model(tmp_path
     assert written_rows(tmp_path / "v", "k", "m") == {}
     wrote_rows(tmp_path / "v", "k", "m", ["a"], rows[:1])
     assert written_rows(tmp_path / "w", "k", "m") == {} and written_rows(tmp_path / "v", "k2", "m") == {}
+
+
+def _segment(files: dict[str, list[str]], unplaced: list[str]) -> tuple[list[str], list[str], np.ndarray]:
+    """A segment's fragments (sorted), its files and each fragment's file number (-1: none)."""
+    names = sorted(files)
+    where = {frag: names.index(file) for file, frags in files.items() for frag in frags} | {frag: -1 for frag in unplaced}
+    frags = sorted(where)
+    return frags, names, np.asarray([where[frag] for frag in frags], dtype=np.int64)
+
+
+def test_a_plan_after_a_planned_update_keeps_the_rows_of_unchanged_files_without_lookups(
+        monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+    """Edits, a file added and one removed, fragments with no file, one fragment the matrix lacks: each plan
+    is the one looking every fragment up makes, and the updated matrix holds the segment's fragments."""
+    files = {f"urn:file:{k}": [_iri(100 * k + j, 100 * k + j) for j in range(5)] for k in range(6)}
+    unplaced = [_iri(9000, 1)]
+    frags, names, file_of = _segment(files, unplaced)
+    matrix = VectorMatrix(frags, _unit(rng.normal(size=(len(frags), 4))), "k0", "m")
+    lookups: list[int] = []
+    rows_of = VectorMatrix.rows_of
+
+    def counted(self: VectorMatrix, asked: list[str]) -> np.ndarray:
+        lookups.append(len(asked))
+        return rows_of(self, asked)
+
+    monkeypatch.setattr(VectorMatrix, "rows_of", counted)
+    fresh_id = iter(range(10_000, 20_000))
+    steps: list[tuple[set[str], bool]] = []
+    for step in range(6):
+        changed: set[str] = set()
+        if step == 3:  # a file removed, one added
+            changed |= {"urn:file:1", "urn:file:9"}
+            del files["urn:file:1"]
+            files["urn:file:9"] = [_iri(next(fresh_id), 3) for _ in range(4)]
+        else:
+            edited = f"urn:file:{(2 * step) % 6 if step != 1 else 0}"
+            changed.add(edited)
+            kept = files[edited][:2]  # fragments above the edit keep their IRIs
+            files[edited] = kept + [_iri(next(fresh_id), step) for _ in range(3)]
+        frags, names, file_of = _segment(files, unplaced)
+        if step == 4:  # a fragment of an unchanged file the matrix has no row for (an embedding that failed)
+            gone = files["urn:file:5"][0]
+            knew = {name: matrix.__dict__[name] for name in ("_row_files", "_numbers")}
+            matrix = matrix.updated(np.asarray([i for i, f in matrix.live() if f != gone]), [], np.zeros((0, 4)), "k")
+            matrix.__dict__.update(knew)  # the same rows, still knowing their files
+        lookups.clear()
+        plan = matrix.plan(frags, names, file_of, changed)
+        steps.append((changed, bool(lookups)))
+        slow = VectorMatrix(matrix.ids, matrix.matrix, matrix.key, matrix.model_id, matrix.tail)  # knows no files
+        want = slow.plan(frags, names, file_of, changed)
+        assert sorted(plan.kept.tolist()) == sorted(want.kept.tolist()) and plan.again.tolist() == want.again.tolist()
+        again = [frags[i] for i in plan.again.tolist()]
+        matrix = matrix.updated(plan.kept, again, _unit(rng.normal(size=(len(again), 4))), f"k{step}", plan, frags)
+        assert sorted(f for f in matrix.ids if f) == frags
+    assert [looked for _, looked in steps] == [True, False, False, False, True, False]  # the first; the lacking row
+
