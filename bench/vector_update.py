@@ -8,8 +8,9 @@ does) and in a long-lived one (``acms mcp``/``serve``/``watch``: the matrix its 
 PROJECT is an indexed project whose caches hold a vector cache and a token segment of this acms (``acms
 index`` leaves them). Both are copied to a temporary directory first; nothing is written into PROJECT.
 The edited file's rows are let go and appended again with the same vectors (what an update costs does
-not depend on what the vectors are): ``VectorMatrix.rows_of`` finds the rows, ``updated`` lets them go
-and appends, ``save`` links the base and writes the tail. The updated matrix must hold the same live rows
+not depend on what the vectors are), as the caches' update does it: ``VectorMatrix.plan`` says which rows
+stay (a fresh process looks every fragment up; a long-lived one knows each kept row's file), ``updated``
+lets the others go and appends, ``save`` links the base and writes the tail. The updated matrix must hold the same live rows
 and answer the same nearest rows as the matrix written whole (checked). Times are medians of
 ``--repeat`` runs, with the ratio to the whole write of the same run; "written" counts the bytes of
 files that are not links to the base. The machine is shared, so the load average is printed.
@@ -76,11 +77,14 @@ def main() -> None:
             raise SystemExit(f"{int((rows < 0).sum())} of {args.file}'s fragments have no row")
         appended = np.stack([start.row(i) for i in rows.tolist()])
 
+        changed = {segment.files[files[0]]}
+        order = {frag: i for i, frag in enumerate(edited)}
+
         def update(matrix: VectorMatrix, target: Path) -> VectorMatrix:
-            live = np.flatnonzero(matrix.live_mask)
-            at = matrix.rows_of(edited)
-            kept = live[~np.isin(live, at)]
-            return matrix.updated(kept, edited, appended, "bench").save(target)
+            plan = matrix.plan(segment.frags, segment.files, segment.file_of, changed)
+            again = [segment.frags[i] for i in plan.again.tolist()]
+            rows_again = appended[[order[frag] for frag in again]]
+            return matrix.updated(plan.kept, again, rows_again, "bench", plan, segment.frags).save(target)
 
         whole = start.compacted()
         whole_ms = median_ms(lambda i: whole.save(tmp / f"whole{i}"), args.repeat)
