@@ -15,7 +15,13 @@ import numpy as np
 import pytest
 
 from acms.index import vectors
-from acms.index.vectors import MatrixWriter, VectorMatrix, text_codes, written_rows, wrote_rows
+from acms.index.vectors import (
+    MatrixWriter,
+    VectorMatrix,
+    text_codes,
+    written_rows,
+    wrote_rows,
+)
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
