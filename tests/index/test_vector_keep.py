@@ -178,7 +178,7 @@ def _segment(files: dict[str, list[str]], unplaced: list[str]) -> tuple[list[str
 
 
 def test_a_plan_after_a_planned_update_keeps_the_rows_of_unchanged_files_without_lookups(
-        monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+        monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator, tmp_path: Path) -> None:
     """Edits, a file added and one removed, fragments with no file, one fragment the matrix lacks: each plan
     is the one looking every fragment up makes, and the updated matrix holds the segment's fragments."""
     files = {f"urn:file:{k}": [_iri(100 * k + j, 100 * k + j) for j in range(5)] for k in range(6)}
@@ -222,4 +222,15 @@ def test_a_plan_after_a_planned_update_keeps_the_rows_of_unchanged_files_without
         matrix = matrix.updated(plan.kept, again, _unit(rng.normal(size=(len(again), 4))), f"k{step}", plan, frags)
         assert sorted(f for f in matrix.ids if f) == frags
     assert [looked for _, looked in steps] == [True, False, False, False, True, False]  # the first; the lacking row
+    # saved and read by another process: it knows each row's file too, and plans without a lookup
+    matrix.save(tmp_path / "planned")
+    again = _on_disk(tmp_path / "planned")
+    edited = "urn:file:3"
+    files[edited] = files[edited][:1] + [_iri(next(fresh_id), 9)]
+    frags, names, file_of = _segment(files, unplaced)
+    lookups.clear()
+    plan = again.plan(frags, names, file_of, {edited})
+    assert lookups == []
+    want = VectorMatrix(again.ids, again.matrix, again.key, again.model_id, again.tail).plan(frags, names, file_of, {edited})
+    assert sorted(plan.kept.tolist()) == sorted(want.kept.tolist()) and plan.again.tolist() == want.again.tolist()
 

@@ -231,6 +231,10 @@ class VectorMatrix:
                 _write_ids(tmp, self.ids[:base], None if known is None else known[:base])
             if self.tail is not None:
                 np.save(tmp / _TAIL, np.asarray(self.tail, dtype=np.float32))
+            if "_row_files" in self.__dict__:  # each row's file, for another process's next plan
+                np.save(tmp / _ROW_FILES, np.asarray(self.__dict__["_row_files"], dtype=np.int32))
+                numbers = self.__dict__["_numbers"]
+                (tmp / _FILE_NAMES).write_text(json.dumps(sorted(numbers, key=numbers.__getitem__)))
             dead = np.flatnonzero(~self.live_mask[:base]).tolist()
             _write_manifest(tmp, {"format": FORMAT, "key": self.key, "model_id": self.model_id, "stamp": stamp,
                                   "rows": base, "dead": dead, "tail": self.ids[base:]})
@@ -268,6 +272,7 @@ class VectorMatrix:
             return None
         loaded = cls(ids, matrix, manifest["key"], manifest["model_id"], tail, directory / _MATRIX,
                      manifest.get("stamp"))
+        _load_row_files(directory, loaded)
         if loaded.stamp is not None:
             _keep(directory, loaded)
         return loaded
@@ -275,6 +280,7 @@ class VectorMatrix:
 
 FORMAT = 2
 _MANIFEST, _MATRIX, _TAIL, _IDS, _TEXTS = "manifest.json", "matrix.npy", "tail.npy", "ids.txt", "texts.npy"
+_ROW_FILES, _FILE_NAMES = "row-files.npy", "file-names.json"  # each row's file (a number), and the files' IRIs
 # what a matrix works out once and a saved copy takes over (each row's file: what its last plan learnt)
 _DERIVED = ("live_mask", "positions", "text_codes", "_row_files", "_numbers")
 
@@ -361,6 +367,19 @@ def _linked_beside(source: Path | None, tmp: Path, rows: int) -> bool:
         return True
     (tmp / _IDS).unlink()
     return False
+
+
+def _load_row_files(directory: Path, matrix: VectorMatrix) -> None:
+    """Each row's file as the save that wrote ``directory`` knew it (:meth:`VectorMatrix.plan`), when it
+    wrote them: a fresh process's first plan then needs no lookup either."""
+    try:
+        row_files = np.load(directory / _ROW_FILES)
+        names = json.loads((directory / _FILE_NAMES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if len(row_files) == len(matrix.ids) and isinstance(names, list) and int(row_files.max(initial=-1)) < len(names):
+        matrix.__dict__["_row_files"] = row_files.astype(np.int64)
+        matrix.__dict__["_numbers"] = {name: i for i, name in enumerate(names)}
 
 
 def _load_codes(source: Path | None, rows: int) -> np.ndarray | None:
