@@ -2,10 +2,11 @@
 
 A one-batch run on a store that writes by a diff needs the replaced files' current quads for the diff
 itself and for the versions' old texts; relinking needs the names the files defined, and linking the
-entities they held. Each of those was a query of its own over the same quads (a 300-file branch switch:
-~0.25 s for the names, ~0.25-0.3 s for the entities). They are read here once, as early as relinking,
-and the names and entities are taken from them. Valid until the store phase: nothing the run does
-before it writes the current tiers (the versions' updates touch the cold tier only, and run with it).
+entities they held. Each of those was a query or a pass of its own over the same quads (a 300-file
+branch switch: ~0.25 s for the names, ~0.25-0.3 s for the entities). They are read here once, as early
+as relinking, and the names, the entities, the fragments' texts and the hot entities are taken from
+them as each file is read. Valid until the store phase: nothing the run does before it writes the
+current tiers (the versions' updates touch the cold tier only, and run with it).
 """
 
 from __future__ import annotations
