@@ -41,7 +41,7 @@ from acms.service import endpoint  # the SPARQL endpoint's store work: acms serv
 from acms.service.describe import Description, describe
 from acms.service.identity import project_identity, project_name
 from acms.errors import AcmsError, UsageError
-from acms.service.freshness import Manifest, Staleness, check, indexed_files_moved, last_run
+from acms.service.freshness import Manifest, Staleness, check, indexed_files_moved, last_run, still_as_indexed
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
@@ -257,8 +257,13 @@ class Index:
         from acms.service.watch import Follower
 
         self._follower = Follower(self.root, self.refresh, debounce_ms=self.settings.watch_debounce_ms,
-                                  ignore=[self.layout.root], on_refresh=on_refresh)
+                                  ignore=[self.layout.root], on_refresh=on_refresh, settled=self._settled)
         return self._follower
+
+    def _settled(self, paths: set[str]) -> bool:
+        """Whether these saved files are in the index as they are now (a read refreshed them already)."""
+        with self.session.reading() as store:
+            return still_as_indexed(self.root, self.settings, self.layout.cache, last_run(store), paths)
 
     def freshen(self) -> tuple[str, ...]:
         """Apply the ``refresh`` setting now, as every read does first: the stale files it answers

@@ -13,6 +13,7 @@ import pytest
 
 from acms import api
 from acms.api import Index
+from acms.service.freshness import last_run, still_as_indexed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS = {"embed_on_index": False, "record_use": False, "watch_debounce_ms": 300}
@@ -44,6 +45,15 @@ def watched(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         assert following.ready.wait(10)
         yield idx, root, walks
         following.stop()
+
+
+def _settle(walks: list[str]) -> bool:
+    """Wait for the watcher's catch-up look (in its own thread, at the start)."""
+    deadline = time.monotonic() + 20
+    while "acms-follower" not in walks and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    return "acms-follower" in walks
 
 
 def test_reads_do_not_walk_the_project_while_nothing_changed(watched) -> None:
@@ -80,3 +90,53 @@ def test_a_new_file_arrives_through_the_watcher(watched) -> None:
     else:
         pytest.fail("the new file never reached the index")
     assert "acms-follower" in walks  # the watcher's refresh looked for it
+
+
+def test_the_watcher_does_not_look_again_at_saves_a_read_already_refreshed(watched) -> None:
+    """A read refreshed the saved file first: the watcher's report of the same save finds it in the index
+    as it is (a stat of the reported file) and neither refreshes nor walks the project again."""
+    idx, root, walks = watched
+    assert _settle(walks)
+    before = walks.count("acms-follower")
+    path = root / "pkg" / "mod.py"
+    path.write_text(path.read_text().replace("def make_parser()", "# c\ndef make_parser()", 1))
+    found = idx.describe("pkg.mod.make_parser")
+    assert found.location is not None and found.location.startswith("pkg/mod.py:")
+    time.sleep(1.5)  # the watcher's report (300 ms of quiet) has come and gone
+    assert walks.count("acms-follower") == before and idx.look().paths == []
+
+
+def test_a_save_no_read_refreshed_is_refreshed_by_the_watcher(watched) -> None:
+    idx, root, walks = watched
+    assert _settle(walks)
+    before = walks.count("acms-follower")
+    path = root / "pkg" / "mod.py"
+    path.write_text(path.read_text().replace("def make_parser()", "# d\ndef make_parser()", 1))
+    deadline = time.monotonic() + 20
+    while walks.count("acms-follower") == before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert walks.count("acms-follower") > before
+    deadline = time.monotonic() + 20
+    while idx.look().paths and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert idx.look().paths == []
+
+
+def test_still_as_indexed_is_true_only_for_indexed_files_as_they_are(watched, tmp_path: Path) -> None:
+    idx, root, _walks = watched
+    with idx.session.reading() as store:
+        run = last_run(store)
+
+    def settled(*paths: Path) -> bool:
+        return still_as_indexed(root, idx.settings, idx.layout.cache, run, [str(p) for p in paths])
+
+    mod = root / "pkg" / "mod.py"
+    assert settled(mod)
+    (root / ".gitignore").write_text("*.log\n")  # the walker's own rules: a look decides
+    (root / "pkg" / "new.py").write_text("x = 1\n")
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("x = 1\n")
+    for path in (root / ".gitignore", root / "pkg" / "new.py", outside, root / "pkg" / "gone.py"):
+        assert not settled(mod, path), path
+    mod.write_text(mod.read_text() + "\n# grown\n")
+    assert not settled(mod)

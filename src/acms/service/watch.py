@@ -55,9 +55,13 @@ class Follower:
     """Calls ``refresh()`` after saves under ``root``; ``run`` blocks, ``start`` runs it in a thread."""
 
     def __init__(self, root: Path, refresh: Callable[[], IndexReport | None], *, debounce_ms: int = 150,
-                 ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None) -> None:
+                 ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None,
+                 settled: Callable[[set[str]], bool] | None = None) -> None:
+        """``settled(paths)``: whether the index already holds these changed files as they are now (a read
+        refreshed them before the burst of saves ended): then no refresh, and no look at the project."""
         self.root = root
         self._refresh = refresh
+        self._settled = settled
         self.debounce_ms = debounce_ms
         self._ignore = [p.resolve() for p in ignore]
         self._on_refresh = on_refresh or (lambda _r: None)
@@ -83,7 +87,15 @@ class Follower:
                 break
             if batch or not caught_up:
                 caught_up = True
+                if batch and self._already_in({path for _, path in batch}):
+                    continue
                 self._once()
+
+    def _already_in(self, paths: set[str]) -> bool:
+        try:
+            return self._settled is not None and self._settled(paths)
+        except (AcmsError, OSError):
+            return False  # the refresh looks and says
 
     def _once(self) -> None:
         t0 = time.perf_counter()
