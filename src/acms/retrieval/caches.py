@@ -25,7 +25,7 @@ from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
 from acms.index.splice import spliced
 from acms.index.token_table import TokenTable
-from acms.index.vectors import VectorMatrix, decode
+from acms.index.vectors import VectorMatrix, decode, written_rows
 from acms.memory import release_freed
 from acms.ranking.index import RankingIndex
 from acms.ranking.splice import spliced_ranking
@@ -511,44 +511,50 @@ class DerivedCaches:
             built = VectorMatrix(ids, _stacked(rows), self.state_key, model_id)
         else:
             self.updated.append("vectors")
-        built.save(directory)
+        built = built.save(directory)  # as saved: its base mapped, kept for this process's next refresh
         self.rebuilt.append("vectors")
         return built
 
     def _updated_vectors(self, cached: VectorMatrix | None, model_id: str) -> VectorMatrix | None:
         """The matrix saved for the state before the index run, of the same model, with the rows of the
         fragments in the files it changed (known from this state's segment: the text caches are built
-        first) let go and theirs now (``search/vectors-of.rq``) appended (:class:`VectorMatrix`: its base
-        is kept as it is, linked, until the appended and let-go rows pass ``GARBAGE_SHARE`` of the live
+        first) let go and theirs now (``search/vectors-of.rq``) appended (:meth:`VectorMatrix.updated`: its
+        base is kept as it is, linked, until the appended and let-go rows pass ``GARBAGE_SHARE`` of the live
         ones, when it is written whole again in fragment order, as ``search/corpus.rq`` gives them).
         Fragments with no file, and those the matrix lacked (an embedding that failed), are read again
-        too. None when there is no such matrix or segment, or a fragment has several rows."""
+        too; the rows the run's embedding just wrote are taken as it made them
+        (:func:`acms.index.vectors.written_rows`), not read back (a 300-file switch's 12k: ~0.7 s). None
+        when there is no such matrix or segment, or a fragment has several rows. Which rows stay and which
+        fragments are read again is :meth:`VectorMatrix.plan`'s: the first update of a matrix looks every
+        fragment up, and a process's next update of the matrix it kept keeps the rows of the unchanged
+        files by their file, without a lookup (Python loops over sets of every fragment cost ~30 ms a
+        standard library per refresh)."""
         delta = self._delta
         if delta is None or cached is None or cached.key != delta.state_key or cached.model_id != model_id:
             return None
         segment = self.segment if self.segment is not None else self._saved_segment(self.text_key)
-        if segment is None or any(a >= b for a, b in zip(segment.frags, segment.frags[1:])):
+        frags = None if segment is None else segment.frags
+        if segment is None or not all(map(str.__lt__, frags, frags[1:])):
             return None
-        had = set(cached.ids)
-        files = [f in delta.files for f in segment.files]
-        again = sorted(frag for frag, f in zip(segment.frags, segment.file_of.tolist())
-                       if f < 0 or files[f] or frag not in had)
-        current, reread = set(segment.frags), set(again)
-        ids = [frag if frag in current and frag not in reread else "" for frag in cached.ids]
-        new_ids, new_rows = [], []
-        for r in self._bound("search/vectors-of", "frag", again):
-            new_ids.append(r["frag"].value)
-            new_rows.append(decode(r["vector"].value))
+        plan = cached.plan(frags, segment.files, segment.file_of, delta.files)
+        again = [frags[i] for i in plan.again.tolist()]
+        # the rows this run's embedding just wrote are taken as it made them, the rest read (in fragment order)
+        given = written_rows(self.layout.cache_dir("vectors"), self.state_key, model_id)
+        read: dict[str, np.ndarray] = {}
+        rows_read = 0  # more than ``read`` holds: a fragment with several rows
+        for r in self._bound("search/vectors-of", "frag", [frag for frag in again if frag not in given]):
+            read[r["frag"].value] = decode(r["vector"].value)
+            rows_read += 1
+        new_ids = [frag for frag in again if frag in given or frag in read]
+        new_rows = [given[frag] if frag in given else read[frag] for frag in new_ids]
         dims = {int(cached.matrix.shape[1])} if len(cached.matrix) else set()
         dims |= {int(cached.tail.shape[1])} if cached.tail is not None and len(cached.tail) else set()
         dims |= {int(row.size) for row in new_rows}
-        if len(dims) > 1 or len(new_ids) != len(set(new_ids)):
+        if len(dims) > 1 or rows_read != len(read):
             return None
         width = dims.pop() if dims else int(cached.matrix.shape[1])
-        tail = [np.asarray(cached.tail, dtype=np.float32)] if cached.tail is not None else []
-        tail += [np.vstack(new_rows).astype(np.float32)] if new_rows else []
-        updated = VectorMatrix(ids + new_ids, cached.matrix, self.state_key, model_id,
-                               np.concatenate(tail) if tail else np.zeros((0, width), dtype=np.float32), cached.source)
+        appended = np.vstack(new_rows).astype(np.float32) if new_rows else np.zeros((0, width), dtype=np.float32)
+        updated = cached.updated(plan.kept, new_ids, appended, self.state_key, plan, frags)
         return updated.compacted() if updated.garbage() > GARBAGE_SHARE else updated
 
 
