@@ -1,5 +1,5 @@
-"""Helpers the streamed-index tests share: index a project in this process, read its graph back in a
-form two runs can be compared in, and ask whether a reader sees any file."""
+"""Helpers the index-run tests share: index a project in this process, edit a file in place, read its
+graph back in a form two runs can be compared in, and ask whether a reader sees any file."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from acms.store.oxigraph import OxigraphStore
 from acms.vocab import GRAPH_META
 
 _TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
+_STAMP = re.compile(r"[0-9]{8}T[0-9]{12}Z")  # a run's stamp (its IRIs' suffix)
 
 
 def index(root: Path, settings: Settings | None = None, progress: Progress | None = None) -> IndexReport:
@@ -32,6 +33,21 @@ def graph(root: Path) -> set[str]:
         return {_TIME.sub('"T"', str(q)).replace(str(root), "ROOT") for q in store.quads() if q.graph_name != GRAPH_META}
     finally:
         store.close()
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    """Replace the first ``old`` in the file (which must hold it) by ``new``."""
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+def every_quad(root: Path) -> set[str]:
+    """Every quad a reader sees, times, run stamps and the root folder blanked (two runs differ only there)."""
+    from acms.api import Index
+
+    with Index.open(root, mode="read", refresh="off", wait=10) as idx, idx.reading() as store:
+        return {_STAMP.sub("STAMP", _TIME.sub('"T"', str(q))).replace(str(root), "ROOT") for q in store.quads()}
 
 
 def reader_sees_files(root: Path) -> bool:

@@ -23,11 +23,11 @@ from acms.store.oxigraph import OxigraphStore, Rewrite
 from acms.vocab import GRAPH_META, TIER_COLD, UKO
 
 from ..conftest import copy_of_indexed
+from .indexes import edit, every_quad
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS: dict[str, Any] = {"record_use": False, "embed_on_index": False}
 _TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
-_STAMP = re.compile(r"[0-9]{8}T[0-9]{12}Z")  # a run's stamp (its IRIs' suffix)
 _ONE_LINE = ("pkg/util.py", "return text.strip().lower()", "return text.strip().casefold()")
 
 
@@ -40,18 +40,6 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
     return root
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, (path, old)
-    path.write_text(text.replace(old, new, 1))
-
-
-def _every(root: Path) -> set[str]:
-    """Every quad a reader sees, times, run stamps and the root folder blanked (two runs differ only there)."""
-    with Index.open(root, mode="read", refresh="off", wait=10) as idx, idx.reading() as store:
-        return {_STAMP.sub("STAMP", _TIME.sub('"T"', str(q))).replace(str(root), "ROOT") for q in store.quads()}
 
 
 def _current(root: Path) -> set[str]:
@@ -112,7 +100,7 @@ def test_a_one_line_change_writes_only_the_quads_that_changed(tmp_path: Path, mo
     asked: list[str] = []
     text = catalog.text
     monkeypatch.setattr(catalog, "text", lambda name: asked.append(name) or text(name))
-    _edit(root / _ONE_LINE[0], *_ONE_LINE[1:])
+    edit(root / _ONE_LINE[0], *_ONE_LINE[1:])
     with Index.open(root, **SETTINGS) as idx:
         report = idx.index()
     assert report.files_indexed == 1 and report.versions_archived == 1
@@ -144,8 +132,8 @@ def _sparql_path(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _edits(root: Path) -> None:
     """A moved body, a renamed class (every IRI of it and its methods changes), a new and a deleted file."""
-    _edit(root / "pkg" / "util.py", *_ONE_LINE[1:])
-    _edit(root / "pkg" / "util.py", "def normalize(", "# a line above moves what follows\n\ndef normalize(")
+    edit(root / "pkg" / "util.py", *_ONE_LINE[1:])
+    edit(root / "pkg" / "util.py", "def normalize(", "# a line above moves what follows\n\ndef normalize(")
     mod = root / "pkg" / "mod.py"
     mod.write_text(mod.read_text().replace("Parser", "HeaderParser"))
     (root / "pkg" / "fresh.py").write_text("def fresh():\n    return 1\n")
@@ -165,13 +153,13 @@ def test_renames_moves_additions_and_deletions_give_the_graph_the_sparql_deletes
             _edits(root)
             with Index.open(root, **SETTINGS) as idx:
                 idx.index()
-            _edit(root / "pkg" / "mod.py", "class HeaderParser(Base):", "class HeaderParser(Base):\n    kind = 1\n")
+            edit(root / "pkg" / "mod.py", "class HeaderParser(Base):", "class HeaderParser(Base):\n    kind = 1\n")
             with Index.open(root, **SETTINGS) as idx:
                 idx.index()
     assert len(rewrites.results) == 2 and all(r is not None and r.removed for r in rewrites.results)
     renamed = rewrites.results[0]
     assert renamed is not None and renamed.inserted > renamed.kept  # the renamed class: most of mod.py is new
-    assert _every(ours) == _every(theirs)
+    assert every_quad(ours) == every_quad(theirs)
     assert _current(ours) == _fresh(ours, tmp_path / "fresh")
 
 
@@ -191,7 +179,7 @@ class _Failing:
 def test_an_error_midway_through_the_rewrite_leaves_the_old_index(indexed: Path, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     root = copy_of_indexed(indexed, tmp_path)
-    old = _every(root)
+    old = every_quad(root)
     real = OxigraphStore.rewrite_files
 
     def failing(store: OxigraphStore, *args: Any, old: list[Quad] | None = None) -> Rewrite | None:
@@ -202,7 +190,7 @@ def test_an_error_midway_through_the_rewrite_leaves_the_old_index(indexed: Path,
     _edits(root)
     with Index.open(root, **SETTINGS) as idx, pytest.raises(RuntimeError, match="midway"):
         idx.index()
-    assert _every(root) == old
+    assert every_quad(root) == old
     assert not (root / ".acms" / "run-pending").exists()
     monkeypatch.undo()
     with Index.open(root, **SETTINGS) as idx:
@@ -237,13 +225,13 @@ def test_kill_9_midway_through_the_rewrite_leaves_the_old_index(indexed: Path, t
     """A real process killed with half the old quads removed: readers see the old index, and the
     next run rolls back and lands the change."""
     root = copy_of_indexed(indexed, tmp_path)
-    old = _every(root)
+    old = every_quad(root)
     _edits(root)
     proc = subprocess.run([sys.executable, "-c", KILLER, str(root)], check=False, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == -signal.SIGKILL, (proc.stdout, proc.stderr)
     assert (root / ".acms" / "run-pending").exists()
-    assert _every(root) == old
+    assert every_quad(root) == old
     with Index.open(root, **SETTINGS) as idx:
         assert idx.index().files_indexed >= 2
     assert not (root / ".acms" / "run-pending").exists()

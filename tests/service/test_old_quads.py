@@ -4,7 +4,6 @@ tiers and the versions are what the store's queries and the tier policy's moves 
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,10 @@ from acms.temporal.versions import fragment_sets
 from acms.vocab import TIER_COLD, TIER_HOT, TIER_WARM, UKO
 
 from ..conftest import copy_of_indexed
+from .indexes import edit, every_quad
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS: dict[str, Any] = {"record_use": False, "embed_on_index": False}
-_TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
-_STAMP = re.compile(r"[0-9]{8}T[0-9]{12}Z")
 
 
 @pytest.fixture(scope="module")
@@ -37,22 +35,10 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
-    _edit(root / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    edit(root / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
     return root
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, (path, old)
-    path.write_text(text.replace(old, new, 1))
-
-
-def _every(root: Path) -> set[str]:
-    """Every quad, its graph included, times, run stamps and the root folder blanked."""
-    with Index.open(root, mode="read", refresh="off", wait=10) as idx, idx.reading() as store:
-        return {_STAMP.sub("STAMP", _TIME.sub('"T"', str(q))).replace(str(root), "ROOT") for q in store.quads()}
 
 
 def _hot(root: Path) -> set[NamedNode]:
@@ -118,8 +104,8 @@ class _Moves:
 
 def _edits(root: Path) -> None:
     """The hot function edited again with a line above it (its fragments' IRIs move), another file renamed."""
-    _edit(root / "pkg" / "util.py", "return text.strip().casefold()", "return text.strip().casefold().strip()")
-    _edit(root / "pkg" / "util.py", "def normalize(", "# a line above\n\ndef normalize(")
+    edit(root / "pkg" / "util.py", "return text.strip().casefold()", "return text.strip().casefold().strip()")
+    edit(root / "pkg" / "util.py", "def normalize(", "# a line above\n\ndef normalize(")
     mod = root / "pkg" / "mod.py"
     mod.write_text(mod.read_text().replace("Parser", "HeaderParser"))
 
@@ -145,7 +131,7 @@ def test_a_rewritten_hot_file_stays_hot_and_the_graph_is_the_one_the_sparql_path
     # the SPARQL path wrote them to warm and the policy moved them back; the diff left them in hot
     assert theirs_moved.promoted - ours_moved.promoted == len(stayed)
     assert ours_moved.demoted == theirs_moved.demoted and ours_moved.hot_entities == theirs_moved.hot_entities
-    assert _every(ours) == _every(theirs)
+    assert every_quad(ours) == every_quad(theirs)
     with Index.open(ours, **SETTINGS) as idx:  # a full policy run: nothing to move
         again = idx.tiers.rebalance()
     assert again.promoted == again.demoted == 0
