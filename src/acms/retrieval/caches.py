@@ -363,8 +363,9 @@ class DerivedCaches:
 
     def _updated_segment(self) -> Segment | None:
         """The segment saved for the state before the index run, with the rows of the files it changed
-        (and every row without a file: nothing says whether it changed) read again; None when there is
-        no delta, no such segment, or the store's place answers for the rows read depend on their order."""
+        taken again (from what the run wrote, ``delta.written``, else read from the store) and every row
+        without a file read again (nothing says whether it changed); None when there is no delta, no such
+        segment, or the store's place answers for the rows read depend on their order."""
         delta = self._delta
         old = None if delta is None else self._saved_segment(delta.text_key)
         if delta is None or old is None:
@@ -379,7 +380,7 @@ class DerivedCaches:
         numbered = _kept.get(self.layout.cache_dir("tokens"))
         vocab = numbered.vocab if numbered is not None and numbered.value is old else None
         table, rows = (TokenTable(old.text.tokens) if vocab is None else TokenTable.going_on(vocab)), SegmentRows()
-        given = set()
+        given: set[str] = set()
         for spilled in () if written is None else written.rows:
             rows.add(CorpusRow(*spilled), table)
             given.add(spilled[0])
