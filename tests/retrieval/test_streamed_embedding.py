@@ -92,6 +92,9 @@ def test_a_re_index_embeds_only_the_new_fragments_with_the_index_model(sample_pr
     with Index.open(root, embedding_dims=4) as idx:
         first = idx.index()
         assert idx.index().embedded == 0  # unchanged: nothing to embed
+        before = {r["frag"].value for r in idx.store.select(
+            'SELECT ?frag WHERE { GRAPH ?g { ?frag uko:lod "micro" ; uko:inFile ?file } '
+            'FILTER(STRENDS(STR(?file), "/pkg/util.py")) }')}
         util = root / "pkg" / "util.py"
         util.write_text(util.read_text() + "\n\ndef shout(text: str) -> str:\n    return text.upper() + '!'\n")
         again = idx.index()
@@ -103,7 +106,10 @@ def test_a_re_index_embeds_only_the_new_fragments_with_the_index_model(sample_pr
         assert again.embedding_model == first.embedding_model == provider.model_id
         new = [r for r in rows if "shout" in r["text"].value]
         redone = [r for r in rows if r["file"].value.endswith("/pkg/util.py")]
-        assert again.embedded == len(redone) < first.embedded and new  # the changed file's, not the whole index
-        for r in new:
+        # the changed file's fragments under new IRIs only: those it kept (same text, same start) keep their
+        # vector; not the whole index, nor the whole file
+        renamed = [r for r in redone if r["frag"].value not in before]
+        assert again.embedded == len(renamed) < len(redone) < first.embedded and new
+        for r in redone:  # kept or new, each is the vector its text gets from the index's model now
             np.testing.assert_allclose(decode(r["v"].value), np.asarray(provider.embed([r["text"].value])[0]),
                                        rtol=1e-5, atol=1e-6)

@@ -29,7 +29,7 @@ from acms.store.lock import DEFAULT_WAIT, lock_for
 from acms.store.protocol import Bindings, CustomFunctions, GraphStore, RawResult, Row, Solution, SupportsBulkLoad
 from acms.store.results import answer
 from acms.terms import Term
-from acms.vocab import GRAPH_ONTOLOGY, PREFIXES, TIER_HOT, TIER_WARM, UKO
+from acms.vocab import GRAPH_ONTOLOGY, PREFIXES, RDF, TIER_HOT, TIER_WARM, UKO
 
 Tracer = Callable[[str, float], None]
 
@@ -364,12 +364,18 @@ class OxigraphStore:
         # No local name for the handle here: a failure's traceback would keep the database open while
         # atomic() rolls back, and the reopen would find it locked.
         new = dict.fromkeys(quads)  # a set that keeps the batch's order (the inserts' below): hashed once
+        # A fragment the batch writes again under its IRI, in the same graph, has the same text (its IRI
+        # holds the text's hash): its vector, of the index's one model, is what embedding it again would
+        # give, so it stays (a one-line edit re-embedded every fragment of its file).
+        again = {(q.subject, q.graph_name) for q in new if q.predicate == RDF.type and q.object == UKO.Fragment}
         removed = 0
         kept: set[Quad] = set()
         try:
             for quad in self.file_quads(files) if old is None else old:
                 if quad in new:
                     kept.add(quad)
+                elif quad.predicate == UKO.vector and (quad.subject, quad.graph_name) in again:
+                    continue
                 else:
                     self._store.remove(quad)
                     removed += 1
