@@ -4,7 +4,9 @@ graph back in a form two runs can be compared in, and ask whether a reader sees 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
+from typing import Any
 
 from acms.config import Settings
 from acms.errors import StoreMissing
@@ -33,6 +35,20 @@ def graph(root: Path) -> set[str]:
         return {_TIME.sub('"T"', str(q)).replace(str(root), "ROOT") for q in store.quads() if q.graph_name != GRAPH_META}
     finally:
         store.close()
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def indexed_project(root: Path, **settings: Any) -> Path:
+    """The sample project with the polyglot one inside it (``poly/``) at ``root``, indexed once."""
+    from acms.api import Index
+
+    shutil.copytree(FIXTURES / "sample_project", root)
+    shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
+    with Index.open(root, **settings) as idx:
+        idx.index()
+    return root
 
 
 def edit(path: Path, old: str, new: str) -> None:

@@ -16,17 +16,14 @@ from acms.ingest import emit
 from acms.validation.batch import check_batch, check_emitted
 from acms.vocab import TIER_HOT, TIER_WARM, UKO
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+from .indexes import indexed_project
+
 SETTINGS: dict[str, Any] = {"record_use": False, "embed_on_index": False}
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("batch-validation") / "proj"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
-    with Index.open(root, **SETTINGS) as idx:
-        idx.index()
+    root = indexed_project(tmp_path_factory.mktemp("batch-validation") / "proj", **SETTINGS)
     return root
 
 

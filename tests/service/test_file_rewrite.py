@@ -23,7 +23,7 @@ from acms.store.oxigraph import OxigraphStore, Rewrite
 from acms.vocab import GRAPH_META, TIER_COLD, UKO
 
 from ..conftest import copy_of_indexed
-from .indexes import edit, every_quad
+from .indexes import edit, every_quad, indexed_project
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS: dict[str, Any] = {"record_use": False, "embed_on_index": False}
@@ -34,11 +34,7 @@ _ONE_LINE = ("pkg/util.py", "return text.strip().lower()", "return text.strip().
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One first index that each test copies (same folder name: same IRIs)."""
-    root = tmp_path_factory.mktemp("first") / "proj"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
-    with Index.open(root, **SETTINGS) as idx:
-        idx.index()
+    root = indexed_project(tmp_path_factory.mktemp("first") / "proj", **SETTINGS)
     return root
 
 

@@ -4,7 +4,6 @@ tiers and the versions are what the store's queries and the tier policy's moves 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,20 +20,15 @@ from acms.temporal.versions import fragment_sets
 from acms.vocab import TIER_COLD, TIER_HOT, TIER_WARM, UKO
 
 from ..conftest import copy_of_indexed
-from .indexes import edit, every_quad
+from .indexes import edit, every_quad, indexed_project
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS: dict[str, Any] = {"record_use": False, "embed_on_index": False}
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One first index, then one edit of ``normalize`` (its function and file now hot), that each test copies."""
-    root = tmp_path_factory.mktemp("old-quads") / "proj"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
-    with Index.open(root, **SETTINGS) as idx:
-        idx.index()
+    root = indexed_project(tmp_path_factory.mktemp("old-quads") / "proj", **SETTINGS)
     edit(root / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
     with Index.open(root, **SETTINGS) as idx:
         idx.index()

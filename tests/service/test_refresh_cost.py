@@ -22,25 +22,15 @@ from acms.store.oxigraph import OxigraphStore
 from acms.vocab import UKO
 
 from ..conftest import copy_of_indexed
+from .indexes import edit, indexed_project
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS: dict[str, Any] = {"record_use": False}
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, (path, old)
-    path.write_text(text.replace(old, new, 1))
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One first index (caches, segment, vectors, symbol table) that each test copies."""
-    root = tmp_path_factory.mktemp("first") / "proj"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
-    with Index.open(root, **SETTINGS) as idx:
-        idx.index()
+    root = indexed_project(tmp_path_factory.mktemp("first") / "proj", **SETTINGS)
     return root
 
 
@@ -72,7 +62,7 @@ class _Calls:
 def test_the_vectors_update_takes_the_segment_the_text_caches_built(project: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     loads = _Calls(monkeypatch, Segment, "load")
-    _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
     with Index.open(project, **SETTINGS) as idx:
         report = idx.index()
     assert report.files_indexed == 1 and report.embedded
@@ -83,8 +73,8 @@ def test_linking_one_file_reads_only_the_names_it_looks_up(project: Path, monkey
     """The symbol table the last run left is asked for names, not read whole, and the run leaves the
     next one by changing the edited file's rows in place; it is then the store's table."""
     tables = _Calls(monkeypatch, symbols_module, "choose")
-    _edit(project / "pkg" / "util.py", "def join_parts(", "def join_all(")
-    _edit(project / "pkg" / "mod.py", "util.join_parts(", "util.join_all(")
+    edit(project / "pkg" / "util.py", "def join_parts(", "def join_all(")
+    edit(project / "pkg" / "mod.py", "util.join_parts(", "util.join_all(")
     saved = project / ".acms" / "cache" / symbols_module.FILE
     inode = saved.stat().st_ino
     with Index.open(project, **SETTINGS) as idx:
@@ -102,7 +92,7 @@ def test_a_refresh_reads_only_the_touched_files_rows(project: Path, monkeypatch:
     """The files the look found unchanged are taken with its hashes; the graph is asked about the edited,
     added and removed files only, and what it holds after is what a full read would find."""
     asked = _Calls(monkeypatch, catalog, "text")
-    _edit(project / "pkg" / "util.py", "def join_parts(", "def join_all(")  # its callers are relinked
+    edit(project / "pkg" / "util.py", "def join_parts(", "def join_all(")  # its callers are relinked
     (project / "pkg" / "fresh.py").write_text("def fresh():\n    return 1\n")
     (project / "notes.txt").unlink()
     with Index.open(project, **SETTINGS) as idx:
@@ -130,7 +120,7 @@ def test_a_quarantined_file_is_no_hash_of_the_manifest(project: Path, monkeypatc
         return batch
 
     monkeypatch.setattr(emit, "emit_file", drop_hash)
-    _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
     with Index.open(project, **SETTINGS) as idx:
         report = idx.index()
         assert list(report.quarantined) == ["pkg/util.py"]
@@ -143,17 +133,17 @@ def test_the_tree_is_written_again_only_when_it_moves(project: Path, tmp_path: P
     """A body edit leaves the project and directory nodes as they are; a file added, or the project
     moved to another folder, writes them again (the root path is the new one)."""
     trees = _Calls(monkeypatch, emit, "emit_tree")
-    _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
     with Index.open(project, **SETTINGS) as idx:
         assert idx.index().files_indexed == 1 and len(trees) == 1  # a copy: its root path moved
-        _edit(project / "pkg" / "util.py", "casefold()", "casefold().lower()")
+        edit(project / "pkg" / "util.py", "casefold()", "casefold().lower()")
         assert idx.index().files_indexed == 1 and len(trees) == 1
         (project / "pkg" / "fresh.py").write_text("def fresh():\n    return 1\n")
         assert idx.index().files_indexed == 1 and len(trees) == 2
     moved = tmp_path / "elsewhere" / project.name
     moved.parent.mkdir()
     shutil.move(project, moved)
-    _edit(moved / "pkg" / "util.py", "casefold().lower()", "casefold().strip()")
+    edit(moved / "pkg" / "util.py", "casefold().lower()", "casefold().strip()")
     with Index.open(moved, **SETTINGS) as idx:
         assert idx.index().files_indexed == 1 and len(trees) == 3
         with idx.reading() as store:
@@ -171,7 +161,7 @@ def test_copies_are_looked_for_among_the_touched_files_stems_only(project: Path,
     shutil.copy(project / "pkg" / "mod.py", project / "other" / "mod.py")  # a copy, elsewhere
     with Index.open(project, **SETTINGS) as idx:
         first = idx.index()
-        _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+        edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
         again = idx.index()
         assert again.files_indexed == 1 and again.copies == first.copies >= 1
         assert {copies_module._stem(f.path) for f in found.args[-1][0]} <= {"util"}
@@ -186,7 +176,7 @@ def test_copies_are_looked_for_among_the_touched_files_stems_only(project: Path,
 def test_a_refresh_flushes_the_store_once_when_it_lands(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's bracket flushes what it wrote as it lands (``run_marker.commit``): no phase flushes before."""
     flushes = _Calls(monkeypatch, OxigraphStore, "flush")
-    _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
     with Index.open(project, **SETTINGS) as idx:
         assert idx.index().files_indexed == 1
         assert len(flushes) == 0
@@ -201,13 +191,13 @@ def test_a_process_loads_its_lsa_model_once_while_its_files_stay(project: Path, 
     loads = _Calls(monkeypatch, LsaModel, "load")
     with Index.open(project, **SETTINGS) as idx:
         for i in range(3):
-            _edit(project / "pkg" / "util.py", "return text.strip()", f"return text.strip() or {i!r} and text.strip()")
+            edit(project / "pkg" / "util.py", "return text.strip()", f"return text.strip() or {i!r} and text.strip()")
             report = idx.index()
             assert report.files_indexed == 1 and report.embedded
         assert len(loads) <= 1
         model = idx.layout.cache_dir("lsa") / "vocabulary.json"
         model.write_text(model.read_text() + "\n")  # the same model in another file: loaded (and checked) again
-        _edit(project / "pkg" / "util.py", "return text.strip()", "return text.strip() and text.strip()")
+        edit(project / "pkg" / "util.py", "return text.strip()", "return text.strip() and text.strip()")
         assert idx.index().embedded
         assert len(loads) == 2
 
@@ -217,7 +207,7 @@ def test_the_embedding_takes_the_fragments_the_caches_counted(project: Path, mon
     refresh: the caches' update counts them, and the embedding after it (nothing written between)
     takes that count; the new fragments are still embedded, and none is left without a vector."""
     asked = _Calls(monkeypatch, catalog, "text")
-    _edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
+    edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
     with Index.open(project, **SETTINGS) as idx:
         report = idx.index()
         assert report.files_indexed == 1 and report.embedded

@@ -355,13 +355,7 @@ def _write_manifest(directory: Path, manifest: dict[str, object]) -> None:
 def _linked_beside(source: Path | None, tmp: Path, rows: int) -> bool:
     """The base's ids and text codes linked from beside ``source`` (a cache of this format); False when
     that cache has none, or not for ``rows`` rows."""
-    if source is None:
-        return False
-    try:
-        texts = np.load(source.parent / _TEXTS, mmap_mode="r")
-    except (OSError, ValueError):
-        return False
-    if len(texts) != rows or not _linked(source.parent / _IDS, tmp / _IDS):
+    if source is None or _load_codes(source, rows) is None or not _linked(source.parent / _IDS, tmp / _IDS):
         return False
     if _linked(source.parent / _TEXTS, tmp / _TEXTS):
         return True
