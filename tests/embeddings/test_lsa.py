@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 
 from acms.errors import ProviderError
 from acms.embeddings.lsa import LsaModel, LsaProvider
-from acms.index.tokenize import code_tokens
+from acms.index.tokenize import TOKENIZER_VERSION, code_tokens
 
 from .support import conforms
 
@@ -187,9 +188,36 @@ def test_load_errors(model: LsaModel, tmp_path: Path) -> None:
     assert '"automobiles"' in vocab.read_text()
     with pytest.raises(ProviderError, match="corrupt"):
         LsaModel.load(tmp_path / "lsa")
-    (tmp_path / "lsa" / "arrays.npz").write_bytes(b"not a zip")
+    model.save(tmp_path / "lsa")
+    idf = tmp_path / "lsa" / "idf.npy"
+    np.save(idf, np.load(idf) * 2)  # the idf is checked as the vocabulary is
+    with pytest.raises(ProviderError, match="corrupt"):
+        LsaModel.load(tmp_path / "lsa")
+    model.save(tmp_path / "lsa")
+    components = tmp_path / "lsa" / "components.npy"
+    components.write_bytes(components.read_bytes()[:-64])  # cut short: the mapped file is smaller than its header says
     with pytest.raises(ProviderError, match="unreadable"):
         LsaModel.load(tmp_path / "lsa")
+    components.write_bytes(b"not an array")
+    with pytest.raises(ProviderError, match="unreadable"):
+        LsaModel.load(tmp_path / "lsa")
+
+
+def test_a_model_an_older_version_saved_loads_under_its_id(model: LsaModel, tmp_path: Path) -> None:
+    """Indexes fitted before the arrays were saved apart (one ``arrays.npz``) keep their model and its
+    vectors: the same id, the same folds."""
+    old = tmp_path / "lsa"
+    old.mkdir()
+    np.savez(old / "arrays.npz", idf=model._idf, components=model._components)
+    (old / "vocabulary.json").write_text(json.dumps(model.vocabulary), encoding="utf-8")
+    (old / "manifest.json").write_text(json.dumps({"format": "acms.lsa/1", "tokenizer": TOKENIZER_VERSION,
+                                                   "model_id": model.model_id, "seed": 0}), encoding="utf-8")
+    loaded = LsaModel.load(old)
+    assert loaded.model_id == model.model_id
+    np.testing.assert_array_equal(loaded.transform(DOCS), model.transform(DOCS))
+    (old / "arrays.npz").write_bytes(b"not a zip")
+    with pytest.raises(ProviderError, match="unreadable"):
+        LsaModel.load(old)
 
 
 def test_provider(model: LsaModel) -> None:

@@ -123,6 +123,7 @@ def model_node(provider: EmbeddingProvider) -> list[Quad]:
 
 _LOADED_LSA: OrderedDict[tuple[object, ...], EmbeddingProvider] = OrderedDict()  # model files' stats -> provider
 _LOADED_AT_MOST = 2
+_LSA_ARRAYS = ("components.npy", "idf.npy", "arrays.npz")  # arrays.npz: a model an older version saved
 _LOADED_LOCK = threading.Lock()
 
 
@@ -159,7 +160,8 @@ def _lsa_files(model_dir: Path) -> tuple[object, ...] | None:
     """What tells one saved LSA model from another: its folder and its files' identity, size and time
     (a model is written into a new folder and moved in place; an edited file changes its time)."""
     try:
-        stats = [(model_dir / f).stat() for f in ("manifest.json", "vocabulary.json", "arrays.npz")]
+        stats = [(model_dir / f).stat() for f in ("manifest.json", "vocabulary.json")]
+        stats += [(model_dir / f).stat() for f in _LSA_ARRAYS if (model_dir / f).exists()] or [(model_dir / _LSA_ARRAYS[0]).stat()]
     except OSError:
         return None
     return (str(model_dir.resolve()), *((s.st_ino, s.st_size, s.st_mtime_ns) for s in stats))
