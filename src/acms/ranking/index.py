@@ -24,6 +24,7 @@ changes the graph. Three parts:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -147,9 +148,6 @@ class RankingIndex:
         them counts as vendored."""
         self.files = files
         self.dense = sorted(set(dense))
-        built = set(self.dense)
-        self.roles = [Role.VENDORED if i in built and role is Role.SOURCE else role
-                      for i, role in enumerate(map(role_of, files))]
         self.window_file = window_file  # window number → file number
         self.window_lines = window_lines  # window number → (start, end)
         self.windows = windows_index
@@ -253,6 +251,14 @@ class RankingIndex:
                 out[found, 4] = pos[found]
             self._aligned = (fragments, out)
         return self._aligned[1]
+
+    @functools.cached_property
+    def roles(self) -> list[Role]:
+        """Each file's role, when a ranking first asks (an index run that updates the index never does:
+        ~15 ms a standard library's 2,250 files in a fresh process)."""
+        built = set(self.dense)
+        return [Role.VENDORED if i in built and role is Role.SOURCE else role
+                for i, role in enumerate(map(role_of, self.files))]
 
     def roles_array(self, factors: dict[Role, float]) -> np.ndarray:
         return np.asarray([factors[r] for r in self.roles], dtype=np.float64)
