@@ -228,3 +228,27 @@ def test_a_command_asked_for_json_prints_its_error_as_the_v0_envelope(tmp_path: 
         assert err.startswith("acms: error: no index at")
     code, out, err = run("search", "f", "-C", str(tmp_path))  # without --json: stderr only, as before
     assert code == 4 and out == "" and "no index at" in err
+
+
+def test_the_console_script_leaves_as_a_normal_exit_would(tmp_path: Path) -> None:
+    """``acms`` ends without the interpreter's teardown (``cli.main.leave``), and still: other threads
+    finish, exit functions run, both streams are flushed, and the status is the command's."""
+    script = (
+        "import atexit, sys, threading, time\n"
+        "from acms.cli.main import leave\n"
+        "atexit.register(lambda: print('exit function ran'))\n"
+        "threading.Thread(target=lambda: (time.sleep(0.2), print('thread finished'))).start()\n"
+        "print('buffered', end='')\n"
+        "sys.stderr.write('to stderr')\n"
+        "leave(int(sys.argv[1]) if sys.argv[1].isdigit() else sys.argv[1])\n"
+    )
+    for code, status in (("3", 3), ("0", 0), ("a message", 1)):
+        done = subprocess.run([sys.executable, "-c", script, code], capture_output=True, text=True, timeout=60)
+        assert done.returncode == status
+        assert done.stdout.splitlines() == ["bufferedthread finished", "exit function ran"]
+        assert done.stderr.startswith("to stderr")
+        assert done.stderr.rstrip().endswith("a message") == (code == "a message")
+    version = subprocess.run([sys.executable, "-m", "acms", "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("acms, version")
+    unknown = subprocess.run([sys.executable, "-m", "acms", "no-such-command"], capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 2 and "No such command" in unknown.stderr
