@@ -16,11 +16,16 @@ from functools import lru_cache
 from acms.privacy.accept import _marked
 from acms.privacy.decoys import _HEX, _entropy, _looks_random, _wordy
 from acms.privacy.providers import _PROVIDER_SPECS
+from acms.privacy.trigger import _trie
 
 __all__ = ["REDACTED_NAME", "redact_path", "secret_name_kind"]
 
 REDACTED_NAME = re.compile(r"REDACTED-[a-z0-9_]+-[0-9a-f]{8}")
 _STEM = re.compile(r"^(?P<stem>.+?)(?P<ext>(?:\.[A-Za-z][A-Za-z0-9]{0,7}){0,2})$")
+# Any provider's needle, in one pass: most names hold none, and then only the specs without needles are
+# tried (asking each spec for its needles cost ~15 µs a name, ~30 ms of a standard library's first look).
+_ANY_NEEDLE = re.compile(_trie([(n, "") for *_, needles in _PROVIDER_SPECS if needles for n in needles]))
+_UNNEEDLED = tuple(spec for spec in _PROVIDER_SPECS if spec[3] is None)
 
 
 @lru_cache(maxsize=8192)
@@ -30,7 +35,7 @@ def secret_name_kind(name: str) -> str | None:
     if len(name) < 16 or REDACTED_NAME.fullmatch(_STEM.match(name).group("stem")):  # type: ignore[union-attr]
         return None
     low = name.lower()
-    for kind, rx, accept, needles in _PROVIDER_SPECS:  # compiled only where a needle is in the name
+    for kind, rx, accept, needles in _PROVIDER_SPECS if _ANY_NEEDLE.search(low) else _UNNEEDLED:
         if needles is not None and not any(n in low for n in needles):
             continue
         m = re.search(rx, name)
