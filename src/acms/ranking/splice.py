@@ -25,7 +25,7 @@ from acms.ranking.index import (
     StringColumn,
     ids_array,
 )
-from acms.ranking.window_tokens import FileLines, TokenWindows
+from acms.ranking.window_tokens import FileLines, TokenWindows, ranges
 
 __all__ = ["spliced_ranking"]
 
@@ -71,20 +71,21 @@ def spliced_ranking(old: RankingIndex, frags: Sequence[str], source: np.ndarray,
     new_number = {path: i for i, path in enumerate(new_paths)}
     cut_lines = np.asarray(cut.window_lines, dtype=np.int64).reshape(-1, 2)
     old_lines = np.asarray(old.window_lines, dtype=np.int64).reshape(-1, 2)
-    window_source, window_file, window_lines = [], [], []
-    for i, path in enumerate(files):
-        k = int(file_source[i])
-        if k >= 0:
-            span = np.arange(old_start[k], old_start[k] + per_old[k], dtype=np.int64)
-            window_source.append(span)
-            window_lines.append(old_lines[span])
-        else:
-            j = new_number[path]
-            span = np.arange(new_start[j], new_start[j] + per_new[j], dtype=np.int64)
-            window_source.append(np.full(span.size, -1, dtype=np.int64))
-            window_lines.append(cut_lines[span])
-        window_file.append(np.full(span.size, i, dtype=np.int64))
-    w_source = np.concatenate(window_source) if window_source else np.zeros(0, dtype=np.int64)
+    # each file's windows in file order: a kept file's span of the old windows, a cut file's of the new
+    from_old = file_source >= 0
+    cut_of = np.asarray([-1 if k >= 0 else new_number[path] for path, k in zip(files, file_source.tolist())],
+                        dtype=np.int64)
+    count = np.where(from_old, per_old[np.maximum(file_source, 0)] if len(old_files) else 0,
+                     per_new[np.maximum(cut_of, 0)] if new_paths else 0).astype(np.int64)
+    start = np.where(from_old, old_start[np.maximum(file_source, 0)] if len(old_files) else 0,
+                     new_start[np.maximum(cut_of, 0)] if new_paths else 0).astype(np.int64)
+    span = ranges(start, count)
+    old_window = np.repeat(from_old, count)
+    w_source = np.where(old_window, span, -1)
+    w_lines = np.empty((span.size, 2), dtype=np.int64)
+    w_lines[old_window] = old_lines[span[old_window]]
+    w_lines[~old_window] = cut_lines[span[~old_window]]
+    w_file = np.repeat(np.arange(len(files), dtype=np.int64), count)
     windows = spliced(old.windows, [str(i) for i in range(w_source.size)], w_source, flat, lengths, text.tokens,
                       numbering)
     # the files' paths and defined names: the changed files' documents made again
@@ -112,8 +113,7 @@ def spliced_ranking(old: RankingIndex, frags: Sequence[str], source: np.ndarray,
     if again.size:
         locations[again] = np.asarray([(number[p.path], p.start, p.end, int(p.container)) for p in redone],
                                       dtype=np.int64)
-    return RankingIndex(files, np.concatenate(window_file) if window_file else np.zeros(0, dtype=np.int64),
-                        np.concatenate(window_lines) if window_lines else np.zeros((0, 2), dtype=np.int64),
+    return RankingIndex(files, w_file, w_lines,
                         windows, paths, names, ids_array(frags), locations,
                         _column(old.outlines, source, [p.outline for p in redone]),
                         _column(old.qualified, source, [p.qualified for p in redone]), dense=dense)
