@@ -252,3 +252,7 @@ def test_the_console_script_leaves_as_a_normal_exit_would(tmp_path: Path) -> Non
     assert version.returncode == 0 and version.stdout.startswith("acms, version")
     unknown = subprocess.run([sys.executable, "-m", "acms", "no-such-command"], capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "No such command" in unknown.stderr
+    # under a profiler the interpreter's teardown is kept: the profiler writes its data there
+    profiled = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(tmp_path / "acms.prof"), "-m", "acms",
+                               "no-such-command"], capture_output=True, text=True, timeout=60)
+    assert "No such command" in profiled.stderr and (tmp_path / "acms.prof").stat().st_size > 0

@@ -122,12 +122,16 @@ def cli(set_values: dict[str, str]) -> None:
 
 
 def main() -> None:
-    """The ``acms`` console script: the command, then :func:`leave` with its exit status."""
+    """The ``acms`` console script: the command, then :func:`leave` with its exit status (a normal exit
+    under a profiler or a coverage tracer, which write what they gathered at the interpreter's teardown)."""
+    code: object = 0
     try:
         cli(prog_name="acms")
     except SystemExit as exc:
-        leave(exc.code)
-    leave(0)
+        code = exc.code
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)  # type: ignore[arg-type]
+    leave(code)
 
 
 def leave(code: object) -> NoReturn:
