@@ -13,7 +13,18 @@ Prints a table of each run (load average at its start, wall and CPU from ``/usr/
 side's phases: relinking, linking, versions, validation, store, tiers, and what the run spent outside
 every phase) and the medians of both with their ratio, this checkout / baseline.
 
+With ``--renamed``, one more switch of this checkout's copy measures what the fragments renamed by it
+cost (a fragment's IRI carries its start line: a line inserted above renames it). The changed files'
+quads are read before and after the switch (``file_quads``, the store closed by acms); a fragment that
+vanished and one that appeared with the same owners, level of detail and text are one fragment renamed.
+Had it kept its IRI, only its quads whose predicate and object changed (its lines) would go out and
+come in: the rest of its quads, the owners' links to it and its vector are what the rename costs. The
+seconds are those quads removed and bulk-loaded again on a copy of the store after the switch, at the
+rates measured there, plus the embedding's share of the run (the renamed fragments among those it
+embedded). An estimate: the caches' rows of those fragments are made again either way (their lines moved).
+
     python bench/switch_graph.py PREPARED WORK --baseline REV [--rounds 2] [--edits 3] [--edit-file textwrap.py]
+                                 [--renamed]
 
 PREPARED is only read; WORK is written to (two copies of PREPARED: room for them is needed).
 """
@@ -29,7 +40,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+import pyoxigraph as ox
+from pyoxigraph import Literal, NamedNode, Quad
+
+from acms.store.oxigraph import OxigraphStore
+from acms.vocab import RDF, TIER_HOT, TIER_WARM, UKO
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 GRAPH = ("relinking", "linking", "versions", "validation", "store", "tiers")
@@ -55,11 +73,98 @@ def index(repo: Path, source: Path, script: Path, timing: Path) -> dict[str, flo
     report = json.loads(proc.stdout)
     t: dict[str, float] = report["timings"]
     row = {"load": load, "wall": wall, "cpu": user + system, "seconds": float(report["seconds"]),
-           "files": float(report["files_indexed"] + report.get("files_relinked", 0))}
+           "files": float(report["files_indexed"] + report.get("files_relinked", 0)),
+           "embedded": float(report.get("embedded", 0)), "embeddings": float(t.get("embeddings", 0.0))}
     row.update({k: float(t.get(k, 0.0)) for k in GRAPH})
     row["graph"] = sum(row[k] for k in GRAPH)
     row["outside"] = row["seconds"] - sum(t.values())
     return row
+
+
+def changed_files(store: OxigraphStore, repo: Path, a: str, b: str) -> list[NamedNode]:
+    """The IRIs of the files the two branches hold differently, as the store names them."""
+    names = subprocess.run(["git", "diff", "--name-only", a, b], cwd=repo, check=True, capture_output=True,
+                           text=True).stdout.split()
+    out: list[NamedNode] = []
+    for name in names:
+        for q in store.quads(predicate=UKO.path, obj=Literal(name)):
+            if q.graph_name in (TIER_HOT, TIER_WARM) and isinstance(q.subject, NamedNode):
+                out.append(q.subject)
+                break
+    return out
+
+
+class Fragments:
+    """One side's fragments among the files' quads: each one's quads, (predicate, object) pairs and key."""
+
+    def __init__(self, quads: list[Quad]) -> None:
+        self.quads: dict[object, list[Quad]] = {}
+        owners: dict[object, set[str]] = {}
+        frags = {q.subject for q in quads if q.predicate == RDF.type and q.object == UKO.Fragment}
+        for q in quads:
+            if q.subject in frags:
+                self.quads.setdefault(q.subject, []).append(q)
+            elif q.predicate == UKO.hasFragment and q.object in frags:
+                self.quads.setdefault(q.object, []).append(q)
+                owners.setdefault(q.object, set()).add(q.subject.value)
+        self.pairs = {f: {(q.predicate, q.object) for q in qs if q.subject == f and q.predicate != UKO.vector}
+                      for f, qs in self.quads.items()}
+        self.keys = {f: (frozenset(owners.get(f, ())), *sorted(str(o) for p, o in self.pairs[f]
+                                                                if p in (UKO.lod, UKO.text))) for f in self.quads}
+
+
+def renamed_cost(repo: Path, branches: tuple[str, str], source: Path, script: Path, timing: Path,
+                 scratch: Path) -> dict[str, float]:
+    """What the fragments renamed by one switch (``branches[1]`` -> ``branches[0]``) cost: quads, and
+    seconds estimated (see the module docstring)."""
+    graph = repo / ".acms" / "graph"
+    store = OxigraphStore(graph, read_only=True)
+    try:
+        files = changed_files(store, repo, *branches)
+        before = Fragments(store.file_quads(files))
+    finally:
+        store.close()
+    subprocess.run(["git", "checkout", "-q", branches[0]], cwd=repo, check=True)
+    row = index(repo, source, script, timing)
+    store = OxigraphStore(graph, read_only=True)
+    try:
+        after = Fragments(store.file_quads(files))
+    finally:
+        store.close()
+    gone: dict[tuple[object, ...], list[object]] = {}
+    for f in before.quads:
+        if f not in after.quads:
+            gone.setdefault(before.keys[f], []).append(f)
+    pairs = [(gone[after.keys[f]].pop(), f) for f in after.quads if f not in before.quads and gone.get(after.keys[f])]
+    out_all = sum(len(before.quads[o]) for o, _ in pairs)
+    in_all = sum(len(after.quads[n]) for _, n in pairs)
+    out_kept_iri = sum(len(before.pairs[o] - after.pairs[n]) for o, n in pairs)  # its lines, had it kept its IRI
+    in_kept_iri = sum(len(after.pairs[n] - before.pairs[o]) for o, n in pairs)
+    # the seconds: the renamed fragments' new quads removed, then bulk-loaded back, on a copy of the store
+    copy = scratch / "renamed-graph"
+    shutil.copytree(graph, copy)
+    try:
+        raw = ox.Store(str(copy))
+        new_quads = [q for _, n in pairs for q in after.quads[n]]
+        start = time.perf_counter()
+        for q in new_quads:
+            raw.remove(q)
+        remove_rate = (time.perf_counter() - start) / max(len(new_quads), 1)
+        start = time.perf_counter()
+        raw.bulk_extend(new_quads)
+        insert_rate = (time.perf_counter() - start) / max(len(new_quads), 1)
+        del raw
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    embedded = row["embedded"]
+    vectors = sum(1 for _, n in pairs if any(q.predicate == UKO.vector for q in after.quads[n]))  # embedded again
+    embedding = row["embeddings"] * min(vectors, embedded) / embedded if embedded else 0.0
+    store_s = (out_all - out_kept_iri) * remove_rate + (in_all - in_kept_iri) * insert_rate
+    return {"fragments": float(len(before.quads)), "renamed": float(len(pairs)), "quads out": float(out_all),
+            "quads in": float(in_all), "out had it kept its IRI": float(out_kept_iri),
+            "in had it kept its IRI": float(in_kept_iri), "store s saved": store_s, "embedding s saved": embedding,
+            "switch s": row["seconds"], "store s": row["store"], "embedded": float(embedded),
+            "renamed embedded": float(vectors)}
 
 
 def edit(path: Path, n: int) -> None:
@@ -102,6 +207,8 @@ def main() -> None:
     parser.add_argument("--branches", nargs=2, default=["switch", "main"], help="checked out in turn")
     parser.add_argument("--edits", type=int, default=0, help="one-edit refreshes of each copy after the switches")
     parser.add_argument("--edit-file", default="textwrap.py", help="the file of the prepared repository edited")
+    parser.add_argument("--renamed", action="store_true",
+                        help="one more switch measures what its renamed fragments cost (quads, seconds)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         work = Path(tmp)
@@ -137,6 +244,14 @@ def main() -> None:
                     edit(copies[who] / args.edit_file, n)
                     edits.append((who, f"edit {n + 1}", index(copies[who], sources[who], script, timing)))
             table(f"One edited function of {args.edit_file}", edits)
+        if args.renamed:
+            subprocess.run(["git", "checkout", "-q", "-f", args.branches[1]], cwd=copies["this"], check=True)
+            index(copies["this"], CHECKOUT, script, timing)
+            cost = renamed_cost(copies["this"], (args.branches[0], args.branches[1]), CHECKOUT, script, timing, work)
+            print(f"\nThe fragments renamed by a switch to {args.branches[0]} (this checkout)\n")
+            print("| | value |\n|---|---|")
+            for key, value in cost.items():
+                print(f"| {key} | {value:.2f} |" if key.endswith(" s") or " s " in key else f"| {key} | {value:.0f} |")
 
 
 if __name__ == "__main__":
