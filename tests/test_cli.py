@@ -231,11 +231,11 @@ def test_a_command_asked_for_json_prints_its_error_as_the_v0_envelope(tmp_path: 
 
 
 def test_the_console_script_leaves_as_a_normal_exit_would(tmp_path: Path) -> None:
-    """``acms`` ends without the interpreter's teardown (``cli.main.leave``), and still: other threads
+    """``acms`` ends without the interpreter's teardown (``cli.common.leave``), and still: other threads
     finish, exit functions run, both streams are flushed, and the status is the command's."""
     script = (
         "import atexit, sys, threading, time\n"
-        "from acms.cli.main import leave\n"
+        "from acms.cli.common import leave\n"
         "atexit.register(lambda: print('exit function ran'))\n"
         "threading.Thread(target=lambda: (time.sleep(0.2), print('thread finished'))).start()\n"
         "print('buffered', end='')\n"

@@ -9,17 +9,12 @@ path imports no scipy, pyshacl or owlready2.
 
 from __future__ import annotations
 
-import atexit
 import importlib
-import os
-import sys
-import threading
-from typing import NoReturn
 
 import click
 
 from acms import __version__
-from acms.cli.common import set_option
+from acms.cli.common import leave, set_option
 
 EXIT_CODES = """\b
 Exit codes: 0 ok, 1 error / store does not conform, 2 bad input, 3 query error,
@@ -122,39 +117,10 @@ def cli(set_values: dict[str, str]) -> None:
 
 
 def main() -> None:
-    """The ``acms`` console script: the command, then :func:`leave` with its exit status (a normal exit
-    under a profiler or a coverage tracer, which write what they gathered at the interpreter's teardown)."""
+    """The ``acms`` console script: the command, then ``common.leave`` with its exit status."""
     code: object = 0
     try:
         cli(prog_name="acms")
     except SystemExit as exc:
         code = exc.code
-    if sys.getprofile() is not None or sys.gettrace() is not None:
-        sys.exit(code)  # type: ignore[arg-type]
     leave(code)
-
-
-def leave(code: object) -> NoReturn:
-    """End the process without the interpreter's teardown, which frees every object one at a time:
-    after an index run or an assembly that held a standard library's caches (lists of 73k strings,
-    dicts of 200k tokens) that cost ~50-100 ms of the command's wall time, for memory the system takes
-    back at once. What a normal exit does first is done first: other threads are let finish as at
-    interpreter shutdown (``threading._shutdown``), exit functions run (``atexit``: finalizers,
-    logging, multiprocessing), and the standard streams are flushed. ``code`` is ``SystemExit``'s."""
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code
-    else:  # as ``sys.exit("message")`` does
-        print(code, file=sys.stderr)
-        status = 1
-    shutdown = getattr(threading, "_shutdown", None)
-    if shutdown is not None:
-        shutdown()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe (``acms … | head``) or a closed stream
-            pass
-    os._exit(status & 0xFF)
