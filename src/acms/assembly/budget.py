@@ -22,7 +22,12 @@ Algorithm (deterministic; candidates are deduplicated first):
    number of lines) if it does not fit whole; a truncated fragment shows at least
    ``min_useful_tokens`` of text (or all of it) and its ``end_line`` is moved to the last line
    shown when its text is a verbatim slice of the file;
-3. enforce: token counts are not additive over concatenation, so the finished output is counted
+3. fuller forms: when room is left after steps 1-2 (nothing had to be truncated), an outline placed
+   whose entity's body was proposed below it (:func:`acms.assembly.dedupe.fuller_forms`) becomes
+   that body, best-ranked first, while each fits and shows no lines a placed body already shows; it
+   keeps the outline's place in the order. The budget is filled with the code the strategy found
+   relevant rather than left unused;
+4. enforce: token counts are not additive over concatenation, so the finished output is counted
    again and the last block is shortened, then dropped, until the count holds.
 
 If no block fits at all, :class:`BudgetTooSmall` says which budget would.
@@ -32,10 +37,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from acms.assembly.dedupe import dedupe, rank_key
+from acms.assembly.dedupe import dedupe, fuller_forms, overlaps, rank_key
 from acms.assembly.model import Assembled, Candidate, Packed
 from acms.assembly.render import Format, parse_format, render, render_packed
 from acms.errors import BudgetTooSmall, UsageError
@@ -118,7 +123,9 @@ class _Packer:
         self, cands: Sequence[Candidate], budget: int, layout: _Layout, min_useful_tokens: int
     ) -> None:
         self.ranked = dedupe(cands)
-        self.merged = len(cands) - len(self.ranked)
+        self.fuller = fuller_forms(cands, self.ranked)
+        self.merged = len(cands) - len(self.ranked) - len(self.fuller)
+        self.shown_whole: set[str] = set()  # outlines placed as their fuller form
         self.budget = budget
         self.layout = layout
         self.min_useful = min_useful_tokens
@@ -166,7 +173,7 @@ class _Packer:
 
     def finish(self, items: list[Packed]) -> Assembled:
         items = self.ordered(items)
-        placed = {i.candidate.fragment for i in items}
+        placed = {i.candidate.fragment for i in items} | self.shown_whole
         dropped = [c for c in self.ranked if c.fragment not in placed]
         warnings = []
         if not self.ranked:
@@ -210,6 +217,26 @@ class _Packer:
                 return [*items, piece]
         return items
 
+    def upgrade(self, items: list[Packed]) -> list[Packed]:
+        """Step 3: outlines placed whole become their fuller forms while the room left holds them."""
+        if not self.fuller or any(i.truncated for i in items):
+            return items
+        room = self.budget - self.measure(items)
+        out = list(items)
+        for n, item in enumerate(out):
+            body = self.fuller.get(item.candidate.fragment)
+            if body is None or room <= 0:
+                continue
+            body = replace(body, score=item.candidate.score)
+            piece = self.make(body, len(self.lines(body)))
+            extra = self.layout.piece_cost(piece) - item.cost_tokens
+            if extra > room or any(overlaps(body, o.candidate) for o in out if o is not item):
+                continue
+            self.shown_whole.add(item.candidate.fragment)
+            out[n] = piece
+            room -= extra
+        return out
+
     def enforce(self, items: list[Packed]) -> list[Packed]:
         items = self.ordered(items)
         while items and self.measure(items) > self.budget:
@@ -239,7 +266,7 @@ class _Packer:
                 used += cost[c.fragment]
             else:
                 skipped.append(c)
-        items = self.enforce(self.fill(items, skipped))
+        items = self.enforce(self.upgrade(self.enforce(self.fill(items, skipped))))
         if not items and self.ranked:
             items = self.fill([], order)
             if not items:

@@ -15,6 +15,11 @@ body contains its methods), and every duplicate wastes budget. Three rules, appl
    (the same old body archived by a re-index and by a commit).
 
 The result is in rank order, so it does not depend on the order of the input.
+
+A strategy may propose an entity twice on purpose: its planned form (a signature or a one-line
+reference) and, ranked below everything, its body. Rule 2 keeps the planned form; :func:`fuller_forms`
+names the body it merged, which the packer shows instead when the budget has room for it after
+everything it could place (:mod:`acms.assembly.budget`, step 3).
 """
 
 from __future__ import annotations
@@ -49,6 +54,26 @@ def _overlaps(a: Candidate, b: Candidate) -> bool:
         return False
     shared = min(a.end_line, b.end_line) - max(a.start_line, b.start_line) + 1
     return shared > 0 and 2 * shared > min(_span(a), _span(b))
+
+
+def overlaps(a: Candidate, b: Candidate) -> bool:
+    """Rule 3's test: would ``a`` and ``b`` show the reader the same lines?"""
+    return _overlaps(a, b)
+
+
+def fuller_forms(cands: Iterable[Candidate], kept: Iterable[Candidate]) -> dict[str, Candidate]:
+    """For each kept outline (``macro``), the best body (``micro``) of its entity that rule 2 merged into
+    it, by the kept outline's fragment id. History (``cold``) has no fuller form: it is another time."""
+    kept = list(kept)
+    outlines = {c.entity: c for c in kept if c.lod == "macro" and c.tier != "cold"}
+    placed = {c.fragment for c in kept}
+    out: dict[str, Candidate] = {}
+    for c in sorted(cands, key=rank_key):
+        head = outlines.get(c.entity)
+        if head is not None and c.lod == "micro" and c.tier != "cold" and c.fragment not in placed \
+                and head.fragment not in out:
+            out[head.fragment] = c
+    return out
 
 
 def dedupe(cands: Iterable[Candidate]) -> list[Candidate]:

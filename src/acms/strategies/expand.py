@@ -27,7 +27,9 @@ next-ranked seeds, the next candidates when the first is wrong; signatures of wh
 declaration, decorators and the doc string's first line; ``signatures`` share); one-line references for
 two hops and the rest. A level's unused share goes to the next and the seeds left over follow, so the
 packer fills the budget while material remains; scores are lifted by tier so the output keeps that
-order.
+order. Below everything, the bodies of the signatures and references are proposed in reserve: when all
+that is planned fits with room to spare, the packer shows them in their heads' places
+(:func:`acms.assembly.dedupe.fuller_forms`) rather than leave the budget unused.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ AMBIGUOUS = 6  # a name with more entities than this is left to ``self.name`` re
 # place to edit, when the first is wrong), the signatures of what the bodies use, the other references.
 TIER_LIFT = {"body": 4.0, "next": 3.0, "signature": 2.0, "reference": 1.0}
 NEXT = 20  # next-ranked seeds listed ahead of the signatures
+# Planned text past this many budgets (by estimate) fills any budget: no bodies are proposed in reserve.
+FULL = 1.5
 
 
 @dataclass(frozen=True)
@@ -438,7 +442,24 @@ class Expansion:
                + [replace(c, score=TIER_LIFT["reference"] + min(c.score, 0.999)) for c in references])
         # Seeds with no reference (no declaration to show: a module, a section) follow, unplanned.
         named = {c.entity for c in nxt + references}
-        return out + [replace(c, score=min(c.score / (top * 1.01), 0.999)) for c in ordered if c.entity not in named]
+        out += [replace(c, score=min(c.score / (top * 1.01), 0.999)) for c in ordered if c.entity not in named]
+        return out + self.whole(out, budget)
+
+    def whole(self, out: list[Candidate], budget: float) -> list[Candidate]:
+        """The bodies of the signatures and references planned, best first, ranked below everything: the
+        packer shows one in place of its head only when everything planned is in and the budget still
+        has room (:func:`acms.assembly.dedupe.fuller_forms`), so the budget is filled with code the walk
+        found relevant. None when what is planned already holds ``FULL`` budgets of text."""
+        from acms.strategies.engine import entity_candidates
+
+        if sum(estimate(c.text) for c in out) > FULL * budget:
+            return []
+        heads = sorted((c for c in out if c.lod == "macro" and c.fragment.endswith(("#signature", "#reference"))),
+                       key=lambda c: (-c.score, c.fragment))[: self.opts.max_reached]
+        reason = {c.entity: c.reason for c in heads}
+        bodies = entity_candidates(self.ctx, [c.entity for c in heads], "", self.desc)
+        return [replace(c, score=0.0, reason=f"{reason[c.entity]}; shown whole: the budget had room")
+                for c in bodies if c.lod == "micro"]
 
 
 def expand_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
