@@ -395,7 +395,7 @@ class LsaModel:
         model._seed = seed
         size = len(model._vocabulary)
         if (components.dtype != np.float32 or components.ndim != 2 or components.shape[0] != size
-                or model._idf.shape != (size,) or model_id != f"{model_id.rsplit('-d', 1)[0]}-d{components.shape[1]}"
+                or model._idf.shape != (size,) or not model_id.endswith(f"-d{components.shape[1]}")
                 or model._head_digest().hexdigest() != head):
             return None
         model._index = {t: i for i, t in enumerate(model._vocabulary)}
