@@ -59,9 +59,8 @@ def die_with_parent() -> None:
     """Linux: the kernel sends this process SIGKILL when its parent dies; elsewhere nothing."""
     try:
         import ctypes
-        import ctypes.util
 
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # the loaded C library's symbols (find_library runs ldconfig)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass

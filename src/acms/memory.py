@@ -12,7 +12,6 @@ does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,9 +24,11 @@ RARE_THRESHOLDS = (50_000, 20, 20)
 
 @cache
 def _libc_function(name: str) -> object | None:
-    """glibc's ``name``, or None elsewhere (no glibc, or no such function)."""
+    """glibc's ``name``, or None elsewhere (no glibc, or no such function). Looked up among the symbols
+    the process has loaded (``CDLL(None)``: the C library is one of them), not through
+    ``ctypes.util.find_library``, which runs ``ldconfig -p`` (~8 ms and a process, on every command)."""
     try:
-        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
+        return getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
         return None
 
