@@ -266,9 +266,9 @@ def test_a_look_does_not_open_the_files_the_last_run_indexed_unchanged(tmp_path:
         sniffed: list[str] = []
         real = walker._cheap_reason
 
-        def cheap_reason(path: Path, *args, sniff: bool = True, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        def cheap_reason(path: str, *args, sniff: bool = True, **kwargs):  # noqa: ANN002, ANN003, ANN202
             if sniff:
-                sniffed.append(path.relative_to(idx.root).as_posix())
+                sniffed.append(Path(path).relative_to(idx.root).as_posix())
             return real(path, *args, sniff=sniff, **kwargs)
 
         monkeypatch.setattr(walker, "_cheap_reason", cheap_reason)

@@ -229,17 +229,19 @@ def _sniff_binary(data: bytes) -> bool:
     return len(data.translate(None, _TEXT_BYTES)) / len(data) > _MAX_CONTROL_RATIO
 
 
-def _stat_file(path: Path, root_real: Path) -> os.stat_result | SkipReason | str:
-    """Stat a candidate without trusting symlinks: one leaving the root is never read."""
+def _stat_file(path: str, root_real: Path) -> os.stat_result | SkipReason | str:
+    """Stat a candidate without trusting symlinks: one leaving the root is never read. ``path`` is a
+    string: a look stats every listed file, and through ``Path`` objects that cost ~20 ms a standard
+    library's 2,300 (``os.lstat`` of the string: ~5)."""
     try:
-        st = path.lstat()
+        st = os.lstat(path)
     except FileNotFoundError:
         return _GONE
     except OSError:
         return SkipReason.UNREADABLE
     if stat.S_ISLNK(st.st_mode):
         try:
-            real = path.resolve(strict=True)
+            real = Path(path).resolve(strict=True)
             st = real.stat()
         except (OSError, RuntimeError):  # broken link or a loop
             return SkipReason.UNREADABLE
@@ -320,6 +322,7 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings(),
     mtime are unchanged is taken as unchanged): its content is not sniffed again, which was an open and
     a read of every file on every look (a standard library's 2,300: ~60-100 ms)."""
     root_real = project_root(root)
+    root_s = os.fspath(root_real)
     skip: dict[SkipReason, list[str]] = {r: [] for r in SkipReason}
     paths = _git_paths(root_real)
     used_git = paths is not None
@@ -362,10 +365,10 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings(),
         if patterns.ignored(rel, is_dir=False):
             skip[SkipReason.IGNORED].append(rel)
             continue
-        abs_path = root_real / rel
+        abs_path = os.path.join(root_s, rel)
         st = _stat_file(abs_path, root_real)
         if isinstance(st, SkipReason):
-            outside_dir = st is SkipReason.SYMLINK_OUTSIDE and abs_path.is_dir()
+            outside_dir = st is SkipReason.SYMLINK_OUTSIDE and os.path.isdir(abs_path)
             skip[st].append(rel + "/" if outside_dir else rel)  # same record as the walk makes
             continue
         if st == _GONE and not used_git:  # git lists files deleted but not staged: not news
@@ -383,16 +386,16 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings(),
             skip[reason].append(rel)
             continue
         total += st.st_size
-        files.append(ListedFile(path=listed, abs_path=abs_path, size=st.st_size, mtime_ns=st.st_mtime_ns))
+        files.append(ListedFile(path=listed, abs_path=Path(abs_path), size=st.st_size, mtime_ns=st.st_mtime_ns))
     for reason, lst in skip.items():  # names as the graph and the reports show them: escaped
         skip[reason] = sorted(redact_path(escape_path(p)) for p in lst)
     return Listing(root=root_real, files=files, skipped=skip, used_git=used_git)
 
 
-def _cheap_reason(path: Path, size: int, settings: WalkSettings, capped: bool, total: int, *,
+def _cheap_reason(path: str, size: int, settings: WalkSettings, capped: bool, total: int, *,
                   sniff: bool = True) -> SkipReason | None:
     """Extension, size, budget, then an 8 KB content sniff (``sniff``); whole files are read only later."""
-    if path.suffix.lower() in BINARY_EXTENSIONS:
+    if os.path.splitext(path)[1].lower() in BINARY_EXTENSIONS:
         return SkipReason.BINARY
     if size > settings.max_file_bytes:
         return SkipReason.TOO_LARGE
@@ -403,7 +406,7 @@ def _cheap_reason(path: Path, size: int, settings: WalkSettings, capped: bool, t
     if not sniff:
         return None
     try:
-        with path.open("rb") as fh:
+        with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return SkipReason.VANISHED
