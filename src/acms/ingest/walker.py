@@ -38,7 +38,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import BinaryIO
 
 from pathspec import GitIgnoreSpec
@@ -336,7 +336,7 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings(),
     total = 0
     capped = False
     for rel in paths:
-        parts = PurePosixPath(rel).parts
+        parts = rel.split("/")  # git's and the walk's paths are relative and normalised: PurePosixPath's parts
         pruned = False
         for depth in range(1, len(parts)):  # git lists files only: apply directory rules here
             d = "/".join(parts[:depth])
