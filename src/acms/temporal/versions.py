@@ -65,12 +65,13 @@ def fragment_sets(quads: Iterable[Quad] | FragmentParts) -> dict[NamedNode, set[
     return out
 
 
-def archive(store: GraphStore, replaced_files: list[NamedNode], new_quads: Sequence[Quad],
+def archive(store: GraphStore, replaced_files: list[NamedNode], new_quads: Sequence[Quad] | FragmentParts,
             stamp: str, now_iso: str, old_quads: Sequence[Quad] | FragmentParts | None = None) -> Archive:
-    """Cold versions of the replaced files' entities whose content changed or vanished. ``old_quads``:
-    the files' current quads, or the fragment parts of those outside the cold tier, when the run read
-    them already (a store that rewrites by a diff): the old texts are taken from them rather than asked
-    for again (``rules/entity-fragment-texts``)."""
+    """Cold versions of the replaced files' entities whose content changed or vanished. ``new_quads``: the
+    new batch, or its fragment parts when the caller gathered them already. ``old_quads``: the files'
+    current quads, or the fragment parts of those outside the cold tier, when the run read them already (a
+    store that rewrites by a diff): the old texts are taken from them rather than asked for again
+    (``rules/entity-fragment-texts``)."""
     out = Archive()
     if not replaced_files:
         return out

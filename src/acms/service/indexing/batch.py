@@ -36,6 +36,7 @@ from acms.service.indexing.old_quads import OldQuads, stay_hot
 from acms.sparql import catalog
 from acms.store.protocol import Bindings, GraphStore, SupportsFileRewrite
 from acms.temporal import versions
+from acms.temporal.versions import fragment_parts
 from acms.validation.batch import check_batch, check_emitted, describe, quarantine_warning, rejection, split_by_file
 from acms.validation.shapes import CompiledCheck, Violation
 from acms.vocab import GRAPH_ONTOLOGY, TIER_WARM
@@ -379,12 +380,15 @@ class OneBatch:
             # touch the cold tier only).
             self._old_quads = None
             old_fragments = None
+            # the batch's fragment parts, gathered once (the graph names stay_hot changes are not part of them)
+            new_fragments = fragment_parts(quads) if replaced_files else None
             if replaced_files and self._old is not None:
                 self._old_quads = self._old.quads(replaced_files)
                 old_fragments = self._old.fragments(replaced_files)
                 if not run.extensions:  # the files' hot entities stay hot: the tier policy keeps them or moves them
-                    quads = stay_hot(quads, self._old.hot(replaced_files))
-            archived = versions.archive(store, replaced_files, quads, run.stamp, run.generated_at, old_fragments)
+                    quads = stay_hot(quads, self._old.hot(replaced_files), new_fragments.owners)  # type: ignore[union-attr]
+            archived = versions.archive(store, replaced_files, new_fragments if new_fragments is not None else quads,
+                                        run.stamp, run.generated_at, old_fragments)
             quads += archived.quads
             report.versions_archived = len(archived.entities)
 

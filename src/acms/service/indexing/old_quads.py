@@ -11,12 +11,12 @@ current tiers (the versions' updates touch the cold tier only, and run with it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pyoxigraph import NamedNode, Quad
 
 from acms.store.protocol import SupportsFileRewrite
-from acms.temporal.versions import FragmentParts, fragment_parts
+from acms.temporal.versions import FragmentParts
 from acms.vocab import RDF, TIER_COLD, TIER_HOT, TIER_WARM, UKO
 
 __all__ = ["OldQuads", "stay_hot"]
@@ -86,9 +86,12 @@ class OldQuads:
         return {e for f in files for e in self._hot[f]}
 
 
-def stay_hot(quads: list[Quad], hot: set[NamedNode]) -> list[Quad]:
+def stay_hot(quads: list[Quad], hot: set[NamedNode],
+             owners: Mapping[object, list[NamedNode]] | None = None) -> list[Quad]:
     """``quads`` (a batch, emitted into the warm tier) with those of the ``hot`` entities and of their
-    fragments in the hot tier instead, where the entities are now.
+    fragments in the hot tier instead, where the entities are now. ``owners``: fragment -> the entities
+    that link to it with ``uko:hasFragment`` among ``quads`` (``fragment_parts(quads).owners``), when the
+    caller has them: the fragments to move are found there, not by reading every quad's predicate again.
 
     Why: a replaced file's hot entities would go to warm with the batch, and the tier policy right after
     would move most of them back (a 300-file switch: 500 entities, 13.6k quads removed, inserted and moved
@@ -99,23 +102,28 @@ def stay_hot(quads: list[Quad], hot: set[NamedNode]) -> list[Quad]:
         return quads
     has_fragment, warm = UKO.hasFragment, TIER_WARM
     subjects = set(hot)
-    for q in quads:
-        if q.predicate == has_fragment and q.subject in hot:
-            subjects.add(q.object)  # type: ignore[arg-type]
+    if owners is not None and all(isinstance(e, NamedNode) for e in hot):  # owners holds named subjects only
+        subjects.update(frag for frag, who in owners.items() if not hot.isdisjoint(who))  # type: ignore[misc]
+    else:
+        for q in quads:
+            if q.predicate == has_fragment and q.subject in hot:
+                subjects.add(q.object)  # type: ignore[arg-type]
     return [Quad(s, q.predicate, q.object, TIER_HOT) if (s := q.subject) in subjects and q.graph_name == warm else q
             for q in quads]
 
 
 def _held(file: NamedNode, quads: list[Quad]) -> tuple[set[NamedNode], set[str], set[NamedNode], FragmentParts]:
-    """The entities, qualified names, hot entities and fragment parts among one file's quads. Only the
-    quads of the predicates they need are looked at further (each term read from a quad is a new object:
-    reading all of them costs)."""
+    """The entities, qualified names, hot entities and fragment parts among one file's quads, in one pass
+    over them (the fragment parts as ``fragment_parts`` takes them from the quads outside the cold tier).
+    Only the quads of the predicates they need are looked at further (each term read from a quad is a new
+    object: reading all of them costs)."""
     in_file, kind, qualified, fragment = UKO.inFile, RDF.type, UKO.qualifiedName, UKO.Fragment
-    lod, text, has_fragment = UKO.lod, UKO.text, UKO.hasFragment
+    lod_p, text_p, has_fragment, cold = UKO.lod, UKO.text, UKO.hasFragment, TIER_COLD
     linked: set[tuple[object, object]] = set()
     typed: list[Quad] = []
     named: list[Quad] = []
-    fragments: list[Quad] = []
+    parts = FragmentParts({}, {}, {})
+    lod, text, owners = parts
     for q in quads:
         p = q.predicate
         if p == in_file:
@@ -123,10 +131,17 @@ def _held(file: NamedNode, quads: list[Quad]) -> tuple[set[NamedNode], set[str],
                 linked.add((q.subject, q.graph_name))
         elif p == kind:
             typed.append(q)
+        elif p == text_p:
+            if q.graph_name != cold:
+                text[q.subject] = q.object.value
+        elif p == lod_p:
+            if q.graph_name != cold:
+                lod[q.subject] = q.object.value
+        elif p == has_fragment:
+            if q.graph_name != cold and isinstance(s := q.subject, NamedNode):
+                owners.setdefault(q.object, []).append(s)
         elif p == qualified:
             named.append(q)
-        elif p == lod or p == text or p == has_fragment:
-            fragments.append(q)
     entities: set[NamedNode] = set()
     hot: set[NamedNode] = set()
     for q in typed:
@@ -137,6 +152,5 @@ def _held(file: NamedNode, quads: list[Quad]) -> tuple[set[NamedNode], set[str],
             if g == TIER_HOT:
                 hot.add(s)  # type: ignore[arg-type]
     names = {q.object.value for q in named
-             if (g := q.graph_name) != TIER_COLD and (q.subject, g) in linked}
-    parts = fragment_parts(q for q in fragments if q.graph_name != TIER_COLD)
+             if (g := q.graph_name) != cold and (q.subject, g) in linked}
     return entities, names, hot, parts
