@@ -337,7 +337,7 @@ def _strings_at(directory: Path, name: str, length: int) -> list[Any]:
     if len(strings) != length:
         raise ValueError(f"{name}: {len(strings)} strings, {length} expected")
     if _NONE in strings:
-        strings = [None if s == _NONE else s for s in strings]
+        strings = list(map({_NONE: None}.get, strings, strings))  # a None for each _NONE, in C
     return strings
 
 
