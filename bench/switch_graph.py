@@ -19,8 +19,8 @@ quads are read before and after the switch (``file_quads``, the store closed by 
 vanished and one that appeared with the same owners, level of detail and text are one fragment renamed.
 Had it kept its IRI, only its quads whose predicate and object changed (its lines) would go out and
 come in: the rest of its quads, the owners' links to it and its vector are what the rename costs. The
-seconds are those quads removed and bulk-loaded again on a copy of the store after the switch, at the
-rates measured there (a bulk load's fixed cost left out), plus the embedding's share of the run (the renamed fragments among those it
+seconds are the run's store phase in the share of the quads its diff removed and inserted that a stable
+IRI would have spared, plus the embedding's share of the run (the renamed fragments among those it
 embedded). An estimate: the caches' rows of those fragments are made again either way (their lines moved).
 
     python bench/switch_graph.py PREPARED WORK --baseline REV [--rounds 2] [--edits 3] [--edit-file textwrap.py]
@@ -40,10 +40,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.store.oxigraph import OxigraphStore
@@ -98,6 +96,7 @@ class Fragments:
     """One side's fragments among the files' quads: each one's quads, (predicate, object) pairs and key."""
 
     def __init__(self, quads: list[Quad]) -> None:
+        self.all = quads
         self.quads: dict[object, list[Quad]] = {}
         owners: dict[object, set[str]] = {}
         frags = {q.subject for q in quads if q.predicate == RDF.type and q.object == UKO.Fragment}
@@ -113,8 +112,7 @@ class Fragments:
                                                                 if p in (UKO.lod, UKO.text))) for f in self.quads}
 
 
-def renamed_cost(repo: Path, branches: tuple[str, str], source: Path, script: Path, timing: Path,
-                 scratch: Path) -> dict[str, float]:
+def renamed_cost(repo: Path, branches: tuple[str, str], source: Path, script: Path, timing: Path) -> dict[str, float]:
     """What the fragments renamed by one switch (``branches[1]`` -> ``branches[0]``) cost: quads, and
     seconds estimated (see the module docstring)."""
     graph = repo / ".acms" / "graph"
@@ -140,43 +138,23 @@ def renamed_cost(repo: Path, branches: tuple[str, str], source: Path, script: Pa
     in_all = sum(len(after.quads[n]) for _, n in pairs)
     out_kept_iri = sum(len(before.pairs[o] - after.pairs[n]) for o, n in pairs)  # its lines, had it kept its IRI
     in_kept_iri = sum(len(after.pairs[n] - before.pairs[o]) for o, n in pairs)
-    # the seconds: the renamed fragments' new quads removed one by one, then bulk-loaded back, on a copy of
-    # the store after the switch, once to warm it and then measured; a bulk load's cost a quad is the
-    # difference between loading all of them and half of them (its fixed cost stays with a smaller load)
-    copy = scratch / "renamed-graph"
-    shutil.copytree(graph, copy)
-    try:
-        raw = ox.Store(str(copy))
-        new_quads = [q for _, n in pairs for q in after.quads[n]]
-        half = new_quads[: len(new_quads) // 2]
-        for q in new_quads:
-            raw.remove(q)
-        raw.bulk_extend(new_quads)
-        start = time.perf_counter()
-        for q in new_quads:
-            raw.remove(q)
-        remove_rate = (time.perf_counter() - start) / max(len(new_quads), 1)
-        start = time.perf_counter()
-        raw.bulk_extend(new_quads)
-        whole = time.perf_counter() - start
-        for q in half:
-            raw.remove(q)
-        start = time.perf_counter()
-        raw.bulk_extend(half)
-        insert_rate = max(whole - (time.perf_counter() - start), 0.0) / max(len(new_quads) - len(half), 1)
-        del raw
-    finally:
-        shutil.rmtree(copy, ignore_errors=True)
+    # the seconds: the run's store phase (the diff: its removals and its bulk load) in the share of the quads
+    # it removed and inserted that a stable IRI would have left alone; the vectors the embedding wrote after it
+    # are the embedding's
+    removed = len(set(before.all) - set(after.all))
+    inserted = sum(1 for q in set(after.all) - set(before.all) if q.predicate != UKO.vector)
+    in_vectors = sum(1 for _, n in pairs for q in after.quads[n] if q.predicate == UKO.vector)
+    spared = (out_all - out_kept_iri) + (in_all - in_vectors - in_kept_iri)
+    store_s = row["store"] * spared / max(removed + inserted, 1)
     embedded = row["embedded"]
     vectors = sum(1 for _, n in pairs if any(q.predicate == UKO.vector for q in after.quads[n]))  # embedded again
     embedding = row["embeddings"] * min(vectors, embedded) / embedded if embedded else 0.0
-    store_s = (out_all - out_kept_iri) * remove_rate + (in_all - in_kept_iri) * insert_rate
     return {"fragments": float(len(before.quads)), "renamed": float(len(pairs)), "quads out": float(out_all),
             "quads in": float(in_all), "out had it kept its IRI": float(out_kept_iri),
             "in had it kept its IRI": float(in_kept_iri), "store s saved": store_s, "embedding s saved": embedding,
             "switch s": row["seconds"], "store s": row["store"], "embedded": float(embedded),
-            "renamed embedded": float(vectors), "remove µs a quad": remove_rate * 1e6,
-            "bulk load µs a quad": insert_rate * 1e6}
+            "renamed embedded": float(vectors), "the diff's quads out": float(removed),
+            "the diff's quads in": float(inserted), "of them a stable IRI spares": float(spared)}
 
 
 def edit(path: Path, n: int) -> None:
@@ -259,7 +237,7 @@ def main() -> None:
         if args.renamed:
             subprocess.run(["git", "checkout", "-q", "-f", args.branches[1]], cwd=copies["this"], check=True)
             index(copies["this"], CHECKOUT, script, timing)
-            cost = renamed_cost(copies["this"], (args.branches[0], args.branches[1]), CHECKOUT, script, timing, work)
+            cost = renamed_cost(copies["this"], (args.branches[0], args.branches[1]), CHECKOUT, script, timing)
             print(f"\nThe fragments renamed by a switch to {args.branches[0]} (this checkout)\n")
             print("| | value |\n|---|---|")
             for key, value in cost.items():
