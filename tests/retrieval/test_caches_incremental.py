@@ -107,7 +107,7 @@ class _Spy:
 
 
 def _reindex(root: Path, settings: Settings | None = None,
-             delta: Callable[[CacheDelta], CacheDelta] = lambda d: d) -> None:
+             delta: Callable[[CacheDelta], CacheDelta] = lambda d: d) -> list[str]:
     """An index run, checked to tell the caches at least the files whose stored content hash changed,
     appeared or went (``delta`` may then alter what it tells)."""
     layout = IndexLayout(root / ".acms")
@@ -130,6 +130,7 @@ def _reindex(root: Path, settings: Settings | None = None,
             patch.setattr(AfterFiles, "warm_caches", warm_caches)
             report = IndexRun(root, store, settings or Settings(), layout).run()
         assert not report.up_to_date
+        return report.warnings
     finally:
         store.close()
 
@@ -506,6 +507,29 @@ def test_without_a_segment_the_caches_are_built_in_full(project: Path, tmp_path:
     EDITS["a file added"](project)  # the full build saved one: the next run updates again
     _reindex(project)
     assert spy.take() == ["keyword", "ranking", "vectors"]
+    _assert_full_build(project, tmp_path)
+
+
+@pytest.mark.parametrize("broken", ["_spliced_ranking", "_updated_segment", "_updated_vectors"])
+def test_an_update_that_fails_is_built_in_full_and_the_run_lands(broken: str, project: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caches are derived: an error in their update (a bug) is a warning in the run's report and a
+    full build, not a run rolled back with a traceback."""
+    real = getattr(DerivedCaches, broken)
+
+    def fails(caches: DerivedCaches, *args: object, **kwargs: object) -> object:
+        if caches._delta is not None:  # the update; without a delta the same code builds in full
+            raise RuntimeError("a bug in the update")
+        return real(caches, *args, **kwargs)
+
+    monkeypatch.setattr(DerivedCaches, broken, fails)
+    EDITS["a function body"](project)
+    warnings = _reindex(project)
+    assert [w for w in warnings if "update failed (RuntimeError: a bug in the update); built in full" in w]
+    _assert_full_build(project, tmp_path)
+    monkeypatch.undo()
+    EDITS["a file added"](project)  # the full build left caches of this state: the next run updates them
+    assert _reindex(project) == []
     _assert_full_build(project, tmp_path)
 
 

@@ -103,6 +103,7 @@ class DerivedCaches:
         self._progress = progress or (lambda _step: None)
         self.rebuilt: list[str] = []
         self.updated: list[str] = []  # those of ``rebuilt`` made from the saved caches and the delta
+        self.warnings: list[str] = []  # updates that failed and were built in full instead (``_update_failed``)
         self._keyword: KeywordIndex | None = None  # loaded once per instance (one graph state)
         self._vectors: VectorMatrix | None = None
         self._ranking: RankingIndex | None = None
@@ -216,6 +217,28 @@ class DerivedCaches:
         return self._ranking
 
     def _build_text_caches(self, *, keyword: bool, ranking: bool, keep: bool = True) -> None:
+        """``_text_caches``; an update from the delta that fails is built in full instead (the caches are
+        derived: an error in their update must not take the index run down with it)."""
+        if self._delta is None:
+            self._text_caches(keyword=keyword, ranking=ranking, keep=keep)
+            return
+        try:
+            self._text_caches(keyword=keyword, ranking=ranking, keep=keep)
+        except Exception as exc:  # noqa: BLE001 - the run's graph is sound; only this derived state is redone
+            self._update_failed("keyword and ranking caches'", exc)
+            self._text_caches(keyword=keyword, ranking=ranking, keep=keep)
+
+    def _update_failed(self, what: str, exc: Exception) -> None:
+        """Forget the delta and whatever this process kept of an update, so the caches are built in full
+        from the store; say so in ``warnings`` (the run's report). An error the full build meets too
+        (a full disk, a store that cannot be read) is raised from there."""
+        self.warnings.append(f"the {what} update failed ({type(exc).__name__}: {exc}); built in full")
+        self._delta, self._update, self.segment, self._numbering, self.fragments = None, None, None, None, None
+        self._keyword = self._ranking = None
+        for name in ("tokens", "keyword", "ranking", "vectors"):
+            _kept.pop(self.layout.cache_dir(name), None)
+
+    def _text_caches(self, *, keyword: bool, ranking: bool, keep: bool = True) -> None:
         """Build and save the keyword and/or ranking caches in one pass over the corpus's texts.
 
         Why one pass, and no texts kept: both caches read every fragment's text, and the
@@ -501,7 +524,13 @@ class DerivedCaches:
         cached = VectorMatrix.load(directory)
         if cached is not None and cached.key == self.state_key and cached.model_id == model_id:
             return cached
-        built = self._updated_vectors(cached, model_id)
+        try:
+            built = self._updated_vectors(cached, model_id)
+        except Exception as exc:  # noqa: BLE001 - derived state: built in full instead
+            if self._delta is None:
+                raise
+            self._update_failed("vector cache's", exc)
+            built = None
         if built is None:
             ids, rows = [], []
             for row in self.store.select(catalog.text("search/corpus")):

@@ -144,6 +144,7 @@ class AfterFiles:
                                spill=spill, complete=self.run.spill_whole and not self.tiers_moved, delta=self._delta())
         caches.warm()
         self.segment, self.fragments = caches.segment, caches.fragments
+        self.run.report.warnings.extend(caches.warnings)
 
     def warm_vectors(self, layout: IndexLayout) -> None:
         """The vector cache, for the model the embeddings used (a first embedding has written it already)."""
@@ -152,6 +153,7 @@ class AfterFiles:
             caches = DerivedCaches(self.run.store, layout, delta=self._delta())
             caches.segment = self.segment  # of this graph state: the embedding wrote vectors, not texts
             caches.vectors(model.model_id)
+            self.run.report.warnings.extend(caches.warnings)
         self.run.progress.update(1)
 
     def _delta(self) -> CacheDelta | None:
