@@ -42,6 +42,8 @@ from acms.vocab import GRAPH_META, PROV, UKO, IriMinter
 
 __all__ = ["Plan", "RunContext", "WriteMode"]
 
+LONG_PHASE = 0.25  # seconds: a phase this long gives its freed memory back even without a young collection
+
 
 @dataclass
 class Plan:
@@ -89,11 +91,15 @@ class RunContext:
     @contextmanager
     def phase(self, name: str, total: int | None = None) -> Iterator[None]:
         self.progress.start(name, total)
-        young = young_collections()
+        young, start = young_collections(), time.perf_counter()
         with self.timed(name):
             yield
             collect_if_busy(young)  # a heavy phase's cycles (the collector runs rarely in an index)
-            release_freed()  # the next phase starts from what this one keeps, not from its peak
+            if young_collections() > young or time.perf_counter() - start >= LONG_PHASE:
+                # the next phase starts from what this one keeps, not from its peak; a phase that made
+                # no young collection and took a few milliseconds (every phase of a one-file refresh)
+                # left little to give back, and each trim walks the heap (~1 ms a call in a server)
+                release_freed()
         self.progress.finish(name)
 
     def update(self, done: int, total: int | None = None) -> None:
