@@ -28,6 +28,7 @@ from acms.retrieval.segment import Segment
 from acms.service.indexing.context import RunContext
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
+from acms.store.protocol import GraphStore
 from acms.temporal import git_history, tiers
 
 __all__ = ["AfterFiles"]
@@ -61,6 +62,7 @@ class AfterFiles:
             report.hot_entities, self.tiers_moved = rebalanced.hot_entities, bool(rebalanced.promoted + rebalanced.demoted)
         with run.phase("secrets"):
             report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
+        forget_old_runs(store)
         if run.layout is None:
             return
         # The keyword and ranking caches before the embeddings (they do not depend on them): after a
@@ -161,3 +163,18 @@ class AfterFiles:
         rewrote texts of other files too (then everything is read again)."""
         return None if self.run.report.texts_rescrubbed else self.run.cache_delta
 
+
+RUNS_KEPT = 100  # index runs whose record the meta graph keeps
+
+
+def forget_old_runs(store: GraphStore, keep: int | None = None) -> int:
+    """Drop the records of all but the last ``keep`` index runs (``RUNS_KEPT``); how many were dropped.
+    A live index runs once per save, and each run added its record for good: the queries that find the
+    last run (the graph state's key, the extractor and ontology versions it used) read every record,
+    ~8 ms each for 320 runs and growing with every save. Nothing refers to a run's record; the caches'
+    key is the last run's IRI, which stays."""
+    keep = RUNS_KEPT if keep is None else keep
+    old = [row["run"] for row in store.select(catalog.text("index/runs"))][keep:]
+    if old:
+        store.update(catalog.text("index/forget-runs.ru"), {"run": old})
+    return len(old)
