@@ -57,6 +57,7 @@ FRONT_END_MAY_IMPORT = {
     "acms.text_checks",            # argument and JSON input checks
     "acms.resources",              # shipped assets (the MCP server's instructions)
     "acms.tokens",                 # the tokenizer, loaded ahead by the commands sure to count (preload)
+    "acms.memory",                 # the collector's thresholds a command runs at (no domain logic)
     "acms.evaluation.harness",     # acms eval: the evaluation interface the CLI fronts
     "acms.evaluation.context",
 }
