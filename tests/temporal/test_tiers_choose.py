@@ -80,3 +80,25 @@ def test_a_choice_asks_only_the_leading_ranks(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(OxigraphStore, "select_stream", counted)
     tiers.choose(store, tiers.Policy(hot_commits=0, hot_days=7, hot_use_days=7, hot_max=20), NOW)
     assert asked and sum(asked) < 600 / 2
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("hot_max", [0, 7, 150])
+def test_the_hot_tier_s_entities_are_taken_as_current_without_asking(seed: int, hot_max: int,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebalance knows the hot tier's entities (it reads them anyway): they are current, so the choice
+    asks only about the others, and chooses as when it asks about every candidate."""
+    store = _store(seed, 300)
+    policy = tiers.Policy(hot_commits=0, hot_days=7, hot_use_days=7, hot_max=hot_max)
+    hot = {r["e"] for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIER_HOT})}
+    asked: list[NamedNode] = []
+    real = OxigraphStore.select_stream
+
+    def counted(self: OxigraphStore, query: str, bindings: object = None):  # type: ignore[no-untyped-def]
+        if query == catalog.text("history/current-entities"):
+            asked.extend(bindings["e"])  # type: ignore[index]
+        return real(self, query, bindings)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(OxigraphStore, "select_stream", counted)
+    assert tiers.choose(store, policy, NOW, current=hot) == _as_the_rule_reads(store, policy)
+    assert not set(asked) & hot

@@ -13,7 +13,7 @@ update request, so readers never see an entity in two tiers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -106,8 +106,12 @@ def _sortable(stamp: str) -> str:
         return stamp
 
 
-def choose(store: GraphStore, policy: Policy, now: datetime | None = None) -> tuple[list[NamedNode], dict[str, int]]:
-    """The hot set: current entities only, most recent activity first, at most ``hot_max``."""
+def choose(store: GraphStore, policy: Policy, now: datetime | None = None,
+           current: Collection[NamedNode] = ()) -> tuple[list[NamedNode], dict[str, int]]:
+    """The hot set: current entities only, most recent activity first, at most ``hot_max``. ``current``:
+    entities known to be current (the hot tier's, which a rebalance reads anyway): not asked about (in a
+    steady state most of the leading candidates are hot already; asking for a chunk of 1,000 took
+    ~18 ms of every refresh)."""
     by_reason = hot_entities(store, policy, now)
     last: dict[NamedNode, str] = {}
     for found in by_reason.values():
@@ -125,16 +129,17 @@ def choose(store: GraphStore, policy: Policy, now: datetime | None = None) -> tu
     while len(chosen) < wanted and start < len(ranked):
         chunk = ranked[start : start + max(2 * (wanted - len(chosen)), 64)]
         start += len(chunk)
-        current = {r["e"] for r in _rows(store, "history/current-entities", {"e": chunk})}
-        chosen += [e for e in chunk if e in current][: wanted - len(chosen)]
+        ask = [e for e in chunk if e not in current]
+        found = {r["e"] for r in _rows(store, "history/current-entities", {"e": ask})} if ask else set()
+        chosen += [e for e in chunk if e in found or e in current][: wanted - len(chosen)]
     kept = set(chosen)
     return chosen, {k: sum(1 for e in v if e in kept) for k, v in sorted(by_reason.items())}
 
 
 def rebalance(store: GraphStore, policy: Policy, now: datetime | None = None) -> Rebalance:
     """Apply the policy: move only what changes tier (a steady state moves nothing), in one transaction."""
-    chosen, reasons = choose(store, policy, now)
     hot_now = {r["e"] for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIERS["hot"]})}
+    chosen, reasons = choose(store, policy, now, current={e for e in hot_now if isinstance(e, NamedNode)})
     wanted = set(chosen)
     demote = sorted((e for e in hot_now - wanted if isinstance(e, NamedNode)), key=lambda n: n.value)
     promote = sorted(wanted - hot_now, key=lambda n: n.value)
