@@ -14,7 +14,6 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
@@ -526,7 +525,7 @@ class DerivedCaches:
             return cached
         try:
             built = self._updated_vectors(cached, model_id)
-        except Exception as exc:  # noqa: BLE001 - derived state: built in full instead
+        except Exception as exc:  # derived state: built in full instead
             if self._delta is None:
                 raise
             self._update_failed("vector cache's", exc)
@@ -627,11 +626,10 @@ class _Update:
     def of(cls, old: Segment, keep: np.ndarray, new: Segment, segment: Segment, moved: set[str]) -> _Update | None:
         """None when a fragment has two rows (a dict of places, not splicing, decides which counts)."""
         frags = segment.frags
-        if any(a >= b for a, b in pairwise(frags)):
+        if not all(map(str.__lt__, frags, frags[1:])):  # in C: a generator over 73k pairs took ~5 ms
             return None
         kept = np.flatnonzero(keep)
-        again = set(new.frags)
-        fresh = np.fromiter((f in again for f in frags), dtype=bool, count=len(frags))
+        fresh = np.fromiter(map(set(new.frags).__contains__, frags), dtype=bool, count=len(frags))
         if int((~fresh).sum()) != kept.size:
             return None
         placed = old.placed()
