@@ -31,7 +31,9 @@ from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore
 from acms.temporal import git_history, tiers
 
-__all__ = ["AfterFiles"]
+__all__ = ["AfterFiles", "forget_old_runs"]
+
+RUNS_KEPT = 100  # index runs whose record the meta graph keeps
 
 LET_GO_AFTER = 100_000  # triples a run writes before the store is reopened to let go of their memory
 
@@ -162,9 +164,6 @@ class AfterFiles:
         """What the run changed, for the derived state to follow it: none when the secrets policy
         rewrote texts of other files too (then everything is read again)."""
         return None if self.run.report.texts_rescrubbed else self.run.cache_delta
-
-
-RUNS_KEPT = 100  # index runs whose record the meta graph keeps
 
 
 def forget_old_runs(store: GraphStore, keep: int | None = None) -> int:
