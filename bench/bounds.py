@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.refresh import Sampler
+from installed import as_installed
 
 ACMS = [sys.executable, "-m", "acms"]
 IN_PROCESS = [sys.executable, "-c", "import acms.api as a; a.Index.query_limits = property(lambda self: None); "
@@ -136,6 +137,7 @@ def _big_note(report: str) -> str:
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--big-mb", type=int, default=64)

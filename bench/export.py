@@ -23,6 +23,7 @@ from acms.vocab import GRAPH_META, TIERS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stdlib_index import DEFAULT_WORK, build  # noqa: E402
+from installed import as_installed
 
 FORMATS = ("nquads", "turtle", "graphml", "html")
 
@@ -51,6 +52,7 @@ def export(corpus: Path, store: Path, fmt: str, out: Path) -> tuple[float, float
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     args = parser.parse_args()

@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from installed import as_installed
+
 # acms in a process whose embedded store does not rewrite by a diff (isinstance caches a class's answer,
 # so the method goes before any check)
 WITHOUT = """
@@ -51,6 +53,7 @@ def run(repo: Path, diff: bool, script: Path, timing: Path) -> dict[str, object]
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("repo", type=Path, help="a writable copy of a prepared, indexed git repository")
     parser.add_argument("--rounds", type=int, default=2)

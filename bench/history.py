@@ -41,6 +41,7 @@ from acms.service.indexing import IndexReport, index_project
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.temporal import git_history
+from installed import as_installed
 
 DEFAULT_WORK = Path(tempfile.gettempdir()) / "acms-bench"
 GENERATOR_VERSION = 2  # bump when the generator changes: cached fixtures are then rebuilt
@@ -405,6 +406,7 @@ def index(repo: Path, store_dir: Path, history: int, profile: Path | None = None
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, default=1000, help="commits in the fixture and in --history")
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="fixtures go to WORK/history-N")

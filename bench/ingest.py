@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 from acms.ingest.walker import WalkSettings, list_files
+from installed import as_installed
 
 WRAPPER = """
 import json, os, resource, subprocess, sys, threading, time
@@ -198,6 +199,7 @@ def copies(lib: Path, work: Path, n: int) -> Path:
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lib", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     parser.add_argument("--scale", default="1", help="comma-separated copies of the library, e.g. 1,2,4")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import anyio
 from mcp import Client, StdioServerParameters
+from installed import as_installed
 
 TASKS = [
     "how does acms keep the rendered context inside the token budget",
@@ -67,6 +68,7 @@ async def serve_and_time(project: Path, calls: int, budget: int) -> dict[str, fl
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=3, help="warm assemble calls to average")
     parser.add_argument("--budget", type=int, default=4000, help="token budget per call")

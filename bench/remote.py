@@ -25,6 +25,7 @@ from pathlib import Path
 import requests
 
 from acms.api import Index
+from installed import as_installed
 
 TASKS = ("how is the token budget enforced", "where are SPARQL parameters bound", "secret detection at ingest")
 
@@ -78,6 +79,7 @@ def measure(root: Path, store: str | Path, repeat: int) -> dict[str, float]:
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="repetitions of each search/assemble task")
     args = parser.parse_args()

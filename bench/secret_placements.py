@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from installed import as_installed
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "+/"
@@ -906,6 +907,7 @@ def write(out: Path, seed: int) -> dict[str, object]:
 
 
 def main() -> None:
+    as_installed()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--seed", type=int, default=7)

@@ -56,6 +56,7 @@ MODES = ("allow", "redact", "block")
 if str(_HERE) not in sys.path:  # bench/ is sys.path[0] when run as a script, not when a test loads it by path
     sys.path.insert(0, str(_HERE))
 import secret_placements as sp  # a sibling script: the generated corpus
+from installed import as_installed
 
 
 @dataclass
@@ -332,6 +333,7 @@ def sweep(planted: Planted, workdir: Path, reach: Reach = Reach()) -> tuple[Outp
 
 
 def main() -> None:
+    as_installed()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--only", type=int, help="the first N placements only")

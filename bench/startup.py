@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import click
+from installed import as_installed
 
 ACMS = [sys.executable, "-m", "acms"]
 TARGETS = {"--help": 0.3, "search": 0.8, "assemble": 0.8}
@@ -39,6 +40,7 @@ def timed(argv: list[str], runs: int) -> list[float]:
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="keep the project and its index here")

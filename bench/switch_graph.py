@@ -46,6 +46,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.store.oxigraph import OxigraphStore
 from acms.vocab import RDF, TIER_HOT, TIER_WARM, UKO
+from installed import as_installed
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 GRAPH = ("relinking", "linking", "versions", "validation", "store", "tiers")
@@ -189,6 +190,7 @@ def table(title: str, rows: list[tuple[str, str, dict[str, float]]]) -> None:
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("prepared", type=Path, help="a prepared, indexed git repository (only read)")
     parser.add_argument("work", type=Path, help="where the two copies go (written to)")

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import click
+from installed import as_installed
 
 PYTHON = [sys.executable, "-P"]  # -P: a project folder that is a library (the stdlib's Lib) is not on sys.path
 ACMS = [*PYTHON, "-m", "acms"]
@@ -55,6 +56,7 @@ def indexed_click(work: Path) -> Path:
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("project", nargs="?", type=Path, help="an indexed project (default: click's source)")
     parser.add_argument("--task", default=None, help="the task to assemble for")
