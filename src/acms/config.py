@@ -64,7 +64,7 @@ class Settings:
     hot_days: float = _setting(7.0, "Tier policy: entities changed (a commit or a re-index replaced them) in the last N days are hot.", 0)
     hot_use_days: float = _setting(3.0, "Tier policy: entities used in an assembled context in the last N days are hot.", 0)
     hot_max: int = _setting(500, "Tier policy: at most this many hot entities, the most recently active first.", 0)
-    record_use: bool = _setting(True, "Record which entities assembled contexts used (meta graph), for the hot tier.")
+    record_use: bool = _setting(True, "Record the entities whose code assembled contexts showed (meta graph), for the hot tier.")
     store_secrets: bool = _setting(False, "Store file text with its secrets in clear (default: secrets are replaced by [REDACTED:kind] at ingest and never stored). Only for an index that never leaves a trusted machine.")
     refresh: str = _setting("auto", "Before every read, look for indexed files changed on disk (size and mtime): auto refreshes them first (a short write), warn answers and names them, off does not look.", choices=("auto", "warn", "off"))
     watch_debounce_ms: int = _setting(150, "acms mcp, acms serve and acms watch: milliseconds of quiet after a save before the changed files are refreshed (a burst of saves is one refresh).", 10)
