@@ -159,10 +159,12 @@ def make_provider(name: str, settings: Settings, layout: IndexLayout, model_id: 
 def _lsa_files(model_dir: Path) -> tuple[object, ...] | None:
     """What tells one saved LSA model from another: its folder and its files' identity, size and time
     (a model is written into a new folder and moved in place; an edited file changes its time)."""
+    arrays = [model_dir / f for f in _LSA_ARRAYS if (model_dir / f).exists()]  # a model's format holds some
     try:
-        stats = [(model_dir / f).stat() for f in ("manifest.json", "vocabulary.json")]
-        stats += [(model_dir / f).stat() for f in _LSA_ARRAYS if (model_dir / f).exists()] or [(model_dir / _LSA_ARRAYS[0]).stat()]
+        stats = [(model_dir / f).stat() for f in ("manifest.json", "vocabulary.json")] + [a.stat() for a in arrays]
     except OSError:
+        return None
+    if not arrays:
         return None
     return (str(model_dir.resolve()), *((s.st_ino, s.st_size, s.st_mtime_ns) for s in stats))
 
