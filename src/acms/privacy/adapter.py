@@ -3,9 +3,13 @@ filters, never its CLI or files; its hits pass acms's decoy checks."""
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
+import sys
+import types
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache, cached_property
 from typing import Any
 
@@ -41,6 +45,37 @@ _DS_KIND = {
     "Stripe Access Key": "stripe_key",
     "Telegram Bot Token": "telegram_bot_token",
     "Twilio API Key": "twilio_key",
+}
+# Each plugin's module (under ``detect_secrets.plugins``) and class, as detect-secrets' own mapping
+# (``get_mapping_from_secret_type_to_class``) has them: that mapping imports all 27 plugin modules
+# (~30 ms), where a line needs one or two (a test checks the names against the installed version).
+_DS_CLASS = {
+    "AWS Access Key": ("aws", "AWSKeyDetector"),
+    "Artifactory Credentials": ("artifactory", "ArtifactoryDetector"),
+    "Azure Storage Account access key": ("azure_storage_key", "AzureStorageKeyDetector"),
+    "Base64 High Entropy String": ("high_entropy_strings", "Base64HighEntropyString"),
+    "Basic Auth Credentials": ("basic_auth", "BasicAuthDetector"),
+    "Cloudant Credentials": ("cloudant", "CloudantDetector"),
+    "Discord Bot Token": ("discord", "DiscordBotTokenDetector"),
+    "GitHub Token": ("github_token", "GitHubTokenDetector"),
+    "GitLab Token": ("gitlab_token", "GitLabTokenDetector"),
+    "Hex High Entropy String": ("high_entropy_strings", "HexHighEntropyString"),
+    "IBM COS HMAC Credentials": ("ibm_cos_hmac", "IbmCosHmacDetector"),
+    "IBM Cloud IAM Key": ("ibm_cloud_iam", "IbmCloudIamDetector"),
+    "JSON Web Token": ("jwt", "JwtTokenDetector"),
+    "Mailchimp Access Key": ("mailchimp", "MailchimpDetector"),
+    "NPM tokens": ("npm", "NpmDetector"),
+    "OpenAI Token": ("openai", "OpenAIDetector"),
+    "Private Key": ("private_key", "PrivateKeyDetector"),
+    "PyPI Token": ("pypi_token", "PypiTokenDetector"),
+    "Secret Keyword": ("keyword", "KeywordDetector"),
+    "SendGrid API Key": ("sendgrid", "SendGridDetector"),
+    "Slack Token": ("slack", "SlackDetector"),
+    "SoftLayer Credentials": ("softlayer", "SoftlayerDetector"),
+    "Square OAuth Secret": ("square_oauth", "SquareOAuthDetector"),
+    "Stripe Access Key": ("stripe", "StripeDetector"),
+    "Telegram Bot Token": ("telegram_token", "TelegramBotTokenDetector"),
+    "Twilio API Key": ("twilio", "TwilioKeyDetector"),
 }
 _NAME_BEFORE = re.compile(
     r"(?P<n>[A-Za-z_][\w.\-]{0,80})[\"'\]]{0,2}[ \t]*(?:=>|:=|==|!=|=|:|\()[ \t]*[\"'`]?$")
@@ -113,13 +148,11 @@ class _DsPlugin:
 
     @cached_property
     def plugin(self) -> Any:
-        return _ds_classes()[self.secret_type]()
+        return _ds_class(self.secret_type)()
 
     @cached_property
     def regex_based(self) -> bool:
-        from detect_secrets.plugins.base import RegexBasedDetector
-
-        return isinstance(self.plugin, RegexBasedDetector)
+        return isinstance(self.plugin, _ds_import("plugins.base").RegexBasedDetector)
 
     @cached_property
     def ascii_gate(self) -> re.Pattern[str] | None:
@@ -127,12 +160,46 @@ class _DsPlugin:
         return _ds_ascii_gate(self.secret_type)
 
 
-@cache
-def _ds_classes() -> dict[str, Any]:
-    """detect-secrets' plugin classes by secret type."""
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+class _RequestsOnUse(types.ModuleType):
+    """What detect-secrets' modules get for ``requests`` while acms imports them: they import it at their
+    top but use it only to verify a secret with its provider over the network, which acms never asks
+    for. Importing it (and urllib3, http.cookiejar...) was ~65 ms of a fresh process's first scrub that
+    needs a plugin: a one-file ``acms index`` or ``acms assemble`` after an edit. Any use of it imports
+    the real module and goes on there."""
 
-    return dict(get_mapping_from_secret_type_to_class())
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get("requests") is self:
+            del sys.modules["requests"]
+        return getattr(importlib.import_module("requests"), name)
+
+
+@contextmanager
+def _requests_on_use() -> Iterator[None]:
+    if "requests" in sys.modules:
+        yield
+        return
+    stand_in = _RequestsOnUse("requests")
+    sys.modules["requests"] = stand_in
+    try:
+        yield
+    finally:  # later imports of requests get the real module
+        if sys.modules.get("requests") is stand_in:
+            del sys.modules["requests"]
+
+
+def _ds_import(name: str) -> types.ModuleType:
+    """``detect_secrets.<name>``, imported with ``requests`` only on use (:class:`_RequestsOnUse`)."""
+    module = sys.modules.get(f"detect_secrets.{name}")
+    if module is not None:
+        return module
+    with _requests_on_use():
+        return importlib.import_module(f"detect_secrets.{name}")
+
+
+def _ds_class(secret_type: str) -> Any:
+    """detect-secrets' plugin class for a secret type: its own module only (``_DS_CLASS``)."""
+    module, name = _DS_CLASS[secret_type]
+    return getattr(_ds_import(f"plugins.{module}"), name)
 
 
 @cache
@@ -160,8 +227,7 @@ _DS_DENYLIST = ("api_?key", "auth_?key", "service_?key", "account_?key", "db_?ke
 
 @cache
 def _ds_filters() -> tuple[Callable[..., bool], ...]:
-    from detect_secrets.filters import heuristic
-
+    heuristic = _heuristic()
     return (heuristic.is_sequential_string, heuristic.is_potential_uuid,
             heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
             heuristic.is_not_alphanumeric_string)
@@ -183,9 +249,7 @@ def _ds_unkeyed_data(value: str, line: str, at: int) -> bool:
 @cache
 def _heuristic() -> Any:
     """detect-secrets' filters module, imported once (an import statement per line is not free)."""
-    from detect_secrets.filters import heuristic
-
-    return heuristic
+    return _ds_import("filters.heuristic")
 
 
 _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
