@@ -1,4 +1,4 @@
-"""An updated string column holds each kept row's old string and each redone row's new one, whatever
+"""A string column (``acms.index.string_column``): an updated one holds each kept row's old string and each redone row's new one, whatever
 runs the kept rows form."""
 
 from __future__ import annotations
@@ -7,19 +7,31 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acms.ranking.index import StringColumn
-from acms.ranking.splice import _column
+from acms.index.string_column import StringColumn
 
 WORDS = st.text(alphabet=st.sampled_from("ab_é€\n"), max_size=5)
+OPTIONAL = st.none() | WORDS
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(WORDS, max_size=12), st.data())
-def test_each_row_holds_its_kept_or_redone_string(words: list[str], data: st.DataObject) -> None:
+@given(st.lists(OPTIONAL, max_size=12), st.data())
+def test_each_row_holds_its_kept_or_redone_string(words: list[str | None], data: st.DataObject) -> None:
     old = StringColumn.of(words)
     pick = st.integers(-1, len(words) - 1) if words else st.just(-1)
     source = data.draw(st.lists(pick, max_size=15))
-    redone = data.draw(st.lists(WORDS, min_size=source.count(-1), max_size=source.count(-1)))
-    column = _column(old, np.asarray(source, dtype=np.int64), redone)
+    redone = data.draw(st.lists(OPTIONAL, min_size=source.count(-1), max_size=source.count(-1)))
+    column = old.spliced(np.asarray(source, dtype=np.int64), redone)
     fresh = iter(redone)
-    assert [column[i] for i in range(len(column))] == [words[s] if s >= 0 else next(fresh) for s in source]
+    expected = [words[s] if s >= 0 else next(fresh) for s in source]
+    assert [column[i] for i in range(len(column))] == expected == column.tolist() == list(column)
+    assert (column.nulls is not None) == (None in expected)  # no mask when nothing is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(OPTIONAL, max_size=12))
+def test_a_saved_column_loads_as_it_was(tmp_path_factory: object, words: list[str | None]) -> None:
+    folder = tmp_path_factory.mktemp("column")  # type: ignore[attr-defined]
+    StringColumn.of(words).save(folder, "names")
+    loaded = StringColumn.load(folder, "names")
+    assert loaded.tolist() == words and len(loaded) == len(words)
+    assert [loaded[i] for i in range(-len(words), 0)] == words

@@ -35,6 +35,7 @@ import numpy as np
 from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import KeywordIndex
 from acms.index.scratch import atomic_directory
+from acms.index.string_column import StringColumn
 from acms.ranking.roles import Role, role_of
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.window_tokens import FileWindows, file_windows
@@ -84,36 +85,6 @@ class FragmentPlace:
     first_line: int
     lines: int
     qualified: str = ""
-
-
-class StringColumn:
-    """Strings as one UTF-8 blob and their offsets: a numpy string array pads every entry to the
-    longest at four bytes a character (a standard library's qualified names: ~40 MB, here ~5)."""
-
-    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
-        self.blob, self.offsets = blob, offsets
-
-    @classmethod
-    def of(cls, strings: Iterable[str]) -> StringColumn:
-        encoded = [s.encode("utf-8") for s in strings]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in encoded], out=offsets[1:])
-        return cls(np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets)
-
-    def __len__(self) -> int:
-        return self.offsets.size - 1
-
-    def __getitem__(self, i: int) -> str:
-        return bytes(self.blob[int(self.offsets[i]) : int(self.offsets[i + 1])]).decode("utf-8")
-
-    def save(self, directory: Path, name: str) -> None:
-        np.save(directory / f"{name}.blob.npy", self.blob)
-        np.save(directory / f"{name}.offsets.npy", self.offsets)
-
-    @classmethod
-    def load(cls, directory: Path, name: str) -> StringColumn:
-        return cls(np.load(directory / f"{name}.blob.npy", mmap_mode="r"),
-                   np.load(directory / f"{name}.offsets.npy", mmap_mode="r"))
 
 
 def ids_array(ids: Iterable[str]) -> np.ndarray:

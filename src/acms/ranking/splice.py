@@ -22,7 +22,6 @@ from acms.ranking.index import (
     CONTAINER,
     FragmentPlace,
     RankingIndex,
-    StringColumn,
     ids_array,
 )
 from acms.ranking.window_tokens import FileLines, TokenWindows, ranges
@@ -30,15 +29,15 @@ from acms.ranking.window_tokens import FileLines, TokenWindows, ranges
 __all__ = ["spliced_ranking"]
 
 
-def spliced_ranking(old: RankingIndex, frags: Sequence[str], source: np.ndarray, redone: Sequence[FragmentPlace],
+def spliced_ranking(old: RankingIndex, source: np.ndarray, redone: Sequence[FragmentPlace],
                     changed: set[str], text: TokenizedLines, numbering: str = "") -> RankingIndex | None:
-    """``old`` updated: ``frags`` are every placed fragment now (sorted), ``source[i]`` the position in
-    ``old`` of fragment ``i`` when its place is as it was, else -1; ``redone`` the places of the -1s, in
-    order; ``changed`` the paths whose fragments changed (old or new paths: every place in those files is
+    """``old`` updated: its fragments now are every placed fragment (sorted), ``source[i]`` the position
+    in ``old`` of fragment ``i`` when its place is as it was, else -1; ``redone`` the places of the -1s,
+    in order; ``changed`` the paths whose fragments changed (old or new paths: every place in those files is
     in ``redone``); ``text`` the token lines ``redone`` points into, numbered as ``numbering`` names. None when ``old`` cannot be updated
     (saved without term counts, windows out of file order): the caller builds in full."""
     source = np.asarray(source, dtype=np.int64)
-    if len(redone) != int((source < 0).sum()) or len(frags) != source.size:
+    if len(redone) != int((source < 0).sum()):
         return None
     old_files = list(old.files)
     old_window_file = np.asarray(old.window_file, dtype=np.int64)
@@ -114,9 +113,9 @@ def spliced_ranking(old: RankingIndex, frags: Sequence[str], source: np.ndarray,
         locations[again] = np.asarray([(number[p.path], p.start, p.end, int(p.container)) for p in redone],
                                       dtype=np.int64)
     return RankingIndex(files, w_file, w_lines,
-                        windows, paths, names, ids_array(frags), locations,
-                        _column(old.outlines, source, [p.outline for p in redone]),
-                        _column(old.qualified, source, [p.qualified for p in redone]), dense=dense)
+                        windows, paths, names, _frag_ids(old.frag_ids, source, redone), locations,
+                        old.outlines.spliced(source, [p.outline for p in redone]),
+                        old.qualified.spliced(source, [p.qualified for p in redone]), dense=dense)
 
 
 def _joined(docs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -125,29 +124,14 @@ def _joined(docs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return flat, lengths
 
 
-def _column(old: StringColumn, source: np.ndarray, redone: Sequence[str]) -> StringColumn:
-    """``old``'s strings at ``source`` (kept) and ``redone``'s at the -1s, as one blob, without decoding.
-    Kept rows come in runs whose sources follow each other (all but the changed files'): each run is one
-    slice of the old blob, so an update copies a few long pieces rather than gathering every byte
-    through an index as long as the blob (~60 ms a standard library's two columns)."""
-    offsets = np.asarray(old.offsets, dtype=np.int64)
-    source = np.asarray(source, dtype=np.int64)
-    kept = source >= 0
-    encoded = [s.encode("utf-8") for s in redone]
-    length = np.zeros(source.size, dtype=np.int64)
-    length[kept] = offsets[source[kept] + 1] - offsets[source[kept]]
-    length[~kept] = [len(e) for e in encoded]
-    out_offsets = np.zeros(source.size + 1, dtype=np.int64)
-    np.cumsum(length, out=out_offsets[1:])
-    follows = np.zeros(source.size, dtype=bool)  # a kept row right after its source's predecessor
-    follows[1:] = kept[1:] & kept[:-1] & (source[1:] == source[:-1] + 1)
-    starts = np.flatnonzero(~follows).tolist() + [source.size]
-    nth = (np.cumsum(~kept) - 1).tolist()  # a redone row's number in ``redone``
-    blob = old.blob
-    pieces: list[np.ndarray] = []
-    for begin, end in zip(starts, starts[1:]):
-        if kept[begin]:
-            pieces.append(np.asarray(blob[int(offsets[source[begin]]):int(offsets[source[end - 1] + 1])]))
-        else:
-            pieces.append(np.frombuffer(encoded[nth[begin]], dtype=np.uint8))
-    return StringColumn(np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint8), out_offsets)
+def _frag_ids(old: np.ndarray, source: np.ndarray, redone: Sequence[FragmentPlace]) -> np.ndarray:
+    """The fragment IRIs (``ids_array``'s bytes): the kept ones gathered from ``old`` in C, the redone
+    ones made; as wide as the longest, as ``ids_array`` over all of them makes it."""
+    kept = np.flatnonzero(source >= 0)
+    made = ids_array([p.frag for p in redone])
+    taken = np.asarray(old)[source[kept]]
+    width = max(int(np.char.str_len(taken).max()) if taken.size else 0, made.dtype.itemsize if made.size else 0, 1)
+    out = np.empty(source.size, dtype=f"S{width}")
+    out[kept] = taken
+    out[np.flatnonzero(source < 0)] = made
+    return out

@@ -332,7 +332,7 @@ class DerivedCaches:
         rows = np.flatnonzero(placed)
         source = before[rows]
         redone = segment.places(rows[source < 0].tolist())
-        return spliced_ranking(old, [segment.frags[i] for i in rows.tolist()], source, redone, update.changed,
+        return spliced_ranking(old, source, redone, update.changed,
                                segment.text, segment.numbering)
 
     def _built(self, name: str, updated: bool) -> None:

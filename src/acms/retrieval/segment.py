@@ -9,7 +9,10 @@ nesting outline); the token array and its vocabulary; and the hot tier's entitie
 (a nesting outline depends on two entities sharing a tier). Numbers are ``.npy`` files, memory-mapped
 on load; a list of strings is one text of records split by a control character (``_joined``), a
 third to a half of JSON's time to write and read (a standard library's lists: ~65 ms as JSON each
-way, and every update writes and reads them), or JSON where a string holds such a character.
+way, and every update writes and reads them), or JSON where a string holds such a character. The
+rows' names, qualified names and outlines are string columns (:mod:`acms.index.string_column`):
+memory-mapped, and spliced by an update without decoding the rows it keeps (as lists they cost a
+one-file refresh ~50 ms to read, splice and write again).
 
 Why (a standard library, 73k fragments): a full build read every row back (~6 s), tokenised every text
 (~6 s) and ran the place queries (~2 s) before the builders (~3.5 s). An update (:func:`merged`) keeps
@@ -37,6 +40,7 @@ import numpy as np
 from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import FORMAT as KEYWORD_FORMAT
 from acms.index.scratch import atomic_directory
+from acms.index.string_column import StringColumn, as_column
 from acms.index.token_table import TokenizedLines
 from acms.index.tokenize import NEWLINE, SEARCH_TERMS_VERSION
 from acms.ranking.index import FORMAT as RANKING_FORMAT
@@ -48,7 +52,7 @@ __all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Segment", "merged"]
 
 # The caches' formats are part of it: a change in how places become a ranking index may change what a
 # row's place means, so a segment of another version is not updated but built again.
-FORMAT = f"acms.token-segment/3+{KEYWORD_FORMAT}+{RANKING_FORMAT}"
+FORMAT = f"acms.token-segment/4+{KEYWORD_FORMAT}+{RANKING_FORMAT}"
 DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once
 # Dead tokens (lines of dropped rows) allowed in the token array before an update compacts it. Every
 # update writes the whole array again, so dead tokens cost their share of each save; compacting costs one
@@ -58,7 +62,9 @@ DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once
 GARBAGE_SHARE = 0.25
 
 _ARRAYS = ("file_of", "starts", "ends", "heads", "head_ends", "firsts", "counts", "containers", "ids", "line_ends")
-_STRINGS = ("frags", "names", "qns", "files", "paths", "outlines", "nesting", "tokens", "hot")
+_STRINGS = ("frags", "files", "paths", "tokens", "hot")
+# strings per row that an update only copies or reads a few of: columns, memory-mapped and spliced
+_COLUMNS = ("names", "qns", "outlines", "nesting")
 _MANIFEST = "manifest.json"
 _RECORD, _NONE = "\x1e", "\x1f"  # between a list's strings; a None
 _GROWING = ("ids", "line_ends", "tokens")  # what an update only appends to: a saved base and a tail
@@ -70,8 +76,8 @@ class Segment:
     (from 0 for the first) and its text lines ``firsts[i]`` … ``firsts[i] + counts[i] - 1`` of ``text``."""
 
     frags: list[str]
-    names: list[str | None]
-    qns: list[str | None]
+    names: Sequence[str | None]  # a list, or a StringColumn (as saved)
+    qns: Sequence[str | None]
     files: list[str]  # the files the rows are placed in
     paths: list[str | None]  # each file's path (None: search/file-paths.rq gives none)
     file_of: np.ndarray  # int32 per row: its file's number in ``files``, -1 for a row without a place
@@ -82,8 +88,8 @@ class Segment:
     firsts: np.ndarray  # int64
     counts: np.ndarray  # int64
     containers: np.ndarray  # int8 per row: ``CONTAINER`` of its kind (search/class-fragments.rq), 0 for none
-    outlines: list[str | None]  # search/class-outlines.rq's outline
-    nesting: list[str | None]  # search/function-outlines.rq's outline (None: not a function that defines one)
+    outlines: Sequence[str | None]  # search/class-outlines.rq's outline
+    nesting: Sequence[str | None]  # search/function-outlines.rq's outline (None: not a function that defines one)
     text: TokenizedLines
     hot: list[str]  # the entities in the hot tier when the places were read
     key: str = ""
@@ -132,19 +138,21 @@ class Segment:
         """The ranking index's rows: those placed in a file that has a path, in fragment order (of
         ``rows`` only, when given)."""
         places = []
-        file_of, containers = self.file_of.tolist(), self.containers.tolist()
-        starts, ends, firsts, counts = (a.tolist() for a in (self.starts, self.ends, self.firsts, self.counts))
-        for i in range(len(file_of)) if rows is None else rows:
-            f = file_of[i]
+        picked = range(len(self)) if rows is None else list(rows)
+        at = slice(None) if rows is None else np.asarray(picked, dtype=np.int64)  # an update's few rows: not every row's numbers
+        file_of, containers = np.asarray(self.file_of)[at].tolist(), np.asarray(self.containers)[at].tolist()
+        starts, ends, firsts, counts = (np.asarray(a)[at].tolist() for a in (self.starts, self.ends, self.firsts, self.counts))
+        for k, i in enumerate(picked):
+            f = file_of[k]
             path = self.paths[f] if f >= 0 else None
             if path is None:
                 continue
             name, qn, nest = self.names[i], self.qns[i], self.nesting[i]
-            container = (containers[i] or (TEST_SCOPE if qn is not None and in_test_scope(qn, path) else 0)
+            container = (containers[k] or (TEST_SCOPE if qn is not None and in_test_scope(qn, path) else 0)
                          or (NESTING if nest is not None else 0))
-            places.append(FragmentPlace(self.frags[i], path, starts[i], ends[i], container,
+            places.append(FragmentPlace(self.frags[i], path, starts[k], ends[k], container,
                                         (name or "") if qn is not None else "", self.outlines[i] or nest or "",
-                                        firsts[i], counts[i], qualified=qn or ""))
+                                        firsts[k], counts[k], qualified=qn or ""))
         return places
 
     # -- keeping it small ---------------------------------------------------------------------
@@ -209,6 +217,8 @@ class Segment:
                     np.save(tmp / f"{name}.tail.npy", values[base[name]:])
                 else:
                     np.save(tmp / f"{name}.npy", values)
+            for name in _COLUMNS:
+                as_column(getattr(self, name)).save(tmp, name)
             lengths = {}
             for name in _STRINGS:
                 strings = self._strings(name)
@@ -282,12 +292,13 @@ class Segment:
                 raise StoreError(f"the token segment at {directory} is of another version")
             bases = manifest.get("bases", {})
             arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
-            strings: dict[str, list[Any]] = {}
+            strings: dict[str, Sequence[Any]] = {name: StringColumn.load(directory, name) for name in _COLUMNS}
             for name in _STRINGS:
                 total = int(manifest["lengths"][name])
-                strings[name] = _strings_at(directory, name, int(bases.get(name, total)))
+                listed = _strings_at(directory, name, int(bases.get(name, total)))
                 if name in bases:
-                    strings[name] += _strings_at(directory, f"{name}.tail", total - int(bases[name]))
+                    listed += _strings_at(directory, f"{name}.tail", total - int(bases[name]))
+                strings[name] = listed
             for name in bases:
                 if name in arrays:
                     arrays[name] = np.concatenate([arrays[name], np.load(directory / f"{name}.tail.npy",
@@ -302,6 +313,7 @@ class Segment:
                       numbering=str(manifest.get("numbering") or uuid.uuid4().hex),
                       dead_bound=bound if isinstance(bound, int) and bound >= 0 else None)
         if not (len(segment) == manifest.get("rows") == len(segment.file_of) == len(segment.head_ends)
+                and all(len(getattr(segment, name)) == len(segment) for name in _COLUMNS)
                 and segment.text.tokens[:1] == [NEWLINE] and segment._sizes() == manifest.get("sizes")):
             raise StoreError(f"the token segment at {directory} is inconsistent")
         return replace(segment, prefix=(segment.numbering, *segment._sizes().values()))
@@ -369,6 +381,12 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
         joined = list(compress(a, keep_list)) + list(b)
         return list(gather(joined)) if gather is not None else joined
 
+    # a column's rows: each kept one from its old row, each new one from ``new`` (in order: both runs are)
+    source = np.where(order < n_kept, kept[np.minimum(order, max(n_kept - 1, 0))] if n_kept else -1, -1)
+
+    def column(a: Sequence[Any], b: Sequence[Any]) -> StringColumn:
+        return as_column(a).spliced(source, list(b))
+
     # files: numbered again by first use, the kept rows' then the new rows'
     names = list(dict.fromkeys([*old.files, *new.files]))
     number = {f: i for i, f in enumerate(names)}
@@ -400,17 +418,20 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
     dead_bound = None
     if old.dead_bound is not None:  # the lines dead now were dead before or held by a dropped row
         dropped = np.flatnonzero(~np.asarray(keep, dtype=bool))
-        line_starts = np.concatenate([[0], np.asarray(old.text.line_ends, dtype=np.int64)])
+        line_ends = np.asarray(old.text.line_ends, dtype=np.int64)
         first, count = np.asarray(old.firsts, dtype=np.int64)[dropped], np.asarray(old.counts, dtype=np.int64)[dropped]
-        dead_bound = old.dead_bound + int((line_starts[first + count] - line_starts[first]).sum())
+        held = count > 0  # a row's tokens run from the end of the line before its first to its last line's end
+        first, count = first[held], count[held]
+        starts = np.where(first > 0, line_ends[np.maximum(first - 1, 0)], 0) if first.size else first
+        dead_bound = old.dead_bound + int((line_ends[first + count - 1] - starts).sum()) if first.size else old.dead_bound
     frags = listed(old.frags, new.frags)
-    outer = listed(old.nesting, new.nesting)
+    outer: Sequence[str | None] = column(old.nesting, new.nesting)
     if nesting:
         outer = [nesting.get(frag, value) for frag, value in zip(frags, outer)]
-    return Segment(frags, listed(old.names, new.names), listed(old.qns, new.qns), files, [path_of[f] for f in files],
+    return Segment(frags, column(old.names, new.names), column(old.qns, new.qns), files, [path_of[f] for f in files],
                    file_of, both(old.starts, new.starts, np.int64), both(old.ends, new.ends, np.int64),
                    heads, np.cumsum(head_len), firsts, both(old.counts, new.counts, np.int64),
-                   both(old.containers, new.containers, np.int8), listed(old.outlines, new.outlines), outer, text, hot,
+                   both(old.containers, new.containers, np.int8), column(old.outlines, new.outlines), outer, text, hot,
                    numbering=old.numbering, dead_bound=dead_bound, prefix=old.prefix)
 
 
