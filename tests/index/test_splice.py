@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from acms.index.keyword import KeywordIndex
+from acms.index.layers import Positions
 from acms.index.splice import spliced, spliced_whole
 from acms.index.token_table import TokenTable
 
@@ -187,3 +188,25 @@ def test_a_word_renumbered_away_and_back_stays_one_term(tmp_path: Path) -> None:
     # another compaction: a merge under another numbering
     index = step(index, {"d2": "gamma"}, ["alpha", "beta", "gamma", "omega"], "n3", 3)
     assert "omega" in index.terms()
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_documents_named_by_position_stay_so_through_a_splice_and_a_save(whole: bool, tmp_path: Path) -> None:
+    """The ranking index's windows are named "0", "1", …: a splice told so (``Positions``) makes no string
+    per document, and what it saves loads back with the same names and scores."""
+    rng = random.Random(7)
+    texts = [" ".join(rng.choices(WORDS, k=rng.randint(1, 20))) for _ in range(40)]
+    old = KeywordIndex.build([str(i) for i in range(40)], texts)
+    old.save(tmp_path / "old")
+    old = KeywordIndex.load(tmp_path / "old")
+    new_texts = texts[:10] + ["parse_header read_bytes w1"] + texts[12:]  # 10 and 11 replaced by one
+    source = np.asarray(list(range(10)) + [-1] + list(range(12, 40)), dtype=np.int64)
+    table = TokenTable()
+    flat = np.frombuffer(table.ids(new_texts[10]), dtype=np.int32)
+    got = (spliced_whole if whole else spliced)(old, Positions(len(new_texts)), source, flat,
+                                                np.asarray([flat.size]), list(table.vocab))
+    assert got is not None and isinstance(got.ids, Positions) and got.ids == [str(i) for i in range(len(new_texts))]
+    want = KeywordIndex.build([str(i) for i in range(len(new_texts))], new_texts)
+    same_answers(got, want)
+    got.save(tmp_path / "new")
+    same_answers(KeywordIndex.load(tmp_path / "new"), want)

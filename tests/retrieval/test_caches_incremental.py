@@ -352,14 +352,16 @@ def test_an_update_links_the_saved_text_and_writes_only_what_it_added(project: P
     back builds the caches a full build makes."""
     monkeypatch.setattr(caches_module, "GARBAGE_SHARE", 1.0)
     tokens = project / ".acms" / "cache" / "tokens"
-    first = {name: (tokens / name).stat().st_ino for name in ("ids.npy", "line_ends.npy", "tokens.txt")}
+    first = {name: (tokens / name).stat().st_ino for name in ("ids.npy", "line_ends.npy", "tokens.blob.npy",
+                                                             "tokens.hashes.npy")}
     for edit in ("a function body", "a file added", "a file deleted"):
         caches_module._kept.clear()  # each update as another process's: from the files
         EDITS[edit](project)
         _reindex(project)
         assert spy.take() == ["keyword", "ranking", "vectors"], edit
         assert {name: (tokens / name).stat().st_ino for name in first} == first, edit
-        assert all((tokens / name.replace(".", ".tail.", 1)).is_file() for name in first), edit
+        assert all((tokens / f"{name}.tail.npy").is_file() for name in ("ids", "line_ends")), edit
+        assert (tokens / "tokens.tail.txt").is_file(), edit
         _assert_full_build(project, tmp_path)
     saved = Segment.load(tokens)
     assert saved.prefix is not None and saved.prefix[1:] == (len(saved.text.ids), len(saved.text.line_ends),

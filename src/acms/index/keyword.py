@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from acms.errors import StoreError, StoreMissing
-from acms.index.layers import BaseFiles, Delta, Layered
+from acms.index.layers import BaseFiles, Delta, Layered, Positions
 from acms.index.postings import Postings as Postings_
 from acms.index.postings import lucene_postings
 from acms.index.scratch import atomic_directory
@@ -246,7 +246,7 @@ class KeywordIndex:
         and for a layered one (``retriever`` a :class:`~acms.index.layers.Layered`: its base's counts and
         its delta). ``files``: where a loaded index's files are, linked rather than written by the
         updates layered on it."""
-        self._ids = tuple(ids)
+        self._ids = ids if isinstance(ids, Positions) else tuple(ids)
         self._retriever = retriever  # None when the corpus has no tokens at all
         self._key = key
         self.counts = counts
@@ -440,7 +440,8 @@ class KeywordIndex:
             self._retriever.save(tmp / _BM25_DIR, show_progress=False)
         if self.counts is not None and self._retriever is not None:
             self.counts.save(tmp / _COUNTS_DIR)
-        (tmp / _IDS).write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
+        ids = list(self._ids) if isinstance(self._ids, Positions) else self._ids
+        (tmp / _IDS).write_text(json.dumps(ids, ensure_ascii=False), encoding="utf-8")
 
     @staticmethod
     def saved_key(directory: Path) -> str | None:

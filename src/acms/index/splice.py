@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from acms.index.keyword import Counts, KeywordIndex, Postings
-from acms.index.layers import MERGE_SHARE, BaseFiles, Delta, Layered
+from acms.index.layers import MERGE_SHARE, BaseFiles, Delta, Layered, Positions
 from acms.index.postings import idfs, norms, scores
 
 __all__ = ["spliced", "spliced_whole"]
@@ -205,6 +205,8 @@ def _ids_of(ids: Sequence[str], base_ids: Sequence[str], source: np.ndarray,
             in_delta: np.ndarray) -> dict[str, object]:
     """How a delta names the current documents: the base's ids at ``source`` and the delta documents'
     own, or ``"0"``, ``"1"``, ... (the ranking index's windows), or every id listed."""
+    if isinstance(ids, Positions):
+        return {"positional": True}
     named = np.asarray(ids, dtype=object)  # object arrays: the strings compared in C, not in a Python loop
     kept = np.flatnonzero(source >= 0)
     if np.array_equal(named[kept], np.asarray(base_ids, dtype=object)[source[kept]]):

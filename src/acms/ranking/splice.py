@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from acms.index.layers import Positions
 from acms.index.splice import spliced
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.index import (
@@ -85,7 +86,7 @@ def spliced_ranking(old: RankingIndex, source: np.ndarray, redone: Sequence[Frag
     w_lines[old_window] = old_lines[span[old_window]]
     w_lines[~old_window] = cut_lines[span[~old_window]]
     w_file = np.repeat(np.arange(len(files), dtype=np.int64), count)
-    windows = spliced(old.windows, [str(i) for i in range(w_source.size)], w_source, flat, lengths, text.tokens,
+    windows = spliced(old.windows, Positions(w_source.size), w_source, flat, lengths, text.tokens,
                       numbering)
     # the files' paths and defined names: the changed files' documents made again
     table = TokenTable()

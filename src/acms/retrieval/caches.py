@@ -24,6 +24,7 @@ from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
 from acms.index.splice import spliced
 from acms.index.token_table import TokenTable
+from acms.index.vocabulary import Vocabulary
 from acms.index.vectors import VectorMatrix, decode, written_rows
 from acms.memory import release_freed
 from acms.ranking.index import RankingIndex
@@ -51,6 +52,10 @@ BUILD_STEPS = 4  # most rows read and tokenised (search/corpus-full.rq); the res
 # fragments at a time reads a row two to three times slower than search/corpus-full.rq's stream (a
 # standard library: ~440 against ~180 µs), and a full read leaves no dead lines behind.
 UPDATE_SHARE = 0.5
+# An update of at most this many rows tokenises them looking each token up in the saved vocabulary's
+# hash index (~4 µs a token the first time it is met) rather than numbering every token first (~50 ms a
+# standard library): a few files' rows meet a few thousand tokens, a branch switch's tens of thousands.
+LOOK_UP_ROWS = 2_000
 
 
 @dataclass(frozen=True)
@@ -401,7 +406,13 @@ class DerivedCaches:
             return None  # bound reads of most of the corpus: slower than reading it whole
         numbered = _kept.get(self.layout.cache_dir("tokens"))
         vocab = numbered.vocab if numbered is not None and numbered.value is old else None
-        table, rows = (TokenTable(old.text.tokens) if vocab is None else TokenTable.going_on(vocab)), SegmentRows()
+        if vocab is not None:
+            table = TokenTable.going_on(vocab)
+        elif isinstance(old.text.tokens, Vocabulary) and len(again) + (0 if written is None else len(written.rows)) <= LOOK_UP_ROWS:
+            table = TokenTable.over(old.text.tokens)
+        else:
+            table = TokenTable(old.text.tokens)
+        rows = SegmentRows()
         given: set[str] = set()
         for spilled in () if written is None else written.rows:
             rows.add(CorpusRow(*spilled), table)
@@ -434,7 +445,8 @@ class DerivedCaches:
         self._update = _Update.of(old, keep, new, segment, set(nesting))
         del old, new, rows
         segment = segment.tidied(GARBAGE_SHARE)
-        self._numbering = table.vocab if len(table.vocab) == len(segment.text.tokens) else None  # None: compacted
+        numbering = table.numbering()  # None: looked up, or compacted
+        self._numbering = numbering if numbering is not None and len(numbering) == len(segment.text.tokens) else None
         self._progress(2)
         return segment
 

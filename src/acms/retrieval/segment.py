@@ -41,6 +41,7 @@ from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import FORMAT as KEYWORD_FORMAT
 from acms.index.scratch import atomic_directory
 from acms.index.string_column import StringColumn, as_column
+from acms.index.vocabulary import Vocabulary
 from acms.index.token_table import TokenizedLines
 from acms.index.tokenize import NEWLINE, SEARCH_TERMS_VERSION
 from acms.ranking.index import FORMAT as RANKING_FORMAT
@@ -52,7 +53,7 @@ __all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Segment", "merged"]
 
 # The caches' formats are part of it: a change in how places become a ranking index may change what a
 # row's place means, so a segment of another version is not updated but built again.
-FORMAT = f"acms.token-segment/4+{KEYWORD_FORMAT}+{RANKING_FORMAT}"
+FORMAT = f"acms.token-segment/5+{KEYWORD_FORMAT}+{RANKING_FORMAT}"
 DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once
 # Dead tokens (lines of dropped rows) allowed in the token array before an update compacts it. Every
 # update writes the whole array again, so dead tokens cost their share of each save; compacting costs one
@@ -62,7 +63,7 @@ DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once
 GARBAGE_SHARE = 0.25
 
 _ARRAYS = ("file_of", "starts", "ends", "heads", "head_ends", "firsts", "counts", "containers", "ids", "line_ends")
-_STRINGS = ("frags", "files", "paths", "tokens", "hot")
+_STRINGS = ("frags", "files", "paths", "hot")
 # strings per row that an update only copies or reads a few of: columns, memory-mapped and spliced
 _COLUMNS = ("names", "qns", "outlines", "nesting")
 _MANIFEST = "manifest.json"
@@ -219,14 +220,15 @@ class Segment:
                     np.save(tmp / f"{name}.npy", values)
             for name in _COLUMNS:
                 as_column(getattr(self, name)).save(tmp, name)
-            lengths = {}
+            lengths = {"tokens": len(self.text.tokens)}
             for name in _STRINGS:
-                strings = self._strings(name)
+                strings = getattr(self, name)
                 lengths[name] = len(strings)
-                if name in base:
-                    _save_strings(tmp, f"{name}.tail", strings[base[name]:])
-                else:
-                    _save_strings(tmp, name, strings)
+                _save_strings(tmp, name, strings)
+            if "tokens" in base:  # the vocabulary's hashed part linked, the tokens numbered since after it
+                _save_strings(tmp, "tokens.tail", self.text.tokens[base["tokens"]:])
+            else:
+                Vocabulary.of(self.text.tokens).save_base(tmp, "tokens")
             manifest = {"format": FORMAT, "tokenizer": SEARCH_TERMS_VERSION, "key": key, "rows": len(self),
                         "numbering": self.numbering, "lengths": lengths, "dead_bound": self.dead_bound,
                         "sizes": self._sizes(), "bases": base}
@@ -249,9 +251,8 @@ class Segment:
                     [sizes[name] for name in _GROWING] != list(prefix[1:]):
                 return {}
             base = {name: int(bases.get(name, sizes[name])) for name in _GROWING}
-            for name in _GROWING:
-                kind = "npy" if name in _ARRAYS else ("txt" if (directory / f"{name}.txt").is_file() else "json")
-                os.link(directory / f"{name}.{kind}", tmp / f"{name}.{kind}")
+            for name in [f"{name}.npy" for name in _ARRAYS if name in _GROWING] + Vocabulary.files("tokens"):
+                os.link(directory / name, tmp / name)
             return base
         except (OSError, ValueError, KeyError, TypeError):
             for leftover in tmp.iterdir():
@@ -264,9 +265,6 @@ class Segment:
         if name == "line_ends":
             return np.asarray(self.text.line_ends, dtype=np.int64)
         return np.asarray(getattr(self, name))
-
-    def _strings(self, name: str) -> Sequence[Any]:
-        return self.text.tokens if name == "tokens" else getattr(self, name)
 
     @staticmethod
     def saved_key(directory: Path) -> str | None:
@@ -294,11 +292,10 @@ class Segment:
             arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
             strings: dict[str, Sequence[Any]] = {name: StringColumn.load(directory, name) for name in _COLUMNS}
             for name in _STRINGS:
-                total = int(manifest["lengths"][name])
-                listed = _strings_at(directory, name, int(bases.get(name, total)))
-                if name in bases:
-                    listed += _strings_at(directory, f"{name}.tail", total - int(bases[name]))
-                strings[name] = listed
+                strings[name] = _strings_at(directory, name, int(manifest["lengths"][name]))
+            tokens = int(manifest["lengths"]["tokens"])
+            tail = _strings_at(directory, "tokens.tail", tokens - int(bases["tokens"])) if "tokens" in bases else []
+            strings["tokens"] = Vocabulary.load(directory, "tokens", tail)
             for name in bases:
                 if name in arrays:
                     arrays[name] = np.concatenate([arrays[name], np.load(directory / f"{name}.tail.npy",
