@@ -72,8 +72,7 @@ class TokenWindows:
 
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(tokens of consecutive windows end to end, their lengths)."""
-        ends = np.asarray(self.text.line_ends, dtype=np.int64)
-        starts = np.concatenate([[0], ends[:-1]]) if ends.size else ends
+        ends = self.text.line_ends  # read at the picked lines only: an update's few files (not a copy of every end)
         parts: list[np.ndarray] = []
         lengths: list[np.ndarray] = []
         held = 0
@@ -88,7 +87,9 @@ class TokenWindows:
                 if i + WINDOW >= numbers.size:
                     break
             spans = np.asarray(bounds, dtype=np.int64).reshape(-1, 2)
-            file_tokens, at = _gather(self.text.ids, starts[picked], ends[picked])  # the file's tokens, line by line
+            picked_ends = np.asarray(ends[picked], dtype=np.int64)
+            picked_starts = np.where(picked > 0, np.asarray(ends[np.maximum(picked - 1, 0)], dtype=np.int64), 0)
+            file_tokens, at = _gather(self.text.ids, picked_starts, picked_ends)  # the file's tokens, line by line
             if file_tokens.size >= DENSE_TOKENS_PER_LINE * max(numbers.size, 1):
                 self.dense.append(number)
             got, offsets = _gather(file_tokens, at[spans[:, 0]], at[spans[:, 1]])

@@ -39,6 +39,7 @@ import numpy as np
 
 from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import FORMAT as KEYWORD_FORMAT
+from acms.index.appended import appended
 from acms.index.scratch import atomic_directory
 from acms.index.string_column import StringColumn, as_column
 from acms.index.vocabulary import Vocabulary
@@ -68,6 +69,7 @@ _STRINGS = ("frags", "files", "paths", "hot")
 _COLUMNS = ("names", "qns", "outlines", "nesting")
 _MANIFEST = "manifest.json"
 _RECORD, _NONE = "\x1e", "\x1f"  # between a list's strings; a None
+_DTYPES = {"ids": np.int32, "line_ends": np.int64}
 _GROWING = ("ids", "line_ends", "tokens")  # what an update only appends to: a saved base and a tail
 
 
@@ -117,11 +119,10 @@ class Segment:
         """The keyword documents of ``rows`` (ascending row numbers): their tokens end to end, their lengths."""
         heads, head_ends = np.asarray(self.heads), np.asarray(self.head_ends, dtype=np.int64)
         firsts, counts = np.asarray(self.firsts, dtype=np.int64), np.asarray(self.counts, dtype=np.int64)
-        line_ends = np.concatenate([[0], np.asarray(self.text.line_ends, dtype=np.int64)])
         rows = np.asarray(rows, dtype=np.int64)
         h1 = head_ends[rows]
         h0 = np.where(rows > 0, head_ends[rows - 1], 0)
-        t0, t1 = line_ends[firsts[rows]], line_ends[firsts[rows] + counts[rows]]
+        t0, t1 = _line_starts(self.text.line_ends, firsts[rows]), _line_starts(self.text.line_ends, firsts[rows] + counts[rows])
         head_len, text_len = h1 - h0, t1 - t0
         at = np.zeros(rows.size, dtype=np.int64)
         np.cumsum((head_len + text_len)[:-1], out=at[1:])
@@ -214,10 +215,11 @@ class Segment:
             base = self._linked_base(directory, tmp)
             for name in _ARRAYS:
                 values = self._array(name)
-                if name in base:
-                    np.save(tmp / f"{name}.tail.npy", values[base[name]:])
+                dtype = _DTYPES.get(name)
+                if name in base:  # only the tail: a slice of an Appended is its parts after the base, not a copy of it
+                    np.save(tmp / f"{name}.tail.npy", np.asarray(values[base[name]:], dtype=dtype))
                 else:
-                    np.save(tmp / f"{name}.npy", values)
+                    np.save(tmp / f"{name}.npy", np.asarray(values, dtype=dtype))
             for name in _COLUMNS:
                 as_column(getattr(self, name)).save(tmp, name)
             lengths = {"tokens": len(self.text.tokens)}
@@ -259,11 +261,9 @@ class Segment:
                 leftover.unlink()
             return {}
 
-    def _array(self, name: str) -> np.ndarray:
-        if name == "ids":
-            return np.asarray(self.text.ids, dtype=np.int32)
-        if name == "line_ends":
-            return np.asarray(self.text.line_ends, dtype=np.int64)
+    def _array(self, name: str) -> Any:
+        if name in ("ids", "line_ends"):
+            return getattr(self.text, name)
         return np.asarray(getattr(self, name))
 
     @staticmethod
@@ -298,8 +298,7 @@ class Segment:
             strings["tokens"] = Vocabulary.load(directory, "tokens", tail)
             for name in bases:
                 if name in arrays:
-                    arrays[name] = np.concatenate([arrays[name], np.load(directory / f"{name}.tail.npy",
-                                                                         allow_pickle=False)])
+                    arrays[name] = appended(arrays[name], np.load(directory / f"{name}.tail.npy", allow_pickle=False))
         except StoreError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -406,21 +405,16 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
     head_len = both(np.diff(old.head_ends, prepend=0), np.diff(new.head_ends, prepend=0), np.int64)
     heads = np.concatenate([old_heads, new_heads])[ranges(h0, head_len)]
     # lines: new's after old's
-    old_ids = np.asarray(old.text.ids, dtype=np.int32)
-    text = TokenizedLines(np.concatenate([old_ids, np.asarray(new.text.ids, dtype=np.int32)]),
-                          np.concatenate([np.asarray(old.text.line_ends, dtype=np.int64),
-                                          np.asarray(new.text.line_ends, dtype=np.int64) + old_ids.size]),
+    text = TokenizedLines(appended(old.text.ids, np.asarray(new.text.ids, dtype=np.int32)),
+                          appended(old.text.line_ends, np.asarray(new.text.line_ends, dtype=np.int64) + len(old.text.ids)),
                           new.text.tokens)
     firsts = both(old.firsts, np.asarray(new.firsts, dtype=np.int64) + len(old.text.line_ends), np.int64)
     dead_bound = None
     if old.dead_bound is not None:  # the lines dead now were dead before or held by a dropped row
         dropped = np.flatnonzero(~np.asarray(keep, dtype=bool))
-        line_ends = np.asarray(old.text.line_ends, dtype=np.int64)
         first, count = np.asarray(old.firsts, dtype=np.int64)[dropped], np.asarray(old.counts, dtype=np.int64)[dropped]
-        held = count > 0  # a row's tokens run from the end of the line before its first to its last line's end
-        first, count = first[held], count[held]
-        starts = np.where(first > 0, line_ends[np.maximum(first - 1, 0)], 0) if first.size else first
-        dead_bound = old.dead_bound + int((line_ends[first + count - 1] - starts).sum()) if first.size else old.dead_bound
+        dead = _line_starts(old.text.line_ends, first + count) - _line_starts(old.text.line_ends, first)
+        dead_bound = old.dead_bound + int(dead.sum())
     frags = listed(old.frags, new.frags)
     outer: Sequence[str | None] = column(old.nesting, new.nesting)
     if nesting:
@@ -430,6 +424,15 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
                    heads, np.cumsum(head_len), firsts, both(old.counts, new.counts, np.int64),
                    both(old.containers, new.containers, np.int8), column(old.outlines, new.outlines), outer, text, hot,
                    numbering=old.numbering, dead_bound=dead_bound, prefix=old.prefix)
+
+
+def _line_starts(line_ends: Any, lines: np.ndarray) -> np.ndarray:
+    """Where each of ``lines`` starts in the token array (a line one past the last: the array's end),
+    read in place: prepending a 0 copied every line end."""
+    lines = np.asarray(lines, dtype=np.int64)
+    if not lines.size:
+        return np.zeros(0, dtype=np.int64)
+    return np.where(lines > 0, np.asarray(line_ends[np.maximum(lines - 1, 0)], dtype=np.int64), 0)
 
 
 def _head_starts(head_ends: np.ndarray) -> np.ndarray:
