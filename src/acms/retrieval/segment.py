@@ -41,7 +41,7 @@ from acms.errors import StoreError, StoreMissing
 from acms.index.keyword import FORMAT as KEYWORD_FORMAT
 from acms.index.appended import appended
 from acms.index.scratch import atomic_directory
-from acms.index.string_column import StringColumn, as_column
+from acms.index.string_column import StringColumn, as_column, spliced_runs
 from acms.index.vocabulary import Vocabulary
 from acms.index.token_table import TokenizedLines
 from acms.index.tokenize import NEWLINE, SEARCH_TERMS_VERSION
@@ -398,12 +398,11 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
     file_of = renumber[row_file].astype(np.int32)
     path_of = {**dict(zip(old.files, old.paths)), **dict(zip(new.files, new.paths))}
     files = [names[i] for i in by_first.tolist()]
-    # heads: gathered row by row out of both segments' heads
-    old_heads, new_heads = np.asarray(old.heads, dtype=np.int32), np.asarray(new.heads, dtype=np.int32)
-    old_h0, new_h0 = _head_starts(old.head_ends), _head_starts(new.head_ends)
-    h0 = np.concatenate([old_h0[kept], new_h0 + old_heads.size])[order]
-    head_len = both(np.diff(old.head_ends, prepend=0), np.diff(new.head_ends, prepend=0), np.int64)
-    heads = np.concatenate([old_heads, new_heads])[ranges(h0, head_len)]
+    # heads: the kept rows' copied from the old heads a run at a time, the new rows' from the new ones
+    new_heads, new_ends = np.asarray(new.heads, dtype=np.int32), np.asarray(new.head_ends, dtype=np.int64)
+    heads, head_offsets = spliced_runs(np.asarray(old.heads, dtype=np.int32),
+                                       np.concatenate([[0], np.asarray(old.head_ends, dtype=np.int64)]), source,
+                                       [new_heads[a:b] for a, b in pairwise([0, *new_ends.tolist()])])
     # lines: new's after old's
     text = TokenizedLines(appended(old.text.ids, np.asarray(new.text.ids, dtype=np.int32)),
                           appended(old.text.line_ends, np.asarray(new.text.line_ends, dtype=np.int64) + len(old.text.ids)),
@@ -421,7 +420,7 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
         outer = [nesting.get(frag, value) for frag, value in zip(frags, outer)]
     return Segment(frags, column(old.names, new.names), column(old.qns, new.qns), files, [path_of[f] for f in files],
                    file_of, both(old.starts, new.starts, np.int64), both(old.ends, new.ends, np.int64),
-                   heads, np.cumsum(head_len), firsts, both(old.counts, new.counts, np.int64),
+                   heads, head_offsets[1:], firsts, both(old.counts, new.counts, np.int64),
                    both(old.containers, new.containers, np.int8), column(old.outlines, new.outlines), outer, text, hot,
                    numbering=old.numbering, dead_bound=dead_bound, prefix=old.prefix)
 
@@ -433,8 +432,3 @@ def _line_starts(line_ends: Any, lines: np.ndarray) -> np.ndarray:
     if not lines.size:
         return np.zeros(0, dtype=np.int64)
     return np.where(lines > 0, np.asarray(line_ends[np.maximum(lines - 1, 0)], dtype=np.int64), 0)
-
-
-def _head_starts(head_ends: np.ndarray) -> np.ndarray:
-    ends = np.asarray(head_ends, dtype=np.int64)
-    return np.concatenate([[0], ends[:-1]]) if ends.size else ends
