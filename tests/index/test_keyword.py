@@ -193,9 +193,24 @@ def test_load_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(StoreError, match="rebuild"):
         KeywordIndex.load(target)
     monkeypatch.undo()
-    (target / "ids.json").write_text("[1, 2", encoding="utf-8")
+    (target / "ids.txt").write_text("only one id", encoding="utf-8")  # of more documents
     with pytest.raises(StoreError, match="unreadable"):
         KeywordIndex.load(target)
+    (target / "ids.txt").unlink()
+    (target / "ids.json").write_text("[1, 2", encoding="utf-8")  # as an older acms saved them
+    with pytest.raises(StoreError, match="unreadable"):
+        KeywordIndex.load(target)
+
+
+@pytest.mark.parametrize("ids", [["a.py#f", "b.py#g", ""], ["0", "1", "2"], ["x\ny", "z"], []])
+def test_ids_come_back_as_saved_whatever_they_hold(tmp_path: Path, ids: list[str]) -> None:
+    """Saved one a line, as their positions (the ranking index's windows: no file of 100k strings), or as
+    JSON when one holds a line break."""
+    index = KeywordIndex.build(ids, ["parse header"] * len(ids))
+    index.save(tmp_path / "kw")
+    loaded = KeywordIndex.load(tmp_path / "kw")
+    assert list(loaded.ids) == ids and loaded.top("parse", 2) == index.top("parse", 2)
+    assert (tmp_path / "kw" / "ids.positions").is_file() == (ids == ["0", "1", "2"])
 
 
 def test_unique_counts_each_query_token_once() -> None:

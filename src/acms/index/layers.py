@@ -48,7 +48,7 @@ __all__ = ["BASE_FILES", "MERGE_SHARE", "BaseFiles", "Delta", "Layered", "Positi
 MERGE_SHARE = 0.25
 
 # A base's files, relative to its index directory: linked, never written, by the updates layered on it.
-BASE_FILES = ("ids.json", "bm25/data.csc.index.npy", "bm25/indices.csc.index.npy", "bm25/indptr.csc.index.npy",
+BASE_FILES = ("ids.json", "ids.txt", "ids.positions", "bm25/data.csc.index.npy", "bm25/indices.csc.index.npy", "bm25/indptr.csc.index.npy",
               "bm25/vocab.index.json", "bm25/params.index.json", "counts/tf.npy", "counts/lengths.npy",
               "counts/numbers.npy", "counts/numbering.txt")
 

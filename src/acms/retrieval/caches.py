@@ -402,13 +402,14 @@ class DerivedCaches:
         keep = ~dropped[np.asarray(old.file_of, dtype=np.int64)]
         unplaced = [old.frags[i] for i in np.flatnonzero(np.asarray(old.file_of) < 0).tolist()]
         again = self._fragments_again(files, unplaced) if written is None else sorted({*written.others, *unplaced})
-        if len(again) + (0 if written is None else len(written.rows)) > UPDATE_SHARE * len(old):
+        reading = len(again) + (0 if written is None else len(written.rows))
+        if reading > UPDATE_SHARE * len(old):
             return None  # bound reads of most of the corpus: slower than reading it whole
         numbered = _kept.get(self.layout.cache_dir("tokens"))
         vocab = numbered.vocab if numbered is not None and numbered.value is old else None
         if vocab is not None:
             table = TokenTable.going_on(vocab)
-        elif isinstance(old.text.tokens, Vocabulary) and len(again) + (0 if written is None else len(written.rows)) <= LOOK_UP_ROWS:
+        elif isinstance(old.text.tokens, Vocabulary) and reading <= LOOK_UP_ROWS:
             table = TokenTable.over(old.text.tokens)
         else:
             table = TokenTable(old.text.tokens)
