@@ -11,7 +11,6 @@ build's either way.
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -258,16 +257,8 @@ class DerivedCaches:
         (``tests/retrieval/test_caches_incremental.py``). ``keep``: hold what was built (mapped from
         the saved files) for this object's ``keyword()`` and ``ranking()``.
         """
-        saves = _Saves(background=not keep)
-        try:
-            self._text_caches_saved(saves, keyword=keyword, ranking=ranking, keep=keep)
-        finally:
-            saves.join()  # before the caches are used, or built again in full over the same directories
-
-    def _text_caches_saved(self, saves: _Saves, *, keyword: bool, ranking: bool, keep: bool) -> None:
-        """``_text_caches``, an update's files written through ``saves``."""
         step = self._progress
-        segment, updated = self._segment(saves)  # steps 1 and 2
+        segment, updated = self._segment()  # steps 1 and 2
         update = self._update if updated else None
         if keyword:
             built = None if update is None else self._spliced_keyword(segment, update)
@@ -275,7 +266,7 @@ class DerivedCaches:
                 built = KeywordIndex.from_chunks(segment.frags, segment.documents(), segment.text.tokens,
                                                  spill_dir=self.layout.cache, numbering=segment.numbering)
             _kept.pop(self.layout.cache_dir("keyword"), None)
-            (saves if update is not None else _now)(built.save, self.layout.cache_dir("keyword"), key=self.text_key)
+            built.save(self.layout.cache_dir("keyword"), key=self.text_key)
             if update is not None:  # a few files' delta over the mapped base: held for this process's readers
                 _kept[self.layout.cache_dir("keyword")] = _Kept(self.text_key, built)
             # mapped, not held; another process rebuilding the same cache may be swapping the directory
@@ -292,7 +283,7 @@ class DerivedCaches:
                 ranking = False
                 spliced.keyword_rows = keyword_rows(segment, spliced)
                 _kept.pop(self.layout.cache_dir("ranking"), None)
-                saves(spliced.save, self.layout.cache_dir("ranking"), key=self.text_key)
+                spliced.save(self.layout.cache_dir("ranking"), key=self.text_key)
                 _kept[self.layout.cache_dir("ranking")] = _Kept(self.text_key, spliced)
                 if keep:
                     self._ranking = self._saved(RankingIndex, self.layout.cache_dir("ranking")) or spliced
@@ -355,7 +346,7 @@ class DerivedCaches:
             self.updated.append(name)
 
     # -- the tokenised corpus ------------------------------------------------------------------------
-    def _segment(self, saves: _Saves) -> tuple[Segment, bool]:
+    def _segment(self) -> tuple[Segment, bool]:
         """The rows the caches are built from, and whether they are the saved segment updated with the
         delta (when it is the one the index run started from) rather than the corpus read in full. Saved
         under this graph state's key, unless the store's place answers depend on the order of their rows
@@ -364,8 +355,7 @@ class DerivedCaches:
         if segment is not None:
             directory = self.layout.cache_dir("tokens")
             _kept.pop(directory, None)
-            saves(segment.save, directory, key=self.text_key)
-            segment = segment.as_saved(self.text_key)
+            segment = segment.save(directory, key=self.text_key)
             _kept[directory] = _Kept(self.text_key, segment, self._numbering)
             self.segment = segment
             return segment, True
@@ -608,35 +598,6 @@ class DerivedCaches:
         appended = np.vstack(new_rows).astype(np.float32) if new_rows else np.zeros((0, width), dtype=np.float32)
         updated = cached.updated(plan.kept, new_ids, appended, self.state_key, plan, frags)
         return updated.compacted() if updated.garbage() > GARBAGE_SHARE else updated
-
-
-def _now(save: Callable[..., object], *args: object, **kwargs: object) -> None:
-    save(*args, **kwargs)
-
-
-class _Saves:
-    """An update's cache files written by one thread beside the work that follows: a refresh's three
-    saves (~40 MB, ~85 ms for a standard library: the segment's, the keyword and ranking indexes') overlap
-    the splices that come after them, as a write holds no lock on the interpreter. ``join`` waits for every
-    one and raises the first error; not in the background (``background=False``): each written at once."""
-
-    def __init__(self, *, background: bool) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="acms-cache-save") if background else None
-        self._pending: list[Future[object]] = []
-
-    def __call__(self, save: Callable[..., object], *args: object, **kwargs: object) -> None:
-        if self._pool is None:
-            save(*args, **kwargs)
-        else:
-            self._pending.append(self._pool.submit(save, *args, **kwargs))
-
-    def join(self) -> None:
-        if self._pool is None:
-            return
-        self._pool.shutdown(wait=True)
-        pending, self._pending = self._pending, []
-        for done in pending:
-            done.result()
 
 
 class _Kept(NamedTuple):

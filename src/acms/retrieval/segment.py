@@ -235,10 +235,6 @@ class Segment:
                         "numbering": self.numbering, "lengths": lengths, "dead_bound": self.dead_bound,
                         "sizes": self._sizes(), "bases": base}
             (tmp / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
-        return self.as_saved(key)
-
-    def as_saved(self, key: str) -> Segment:
-        """This segment as ``save`` returns it once saved under ``key``."""
         return replace(self, key=key, prefix=(self.numbering, *self._sizes().values()))
 
     def _sizes(self) -> dict[str, int]:
