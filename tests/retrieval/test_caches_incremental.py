@@ -535,6 +535,28 @@ def test_an_update_that_fails_is_built_in_full_and_the_run_lands(broken: str, pr
     _assert_full_build(project, tmp_path)
 
 
+@pytest.mark.parametrize("cache", [Segment, KeywordIndex, RankingIndex])
+def test_a_save_that_fails_in_an_update_is_built_in_full_and_the_run_lands(
+        cache: type, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update's write refused (a bug, a full disk that frees up): the run builds the caches in full
+    and says so, rather than rolling back with a traceback."""
+    real = cache.save
+    calls: list[int] = []
+
+    def fails_once(self: object, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("the disk said no")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "save", fails_once)
+    EDITS["a function body"](project)
+    warnings = _reindex(project)
+    assert [w for w in warnings if "update failed (OSError: the disk said no); built in full" in w]
+    monkeypatch.undo()
+    _assert_full_build(project, tmp_path)
+
+
 def test_a_delta_from_another_state_is_ignored(project: Path, tmp_path: Path, spy: _Spy) -> None:
     EDITS["a function body"](project)
     _reindex(project, delta=lambda d: CacheDelta("0" * 16, "0" * 16, d.files))
