@@ -7,6 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acms.index import string_column
 from acms.index.string_column import StringColumn
 
 WORDS = st.text(alphabet=st.sampled_from("ab_é€\n"), max_size=5)
@@ -20,11 +21,16 @@ def test_each_row_holds_its_kept_or_redone_string(words: list[str | None], data:
     pick = st.integers(-1, len(words) - 1) if words else st.just(-1)
     source = data.draw(st.lists(pick, max_size=15))
     redone = data.draw(st.lists(OPTIONAL, min_size=source.count(-1), max_size=source.count(-1)))
-    column = old.spliced(np.asarray(source, dtype=np.int64), redone)
     fresh = iter(redone)
     expected = [words[s] if s >= 0 else next(fresh) for s in source]
-    assert [column[i] for i in range(len(column))] == expected == column.tolist() == list(column)
-    assert (column.nulls is not None) == (None in expected)  # no mask when nothing is None
+    for many in (string_column.MANY_RUNS, 0):  # copied a run at a time, or gathered through an index
+        string_column.MANY_RUNS, before = many, string_column.MANY_RUNS
+        try:
+            column = old.spliced(np.asarray(source, dtype=np.int64), redone)
+        finally:
+            string_column.MANY_RUNS = before
+        assert [column[i] for i in range(len(column))] == expected == column.tolist() == list(column)
+        assert (column.nulls is not None) == (None in expected)  # no mask when nothing is None
 
 
 @settings(max_examples=200, deadline=None)

@@ -13,10 +13,15 @@ from contextlib import contextmanager
 from functools import cache, cached_property
 from typing import Any
 
-from acms.privacy.accept import _ENTROPY_WORD, _EXPRESSION, _marked, _name_ok, _secret_value
+from acms.privacy.accept import (
+    _ENTROPY_WORD,
+    _EXPRESSION,
+    _marked,
+    _name_ok,
+    _secret_value,
+)
 from acms.privacy.decoys import _HASH_CONTEXT, _HEX, _UUID, _b64_is_data, _placeholder
-from acms.privacy.model import _Hit, _MARK_HEAD
-
+from acms.privacy.model import _MARK_HEAD, _Hit
 
 _DS_KIND = {
     "AWS Access Key": "aws_secret_access_key",

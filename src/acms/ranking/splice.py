@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from acms.index.layers import Positions
+from acms.index.ranges import ranges
 from acms.index.splice import spliced
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.index import (
@@ -25,7 +26,7 @@ from acms.ranking.index import (
     RankingIndex,
     ids_array,
 )
-from acms.ranking.window_tokens import FileLines, TokenWindows, ranges
+from acms.ranking.window_tokens import FileLines, TokenWindows
 
 __all__ = ["spliced_ranking"]
 

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from acms.index.keyword import KeywordIndex
+from acms.index.ranges import ranges
 from acms.index.token_table import TokenizedLines
 from acms.ranking.windows import STRIDE, WINDOW
 
-__all__ = ["CHUNK_TOKENS", "DENSE_TOKENS_PER_LINE", "FileLines", "FileWindows", "TokenWindows", "file_windows", "ranges"]
+__all__ = ["CHUNK_TOKENS", "DENSE_TOKENS_PER_LINE", "FileLines", "FileWindows", "TokenWindows", "file_windows"]
 
 CHUNK_TOKENS = 1 << 20  # windows' tokens handed over at once
 FILES_AT_ONCE = 256  # files whose lines are numbered in one sort (one ``np.unique`` a file cost ~0.6 ms)
@@ -39,14 +40,6 @@ class FileLines:
     starts: np.ndarray
     firsts: np.ndarray
     counts: np.ndarray
-
-
-def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``starts[k] … starts[k] + counts[k] - 1`` for every ``k``, end to end."""
-    total = int(counts.sum())
-    offsets = np.zeros(counts.size, dtype=np.int64)
-    np.cumsum(counts[:-1], out=offsets[1:])
-    return np.repeat(starts - offsets, counts) + np.arange(total, dtype=np.int64)
 
 
 def _gather(flat: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

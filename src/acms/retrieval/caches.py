@@ -24,8 +24,8 @@ from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
 from acms.index.splice import spliced
 from acms.index.token_table import TokenTable
-from acms.index.vocabulary import Vocabulary
 from acms.index.vectors import VectorMatrix, decode, written_rows
+from acms.index.vocabulary import Vocabulary
 from acms.memory import release_freed
 from acms.ranking.index import RankingIndex
 from acms.ranking.splice import spliced_ranking

@@ -38,17 +38,17 @@ from typing import Any
 import numpy as np
 
 from acms.errors import StoreError, StoreMissing
-from acms.index.keyword import FORMAT as KEYWORD_FORMAT
 from acms.index.appended import appended
+from acms.index.keyword import FORMAT as KEYWORD_FORMAT
+from acms.index.ranges import ranges
 from acms.index.scratch import atomic_directory
 from acms.index.string_column import StringColumn, as_column, spliced_runs
-from acms.index.vocabulary import Vocabulary
 from acms.index.token_table import TokenizedLines
 from acms.index.tokenize import NEWLINE, SEARCH_TERMS_VERSION
+from acms.index.vocabulary import Vocabulary
 from acms.ranking.index import FORMAT as RANKING_FORMAT
 from acms.ranking.index import NESTING, TEST_SCOPE, FragmentPlace
 from acms.ranking.roles import in_test_scope
-from acms.ranking.window_tokens import ranges
 
 __all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Segment", "merged"]
 

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from acms.index.ranges import ranges
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.index import CONTAINER, RankingIndex
-from acms.ranking.window_tokens import ranges
 from acms.retrieval.corpus_read import CorpusRow
 from acms.retrieval.segment import Segment
 
