@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.keyword import DENYLIST
 from hypothesis import given, settings
@@ -94,3 +95,10 @@ def test_a_plugin_is_set_up_without_importing_requests_which_any_use_still_reach
             "type(requests).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True", "False", "True", "module"]
+
+
+def test_a_plugin_laid_out_otherwise_is_found_through_detect_secrets_own_mapping(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another detect-secrets version may move a plugin's module: the scan still runs."""
+    monkeypatch.setitem(adapter._DS_CLASS, "Secret Keyword", ("no_such_module", "KeywordDetector"))
+    assert adapter._ds_class("Secret Keyword") is get_mapping_from_secret_type_to_class()["Secret Keyword"]

@@ -202,9 +202,13 @@ def _ds_import(name: str) -> types.ModuleType:
 
 
 def _ds_class(secret_type: str) -> Any:
-    """detect-secrets' plugin class for a secret type: its own module only (``_DS_CLASS``)."""
+    """detect-secrets' plugin class for a secret type: its own module only (``_DS_CLASS``), or, where an
+    installed version laid its plugins out otherwise, from its own mapping."""
     module, name = _DS_CLASS[secret_type]
-    return getattr(_ds_import(f"plugins.{module}"), name)
+    try:
+        return getattr(_ds_import(f"plugins.{module}"), name)
+    except (ImportError, AttributeError):
+        return _ds_import("core.plugins.util").get_mapping_from_secret_type_to_class()[secret_type]
 
 
 @cache
