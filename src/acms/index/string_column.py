@@ -149,7 +149,8 @@ def spliced_runs(values: np.ndarray, offsets: np.ndarray, source: np.ndarray,
         out[ranges(out_offsets[at], length[at])] = np.asarray(values)[ranges(offsets[source[at]], length[at])]
         if redone:
             at = np.flatnonzero(~kept)
-            out[ranges(out_offsets[at], length[at])] = np.concatenate([np.asarray(r, dtype=values.dtype) for r in redone])
+            pieces = [np.asarray(r, dtype=values.dtype) for r in redone]
+            out[ranges(out_offsets[at], length[at])] = np.concatenate(pieces)
         return out, out_offsets
     nth = (np.cumsum(~kept) - 1).tolist()  # a redone row's number in ``redone``
     pieces: list[np.ndarray] = []

@@ -122,7 +122,8 @@ class Segment:
         rows = np.asarray(rows, dtype=np.int64)
         h1 = head_ends[rows]
         h0 = np.where(rows > 0, head_ends[rows - 1], 0)
-        t0, t1 = _line_starts(self.text.line_ends, firsts[rows]), _line_starts(self.text.line_ends, firsts[rows] + counts[rows])
+        line_ends = self.text.line_ends
+        t0, t1 = _line_starts(line_ends, firsts[rows]), _line_starts(line_ends, firsts[rows] + counts[rows])
         head_len, text_len = h1 - h0, t1 - t0
         at = np.zeros(rows.size, dtype=np.int64)
         np.cumsum((head_len + text_len)[:-1], out=at[1:])
@@ -141,9 +142,11 @@ class Segment:
         ``rows`` only, when given)."""
         places = []
         picked = range(len(self)) if rows is None else list(rows)
-        at = slice(None) if rows is None else np.asarray(picked, dtype=np.int64)  # an update's few rows: not every row's numbers
-        file_of, containers = np.asarray(self.file_of)[at].tolist(), np.asarray(self.containers)[at].tolist()
-        starts, ends, firsts, counts = (np.asarray(a)[at].tolist() for a in (self.starts, self.ends, self.firsts, self.counts))
+        # an update's few rows: their numbers only, not every row's
+        at = slice(None) if rows is None else np.asarray(picked, dtype=np.int64)
+        file_of, containers, starts, ends, firsts, counts = (
+            np.asarray(a)[at].tolist()
+            for a in (self.file_of, self.containers, self.starts, self.ends, self.firsts, self.counts))
         for k, i in enumerate(picked):
             f = file_of[k]
             path = self.paths[f] if f >= 0 else None
@@ -404,9 +407,9 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
                                        np.concatenate([[0], np.asarray(old.head_ends, dtype=np.int64)]), source,
                                        [new_heads[a:b] for a, b in pairwise([0, *new_ends.tolist()])])
     # lines: new's after old's
+    new_line_ends = np.asarray(new.text.line_ends, dtype=np.int64) + len(old.text.ids)
     text = TokenizedLines(appended(old.text.ids, np.asarray(new.text.ids, dtype=np.int32)),
-                          appended(old.text.line_ends, np.asarray(new.text.line_ends, dtype=np.int64) + len(old.text.ids)),
-                          new.text.tokens)
+                          appended(old.text.line_ends, new_line_ends), new.text.tokens)
     firsts = both(old.firsts, np.asarray(new.firsts, dtype=np.int64) + len(old.text.line_ends), np.int64)
     dead_bound = None
     if old.dead_bound is not None:  # the lines dead now were dead before or held by a dropped row
