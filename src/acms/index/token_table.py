@@ -16,6 +16,7 @@ from itertools import count
 
 import numpy as np
 
+from acms.index.appended import Appended
 from acms.index.tokenize import NEWLINE, search_terms, search_terms_by_line
 from acms.index.vocabulary import Vocabulary
 
@@ -27,8 +28,8 @@ class TokenizedLines:
     """Texts as token numbers, line by line: line ``j``'s tokens are ``ids[line_ends[j - 1]:line_ends[j]]``
     (from 0 for the first), numbers into ``tokens``; the lines of one text are consecutive."""
 
-    ids: np.ndarray  # int32
-    line_ends: np.ndarray  # int64
+    ids: np.ndarray | Appended  # int32; an update's: the saved array and the lines it appended
+    line_ends: np.ndarray | Appended  # int64
     tokens: Sequence[str]  # a list, or a saved Vocabulary (and the tokens numbered since)
 
 
