@@ -210,3 +210,20 @@ def test_documents_named_by_position_stay_so_through_a_splice_and_a_save(whole: 
     same_answers(got, want)
     got.save(tmp_path / "new")
     same_answers(KeywordIndex.load(tmp_path / "new"), want)
+
+
+def test_the_manifest_names_bm25s_only_for_scores_bm25s_made(tmp_path: Path) -> None:
+    """A full build's scores are bm25s'; an update's are made by acms from the counts (and saving one
+    asks no package metadata)."""
+    import json
+
+    import bm25s
+
+    texts = {f"d{i}": "parse header value" if i % 2 else "read bytes" for i in range(6)}
+    full = KeywordIndex.build(sorted(texts), [texts[d] for d in sorted(texts)])
+    full.save(tmp_path / "full")
+    assert json.loads((tmp_path / "full" / "manifest.json").read_text())["bm25s"] == bm25s.__version__
+    updated = _update(KeywordIndex.load(tmp_path / "full"), {**texts, "d0": "parse bytes"}, {"d0"})
+    assert updated is not None
+    updated.save(tmp_path / "updated")
+    assert json.loads((tmp_path / "updated" / "manifest.json").read_text())["bm25s"] is None

@@ -41,10 +41,10 @@ uses ``get_scores_from_ids`` and a partial sort instead.
 from __future__ import annotations
 
 import json
+import sys
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence, Sized
-from functools import cache
 from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,13 +118,12 @@ class Counts:
                    np.load(directory / "lengths.npy", mmap_mode=mode, allow_pickle=False), numbers, numbering)
 
 
-@cache
-def _bm25s_version() -> str:
-    """bm25s' version for the manifest, without importing it (scipy.sparse: ~0.15 s); read once a process
-    (~2 ms a read, four keyword indexes saved per update)."""
-    from importlib.metadata import version
-
-    return version("bm25s")
+def _made_by(retriever: object) -> str | None:
+    """For the manifest: the bm25s version that made the scores, when bm25s made them (a full build: it is
+    imported then); None when acms made them from the counts (an update). Asking the package metadata
+    cost an update ~8 ms a process (importlib.metadata, email, csv) for a field nothing reads back."""
+    module = type(retriever).__module__.partition(".")[0]
+    return getattr(sys.modules.get("bm25s"), "__version__", None) if module == "bm25s" else None
 
 
 def _retriever(postings: Postings_, vocab: dict[str, int], k1: float, b: float) -> bm25s.BM25:
@@ -404,7 +403,7 @@ class KeywordIndex:
             manifest = {
                 "format": FORMAT if layered is None else LAYERED_FORMAT,
                 "tokenizer": SEARCH_TERMS_VERSION,
-                "bm25s": _bm25s_version(),
+                "bm25s": _made_by(self._retriever),
                 "key": key,
                 "documents": len(self._ids),
                 "empty": self._retriever is None,
