@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from acms.errors import StoreError, StoreMissing
-from acms.index.layers import BaseFiles, Delta, Layered, Positions
+from acms.index.layers import BaseFiles, Delta, Layered, Positions, positional
 from acms.index.postings import Postings as Postings_
 from acms.index.postings import lucene_postings
 from acms.index.scratch import atomic_directory
@@ -522,9 +522,7 @@ def _write_ids(directory: Path, ids: Sequence[str]) -> None:
     index's 100k windows), else one a line (``ids.txt``), else JSON (an id with a line break). Every load
     of an index read them back: 100k positions, or a standard library's 73k fragment IRIs (5.6 MB of JSON,
     ~12 ms to parse against ~4 ms to split)."""
-    n = len(ids)
-    if isinstance(ids, Positions) or (n and ids[0] == "0" and ids[-1] == str(n - 1)
-                                       and all(a == b for a, b in zip(ids, Positions(n)))):
+    if positional(ids):
         (directory / _POSITIONS).write_text("", encoding="utf-8")
     elif not any("\n" in i or "\r" in i for i in ids):
         (directory / _ID_LINES).write_text("\n".join(ids), encoding="utf-8", newline="")

@@ -38,7 +38,7 @@ from acms.index.postings import idfs, norms, scores
 if TYPE_CHECKING:
     from acms.index.keyword import Counts, Postings
 
-__all__ = ["BASE_FILES", "MERGE_SHARE", "BaseFiles", "Delta", "Layered", "Positions"]
+__all__ = ["BASE_FILES", "MERGE_SHARE", "BaseFiles", "Delta", "Layered", "Positions", "positional"]
 
 # Dead base documents and delta documents allowed, as a share of the live documents, before an update
 # merges them into a new base: the share the vector matrix and the tokenised corpus allow. A query pays
@@ -125,6 +125,14 @@ class Positions(Sequence[str]):
 
     def __repr__(self) -> str:
         return f"Positions({self.n})"
+
+
+def positional(ids: Sequence[str]) -> bool:
+    """Whether ``ids`` are ``"0"``, ``"1"``, … (the documents named by their positions)."""
+    if isinstance(ids, Positions):
+        return True
+    n = len(ids)
+    return bool(n) and ids[0] == "0" and ids[-1] == str(n - 1) and all(a == b for a, b in zip(ids, Positions(n)))
 
 
 @dataclass(frozen=True)

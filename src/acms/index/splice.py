@@ -33,7 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from acms.index.keyword import Counts, KeywordIndex, Postings
-from acms.index.layers import MERGE_SHARE, BaseFiles, Delta, Layered, Positions
+from acms.index.layers import (
+    MERGE_SHARE,
+    BaseFiles,
+    Delta,
+    Layered,
+    Positions,
+    positional,
+)
 from acms.index.postings import idfs, norms, scores
 
 __all__ = ["spliced", "spliced_whole"]
@@ -211,8 +218,7 @@ def _ids_of(ids: Sequence[str], base_ids: Sequence[str], source: np.ndarray,
     kept = np.flatnonzero(source >= 0)
     if np.array_equal(named[kept], np.asarray(base_ids, dtype=object)[source[kept]]):
         return {"ids": named[in_delta].tolist()}
-    if named.size and named[0] == "0" and named[-1] == str(named.size - 1) and \
-            np.array_equal(named, np.arange(named.size).astype(str).astype(object)):
+    if positional(ids):
         return {"positional": True}
     return {"all_ids": list(ids)}
 
