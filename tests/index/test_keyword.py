@@ -13,6 +13,7 @@ from acms.errors import StoreError, StoreMissing
 from acms.index import keyword
 from acms.index.keyword import KeywordIndex
 from acms.index.tokenize import STOP_WORDS, s_stem, search_terms
+from acms.removal import removals_settled
 
 CODE = {
     "f:server": "class HTTPServer(BaseServer):\n    def serve_forever(self): self.poll()",
@@ -161,6 +162,7 @@ def test_save_replaces_atomically_and_leaves_no_debris(tmp_path: Path) -> None:
     KeywordIndex.build(["only"], ["parse http header"]).save(target, key="two")
     loaded = KeywordIndex.load(target)
     assert loaded.key == "two" and loaded.ids == ("only",)
+    assert removals_settled(timeout=30)  # the version moved aside goes in the background
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kw"]
 
 

@@ -16,6 +16,7 @@ import pytest
 from acms.api import Index
 from acms.index.scratch import Scratch, atomic_directory, sweep
 from acms.index.vectors import MatrixWriter, VectorMatrix
+from acms.removal import remove_aside, removals_settled
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -55,6 +56,7 @@ def test_a_built_cache_is_swapped_in_and_nothing_is_left_beside_it(tmp_path: Pat
     with atomic_directory(target) as tmp:  # over the previous one: two renames
         (tmp / "a").write_text("two")
     assert (target / "a").read_text() == "two"
+    assert removals_settled(timeout=30)  # the previous one, moved aside, goes in the background
     assert [p.name for p in tmp_path.iterdir()] == ["keyword"]
 
 
@@ -197,3 +199,27 @@ def test_what_an_older_acms_left_goes_once_it_is_an_hour_old(tmp_path: Path) -> 
                                                               mine.path.name + ".lock"])
     mine.discard()
     assert sorted(p.name for p in cache.iterdir()) == ["keyword", "vectors"]
+
+
+def test_a_directory_removed_aside_is_gone_before_its_then_runs_and_the_process_waits_for_it(tmp_path: Path) -> None:
+    """What a swap moved aside is removed in a thread; ``then`` (the build lock's release) follows the
+    removal, and a process that ends meanwhile finishes it first (the thread is not a daemon)."""
+    aside = tmp_path / "keyword.old"
+    for i in range(50):
+        (aside / str(i % 5)).mkdir(parents=True, exist_ok=True)
+        (aside / str(i % 5) / f"{i}.npy").write_bytes(b"x" * 100)
+    seen: list[bool] = []
+    remove_aside(aside, then=lambda: seen.append(aside.exists()))
+    assert removals_settled(timeout=30)
+    assert seen == [False] and not aside.exists()
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from acms.removal import remove_aside
+        remove_aside(Path({str(tmp_path / 'other')!r}))
+    """)
+    other = tmp_path / "other"
+    for i in range(200):
+        (other / f"{i}.npy").parent.mkdir(exist_ok=True)
+        (other / f"{i}.npy").write_bytes(b"x")
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    assert not other.exists()

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from acms.index.keyword import KeywordIndex
 from acms.index.layers import Positions
-from acms.index.splice import spliced, spliced_whole
+from acms.index.splice import _merged_runs, spliced, spliced_whole
 from acms.index.token_table import TokenTable
 
 WORDS = [f"w{i}" for i in range(60)] + ["parse_header", "HTTPServer", "read_bytes", "self", "return"]
@@ -227,3 +229,23 @@ def test_the_manifest_names_bm25s_only_for_scores_bm25s_made(tmp_path: Path) -> 
     assert updated is not None
     updated.save(tmp_path / "updated")
     assert json.loads((tmp_path / "updated" / "manifest.json").read_text())["bm25s"] is None
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 40), st.integers(1, 9)), max_size=60,
+                unique_by=lambda p: (p[0], p[1])),
+       st.lists(st.booleans(), max_size=60), st.booleans())
+def test_two_runs_of_pairs_merge_as_a_sort_of_both_would_order_them(
+        pairs: list[tuple[int, int, int]], sides: list[bool], shuffled: bool) -> None:
+    """An update's delta pairs and its new documents' pairs, each sorted by (term, document), merged in
+    that order; a first run out of order (a delta saved so) is sorted with the second."""
+    first = [p for p, side in zip(pairs, sides + [True] * len(pairs)) if side]
+    second = sorted(p for p, side in zip(pairs, sides + [True] * len(pairs)) if not side)
+    first = random.Random(len(pairs)).sample(first, len(first)) if shuffled else sorted(first)
+
+    def arrays(ps: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (np.asarray([p[0] for p in ps], dtype=np.int64), np.asarray([p[1] for p in ps], dtype=np.int64),
+                np.asarray([p[2] for p in ps], dtype=np.int32))
+
+    term, doc, tf = _merged_runs(*arrays(first), *arrays(second), 41)
+    assert list(zip(term.tolist(), doc.tolist(), tf.tolist())) == sorted(pairs)
+    assert tf.dtype == np.int32

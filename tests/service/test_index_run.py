@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from acms.api import Index
+from acms.removal import removals_settled
 from acms.service.progress import PHASES
 
 from ..temporal.gitrepo import build, commit
@@ -93,6 +94,7 @@ def test_a_clean_run_goes_through_every_phase_and_leaves_no_checkpoint(before: t
         report = idx.index(history=10, progress=seen)
     assert MUST_COVER <= set(seen.ended) <= set(PHASES)
     assert report.files_indexed == 2 and report.derived > 0 and report.history and report.history.commits_ingested == 1
+    assert removals_settled(timeout=30)  # the landed run's checkpoint goes in the background
     assert sorted(p.name for p in (root / ".acms").iterdir() if "graph" in p.name or "run" in p.name) == ["graph"]
     assert _snapshot(root) != before[1]
 
@@ -145,10 +147,12 @@ def test_a_run_that_landed_but_died_before_cleaning_up(before: tuple[Path, set[s
     after = _snapshot(root)
     stale = root / ".acms" / "graph.before-run"
     shutil.copytree(root / ".acms" / "graph", stale)
+    aside = root / ".acms" / "graph.before-run.landed-0123"  # killed while it was removed in the background
+    shutil.copytree(root / ".acms" / "graph", aside)
     assert _snapshot(root) == after  # no marker: readers use graph/
     with Index.open(root):
         pass
-    assert not stale.exists() and _snapshot(root) == after
+    assert not stale.exists() and not aside.exists() and _snapshot(root) == after
 
 
 def test_two_runs_in_one_session_and_a_leftover_checkpoint(before: tuple[Path, set[str]], tmp_path: Path) -> None:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
+
+from acms.removal import remove, remove_aside
 
 __all__ = ["LOCK_SUFFIX", "OLD_SUFFIX", "Scratch", "atomic_directory", "sweep"]
 
@@ -73,14 +74,15 @@ class Scratch:
                 except OSError:
                     os.replace(old, target)  # put the previous version back
                     raise
-                _remove(old)
+                remove_aside(old, then=self._release)  # locked until it is gone: a sweep leaves it be
+                return
         except BaseException:
             self.discard()
             raise
         self._release()
 
     def discard(self) -> None:
-        _remove(self.path)
+        remove(self.path)
         self._release()
 
     def _release(self) -> None:
@@ -157,7 +159,7 @@ def _sweep_legacy(directory: Path) -> list[Path]:
         if name.endswith((LOCK_SUFFIX, _LOCKING)):
             continue  # the lock sweep's
         if _TMP in name:  # this acms's names too: left alone while their lock is there
-            stem = name[: -len(OLD_SUFFIX)] if name.endswith(OLD_SUFFIX) else name
+            stem = name.removesuffix(OLD_SUFFIX)
             if path.with_name(stem + LOCK_SUFFIX).exists():
                 continue
         try:
@@ -165,7 +167,7 @@ def _sweep_legacy(directory: Path) -> list[Path]:
         except FileNotFoundError:
             continue
         if age >= LEGACY_AGE:
-            _remove(path)
+            remove(path)
             removed.append(path)
     return removed
 
@@ -188,15 +190,8 @@ def _remove_unlocked(lock: Path, paths: list[Path]) -> list[Path]:
             return []  # released meanwhile: the directory became a cache
         gone = [path for path in paths if path.exists() or path.is_symlink()]
         for path in gone:
-            _remove(path)
+            remove(path)
         lock.unlink(missing_ok=True)
         return gone
     finally:
         os.close(fd)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)

@@ -107,7 +107,10 @@ class VectorMatrix:
         known = self.text_codes[self.live_mask]
         if len(codes) <= _FEW:  # a few compares of the live codes beat sorting them
             return [bool((known == code).any()) for code in codes.tolist()]
-        return np.isin(codes, known).tolist()  # type: ignore[no-any-return]
+        # the live codes sorted and searched: ``np.isin`` sorted both together, ~17 ms a standard library
+        known = np.sort(known)
+        at = np.minimum(np.searchsorted(known, codes), max(known.size - 1, 0))
+        return (known[at] == codes).tolist() if known.size else [False] * len(codes)  # type: ignore[no-any-return]
 
     def plan(self, frags: Sequence[str], files: Sequence[str], file_of: np.ndarray,
              changed: Collection[str]) -> UpdatePlan:
