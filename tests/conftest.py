@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from acms.config import Settings
+from acms.removal import removals_settled
 from acms.service.indexing import IndexReport, index_project
 from acms.store.oxigraph import OxigraphStore
 
@@ -31,7 +32,8 @@ def run_index(root: Path, settings: Settings | None = None) -> IndexReport:
 def copy_of_indexed(template: Path, parent: Path) -> Path:
     """A copy of an indexed project under ``parent``, far cheaper than indexing it again: the same folder
     name (the same IRIs), the files with their times (a look finds nothing changed), the store closed (a
-    plain copy is a whole store)."""
+    plain copy is a whole store; what this process moved aside is gone first, ``acms.removal``)."""
+    removals_settled()
     return Path(shutil.copytree(template, parent / template.name))
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from acms.removal import removals_settled
 from acms.errors import ProviderError
 from acms.embeddings.lsa import LsaModel, LsaProvider
 from acms.index.tokenize import TOKENIZER_VERSION, code_tokens
@@ -176,6 +177,7 @@ def test_save_load_round_trip(model: LsaModel, tmp_path: Path) -> None:
     assert loaded.model_id == model.model_id and loaded.dimensions == model.dimensions
     np.testing.assert_array_equal(loaded.transform(DOCS), model.transform(DOCS))
     model.save(tmp_path / "lsa")  # replacing an existing model
+    assert removals_settled(timeout=30)  # the one it replaced goes in the background
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lsa"]
 
 

@@ -30,12 +30,7 @@ from acms.memory import release_freed
 from acms.ranking.index import RankingIndex
 from acms.ranking.splice import spliced_ranking
 from acms.ranking.window_tokens import file_windows
-from acms.retrieval.corpus_read import (
-    BOUND_AT_ONCE,
-    CorpusReader,
-    CorpusRow,
-    saved_count,
-)
+from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow, CountOnce
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
 from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged
 from acms.retrieval.segment_rows import Places, SegmentRows, keyword_rows, places_of
@@ -90,14 +85,16 @@ _Loaded_co = TypeVar("_Loaded_co", covariant=True)
 
 class DerivedCaches:
     def __init__(self, store: GraphStore, layout: IndexLayout, progress: Callable[[int], object] | None = None,
-                 spill: Path | None = None, complete: bool = False, delta: CacheDelta | None = None) -> None:
+                 spill: Path | None = None, complete: bool = False, delta: CacheDelta | None = None,
+                 fragments: CountOnce | None = None) -> None:
         """``progress(step)`` hears of each of ``BUILD_STEPS`` steps of building the keyword and ranking
         caches (a standard library's took ~20 s). ``spill``: the corpus rows the index run that made
         this graph state spilled (:mod:`acms.retrieval.corpus_spill`), read instead of the store's join;
         ``complete``: the spill holds every searchable fragment and place as the store does (the run
         found none in the store and moved none to another tier), so the store is not asked for the rest.
         ``delta``: what the index run that made this graph state changed; stale caches saved for the
-        state before it are updated rather than built again."""
+        state before it are updated rather than built again. ``fragments``: how many searchable fragments
+        there are, counted once for the index run (the embedding beside the update asks too)."""
         self.store = store
         self.layout = layout
         self._spill = spill
@@ -117,6 +114,7 @@ class DerivedCaches:
         # the searchable fragments an update counted (embeddings/count-fragments.rq): the embedding that
         # follows in the same run, with no fragment written between, takes it rather than counting again
         self.fragments: int | None = None
+        self._count_fragments = fragments or CountOnce(store, "embeddings/count-fragments")
 
     @cached_property
     def _state(self) -> tuple[str, str]:
@@ -422,7 +420,7 @@ class DerivedCaches:
         for row in reader.rows_of(again):
             if (row.file is None or row.file in files) and row.frag not in given:  # another file's: kept from ``old``
                 rows.add(row, table)
-        self.fragments = saved_count(self.store, "embeddings/count-fragments")
+        self.fragments = self._count_fragments()
         if int(keep.sum()) + len(rows.frags) != self.fragments:
             # a fragment no file accounts for that the saved segment did not hold (a decision recorded
             # since), or a fragment of two rows: the scan finds the first kind, and reading them is cheap

@@ -18,6 +18,7 @@ library, ~0.35 GB at four) and built at ~20 µs a row. Here:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
@@ -132,3 +133,20 @@ def _value(row: Any, name: str) -> str | None:
 def saved_count(store: GraphStore, name: str) -> int:
     """The ``?n`` of a saved ``COUNT`` query (``embeddings/count-*.rq``)."""
     return int(store.select(catalog.text(name))[0]["n"].value)
+
+
+class CountOnce:
+    """A saved ``COUNT`` query's answer for one state of the store, asked once whichever thread wants it
+    first (the others wait for it): the caches' update and the embedding beside it both need how many
+    searchable fragments there are, a scan of ~20 ms a standard library."""
+
+    def __init__(self, store: GraphStore, name: str) -> None:
+        self.store, self.name = store, name
+        self._lock = threading.Lock()
+        self._n: int | None = None
+
+    def __call__(self) -> int:
+        with self._lock:
+            if self._n is None:
+                self._n = saved_count(self.store, self.name)
+            return self._n

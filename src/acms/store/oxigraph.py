@@ -250,6 +250,10 @@ class OxigraphStore:
         finally:
             self._store = open_handle(self.path)
 
+    def beside_threads(self) -> bool:
+        """Always: see ``SupportsThreads`` (a ``reopen`` is the one call no other thread may be inside)."""
+        return True
+
     def can_lend(self) -> bool:
         """Whether ``lent`` may run: an on-disk index open for writing."""
         return self.path is not None and not self.read_only

@@ -28,7 +28,7 @@ from acms.terms import Term
 
 __all__ = ["AskResult", "Bindings", "CustomFunctions", "GraphResult", "GraphStore", "RawResult", "Row",
            "SelectResult", "Solution", "SupportsBulkLoad", "SupportsCheckpoint", "SupportsFileRewrite",
-           "SupportsGeneration", "SupportsOwnership", "SupportsStreamingSelect"]
+           "SupportsGeneration", "SupportsOwnership", "SupportsStreamingSelect", "SupportsThreads"]
 
 Bindings = Mapping[str, Sequence[Term] | Sequence[tuple[Term, ...]] | Term]  # "a b": rows of (a, b)
 CustomFunctions = Mapping[NamedNode, Callable[..., Term | None]]
@@ -162,6 +162,15 @@ class SupportsCheckpoint(Protocol):
     def can_lend(self) -> bool: ...
 
     def lent(self) -> AbstractContextManager[Path]: ...
+
+
+@runtime_checkable
+class SupportsThreads(Protocol):
+    """A store one thread may read and write while another reads it (the embedded store: pyoxigraph
+    lets go of the interpreter while it evaluates, and each query reads a consistent state). An index
+    run embeds the fragments it wrote beside the caches' update on such a store."""
+
+    def beside_threads(self) -> bool: ...
 
 
 @runtime_checkable
