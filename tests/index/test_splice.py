@@ -249,3 +249,19 @@ def test_two_runs_of_pairs_merge_as_a_sort_of_both_would_order_them(
     term, doc, tf = _merged_runs(*arrays(first), *arrays(second), 41)
     assert list(zip(term.tolist(), doc.tolist(), tf.tolist())) == sorted(pairs)
     assert tf.dtype == np.int32
+
+
+def test_kept_documents_the_base_names_otherwise_are_listed_by_name(tmp_path: Path) -> None:
+    """The kept documents' ids are compared with the base's where each run of them starts and ends: a
+    caller that renamed them gets an index under its names (listed whole), through a save and a load."""
+    texts = {f"d{i}": f"w{i} w{i + 1}" for i in range(8)}
+    KeywordIndex.build(sorted(texts), [texts[d] for d in sorted(texts)]).save(tmp_path / "old")
+    old = KeywordIndex.load(tmp_path / "old")
+    renamed = [f"e{i}" for i in range(8)] + ["f"]  # every document kept, each under another name, and a new one
+    table = TokenTable()
+    flat = np.frombuffer(table.ids("w1 w9"), dtype=np.int32)
+    got = spliced(old, renamed, np.asarray(list(range(8)) + [-1]), flat, np.asarray([flat.size]), list(table.vocab))
+    assert got is not None and list(got.ids) == renamed
+    got.save(tmp_path / "new", key="k")
+    assert list(KeywordIndex.load(tmp_path / "new").ids) == renamed
+    assert KeywordIndex.load(tmp_path / "new").top("w9", 1) == [("f", got.scores("w9")[8])]

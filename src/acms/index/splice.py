@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from acms.arrays import distinct
 from acms.index.keyword import Counts, KeywordIndex, Postings
 from acms.index.layers import (
     MERGE_SHARE,
@@ -117,7 +118,7 @@ def _spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: 
     doc_lengths[fresh] = lengths
     # the new documents' pairs, their terms numbered in the index's vocabulary (new ones after it)
     flat = np.asarray(flat, dtype=np.int64)
-    numbers = np.unique(flat)
+    numbers = distinct(flat)
     other_numbering = numbering != start.counts.numbering  # the base's numbers would not be the caller's
     terms, numbered, added = _terms(start, numbers, tokens, by_number=bool(numbering) and not other_numbering)
     new_term, new_doc, new_tf = _pairs(flat, numbers, terms, lengths, fresh)
@@ -213,13 +214,23 @@ def _ids_of(ids: Sequence[str], base_ids: Sequence[str], source: np.ndarray,
     own, or ``"0"``, ``"1"``, ... (the ranking index's windows), or every id listed."""
     if isinstance(ids, Positions):
         return {"positional": True}
-    named = np.asarray(ids, dtype=object)  # object arrays: the strings compared in C, not in a Python loop
     kept = np.flatnonzero(source >= 0)
-    if np.array_equal(named[kept], np.asarray(base_ids, dtype=object)[source[kept]]):
-        return {"ids": named[in_delta].tolist()}
+    if _alike_at_run_ends(ids, base_ids, kept, source[kept]):
+        return {"ids": [ids[i] for i in in_delta.tolist()]}
     if positional(ids):
         return {"positional": True}
     return {"all_ids": list(ids)}
+
+
+def _alike_at_run_ends(ids: Sequence[str], base_ids: Sequence[str], at: np.ndarray, was: np.ndarray) -> bool:
+    """Whether the kept documents ``at`` have the base's ids at ``was``, compared at both ends of every run
+    of them that is a stretch of the base (documents keep their order, so the rest of a run is the
+    base's as it was): every one of a standard library's 73k took ~7 ms a refresh."""
+    if not at.size:
+        return True
+    breaks = np.flatnonzero((np.diff(at) != 1) | (np.diff(was) != 1))
+    ends = distinct(np.concatenate([[0, at.size - 1], breaks, breaks + 1]))
+    return all(ids[a] == base_ids[w] for a, w in zip(at[ends].tolist(), was[ends].tolist()))
 
 
 def _merged(start: _Start, ids: Sequence[str], base_now: np.ndarray, new_term: np.ndarray, new_doc: np.ndarray,

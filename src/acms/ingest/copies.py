@@ -48,6 +48,7 @@ from posixpath import basename, dirname
 import numpy as np
 from pyoxigraph import Literal, NamedNode, Quad
 
+from acms.arrays import distinct
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 from acms.terms import Term
@@ -133,7 +134,7 @@ def _shingles(lines: list[str]) -> np.ndarray:
         mixed = h[:n] * _MIX[0]
         for k in range(1, SHINGLE):
             mixed = (mixed ^ (mixed >> np.uint64(29))) + h[k : k + n] * _MIX[k]
-    return np.unique(mixed)
+    return distinct(mixed)
 
 
 def sketch(text: str) -> str | None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 import numpy as np
 from pyoxigraph import NamedNode
 
+from acms.arrays import distinct
 from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
 from acms.index.splice import spliced
@@ -32,7 +33,7 @@ from acms.ranking.splice import spliced_ranking
 from acms.ranking.window_tokens import file_windows
 from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow, CountOnce
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
-from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged
+from acms.retrieval.segment import GARBAGE_SHARE, Segment, listed, merged
 from acms.retrieval.segment_rows import Places, SegmentRows, keyword_rows, places_of
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -261,7 +262,7 @@ class DerivedCaches:
         if keyword:
             built = None if update is None else self._spliced_keyword(segment, update)
             if built is None:
-                built = KeywordIndex.from_chunks(segment.frags, segment.documents(), segment.text.tokens,
+                built = KeywordIndex.from_chunks(listed(segment.frags), segment.documents(), segment.text.tokens,
                                                  spill_dir=self.layout.cache, numbering=segment.numbering)
             _kept.pop(self.layout.cache_dir("keyword"), None)
             built.save(self.layout.cache_dir("keyword"), key=self.text_key)
@@ -317,7 +318,7 @@ class DerivedCaches:
             return None
         source = np.full(len(segment), -1, dtype=np.int64)
         source[~update.fresh] = update.kept
-        return spliced(old, segment.frags, source, *segment.documents_of(np.flatnonzero(update.fresh)),
+        return spliced(old, listed(segment.frags), source, *segment.documents_of(np.flatnonzero(update.fresh)),
                        segment.text.tokens, segment.numbering)
 
     def _spliced_ranking(self, segment: Segment, update: _Update) -> RankingIndex | None:
@@ -331,7 +332,7 @@ class DerivedCaches:
         before = np.full(len(segment), -1, dtype=np.int64)  # each row's position in the old ranking index
         before[~update.fresh] = update.kept_placed
         if update.moved:
-            before[[i for i, frag in enumerate(segment.frags) if frag in update.moved]] = -1
+            before[[i for i, frag in enumerate(listed(segment.frags)) if frag in update.moved]] = -1
         rows = np.flatnonzero(placed)
         source = before[rows]
         redone = segment.places(rows[source < 0].tolist())
@@ -434,14 +435,15 @@ class DerivedCaches:
             placed = [rows.frags[i] for i in order if rows.files[i] is not None]
             places = self._bound_places(sorted({f for f in rows.files if f is not None}), placed)
         moved = set(old.hot) ^ set(hot)
-        kept = {old.frags[i] for i in np.flatnonzero(keep & (np.asarray(old.file_of) >= 0)).tolist()} if moved else set()
+        kept = set(np.asarray(listed(old.frags), dtype=object)[keep & (np.asarray(old.file_of) >= 0)].tolist()) \
+            if moved else set()
         nesting = self._nesting_moved(moved, kept)
         if not places.single or nesting is None:
             return None
         self._progress(1)
         new = rows.segment(order, table.lines(), places, hot)
-        segment = merged(old, keep, new, nesting, hot)
-        self._update = _Update.of(old, keep, new, segment, set(nesting))
+        segment, fresh = merged(old, keep, new, nesting, hot)
+        self._update = _Update.of(old, keep, new, segment, fresh, set(nesting))
         del old, new, rows
         segment = segment.tidied(GARBAGE_SHARE)
         numbering = table.numbering()  # None: looked up, or compacted
@@ -573,9 +575,9 @@ class DerivedCaches:
         if delta is None or cached is None or cached.key != delta.state_key or cached.model_id != model_id:
             return None
         segment = self.segment if self.segment is not None else self._saved_segment(self.text_key)
-        frags = None if segment is None else segment.frags
-        if segment is None or not all(map(str.__lt__, frags, frags[1:])):
+        if segment is None or not segment.ordered:
             return None
+        frags = segment.frags
         plan = cached.plan(frags, segment.files, segment.file_of, delta.files)
         again = [frags[i] for i in plan.again.tolist()]
         # the rows this run's embedding just wrote are taken as it made them, the rest read (in fragment order)
@@ -634,19 +636,19 @@ class _Update:
     changed: set[str]  # the paths of the rows dropped or read again
 
     @classmethod
-    def of(cls, old: Segment, keep: np.ndarray, new: Segment, segment: Segment, moved: set[str]) -> _Update | None:
-        """None when a fragment has two rows (a dict of places, not splicing, decides which counts)."""
-        frags = segment.frags
-        if not all(map(str.__lt__, frags, frags[1:])):  # in C: a generator over 73k pairs took ~5 ms
+    def of(cls, old: Segment, keep: np.ndarray, new: Segment, segment: Segment, fresh: np.ndarray,
+           moved: set[str]) -> _Update | None:
+        """None when a fragment has two rows (a dict of places, not splicing, decides which counts).
+        ``fresh``: per row of ``segment``, whether it is one of ``new``'s (``merged`` says)."""
+        if not segment.ordered:
             return None
         kept = np.flatnonzero(keep)
-        fresh = np.fromiter(map(set(new.frags).__contains__, frags), dtype=bool, count=len(frags))
         if int((~fresh).sum()) != kept.size:
             return None
         placed = old.placed()
         position = np.cumsum(placed) - 1
         old_file_of = np.asarray(old.file_of, dtype=np.int64)
-        changed = {old.paths[f] for f in np.unique(old_file_of[~np.asarray(keep, dtype=bool)]).tolist() if f >= 0}
+        changed = {old.paths[f] for f in distinct(old_file_of[~np.asarray(keep, dtype=bool)]).tolist() if f >= 0}
         changed |= {path for path in new.paths}
         changed.discard(None)  # type: ignore[arg-type]
         return cls(len(old), int(placed.sum()), kept, np.where(placed[kept], position[kept], -1), fresh, moved,

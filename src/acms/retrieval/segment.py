@@ -30,10 +30,10 @@ import uuid
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import compress, pairwise
-from operator import itemgetter
+from functools import cached_property
+from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,11 +50,11 @@ from acms.ranking.index import FORMAT as RANKING_FORMAT
 from acms.ranking.index import NESTING, TEST_SCOPE, FragmentPlace
 from acms.ranking.roles import in_test_scope
 
-__all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Segment", "merged"]
+__all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Merged", "Segment", "listed", "merged"]
 
 # The caches' formats are part of it: a change in how places become a ranking index may change what a
 # row's place means, so a segment of another version is not updated but built again.
-FORMAT = f"acms.token-segment/5+{KEYWORD_FORMAT}+{RANKING_FORMAT}"
+FORMAT = f"acms.token-segment/6+{KEYWORD_FORMAT}+{RANKING_FORMAT}"
 DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once
 # Dead tokens (lines of dropped rows) allowed in the token array before an update compacts it. Every
 # update writes the whole array again, so dead tokens cost their share of each save; compacting costs one
@@ -64,9 +64,9 @@ DOCUMENTS_AT_ONCE = 8192  # keyword documents handed to the builder at once
 GARBAGE_SHARE = 0.25
 
 _ARRAYS = ("file_of", "starts", "ends", "heads", "head_ends", "firsts", "counts", "containers", "ids", "line_ends")
-_STRINGS = ("frags", "files", "paths", "hot")
+_STRINGS = ("files", "paths", "hot")
 # strings per row that an update only copies or reads a few of: columns, memory-mapped and spliced
-_COLUMNS = ("names", "qns", "outlines", "nesting")
+_COLUMNS = ("frags", "names", "qns", "outlines", "nesting")
 _MANIFEST = "manifest.json"
 _RECORD, _NONE = "\x1e", "\x1f"  # between a list's strings; a None
 _DTYPES = {"ids": np.int32, "line_ends": np.int64}
@@ -78,7 +78,7 @@ class Segment:
     """Rows in fragment order (``frags`` sorted). A row's head is ``heads[head_ends[i - 1]:head_ends[i]]``
     (from 0 for the first) and its text lines ``firsts[i]`` … ``firsts[i] + counts[i] - 1`` of ``text``."""
 
-    frags: list[str]
+    frags: Sequence[str]  # a list, or a StringColumn (as saved and updated)
     names: Sequence[str | None]  # a list, or a StringColumn (as saved)
     qns: Sequence[str | None]
     files: list[str]  # the files the rows are placed in
@@ -105,9 +105,20 @@ class Segment:
     # (numbering, ids, line ends, tokens) of a saved segment whose text is the start of this one's (its
     # lines and tokens come first, numbered alike): a save links those files rather than writing them
     prefix: tuple[str, int, int, int] | None = field(default=None, compare=False, repr=False)
+    # whether ``frags`` is strictly increasing, when known without comparing them (a merge's, a manifest's)
+    strict: bool | None = field(default=None, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.frags)
+
+    @cached_property
+    def ordered(self) -> bool:
+        """Every fragment has one row, in fragment order: what an update of the caches needs (a fragment
+        given two kinds or outlines has two rows, and then they are built in full)."""
+        if self.strict is not None:
+            return self.strict
+        frags = listed(self.frags)
+        return all(map(str.__lt__, frags, frags[1:]))  # in C: a generator over 73k pairs took ~5 ms
 
     # -- what the builders take -------------------------------------------------------------
     def documents(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -144,6 +155,7 @@ class Segment:
         picked = range(len(self)) if rows is None else list(rows)
         # an update's few rows: their numbers only, not every row's
         at = slice(None) if rows is None else np.asarray(picked, dtype=np.int64)
+        frags = listed(self.frags) if rows is None else self.frags
         file_of, containers, starts, ends, firsts, counts = (
             np.asarray(a)[at].tolist()
             for a in (self.file_of, self.containers, self.starts, self.ends, self.firsts, self.counts))
@@ -155,7 +167,7 @@ class Segment:
             name, qn, nest = self.names[i], self.qns[i], self.nesting[i]
             container = (containers[k] or (TEST_SCOPE if qn is not None and in_test_scope(qn, path) else 0)
                          or (NESTING if nest is not None else 0))
-            places.append(FragmentPlace(self.frags[i], path, starts[k], ends[k], container,
+            places.append(FragmentPlace(frags[i], path, starts[k], ends[k], container,
                                         (name or "") if qn is not None else "", self.outlines[i] or nest or "",
                                         firsts[k], counts[k], qualified=qn or ""))
         return places
@@ -236,9 +248,9 @@ class Segment:
                 Vocabulary.of(self.text.tokens).save_base(tmp, "tokens")
             manifest = {"format": FORMAT, "tokenizer": SEARCH_TERMS_VERSION, "key": key, "rows": len(self),
                         "numbering": self.numbering, "lengths": lengths, "dead_bound": self.dead_bound,
-                        "sizes": self._sizes(), "bases": base}
+                        "sizes": self._sizes(), "bases": base, "ordered": self.ordered}
             (tmp / _MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
-        return replace(self, key=key, prefix=(self.numbering, *self._sizes().values()))
+        return replace(self, key=key, prefix=(self.numbering, *self._sizes().values()), strict=self.ordered)
 
     def _sizes(self) -> dict[str, int]:
         return {"ids": len(self.text.ids), "line_ends": len(self.text.line_ends), "tokens": len(self.text.tokens)}
@@ -308,14 +320,21 @@ class Segment:
             raise StoreError(f"the token segment at {directory} is unreadable ({exc})") from exc
         text = TokenizedLines(arrays.pop("ids"), arrays.pop("line_ends"), strings.pop("tokens"))
         bound = manifest.get("dead_bound")
+        ordered = manifest.get("ordered")
         segment = cls(**strings, **arrays, text=text, key=str(manifest.get("key", "")),
                       numbering=str(manifest.get("numbering") or uuid.uuid4().hex),
-                      dead_bound=bound if isinstance(bound, int) and bound >= 0 else None)
+                      dead_bound=bound if isinstance(bound, int) and bound >= 0 else None,
+                      strict=ordered if isinstance(ordered, bool) else None)
         if not (len(segment) == manifest.get("rows") == len(segment.file_of) == len(segment.head_ends)
                 and all(len(getattr(segment, name)) == len(segment) for name in _COLUMNS)
                 and segment.text.tokens[:1] == [NEWLINE] and segment._sizes() == manifest.get("sizes")):
             raise StoreError(f"the token segment at {directory} is inconsistent")
         return replace(segment, prefix=(segment.numbering, *segment._sizes().values()))
+
+
+def listed(strings: Sequence[Any]) -> list[Any]:
+    """The strings as a list (a column's decoded at once: one by one, 73k took ~0.1 s)."""
+    return strings.tolist() if isinstance(strings, StringColumn) else list(strings)
 
 
 def _joined(strings: Sequence[str | None]) -> str | None:
@@ -352,33 +371,40 @@ def _strings_at(directory: Path, name: str, length: int) -> list[Any]:
     return strings
 
 
-def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str | None], hot: list[str]) -> Segment:
+class Merged(NamedTuple):
+    segment: Segment
+    fresh: np.ndarray  # per row of ``segment``, whether it is one of the new rows
+
+
+def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str | None], hot: list[str]) -> Merged:
     """``old``'s rows where ``keep`` holds and ``new``'s, in fragment order: ``new``'s token numbers
     extend ``old``'s vocabulary (its tokens start with ``old``'s) and its lines follow ``old``'s.
     ``nesting``: kept rows' nesting outlines read again (the hot tier moved their owner or a function
     it defines); ``hot``: the hot tier's entities now.
 
     Both runs of rows are in fragment order, so each new row's place is found by bisection among the
-    kept ones and every list is gathered once in C (``compress``, ``itemgetter``): an update of a few
-    files cost ~70 ms a standard library when the rows were sorted again by a Python key."""
+    old ones and every list is gathered once in C (``compress``, ``itemgetter``; a column's bytes a run
+    at a time): an update of a few files cost ~70 ms a standard library when the rows were sorted again
+    by a Python key. Whether the fragments are still strictly increasing follows from the old rows'
+    and the places the new ones went (compared with their neighbours only)."""
     keep_list = np.asarray(keep, dtype=bool).tolist()
     kept = np.flatnonzero(keep)
-    kept_frags = list(compress(old.frags, keep_list))
-    if any(a > b for a, b in pairwise(new.frags)):
+    new_frags = listed(new.frags)
+    if any(a > b for a, b in pairwise(new_frags)):
         raise ValueError("the new rows are not in fragment order")
-    n_kept, n_new = len(kept_frags), len(new.frags)
-    before = np.asarray([bisect_right(kept_frags, f) for f in new.frags], dtype=np.int64)  # kept rows before each
+    n_kept, n_new = kept.size, len(new_frags)
+    at = [bisect_right(old.frags, f) for f in new_frags]  # old rows before each (``old.frags`` is sorted)
+    kept_before = np.concatenate([[0], np.cumsum(np.asarray(keep, dtype=np.int64))])
+    before = kept_before[np.asarray(at, dtype=np.int64)] if at else np.zeros(0, dtype=np.int64)
+    # a new row beside a kept old one of the same fragment (the one just before it, if any) makes two
+    strict = old.ordered and all(map(str.__lt__, new_frags, new_frags[1:])) and not any(
+        i > 0 and keep_list[i - 1] and old.frags[i - 1] == f for i, f in zip(at, new_frags))
     order = np.empty(n_kept + n_new, dtype=np.int64)  # row i of the result is row order[i] of kept + new
     order[np.arange(n_kept) + np.searchsorted(before, np.arange(n_kept), side="right")] = np.arange(n_kept)
     order[before + np.arange(n_new)] = n_kept + np.arange(n_new)
-    gather = itemgetter(*order.tolist()) if order.size > 1 else None
 
     def both(a: np.ndarray, b: np.ndarray, dtype: Any) -> np.ndarray:
         return np.concatenate([np.asarray(a, dtype=dtype)[kept], np.asarray(b, dtype=dtype)])[order]
-
-    def listed(a: list[Any], b: list[Any]) -> list[Any]:
-        joined = list(compress(a, keep_list)) + list(b)
-        return list(gather(joined)) if gather is not None else joined
 
     # a column's rows: each kept one from its old row, each new one from ``new`` (in order: both runs are)
     source = np.where(order < n_kept, kept[np.minimum(order, max(n_kept - 1, 0))] if n_kept else -1, -1)
@@ -417,15 +443,16 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
         first, count = np.asarray(old.firsts, dtype=np.int64)[dropped], np.asarray(old.counts, dtype=np.int64)[dropped]
         dead = _line_starts(old.text.line_ends, first + count) - _line_starts(old.text.line_ends, first)
         dead_bound = old.dead_bound + int(dead.sum())
-    frags = listed(old.frags, new.frags)
+    frags = column(old.frags, new_frags)
     outer: Sequence[str | None] = column(old.nesting, new.nesting)
     if nesting:
-        outer = [nesting.get(frag, value) for frag, value in zip(frags, outer)]
-    return Segment(frags, column(old.names, new.names), column(old.qns, new.qns), files, [path_of[f] for f in files],
-                   file_of, both(old.starts, new.starts, np.int64), both(old.ends, new.ends, np.int64),
-                   heads, head_offsets[1:], firsts, both(old.counts, new.counts, np.int64),
-                   both(old.containers, new.containers, np.int8), column(old.outlines, new.outlines), outer, text, hot,
-                   numbering=old.numbering, dead_bound=dead_bound, prefix=old.prefix)
+        outer = [nesting.get(frag, value) for frag, value in zip(frags.tolist(), outer)]
+    segment = Segment(frags, column(old.names, new.names), column(old.qns, new.qns), files, [path_of[f] for f in files],
+                      file_of, both(old.starts, new.starts, np.int64), both(old.ends, new.ends, np.int64),
+                      heads, head_offsets[1:], firsts, both(old.counts, new.counts, np.int64),
+                      both(old.containers, new.containers, np.int8), column(old.outlines, new.outlines), outer, text,
+                      hot, numbering=old.numbering, dead_bound=dead_bound, prefix=old.prefix, strict=strict)
+    return Merged(segment, source < 0)
 
 
 def _line_starts(line_ends: Any, lines: np.ndarray) -> np.ndarray:
