@@ -318,7 +318,7 @@ class DerivedCaches:
             return None
         source = np.full(len(segment), -1, dtype=np.int64)
         source[~update.fresh] = update.kept
-        return spliced(old, listed(segment.frags), source, *segment.documents_of(np.flatnonzero(update.fresh)),
+        return spliced(old, segment.frags, source, *segment.documents_of(np.flatnonzero(update.fresh)),
                        segment.text.tokens, segment.numbering)
 
     def _spliced_ranking(self, segment: Segment, update: _Update) -> RankingIndex | None:
