@@ -41,3 +41,11 @@ def test_a_saved_column_loads_as_it_was(tmp_path_factory: object, words: list[st
     loaded = StringColumn.load(folder, "names")
     assert loaded.tolist() == words and len(loaded) == len(words)
     assert [loaded[i] for i in range(-len(words), 0)] == words
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(OPTIONAL, max_size=12), st.data())
+def test_rows_taken_together_are_the_rows_one_by_one(words: list[str | None], data: st.DataObject) -> None:
+    column = StringColumn.of(words)
+    rows = data.draw(st.lists(st.integers(0, len(words) - 1), max_size=15)) if words else []
+    assert column.take(np.asarray(rows, dtype=np.int64)) == [column[i] for i in rows] == [words[i] for i in rows]

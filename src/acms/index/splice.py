@@ -43,6 +43,7 @@ from acms.index.layers import (
     positional,
 )
 from acms.index.postings import idfs, norms, scores
+from acms.index.string_column import StringColumn
 
 __all__ = ["spliced", "spliced_whole"]
 
@@ -216,7 +217,7 @@ def _ids_of(ids: Sequence[str], base_ids: Sequence[str], source: np.ndarray,
         return {"positional": True}
     kept = np.flatnonzero(source >= 0)
     if _alike_at_run_ends(ids, base_ids, kept, source[kept]):
-        return {"ids": [ids[i] for i in in_delta.tolist()]}
+        return {"ids": _picked(ids, in_delta)}
     if positional(ids):
         return {"positional": True}
     return {"all_ids": list(ids)}
@@ -230,7 +231,12 @@ def _alike_at_run_ends(ids: Sequence[str], base_ids: Sequence[str], at: np.ndarr
         return True
     breaks = np.flatnonzero((np.diff(at) != 1) | (np.diff(was) != 1))
     ends = distinct(np.concatenate([[0, at.size - 1], breaks, breaks + 1]))
-    return all(ids[a] == base_ids[w] for a, w in zip(at[ends].tolist(), was[ends].tolist()))
+    return _picked(ids, at[ends]) == _picked(base_ids, was[ends])
+
+
+def _picked(ids: Sequence[str], rows: np.ndarray) -> list[str]:
+    """``ids`` at ``rows`` (a column's decoded together)."""
+    return ids.take(rows) if isinstance(ids, StringColumn) else [ids[i] for i in rows.tolist()]
 
 
 def _merged(start: _Start, ids: Sequence[str], base_now: np.ndarray, new_term: np.ndarray, new_doc: np.ndarray,

@@ -79,6 +79,27 @@ class StringColumn(Sequence[Any]):
                 out[i] = None
         return out
 
+    def take(self, rows: Sequence[int] | np.ndarray) -> list[Any]:
+        """The strings of ``rows``, decoded at once: one by one, an update's few thousand cost ~2 µs each."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not rows.size:
+            return []
+        offsets = np.asarray(self.offsets, dtype=np.int64)
+        starts, ends = offsets[rows], offsets[rows + 1]
+        within = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(ends - starts, out=within[1:])
+        raw = np.asarray(self.blob)[ranges(starts, ends - starts)].tobytes()
+        bounds = within.tolist()
+        if raw.isascii():
+            text = raw.decode("ascii")
+            out: list[Any] = [text[a:b] for a, b in pairwise(bounds)]
+        else:
+            out = [raw[a:b].decode("utf-8") for a, b in pairwise(bounds)]
+        if self.nulls is not None:
+            for k in np.flatnonzero(np.asarray(self.nulls, dtype=bool)[rows]).tolist():
+                out[k] = None
+        return out
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (StringColumn, list, tuple)):
             return self.tolist() == list(other)
