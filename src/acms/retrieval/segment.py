@@ -383,10 +383,10 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
     it defines); ``hot``: the hot tier's entities now.
 
     Both runs of rows are in fragment order, so each new row's place is found by bisection among the
-    old ones and every list is gathered once in C (``compress``, ``itemgetter``; a column's bytes a run
-    at a time): an update of a few files cost ~70 ms a standard library when the rows were sorted again
-    by a Python key. Whether the fragments are still strictly increasing follows from the old rows'
-    and the places the new ones went (compared with their neighbours only)."""
+    old ones and every column is spliced in C, a run of bytes at a time: an update of a few files cost
+    ~70 ms a standard library when the rows were sorted again by a Python key. Whether the fragments are
+    still strictly increasing follows from the old rows' order and the places the new ones went
+    (each compared with its neighbour only)."""
     keep_list = np.asarray(keep, dtype=bool).tolist()
     kept = np.flatnonzero(keep)
     new_frags = listed(new.frags)

@@ -110,8 +110,9 @@ class AfterFiles:
             delta = self._delta()
             # a run that wrote no file has none to look in: the counts alone tell whether any vector is missing
             files = delta.files if delta is not None else frozenset() if self.run.report.up_to_date else None
+            counted = self._fragments() if beside and self._fragments is not None else self.fragments
             done = embed_missing(self.run.store, layout, self.run.settings, phases or self.run, self.spilled_texts(),
-                                 ahead, files=files, fragments=self._fragments() if beside else self.fragments)
+                                 ahead, files=files, fragments=counted)
         except ProviderError as exc:
             self.run.report.warnings.append(f"vectors not computed: {exc.message}")
             return
