@@ -20,7 +20,8 @@ SRC = Path(acms.__file__).parent
 # no acms dependency beyond each other, kept acyclic by the cycle check). Packages in one layer are
 # independent of each other.
 LAYERS: list[set[str]] = [
-    {"errors", "vocab", "terms", "text_checks", "paths", "resources", "tokens", "config", "registry", "memory", "lifetime"},  # foundation
+    {"errors", "vocab", "terms", "text_checks", "paths", "resources", "tokens", "config", "registry", "memory", "lifetime",
+     "arrays", "removal"},  # foundation
     {"sparql"},                               # query catalog, binding, guard, custom functions
     {"store"},                                # GraphStore and its embedded implementation, lock, run marker
     {"index"},                                # keyword postings, vector matrix (derived caches)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from acms.config import Settings, load_settings
 from acms.paths import project_root
+from acms.removal import removals_settled
 from acms.retrieval.search import Mode as SearchMode
 from acms.retrieval.search import SearchResult, Searcher
 from acms.service.progress import Progress
@@ -240,12 +241,15 @@ class Index:
                                looked: Staleness | None) -> IndexReport | None:
         """A reader holds its share for its lifetime: it lets go, refreshes as a writer, takes it again."""
         self.session.close()
+        writer: Index | None = None
         try:
-            with Index(self.root, self.settings, self._location, mode=Mode.WRITE, command=self._command,
-                       create=False, registry=self.registry,
-                       wait=self.settings.lock_wait if wait is None else wait) as writer:
-                return writer.refresh(progress=progress, looked=looked)
+            writer = Index(self.root, self.settings, self._location, mode=Mode.WRITE, command=self._command,
+                           create=False, registry=self.registry,
+                           wait=self.settings.lock_wait if wait is None else wait)
+            return writer.refresh(progress=progress, looked=looked)
         finally:
+            if writer is not None:
+                writer.session.close()  # not close(): what it moved aside is removed while this reader answers
             self.session = open_session(self.layout, Mode.READ, wait=self.settings.lock_wait if self._wait is None
                                         else self._wait, command=self._command or "acms (read)", remote=self.remote)
             self._assembler = None  # the next read's is made over the new session
@@ -497,7 +501,10 @@ class Index:
             caches.ranking()
 
     def close(self) -> None:
+        """Let go of the store; what the index's last writes moved aside is gone once this returns (a
+        refresh removes it in a thread, :mod:`acms.removal`), so the index directory may be copied."""
         self.session.close()
+        removals_settled()
 
     def __enter__(self) -> Index:
         return self
