@@ -324,12 +324,12 @@ def mark_copies(store: GraphStore, listed: Mapping[str, NamedNode], marks: Mappi
                 want.add((iri_of[path].value, UKO[mark].value, "true"))
         marked += any(values.values())
     have: dict[tuple[str, str, str], tuple[Term, Term, Term]] = {}
-    path_of = {iri.value: path for path, iri in listed.items()} if scope is not None else {}
     outside = 0  # copies of stems out of scope: as they are
     for r in store.select(catalog.text("copies/marks")):
         o = r["o"]
         key = (r["file"].value, r["p"].value, o.value if isinstance(o, NamedNode) else o.value.lower())
-        if scope is not None and key[1] == UKO.copyOf.value and key[0] in path_of and _stem(path_of[key[0]]) not in scope:
+        path = r["path"].value if r.get("path") is not None else None
+        if scope is not None and key[1] == UKO.copyOf.value and path in listed and _stem(path) not in scope:
             outside += 1
             continue
         have[key] = (r["file"], r["p"], o)
