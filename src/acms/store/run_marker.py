@@ -30,7 +30,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from acms.errors import StoreError
-from acms.removal import remove_aside
+from acms.removal import remove, remove_aside
 
 __all__ = ["begin", "checkpoint_of", "commit", "pending", "readable", "recover"]
 
@@ -129,4 +129,4 @@ def commit(handle: ox.Store, graph: Path) -> None:
 def _remove_landed(graph: Path) -> None:
     """What landed runs' checkpoints a killed process left (``commit``)."""
     for left in graph.parent.glob(f"{_CHECKPOINT}{_LANDED}*"):
-        shutil.rmtree(left, ignore_errors=True)
+        remove(left)
