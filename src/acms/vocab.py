@@ -88,7 +88,7 @@ def slug(text: str) -> str:
 
 
 def fragment_owner(entity: str) -> str:
-    """The key of an entity inside its fragments' IRIs (``…/frag/<owner>/<lod>/<start>-<hash>``): lets a
+    """The key of an entity inside its fragments' IRIs (``…/frag/<owner>/<lod>/<hash>``): lets a
     whole-store pass pair fragments with their entity without reading ``hasFragment``."""
     return hashlib.sha1(entity.encode()).hexdigest()[:12]
 
@@ -122,8 +122,12 @@ class IriMinter:
     def doc(self, path: str, anchor: str) -> NamedNode:
         return NamedNode(f"{self.base}doc/{quote(path, safe='/')}#{quote(anchor, safe='-/')}")
 
-    def fragment(self, entity: NamedNode, lod: str, content_hash: str, start_line: int) -> NamedNode:
-        return NamedNode(f"{self.base}frag/{fragment_owner(entity.value)}/{lod}/{start_line}-{content_hash[:16]}")
+    def fragment(self, entity: NamedNode, lod: str, content_hash: str, occurrence: int = 1) -> NamedNode:
+        """A fragment's IRI holds its text's hash, not its place: lines added above leave it (and its vector)
+        as it was, and only its line numbers change. ``occurrence`` tells apart the same text at another
+        place in the same entity and level of detail (the second is ``<hash>-2``)."""
+        tail = content_hash[:16] if occurrence == 1 else f"{content_hash[:16]}-{occurrence}"
+        return NamedNode(f"{self.base}frag/{fragment_owner(entity.value)}/{lod}/{tail}")
 
     def plan(self, name: str) -> NamedNode:
         return NamedNode(f"{self.base}plan/{quote(name, safe='')}")

@@ -29,7 +29,7 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 
 def _iri(i: int, text: int) -> str:
-    return f"https://w3id.org/acms/id/p/frag/{i:012x}/micro/{i}-{text:016x}"
+    return f"https://w3id.org/acms/id/p/frag/{i:012x}/micro/{text:016x}"
 
 
 @pytest.fixture
@@ -135,13 +135,13 @@ def test_an_update_carries_the_lookups_a_fresh_matrix_works_out(tmp_path: Path, 
 
 
 def test_text_codes_and_known_texts(tmp_path: Path) -> None:
-    odd = ["", "x", "a-0123456789abcdeF", "a-0123456789abcdef0", "-0123456789abcdef", "0123456789abcdef",
-           "é-0123456789abcdef", "a-é123456789abcde", "b--123456789abcde", "c-0123456789abcdeg", "p/é/3-ffffffffffffffff"]
+    odd = ["", "x", "a/0123456789abcdeF", "a/0123456789abcdef0", "/0123456789abcdef", "é/0123456789abcdef-2",
+           "a/é123456789abcde", "b/-123456789abcdef", "c/0123456789abcdeg", "0123456789abcdef", "p/é/ffffffffffffffff-12"]
     codes = text_codes(odd).tolist()
     assert codes == [vectors._text_code(frag) for frag in odd]
-    assert codes[0] == 0 and codes[4] == codes[6] == 0x0123456789ABCDEF and codes[-1] == 2**64 - 1
-    assert len(set(codes[1:4] + codes[7:10])) == 6  # no hex suffix: each its own hash
-    for few in (["x"], ["", ""], ["-0123456789abcdef"], []):  # shorter than a hash, all told
+    assert codes[0] == 0 and codes[4] == codes[5] == codes[9] == 0x0123456789ABCDEF and codes[-1] == 2**64 - 1
+    assert len(set(codes[1:4] + codes[6:9])) == 6  # no hash where the last segment starts: each its own hash
+    for few in (["x"], ["", ""], ["/0123456789abcdef"], ["a/b", "0123456789abcdef"], []):  # short ones, all told
         assert text_codes(few).tolist() == [vectors._text_code(frag) for frag in few]
     ids = [_iri(i, 100 + i) for i in range(6)]
     writer = MatrixWriter(tmp_path / "w", 2, "m")
@@ -150,8 +150,8 @@ def test_text_codes_and_known_texts(tmp_path: Path) -> None:
     matrix = _on_disk(tmp_path / "w")
     matrix = matrix.updated(np.asarray([0, 1, 2, 3]), [_iri(50, 7)], _unit(np.ones((1, 2))), "k2")  # 4, 5 let go
     asked = [_iri(99, 100), _iri(98, 104), _iri(97, 7), _iri(96, 5)] + [_iri(200 + i, 3) for i in range(70)]
-    known = {frag.rsplit("-", 1)[-1] for frag in matrix.ids if frag}  # what the drift count compared before
-    want = [frag.rsplit("-", 1)[-1] in known for frag in asked]
+    known = {frag.rsplit("/", 1)[-1] for frag in matrix.ids if frag}  # what the drift count compared before
+    want = [frag.rsplit("/", 1)[-1] in known for frag in asked]
     assert want[:4] == [True, False, True, False]
     assert matrix.knows_texts(asked[:4]) == want[:4] and matrix.knows_texts(asked) == want  # few and many
 
@@ -219,6 +219,11 @@ def test_a_plan_after_a_planned_update_keeps_the_rows_of_unchanged_files_without
         want = slow.plan(frags, names, file_of, changed)
         assert sorted(plan.kept.tolist()) == sorted(want.kept.tolist()) and plan.again.tolist() == want.again.tolist()
         again = [frags[i] for i in plan.again.tolist()]
+        if step != 3:  # the edited file's fragments that kept their IRIs keep their rows, unless the run renewed them
+            assert not set(kept) & set(again) and len(again) == 3 + (step == 4) + 1  # the new ones, the lacking, no file
+            renewed = matrix.plan(frags, names, file_of, changed, {kept[0]})
+            assert [frags[i] for i in renewed.again.tolist()] == sorted([*again, kept[0]])
+            assert renewed.again.tolist() == slow.plan(frags, names, file_of, changed, {kept[0]}).again.tolist()
         matrix = matrix.updated(plan.kept, again, _unit(rng.normal(size=(len(again), 4))), f"k{step}", plan, frags)
         assert sorted(f for f in matrix.ids if f) == frags
     assert [looked for _, looked in steps] == [True, False, False, False, True, False]  # the first; the lacking row

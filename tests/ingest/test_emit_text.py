@@ -41,7 +41,7 @@ def test_emitted_quads_are_the_terms_of_the_file() -> None:
     quads = batch.quads
     assert len(quads) == len(set(quads)) == len(batch.lines)  # the repeated fragment is written once
     f = minter.file(source.path)
-    frag = minter.fragment(f, "micro", emit.sha256(ODD), 1)
+    frag = minter.fragment(f, "micro", emit.sha256(ODD))
     expected = {
         Quad(f, UKO.path, Literal(source.path), TIER_WARM),
         Quad(f, UKO.sizeBytes, Literal(str(source.size), datatype=XSD.integer), TIER_WARM),
@@ -53,6 +53,25 @@ def test_emitted_quads_are_the_terms_of_the_file() -> None:
     assert UKO.tokenCount not in {q.predicate for q in quads}  # a function of the text: counted when asked
     assert all(q.graph_name == TIER_WARM for q in quads)
     assert batch.nquads().count(b"\n") == len(quads)
+
+
+def _fragments(text: str, specs: list[tuple[str, int, int]]) -> dict[str, tuple[str, int]]:
+    """The file's fragments (``(text, start, end)`` each) as emitted: IRI -> (text, start line)."""
+    source = SourceFile("m.txt", text, len(text.encode()), emit.sha256(text), "text")
+    quads = emit.emit_file(IriMinter("proj"), source, None, [FragmentSpec(FILE, "micro", t, s, e) for t, s, e in specs],
+                           TIER_WARM, "2024-01-01T00:00:00Z").quads
+    texts = {q.subject.value: q.object.value for q in quads if q.predicate == UKO.text}
+    starts = {q.subject.value: int(q.object.value) for q in quads if q.predicate == UKO.startLine}
+    return {iri: (texts[iri], starts[iri]) for iri in texts}
+
+
+def test_a_fragment_keeps_its_iri_when_lines_are_added_above_it() -> None:
+    before = _fragments("a\nb\na\n", [("a", 1, 1), ("b", 2, 2), ("a", 3, 3)])
+    after = _fragments("new\na\nb\na\n", [("a", 2, 2), ("b", 3, 3), ("a", 4, 4)])
+    assert len(before) == 3  # the same text at two places is two fragments
+    assert before.keys() == after.keys()  # and neither changes its IRI, as "b" does not, when lines move
+    assert sorted(after.values()) == [("a", 2), ("a", 4), ("b", 3)]
+    assert {iri: start + 1 for iri, (_, start) in before.items()} == {iri: start for iri, (_, start) in after.items()}
 
 
 def test_assigned_quads_replace_the_text() -> None:

@@ -42,11 +42,12 @@ def test_edits_fold_into_the_model_until_the_drift_passes_the_share(tmp_path: Pa
         assert model_id(idx) == first and drift is not None and 0 < drift.folded <= report.embedded
         folded = drift.folded
 
-        # lines inserted above functions: their fragments get new IRIs, but the same texts are no drift
+        # lines inserted above functions: their fragments keep their IRIs and vectors, only the
+        # module's own text is embedded again
         util = root / "pkg" / "numbers.py"
         util.write_text("# a comment\n# another\n" + util.read_text())
         report = idx.refresh()
-        assert report is not None and report.embedded > 10
+        assert report is not None and 1 <= report.embedded <= 2
         drift = Drift.load(idx.layout.cache, first)
         assert drift is not None and drift.folded - folded <= 2  # the module's own text changed
 

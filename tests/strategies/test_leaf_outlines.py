@@ -72,4 +72,4 @@ def test_the_depth_phase_makes_the_outlines_it_shows(searcher: Searcher) -> None
         assert c.text == text == leaf_outline(f"def caller_{i}(x: int) -> int:", ["register", f"cached(size={i})"],
                                               f"Caller number {i} of the target.\n\n    More text.")
         assert c.path == "core.py" and c.end_line - c.start_line == 46  # the function's lines, decorators included
-        assert c.fragment == minter.fragment(minter.code("core.py", c.name), "macro", sha256(text), c.start_line).value
+        assert c.fragment == minter.fragment(minter.code("core.py", c.name), "macro", sha256(text)).value

@@ -54,7 +54,7 @@ def decision_quads(minter: IriMinter, data: DecisionData, graph: NamedNode) -> l
     text = data.fragment_text
     digest = sha256(text)
     end = max(1, text.count("\n") + (0 if text.endswith("\n") or not text else 1))
-    fr = minter.fragment(d, "micro", digest, 1)
+    fr = minter.fragment(d, "micro", digest)
     add(d, UKO.hasFragment, fr)
     add(fr, A, UKO.Fragment)
     add(fr, UKO.text, lit(text))

@@ -110,7 +110,7 @@ class _Builder:
             key = _LITERALS.get(p)
             if _FRAGMENT in s:  # a fragment: only its text, as its entity's preview (the best level of detail)
                 if key == "text":
-                    parts = s.rsplit("/", 3)  # …/frag/<owner>/<lod>/<start>-<hash>
+                    parts = s.rsplit("/", 3)  # …/frag/<owner>/<lod>/<hash>
                     rank = _LOD_RANK.get(parts[-2], 3)
                     if rank < self.previews.get(parts[-3], (9, ""))[0]:
                         self.previews[parts[-3]] = (rank, _preview(o.value))

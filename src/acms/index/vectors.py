@@ -25,6 +25,7 @@ import numpy as np
 from pyoxigraph import Literal
 
 from acms.index.scratch import Scratch, atomic_directory
+from acms.index.string_column import taken
 from acms.vocab import XSD
 
 
@@ -113,31 +114,54 @@ class VectorMatrix:
         return (known[at] == codes).tolist() if known.size else [False] * len(codes)  # type: ignore[no-any-return]
 
     def plan(self, frags: Sequence[str], files: Sequence[str], file_of: np.ndarray,
-             changed: Collection[str]) -> UpdatePlan:
+             changed: Collection[str], renewed: Collection[str] = frozenset()) -> UpdatePlan:
         """What an update of this matrix to a segment keeps and reads again: ``frags`` the segment's
         fragments (each once), ``files`` and ``file_of`` where each sits (-1: no file), ``changed`` the
-        files the index run replaced, wrote or removed. Read again: the fragments in changed files, those
-        with no file, and those this matrix has no row for; kept: the rows of the others, every other row
-        let go. The first plan of a matrix looks every fragment up (:meth:`rows_of`, ~10 ms a standard
-        library); it and the update it makes then know each row's file, and the next plan of the updated
-        matrix keeps the rows whose file did not change without looking any up: the rows of unchanged
-        files are those files' fragments in both states, which their count confirms (else it looks up)."""
+        files the index run replaced, wrote or removed, ``renewed`` the fragments whose vectors it wrote.
+        Read again: the fragments with no file, those this matrix has no row for, and those of changed
+        files it renewed; kept: the rows of the others (a fragment's IRI holds its text's hash, so a
+        fragment of a changed file that kept its IRI kept its vector), every other row let go. The first
+        plan of a matrix looks every fragment up (:meth:`rows_of`, ~10 ms a standard library); it and the
+        update it makes then know each row's file, and the next plan of the updated matrix keeps the rows
+        whose file did not change without looking any up (the rows of unchanged files are those files'
+        fragments in both states, which their count confirms, else it looks up) and looks up only the
+        changed files' fragments among those files' old rows."""
         file_of = np.asarray(file_of, dtype=np.int64)
         numbers = dict(self.__dict__.get("_numbers") or {})
         for file in files:
             numbers.setdefault(file, len(numbers))
         placed = np.asarray([numbers[file] for file in files] + [-1], dtype=np.int64)[file_of]  # [-1]: no file
-        again_at = np.append(np.fromiter((file in changed for file in files), dtype=bool, count=len(files)), True)[file_of]
+        changed_at = np.fromiter((file in changed for file in files), dtype=bool, count=len(files))
+        again_at = np.append(changed_at, True)[file_of]  # changed files' fragments and those with no file
+        in_changed = np.flatnonzero(np.append(changed_at, False)[file_of])
+        asked = taken(frags, in_changed)
         row_files = self.__dict__.get("_row_files")
         if row_files is not None:
             gone = np.asarray([numbers[file] for file in changed if file in numbers], dtype=np.int64)
-            stay = self.live_mask & (row_files >= 0) & ~np.isin(row_files, gone)
+            changed_rows = self.live_mask & np.isin(row_files, gone)
+            stay = self.live_mask & (row_files >= 0) & ~changed_rows
             if int(stay.sum()) == len(frags) - int(again_at.sum()):
-                kept = np.flatnonzero(stay)
-                return UpdatePlan(kept, row_files[kept], np.flatnonzero(again_at), placed, numbers)
+                old_of = {self.ids[i]: i for i in np.flatnonzero(changed_rows).tolist()}
+                found = np.fromiter((-1 if frag in renewed else old_of.get(frag, -1) for frag in asked),
+                                    dtype=np.int64, count=len(asked))
+                return self._plan(np.flatnonzero(stay), row_files[stay], again_at, in_changed, found, placed, numbers)
         rows = self.rows_of(frags)
+        found = np.fromiter((-1 if frag in renewed else row for frag, row in zip(asked, rows[in_changed].tolist())),
+                            dtype=np.int64, count=len(asked))
         again_at |= rows < 0
-        return UpdatePlan(rows[~again_at], placed[~again_at], np.flatnonzero(again_at), placed, numbers)
+        return self._plan(rows[~again_at], placed[~again_at], again_at, in_changed, found, placed, numbers)
+
+    @staticmethod
+    def _plan(kept: np.ndarray, kept_files: np.ndarray, again_at: np.ndarray, in_changed: np.ndarray,
+              found: np.ndarray, placed: np.ndarray, numbers: dict[str, int]) -> UpdatePlan:
+        """The plan that keeps ``kept`` and the rows ``found`` for the changed files' fragments
+        ``in_changed`` (-1: none), and reads the rest of ``again_at`` again."""
+        hit = found >= 0
+        again_at = again_at.copy()
+        again_at[in_changed[hit]] = False
+        kept = np.concatenate([kept, found[hit]])
+        kept_files = np.concatenate([kept_files, placed[in_changed[hit]]])
+        return UpdatePlan(kept, kept_files, np.flatnonzero(again_at), placed, numbers)
 
     def updated(self, kept: np.ndarray, ids: list[str], rows: np.ndarray, key: str,
                 plan: UpdatePlan | None = None, frags: Sequence[str] | None = None) -> VectorMatrix:
@@ -301,20 +325,25 @@ _FEW = 64  # fragments asked about at once, up to which ``knows_texts`` compares
 
 
 def text_codes(frags: Sequence[str]) -> np.ndarray:
-    """Per fragment IRI a 64-bit code of the text hash it ends in (``...-<16 hex digits>``: those digits;
-    anything else: its blake2b, :func:`_text_code`), 0 for "" (a tombstone). Read from the IRIs' bytes
-    with numpy (a matrix written whole codes every row: a standard library's 73k took ~0.1 s one by one)."""
+    """Per fragment IRI a 64-bit code of the text hash its last segment starts with (``.../<16 hex
+    digits>`` or ``.../<16 hex digits>-<occurrence>``: those digits; anything else: its blake2b,
+    :func:`_text_code`), 0 for "" (a tombstone). Read from the IRIs' bytes with numpy (a matrix written
+    whole codes every row: a standard library's 73k took ~0.1 s one by one)."""
     n = len(frags)
     if not n:
         return np.zeros(0, dtype=np.uint64)
     data = np.frombuffer(("\n".join(frags) + "\n").encode("utf-8", "surrogatepass"), dtype=np.uint8)
     ends = np.flatnonzero(data == 10)
     starts = np.concatenate([[0], ends[:-1] + 1])
-    long = ends - starts >= 17  # room for "-" and 16 digits
+    slashes = np.flatnonzero(data == ord("/"))
+    at = np.searchsorted(slashes, ends) - 1  # each line's last slash, if it has one
+    first = np.where(at >= 0, slashes[np.maximum(at, 0)] if slashes.size else 0, -1) + 1
+    long = (first > starts) & (ends - first >= 16)  # a slash in the line, 16 characters after it
+    first = np.where(long, first, 0)
     data = np.concatenate([data, np.zeros(17, dtype=np.uint8)])  # a short line's digits looked for in the padding
-    at = np.where(long, ends, 17)
-    digits = _HEX[data[at[:, None] - 16 + np.arange(16)]]
-    valid = long & (data[at - 17] == ord("-")) & (digits < 16).all(axis=1)
+    digits = _HEX[data[first[:, None] + np.arange(16)]]
+    after = data[first + 16]
+    valid = long & (digits < 16).all(axis=1) & ((after == 10) | (after == ord("-")))
     codes = np.zeros(n, dtype=np.uint64)
     for k in range(16):
         codes = (codes << np.uint64(4)) | digits[:, k].astype(np.uint64)
@@ -331,9 +360,10 @@ _HEX16 = re.compile(r"[0-9a-f]{16}")
 def _text_code(iri: str) -> int:
     if not iri:
         return 0
-    text = iri.rsplit("-", 1)[-1]
-    if _HEX16.fullmatch(text):
-        return int(text, 16)
+    text = iri.rsplit("/", 1)[-1]
+    digits = text.split("-", 1)[0]
+    if _HEX16.fullmatch(digits):
+        return int(digits, 16)
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 

@@ -180,10 +180,12 @@ def emit_file(
 
     placed: dict[str, tuple[set[str], set[str], set[int], set[int]]] = {}  # micro fragment -> owners, texts, starts, ends
     held: dict[str, tuple[set[str], set[str]]] = {}  # entity -> its micro fragments, its macro ones
+    places: dict[tuple[NamedNode, str, str], dict[int, int]] = {}  # (owner, lod, hash) -> start -> occurrence
     for spec in fragments:
         owner = owners[spec.owner]
         digest = sha256(spec.text)
-        frag = minter.fragment(owner, spec.lod, digest, spec.start_line)
+        starts_seen = places.setdefault((owner, spec.lod, digest), {})
+        frag = minter.fragment(owner, spec.lod, digest, starts_seen.setdefault(spec.start_line, len(starts_seen) + 1))
         fr = str(frag)
         micro, macro = held.setdefault(str(owner), (set(), set()))
         (micro if spec.lod == "micro" else macro if spec.lod == "macro" else set()).add(frag.value)

@@ -24,6 +24,7 @@ from acms.arrays import distinct
 from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
 from acms.index.splice import spliced
+from acms.index.string_column import taken
 from acms.index.token_table import TokenTable
 from acms.index.vectors import VectorMatrix, decode, written_rows
 from acms.index.vocabulary import Vocabulary
@@ -62,6 +63,9 @@ class CacheDelta:
     state_key: str  # DerivedCaches.state_key before the run
     files: frozenset[str]  # file IRIs (strings), old or new; removed files included
     written: Written | None = None  # what the run wrote of those files, when it is all the store holds of them
+    # of ``written``'s fragments, those with no vector now (the others' stayed as the run wrote them
+    # again); None: not known
+    unembedded: frozenset[str] | None = None
 
 
 class Written(NamedTuple):
@@ -578,10 +582,10 @@ class DerivedCaches:
         if segment is None or not segment.ordered:
             return None
         frags = segment.frags
-        plan = cached.plan(frags, segment.files, segment.file_of, delta.files)
-        again = [frags[i] for i in plan.again.tolist()]
         # the rows this run's embedding just wrote are taken as it made them, the rest read (in fragment order)
         given = written_rows(self.layout.cache_dir("vectors"), self.state_key, model_id)
+        plan = cached.plan(frags, segment.files, segment.file_of, delta.files, given.keys())
+        again = taken(frags, plan.again)
         read: dict[str, np.ndarray] = {}
         rows_read = 0  # more than ``read`` holds: a fragment with several rows
         for r in self._bound("search/vectors-of", "frag", [frag for frag in again if frag not in given]):

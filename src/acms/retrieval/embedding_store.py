@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -203,7 +203,7 @@ def _embed_rows(provider: EmbeddingProvider, rows: list[dict], phases: Phases,
 def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
                   phases: Phases | None = None, texts: KnownTexts | None = None,
                   ahead: EmbeddingAhead | None = None, files: Iterable[str] | None = None,
-                  fragments: int | None = None) -> EmbedReport | None:
+                  fragments: int | None = None, unembedded: Collection[str] | None = None) -> EmbedReport | None:
     """Embed the fragments that have no vector; fit the default LSA model on first use.
     ``phases`` hears of the ``fitting`` phase (when a model is fitted) and the ``embeddings`` one.
     ``texts()``: every searchable fragment's (IRI, text), when known without reading the store (a first
@@ -211,7 +211,8 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     ``ahead``: a worker that fitted and folded those texts meanwhile (:mod:`acms.retrieval.embedding_ahead`),
     whose vectors are loaded when this is a first LSA embedding. ``files``: the file IRIs the index run
     wrote, where the fragments to embed (and their texts) are looked for first (:func:`_unembedded`); ``fragments``: how many
-    searchable fragments there are, when the run's caches have just counted them (none written since)."""
+    searchable fragments there are, when the run's caches have just counted them (none written since);
+    ``unembedded``: of the fragments in those files, the ones the run left with no vector, when it knows."""
     import time
 
     t0 = time.perf_counter()
@@ -224,7 +225,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         # fragment is new, so they stream with it as a first embedding does, vector cache included
         provider = _kept_provider(model, settings, layout)
         return _stream_all(store, layout, provider, [], phases, t0)
-    rows = _unembedded(store, files, fragments)
+    rows = _unembedded(store, files, fragments, unembedded)
     if not rows:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
     missing = {r["frag"].value for r in rows}
@@ -250,32 +251,41 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
 
 
-def _unembedded(store: GraphStore, files: Iterable[str] | None, fragments: int | None = None) -> list[dict]:
+def _unembedded(store: GraphStore, files: Iterable[str] | None, fragments: int | None = None,
+                unembedded: Collection[str] | None = None) -> list[dict]:
     """The searchable fragments with no vector, each with its text and graph (``frag``, ``text``, ``g``).
     A scan of every fragment cost ~0.4 s a standard library, whatever a run changed; so the fragments of
-    the files the run wrote are asked for first, with their texts, and they are the answer when two
-    counts say as many lack a vector (none: nothing is asked). Any other missing vector (an earlier
-    run's embedding failed, a decision recorded since) makes the counts differ, and then the scan
-    decides and the texts of what it found are read."""
+    the files the run wrote are asked for first, and they are the answer when two counts say as many lack
+    a vector (none: nothing is asked). Of those files' fragments, the texts of the ``unembedded`` ones
+    when the run knows them, else every fragment's and its vector (a 300-file switch's 16k: ~0.9 s, for
+    ~600 to embed). Any other missing vector (an earlier run's embedding failed, a decision recorded
+    since) makes the counts differ, and then the scan decides and the texts of what it found are read."""
     if files is not None:
         if fragments is None:
             fragments = saved_count(store, "embeddings/count-fragments")
         lacking = fragments - saved_count(store, "embeddings/count-vectors")
         if lacking == 0:
             return []
-        named = [NamedNode(f) for f in sorted(files)]
-        bound = [{"file": named[start : start + TEXTS_AT_ONCE]} for start in range(0, len(named), TEXTS_AT_ONCE)]
-        embedded = {(r["frag"].value, r["g"].value)
-                    for files_at_once in bound for r in store.select(catalog.text("embeddings/vectors-in-files"), files_at_once)}
-        rows = [r for files_at_once in bound for r in store.select(catalog.text("embeddings/texts-in-files"), files_at_once)
-                if (r["frag"].value, r["g"].value) not in embedded]
+        if unembedded is not None:
+            rows = _texts_of(store, sorted(unembedded))
+        else:
+            named = [NamedNode(f) for f in sorted(files)]
+            bound = [{"file": named[start : start + TEXTS_AT_ONCE]} for start in range(0, len(named), TEXTS_AT_ONCE)]
+            embedded = {(r["frag"].value, r["g"].value)
+                        for files_at_once in bound for r in store.select(catalog.text("embeddings/vectors-in-files"), files_at_once)}
+            rows = [r for files_at_once in bound for r in store.select(catalog.text("embeddings/texts-in-files"), files_at_once)
+                    if (r["frag"].value, r["g"].value) not in embedded]
         if len({(r["frag"].value, r["g"].value) for r in rows}) == lacking:
             return rows
     missing = {(r["frag"].value, r["g"].value) for r in store.select(catalog.text("embeddings/unembedded"))}
-    frags = sorted({NamedNode(frag) for frag, _ in missing}, key=lambda n: n.value)
-    return [r for start in range(0, len(frags), TEXTS_AT_ONCE)
-            for r in store.select(catalog.text("embeddings/texts-of"), {"frag": frags[start : start + TEXTS_AT_ONCE]})
-            if (r["frag"].value, r["g"].value) in missing]
+    return [r for r in _texts_of(store, sorted({frag for frag, _ in missing})) if (r["frag"].value, r["g"].value) in missing]
+
+
+def _texts_of(store: GraphStore, frags: Sequence[str]) -> list[dict]:
+    """The texts of ``frags`` (IRIs, sorted) in the current tiers, with the graph each is in."""
+    named = [NamedNode(frag) for frag in frags]
+    return [r for start in range(0, len(named), TEXTS_AT_ONCE)
+            for r in store.select(catalog.text("embeddings/texts-of"), {"frag": named[start : start + TEXTS_AT_ONCE]})]
 
 
 def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:

@@ -42,11 +42,13 @@ _CURRENT = (TIER_HOT, TIER_WARM)
 
 
 class Rewrite(NamedTuple):
-    """What ``rewrite_files`` did: quads removed, inserted, and left in place (in the old and the new alike)."""
+    """What ``rewrite_files`` did: quads removed, inserted, and left in place (in the old and the new alike),
+    and the fragments written again whose vectors stayed."""
 
     removed: int
     inserted: int
     kept: int
+    vectors_kept: frozenset[str] = frozenset()
 
 
 class OxigraphStore:
@@ -375,6 +377,7 @@ class OxigraphStore:
         new: dict[Quad, bool] = dict.fromkeys(quads, False)
         vector, fragment, a = UKO.vector, UKO.Fragment, RDF.type
         removed = kept = 0
+        vectors_kept: set[str] = set()
         try:
             for quad in self.file_quads(files) if old is None else old:
                 if quad in new:
@@ -384,7 +387,7 @@ class OxigraphStore:
                 # IRI holds the text's hash): its vector, of the index's one model, is what embedding it
                 # again would give, so it stays (a one-line edit re-embedded every fragment of its file).
                 elif quad.predicate == vector and Quad(quad.subject, a, fragment, quad.graph_name) in new:
-                    continue
+                    vectors_kept.add(quad.subject.value)
                 else:
                     self._store.remove(quad)
                     removed += 1
@@ -399,7 +402,7 @@ class OxigraphStore:
         except OSError as exc:
             raise StoreError(f"write failed: {exc}") from None
         self._prefixes = None
-        return Rewrite(removed, len(adds), kept)
+        return Rewrite(removed, len(adds), kept, frozenset(vectors_kept))
 
     def file_quads(self, files: Sequence[NamedNode]) -> list[Quad]:
         """The quads the files' deletes match (``rewrite_files``), read whole: quad patterns, not a SELECT

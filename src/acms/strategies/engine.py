@@ -274,8 +274,7 @@ def _leaf_outlines(ctx: RunContext, desc: StrategyDescriptor, wanted: list[tuple
         decorators = r["decorators"].value.split("\n") if "decorators" in r and r["decorators"].value else []
         text = leaf_outline(r["signature"].value if "signature" in r else "", decorators,
                             r["doc"].value if "doc" in r else None)
-        start = int(micro["start"].value)
-        frag = IriMinter.of_iri(node).fragment(NamedNode(node), "macro", sha256(text), start)
+        frag = IriMinter.of_iri(node).fragment(NamedNode(node), "macro", sha256(text))
         out[node] = {**micro, "frag": frag, "lod": Literal("macro"), "text": Literal(text)}
     return out
 

@@ -115,7 +115,8 @@ class AfterFiles:
             files = delta.files if delta is not None else frozenset() if self.run.report.up_to_date else None
             counted = self._fragments() if beside and self._fragments is not None else self.fragments
             done = embed_missing(self.run.store, layout, self.run.settings, phases or self.run, self.spilled_texts(),
-                                 ahead, files=files, fragments=counted)
+                                 ahead, files=files, fragments=counted,
+                                 unembedded=delta.unembedded if delta is not None else None)
         except ProviderError as exc:
             self.run.report.warnings.append(f"vectors not computed: {exc.message}")
             return

@@ -14,6 +14,7 @@ quarantined (``IndexReport.quarantined``): left out, with the rest of the batch 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -226,9 +227,14 @@ class OneBatch:
             elif not migration and isinstance(store, SupportsFileRewrite):  # most of a file's quads stay
                 n = len(plan.archived.updates)
                 files = 2 if plan.replaced_files else 0  # _plan's order: versions, the files' two deletes, the rest
-                store.rewrite_files(plan.deletes[:n], plan.replaced_files, plan.deletes[n + files:],
-                                    plan.quads + run_quads, old=self._old_quads)
+                rewrite = store.rewrite_files(plan.deletes[:n], plan.replaced_files, plan.deletes[n + files:],
+                                              plan.quads + run_quads, old=self._old_quads)
                 self._old_quads = self._old = None
+                kept = getattr(rewrite, "vectors_kept", None)
+                if run.cache_delta is not None and run.cache_delta.written is not None and kept is not None:
+                    written = run.cache_delta.written
+                    run.cache_delta = dataclasses.replace(run.cache_delta, unembedded=frozenset(
+                        {row[0] for row in written.rows}.union(written.others).difference(kept)))
             else:
                 reload = run.full_ontology if migration else []  # the new ontology goes in with the files
                 store.replace(plan.deletes, plan.quads + run_quads + reload)
