@@ -391,18 +391,26 @@ class OxigraphStore:
                 else:
                     self._store.remove(quad)
                     removed += 1
+            adds = [q for q, there in new.items() if not there]
             if after:  # they may take some of the kept quads (an edge to a vanished entity): those come back
-                self.update(" ;\n".join(bind(text, b) for text, b in after))
                 watched = _bound_terms(after)  # None: any kept quad may have been taken
-                adds = [q for q, there in new.items() if not there or (
-                    (watched is None or q.subject in watched or q.object in watched) and q not in self._store)]
-            else:
-                adds = [q for q, there in new.items() if not there]
+                # the kept quads with a watched term, found from the terms (a test of every kept quad's
+                # subject and object cost ~0.8 s of a 300-file switch, for a few hundred terms)
+                at_risk = [q for q, there in new.items() if there] if watched is None else list(dict.fromkeys(
+                    q for term in watched for q in self._touching(term) if new.get(q)))
+                self.update(" ;\n".join(bind(text, b) for text, b in after))
+                adds += [q for q in at_risk if q not in self._store]
             (self._store.bulk_extend if len(adds) >= BULK_FROM else self._store.extend)(adds)
         except OSError as exc:
             raise StoreError(f"write failed: {exc}") from None
         self._prefixes = None
         return Rewrite(removed, len(adds), kept, frozenset(vectors_kept))
+
+    def _touching(self, term: object) -> list[Quad]:
+        """The quads with ``term`` as subject or object."""
+        subject = list(self._store.quads_for_pattern(term, None, None, None)) \
+            if isinstance(term, (ox.NamedNode, ox.BlankNode)) else []
+        return subject + list(self._store.quads_for_pattern(None, None, term, None))  # type: ignore[arg-type]
 
     def file_quads(self, files: Sequence[NamedNode]) -> list[Quad]:
         """The quads the files' deletes match (``rewrite_files``), read whole: quad patterns, not a SELECT
