@@ -17,6 +17,7 @@ from itertools import count
 import numpy as np
 
 from acms.index.appended import Appended
+from acms.index.ranges import ranges
 from acms.index.tokenize import NEWLINE, search_terms, search_terms_by_line
 from acms.index.vocabulary import Vocabulary
 
@@ -76,6 +77,23 @@ class TokenTable:
         self._lines += text.count("\n") + 1
         return first, self._lines - first
 
+    def copied_lines(self, text: TokenizedLines, firsts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Lines ``firsts[k]`` … ``firsts[k] + counts[k] - 1`` of ``text`` (tokenised by a table this one
+        goes on from: the same numbers) added as they are, for texts known to be those lines' (a
+        fragment written again unchanged): the first line of each, in this table."""
+        firsts, counts = np.asarray(firsts, dtype=np.int64), np.asarray(counts, dtype=np.int64)
+        lines = ranges(firsts, counts)
+        ends = np.asarray(text.line_ends[lines], dtype=np.int64) if lines.size else np.zeros(0, dtype=np.int64)
+        starts = np.where(lines > 0, np.asarray(text.line_ends[np.maximum(lines - 1, 0)], dtype=np.int64), 0) \
+            if lines.size else np.zeros(0, dtype=np.int64)
+        tokens = np.asarray(text.ids[ranges(starts, ends - starts)], dtype=np.int32) if lines.size else np.zeros(0, dtype=np.int32)
+        block = np.insert(tokens, np.cumsum(ends - starts), np.int32(self.newline))  # a NEWLINE after every line
+        self._ids.frombytes(block.astype(np.int32, copy=False).tobytes())
+        at = self._lines + np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if counts.size \
+            else np.zeros(0, dtype=np.int64)
+        self._lines += int(counts.sum())
+        return at
+
     def ids(self, text: str) -> array:
         return array("i", map(self.number, search_terms(text)))
 
@@ -95,7 +113,7 @@ class TokenTable:
             tokens = block[block != self.newline]  # a copy: the block's tokens move forward, never past it
             raw[kept : kept + tokens.size] = tokens
             kept += tokens.size
-        self.add_lines = self._closed  # type: ignore[method-assign]
+        self.add_lines = self.copied_lines = self._closed  # type: ignore[method-assign]
         ids = raw[:kept]
         line_ends = np.concatenate(breaks) if breaks else np.zeros(0, dtype=np.int64)
         return TokenizedLines(ids, line_ends, self.tokens())
@@ -109,7 +127,7 @@ class TokenTable:
         """Every token's number (None when it looked tokens up: it knows only those it met)."""
         return None if isinstance(self.vocab, _LookedUp) else self.vocab
 
-    def _closed(self, text: str) -> tuple[int, int]:
+    def _closed(self, *_: object) -> tuple[int, int]:
         raise RuntimeError("this TokenTable's lines were taken: it takes no more texts")
 
 

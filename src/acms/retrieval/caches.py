@@ -418,8 +418,17 @@ class DerivedCaches:
             table = TokenTable(old.text.tokens)
         rows = SegmentRows()
         given: set[str] = set()
+        # a fragment written again under its IRI has its text (the IRI holds its hash): its lines are copied
+        # from its old row, not tokenised again (a 300-file switch's 15k of 16k rows: ~0.3 s)
+        dropped_rows = np.flatnonzero(~keep)
+        old_rows = dict(zip(taken(old.frags, dropped_rows), dropped_rows.tolist())) if written is not None else {}
+        old_firsts, old_counts = np.asarray(old.firsts, dtype=np.int64), np.asarray(old.counts, dtype=np.int64)
         for spilled in () if written is None else written.rows:
-            rows.add(CorpusRow(*spilled), table)
+            row = CorpusRow(*spilled)
+            at = old_rows.get(row.frag)
+            lines = None if at is None or old_counts[at] != row.text.count("\n") + 1 else \
+                (int(old_firsts[at]), int(old_counts[at]))
+            rows.add(row, table, lines)
             given.add(spilled[0])
         reader = CorpusReader(self.store)
         for row in reader.rows_of(again):
@@ -432,6 +441,7 @@ class DerivedCaches:
             for row in reader.rows_of(sorted(self._unplaced() - set(again))):
                 if row.file is None:
                     rows.add(row, table)
+        rows.copy_lines(table, old.text)
         order = rows.order(0, set())
         hot = self._hot()
         places = None if written is None else places_of(written.places, self._kind_closure(), frozenset(hot))

@@ -56,12 +56,19 @@ class SegmentRows:
         # nested function after its function) takes them from the table instead of being tokenised
         # again: no term spans a line break, so its lines' tokens are the same.
         self._block: tuple[str, int, list[str], int] | None = None
+        self._copied: list[tuple[int, int]] = []  # (row, its first line in the text it is copied from)
 
     def __len__(self) -> int:
         return len(self.frags)
 
-    def add(self, row: CorpusRow, table: TokenTable) -> None:
-        first, count_ = self._lines_of(row, table)
+    def add(self, row: CorpusRow, table: TokenTable, lines: tuple[int, int] | None = None) -> None:
+        """``lines``: (first, count) of the row's text as lines of the text ``copy_lines`` will be given,
+        to be copied from there rather than tokenised (its fragment's row of the segment updated)."""
+        if lines is None:
+            first, count_ = self._lines_of(row, table)
+        else:
+            self._copied.append((len(self.frags), lines[0]))
+            first, count_ = -1, lines[1]
         self.frags.append(row.frag)
         self.names.append(None if row.name is None else self._names.setdefault(row.name, row.name))
         self.qns.append(row.qn)
@@ -86,6 +93,16 @@ class SegmentRows:
         if row.file is not None and start is not None and end is not None and end - start + 1 == count_:
             self._block = (row.file, start, row.text.split("\n"), first)
         return first, count_
+
+    def copy_lines(self, table: TokenTable, text: TokenizedLines) -> None:
+        """The lines of the rows added with ``lines``, copied from ``text`` (one block, after the rest)."""
+        if self._copied:
+            rows = np.asarray([row for row, _ in self._copied], dtype=np.int64)
+            olds = np.asarray([first for _, first in self._copied], dtype=np.int64)
+            counts = np.frombuffer(self.counts, dtype=np.int64)[rows] if len(self.counts) else np.zeros(0, np.int64)
+            for row, first in zip(rows.tolist(), table.copied_lines(text, olds, counts).tolist()):
+                self.firsts[row] = first
+            self._copied.clear()
 
     def order(self, full: int, dropped: set[str]) -> list[int]:
         """The rows to use (not the first ``full`` rows of a fragment in ``dropped``), sorted by fragment
