@@ -13,7 +13,7 @@ from acms.arrays import distinct
 from acms.index.string_column import StringColumn
 from acms.index.token_table import TokenTable
 from acms.retrieval.corpus_read import CorpusRow
-from acms.retrieval.segment import Segment, merged
+from acms.retrieval.segment import Segment, merged, rows_named
 from acms.retrieval.segment_rows import Places, SegmentRows
 
 
@@ -50,6 +50,8 @@ def test_the_merge_is_in_fragment_order_and_knows_whether_a_fragment_has_two_row
     assert segment.strict is not None  # known from the merge, not compared again
     assert segment.ordered == (len(set(want)) == len(want))
     assert [segment.names[i] for i in range(len(segment))] == want  # every column in the same order
+    asked = sorted(new)[:3] + ["zz"]
+    assert rows_named(segment.frags, asked) == [i for i, frag in enumerate(want) if frag in asked]  # both rows of one
 
 
 def test_an_order_saved_is_the_order_loaded(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from acms.ranking.splice import spliced_ranking
 from acms.ranking.window_tokens import file_windows
 from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow, CountOnce
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
-from acms.retrieval.segment import GARBAGE_SHARE, Segment, listed, merged
+from acms.retrieval.segment import GARBAGE_SHARE, Segment, listed, merged, rows_named
 from acms.retrieval.segment_rows import Places, SegmentRows, keyword_rows, places_of
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -336,7 +336,7 @@ class DerivedCaches:
         before = np.full(len(segment), -1, dtype=np.int64)  # each row's position in the old ranking index
         before[~update.fresh] = update.kept_placed
         if update.moved:
-            before[[i for i, frag in enumerate(listed(segment.frags)) if frag in update.moved]] = -1
+            before[rows_named(segment.frags, update.moved)] = -1
         rows = np.flatnonzero(placed)
         source = before[rows]
         redone = segment.places(rows[source < 0].tolist())
@@ -449,8 +449,11 @@ class DerivedCaches:
             placed = [rows.frags[i] for i in order if rows.files[i] is not None]
             places = self._bound_places(sorted({f for f in rows.files if f is not None}), placed)
         moved = set(old.hot) ^ set(hot)
-        kept = set(np.asarray(listed(old.frags), dtype=object)[keep & (np.asarray(old.file_of) >= 0)].tolist()) \
-            if moved else set()
+        placed_kept = keep & (np.asarray(old.file_of) >= 0)
+
+        def kept(frag: str) -> bool:  # looked up in the sorted column: a set of all 73k cost ~25 ms a refresh
+            return any(placed_kept[at] for at in rows_named(old.frags, (frag,)))
+
         nesting = self._nesting_moved(moved, kept)
         if not places.single or nesting is None:
             return None
@@ -487,14 +490,14 @@ class DerivedCaches:
         parts = (paths, kinds, outlines, nesting)
         return Places(*(found for found, _ in parts), single=all(single for _, single in parts))
 
-    def _nesting_moved(self, moved: set[str], kept: set[str]) -> dict[str, str | None] | None:
+    def _nesting_moved(self, moved: set[str], kept: Callable[[str], bool]) -> dict[str, str | None] | None:
         """The nesting outlines of the kept rows the tier policy may have changed: a function's outline
         is search/function-outlines.rq's only while the function and a function it defines share a tier,
         so those of the entities that changed tier (``moved``) and of the entities that define them are
         asked for again. None when the store gives one of them two outlines."""
         if not moved:
             return {}
-        near = sorted({r["frag"].value for r in self._bound("search/fragments-near", "entity", sorted(moved))} & kept)
+        near = sorted(filter(kept, {r["frag"].value for r in self._bound("search/fragments-near", "entity", sorted(moved))}))
         nesting, single = _last_of(self._bound("search/function-outlines-of", "frag", near), "frag", "outline")
         return {frag: nesting.get(frag) for frag in near} if single else None
 

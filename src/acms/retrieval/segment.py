@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -50,7 +50,7 @@ from acms.ranking.index import FORMAT as RANKING_FORMAT
 from acms.ranking.index import NESTING, TEST_SCOPE, FragmentPlace
 from acms.ranking.roles import in_test_scope
 
-__all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Merged", "Segment", "listed", "merged"]
+__all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Merged", "Segment", "listed", "merged", "rows_named"]
 
 # The caches' formats are part of it: a change in how places become a ranking index may change what a
 # row's place means, so a segment of another version is not updated but built again.
@@ -336,6 +336,18 @@ class Segment:
 def listed(strings: Sequence[Any]) -> list[Any]:
     """The strings as a list (a column's decoded at once: one by one, 73k took ~0.1 s)."""
     return strings.tolist() if isinstance(strings, StringColumn) else list(strings)
+
+
+def rows_named(frags: Sequence[str], wanted: Iterable[str]) -> list[int]:
+    """The rows of ``frags`` (sorted) that hold one of ``wanted``, found by bisection: a few lookups in a
+    column beat decoding its rows (~20 ms a standard library's)."""
+    out: list[int] = []
+    for frag in sorted(set(wanted)):
+        at = bisect_left(frags, frag)
+        while at < len(frags) and frags[at] == frag:
+            out.append(at)
+            at += 1
+    return out
 
 
 def _joined(strings: Sequence[str | None]) -> str | None:
