@@ -320,9 +320,9 @@ class DerivedCaches:
         old = self._saved(KeywordIndex, self.layout.cache_dir("keyword"), self._delta.text_key)
         if old is None or len(old) != update.old_rows:
             return None
-        source = np.full(len(segment), -1, dtype=np.int64)
+        source = update.was.copy()  # a fragment written again keeps its document
         source[~update.fresh] = update.kept
-        return spliced(old, segment.frags, source, *segment.documents_of(np.flatnonzero(update.fresh)),
+        return spliced(old, segment.frags, source, *segment.documents_of(np.flatnonzero(source < 0)),
                        segment.text.tokens, segment.numbering)
 
     def _spliced_ranking(self, segment: Segment, update: _Update) -> RankingIndex | None:
@@ -417,19 +417,7 @@ class DerivedCaches:
         else:
             table = TokenTable(old.text.tokens)
         rows = SegmentRows()
-        given: set[str] = set()
-        # a fragment written again under its IRI has its text (the IRI holds its hash): its lines are copied
-        # from its old row, not tokenised again (a 300-file switch's 15k of 16k rows: ~0.3 s)
-        dropped_rows = np.flatnonzero(~keep)
-        old_rows = dict(zip(taken(old.frags, dropped_rows), dropped_rows.tolist())) if written is not None else {}
-        old_firsts, old_counts = np.asarray(old.firsts, dtype=np.int64), np.asarray(old.counts, dtype=np.int64)
-        for spilled in () if written is None else written.rows:
-            row = CorpusRow(*spilled)
-            at = old_rows.get(row.frag)
-            lines = None if at is None or old_counts[at] != row.text.count("\n") + 1 else \
-                (int(old_firsts[at]), int(old_counts[at]))
-            rows.add(row, table, lines)
-            given.add(spilled[0])
+        given = set() if written is None else rows.add_written(written.rows, table, old, np.flatnonzero(~keep))
         reader = CorpusReader(self.store)
         for row in reader.rows_of(again):
             if (row.file is None or row.file in files) and row.frag not in given:  # another file's: kept from ``old``
@@ -460,7 +448,9 @@ class DerivedCaches:
         self._progress(1)
         new = rows.segment(order, table.lines(), places, hot)
         segment, fresh = merged(old, keep, new, nesting, hot)
-        self._update = _Update.of(old, keep, new, segment, fresh, set(nesting))
+        was = np.full(len(segment), -1, dtype=np.int64)
+        was[fresh] = [rows.was.get(i, -1) for i in order]  # the fresh rows are the new ones, in order
+        self._update = _Update.of(old, keep, new, segment, fresh, set(nesting), was)
         del old, new, rows
         segment = segment.tidied(GARBAGE_SHARE)
         numbering = table.numbering()  # None: looked up, or compacted
@@ -651,12 +641,14 @@ class _Update:
     fresh: np.ndarray  # per row of the updated segment: read again
     moved: set[str]  # kept fragments whose nesting outline was read again
     changed: set[str]  # the paths of the rows dropped or read again
+    was: np.ndarray  # per row of the updated segment read again, the old row of the same keyword document (-1: none)
 
     @classmethod
     def of(cls, old: Segment, keep: np.ndarray, new: Segment, segment: Segment, fresh: np.ndarray,
-           moved: set[str]) -> _Update | None:
+           moved: set[str], was: np.ndarray) -> _Update | None:
         """None when a fragment has two rows (a dict of places, not splicing, decides which counts).
-        ``fresh``: per row of ``segment``, whether it is one of ``new``'s (``merged`` says)."""
+        ``fresh``: per row of ``segment``, whether it is one of ``new``'s (``merged`` says); ``was``: per
+        row of ``segment``, the old row whose keyword document it has again (a fragment written again)."""
         if not segment.ordered:
             return None
         kept = np.flatnonzero(keep)
@@ -669,7 +661,7 @@ class _Update:
         changed |= {path for path in new.paths}
         changed.discard(None)  # type: ignore[arg-type]
         return cls(len(old), int(placed.sum()), kept, np.where(placed[kept], position[kept], -1), fresh, moved,
-                   changed)  # type: ignore[arg-type]
+                   changed, was)  # type: ignore[arg-type]
 
 
 def _stacked(rows: Sequence[np.ndarray]) -> np.ndarray:
