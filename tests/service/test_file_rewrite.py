@@ -19,7 +19,8 @@ from pyoxigraph import NamedNode, Quad
 from acms.api import Index
 from acms.service.indexing import batch as batch_module
 from acms.sparql import catalog
-from acms.store.oxigraph import OxigraphStore, Rewrite
+from acms.store.oxigraph import OxigraphStore
+from acms.store.protocol import Rewrite
 from acms.vocab import GRAPH_META, TIER_COLD, UKO
 
 from ..conftest import copy_of_indexed

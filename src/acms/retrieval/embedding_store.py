@@ -296,7 +296,8 @@ def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:
 
 def _new_texts(layout: IndexLayout, frags: set[str]) -> int:
     """How many of ``frags`` hold a text no fragment had a vector for before this run: a fragment's IRI
-    ends in its text's hash, so lines shifted by an edit above (new IRIs, same texts) are no drift."""
+    holds its text's hash, so a text that moved to another entity or place (a new IRI, the same text) is
+    no drift."""
     cached = VectorMatrix.load(layout.cache_dir("vectors"))
     if cached is None:
         return len(frags)

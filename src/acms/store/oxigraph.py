@@ -14,7 +14,6 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
 import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad
@@ -26,7 +25,7 @@ from acms.sparql.functions import QUERY_FUNCTIONS
 from acms.sparql.runner import QueryLimits, run_bounded
 from acms.store import run_marker, usage
 from acms.store.lock import DEFAULT_WAIT, lock_for
-from acms.store.protocol import Bindings, CustomFunctions, GraphStore, RawResult, Row, Solution, SupportsBulkLoad
+from acms.store.protocol import Bindings, CustomFunctions, GraphStore, RawResult, Rewrite, Row, Solution, SupportsBulkLoad
 from acms.store.results import answer
 from acms.terms import Term
 from acms.vocab import GRAPH_ONTOLOGY, PREFIXES, RDF, TIER_HOT, TIER_WARM, UKO
@@ -39,16 +38,6 @@ _DCT_IDENTIFIER = NamedNode("http://purl.org/dc/terms/identifier")
 _VANN_PREFIX = NamedNode("http://purl.org/vocab/vann/preferredNamespacePrefix")
 _VANN_URI = NamedNode("http://purl.org/vocab/vann/preferredNamespaceUri")
 _CURRENT = (TIER_HOT, TIER_WARM)
-
-
-class Rewrite(NamedTuple):
-    """What ``rewrite_files`` did: quads removed, inserted, and left in place (in the old and the new alike),
-    and the fragments written again whose vectors stayed."""
-
-    removed: int
-    inserted: int
-    kept: int
-    vectors_kept: frozenset[str] = frozenset()
 
 
 class OxigraphStore:

@@ -19,14 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad
 
 from acms.sparql.results import AskResult, GraphResult, RawResult, Row, SelectResult
 from acms.terms import Term
 
-__all__ = ["AskResult", "Bindings", "CustomFunctions", "GraphResult", "GraphStore", "RawResult", "Row",
+__all__ = ["AskResult", "Bindings", "CustomFunctions", "GraphResult", "GraphStore", "RawResult", "Rewrite", "Row",
            "SelectResult", "Solution", "SupportsBulkLoad", "SupportsCheckpoint", "SupportsFileRewrite",
            "SupportsGeneration", "SupportsOwnership", "SupportsStreamingSelect", "SupportsThreads"]
 
@@ -128,6 +128,16 @@ class SupportsBulkLoad(Protocol):
     def load_nquads(self, data: bytes) -> None: ...
 
 
+class Rewrite(NamedTuple):
+    """What ``rewrite_files`` did: quads removed, inserted, and left in place (in the old and the new alike),
+    and the fragments written again whose vectors stayed (IRIs)."""
+
+    removed: int
+    inserted: int
+    kept: int
+    vectors_kept: frozenset[str] = frozenset()
+
+
 @runtime_checkable
 class SupportsFileRewrite(Protocol):
     """A store that replaces files' triples by a diff: of what the files held, only what the new quads
@@ -141,7 +151,7 @@ class SupportsFileRewrite(Protocol):
 
     def rewrite_files(self, before: Sequence[tuple[str, Bindings | None]], files: Sequence[NamedNode],
                       after: Sequence[tuple[str, Bindings | None]], quads: Sequence[Quad],
-                      old: Iterable[Quad] | None = None) -> object: ...
+                      old: Iterable[Quad] | None = None) -> Rewrite | None: ...
 
 
 @runtime_checkable

@@ -230,11 +230,10 @@ class OneBatch:
                 rewrite = store.rewrite_files(plan.deletes[:n], plan.replaced_files, plan.deletes[n + files:],
                                               plan.quads + run_quads, old=self._old_quads)
                 self._old_quads = self._old = None
-                kept = getattr(rewrite, "vectors_kept", None)
-                if run.cache_delta is not None and run.cache_delta.written is not None and kept is not None:
-                    written = run.cache_delta.written
+                if run.cache_delta is not None and run.cache_delta.written is not None and rewrite is not None:
+                    written = run.cache_delta.written  # the embedding asks only for the texts of these
                     run.cache_delta = dataclasses.replace(run.cache_delta, unembedded=frozenset(
-                        {row[0] for row in written.rows}.union(written.others).difference(kept)))
+                        {row[0] for row in written.rows}.union(written.others).difference(rewrite.vectors_kept)))
             else:
                 reload = run.full_ontology if migration else []  # the new ontology goes in with the files
                 store.replace(plan.deletes, plan.quads + run_quads + reload)
