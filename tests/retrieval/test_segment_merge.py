@@ -26,10 +26,11 @@ def _segment(frags: list[str], table: TokenTable | None = None) -> tuple[Segment
     return segment, table
 
 
-def _merge(old_frags: list[str], keep: list[bool], new_frags: list[str]) -> Segment:
+def _merge(old_frags: list[str], keep: list[bool], new_frags: list[str],
+           nesting: dict[str, str | None] | None = None) -> Segment:
     old, table = _segment(old_frags)
     new, _ = _segment(new_frags, TokenTable(list(old.text.tokens)))
-    segment, fresh = merged(old, np.asarray(keep, dtype=bool), new, {}, [])
+    segment, fresh = merged(old, np.asarray(keep, dtype=bool), new, nesting or {}, [])
     rows = sorted([(f, False) for f, k in zip(old_frags, keep) if k] + [(f, True) for f in new_frags])
     assert fresh.tolist() == [is_new for _, is_new in rows]  # a new row goes after a kept one of its fragment
     return segment
@@ -44,8 +45,11 @@ def test_the_merge_is_in_fragment_order_and_knows_whether_a_fragment_has_two_row
         old: set[str], keep: list[bool], new: set[str]) -> None:
     old_frags = sorted(old)
     keep = (keep + [True] * len(old_frags))[: len(old_frags)]
-    segment = _merge(old_frags, keep, sorted(new))
-    want = sorted([f for f, k in zip(old_frags, keep) if k] + sorted(new))
+    kept = [f for f, k in zip(old_frags, keep) if k]
+    nesting = {frag: (None if i % 2 else f"outline of {frag}") for i, frag in enumerate(kept[:3])}  # read again
+    segment = _merge(old_frags, keep, sorted(new), nesting)
+    want = sorted(kept + sorted(new))
+    assert [segment.nesting[i] for i in range(len(segment))] == [nesting.get(f) for f in want]  # the rest had none
     assert isinstance(segment.frags, StringColumn) and segment.frags.tolist() == want
     assert segment.strict is not None  # known from the merge, not compared again
     assert segment.ordered == (len(set(want)) == len(want))
