@@ -8,7 +8,7 @@ import pyoxigraph as ox
 import pytest
 from pyoxigraph import Literal, NamedNode
 
-from acms.errors import QueryRejected
+from acms.errors import QueryRejected, UsageError
 from acms.sparql import catalog
 from acms.sparql.bind import bind
 from acms.sparql.functions import ScoreTables, functions
@@ -59,3 +59,17 @@ def test_guard_allows_service_when_asked() -> None:
 def test_guard_caps_length() -> None:
     with pytest.raises(QueryRejected, match="characters"):
         check_query("#" * 200_000)
+
+
+def test_a_query_read_from_its_own_file_is_the_catalog_s() -> None:
+    """``catalog.get`` reads one query's file until the whole catalog is loaded: the same spec either way,
+    and an unknown key is refused either way."""
+    for key, spec in catalog.all_queries().items():
+        assert catalog._one(key) == spec
+    for key in ("search/nothing-here", "../pyproject", "search/corpus.rq"):
+        assert catalog._one(key) is None
+    catalog.all_queries.cache_clear()
+    catalog._one.cache_clear()
+    with pytest.raises(UsageError, match="unknown query"):
+        catalog.get("search/nothing-here")
+    assert catalog.get("search/corpus").key == "search/corpus.rq"
