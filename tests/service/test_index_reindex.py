@@ -274,3 +274,38 @@ def test_a_file_the_new_shapes_reject_is_archived_and_left_out(tmp_path: Path,
     assert any("/file/pkg/util.py/v/" in v for v in versioned)  # gone from the index: archived
     assert all("/pkg/util.py" in v for v in versioned)  # the files written again: not archived
     assert not [q for q in _graph(root) if "/tier/cold>" not in q and "/pkg/util.py" in q.split()[0]]
+
+
+@pytest.mark.parametrize("mode", ["start over", "delete"])
+def test_a_migration_s_caches_answer_as_a_fresh_index_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        mode: str) -> None:
+    """A re-index that started over spills its corpus rows, as a first index does, and its caches are built
+    from them; what the spill lacks (a recorded decision's fragment, which no file holds, kept from the
+    old index) is read from the store beside them. Either way the caches answer as a fresh index's."""
+    queries = [(q, m) for q in ("helper return value", "frobnicated helpers", "Gen3 run") for m in ("keyword", "vector")]
+
+    def indexed(root: Path) -> None:
+        with Index.open(root, record_use=False) as idx:
+            idx.index()
+        for args in (["plan", "create", "Q1"], ["decision", "record", "Prefer frobnicated helpers.", "--plan", "Q1"]):
+            result = CliRunner().invoke(cli, [*args, "-C", str(root)])
+            assert result.exit_code == 0, result.output
+
+    def answers(root: Path) -> list[list[tuple[str, str, int, int]]]:
+        with Index.open(root, record_use=False) as idx:
+            idx.index()
+            return [[(h.name, h.path, h.start_line, h.end_line) for h in idx.search(q, m, 6).hits] for q, m in queries]
+
+    migrated = _project(tmp_path / "a")
+    fresh = tmp_path / "b" / "proj"
+    shutil.copytree(migrated, fresh)
+    indexed(migrated)
+    indexed(fresh)
+    _mark_old(migrated)
+    spills: list[object] = []
+    real = index_stream.SpillWriter
+    monkeypatch.setattr(index_stream, "SpillWriter", lambda path: (spills.append(path), real(path))[1])
+    _mode(mode, monkeypatch)
+    got = answers(migrated)
+    assert len(spills) == (mode == "start over")
+    assert got == answers(fresh) and all(got)

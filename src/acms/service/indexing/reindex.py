@@ -77,6 +77,9 @@ class Reindex:
     """The write mode of a run that redoes every file of an existing index (no extension rules)."""
 
     def write(self, run: RunContext, listing: Listing) -> None:
+        # the corpus rows spilled for the caches' build, as a first index's, once it has started over
+        # (a standard library's caches from the store's corpus join: ~20 s, against ~8 s)
+        stream.prepare_spill(run)
         stream.stream_first_index(run, listing, StreamedReindex(run))
 
 

@@ -90,6 +90,8 @@ class OldIndex(Protocol):
     """The old index's side of a streamed run that redoes every file of an existing index: called
     around the groups (:class:`acms.service.indexing.reindex.StreamedReindex`)."""
 
+    fresh: bool  # the old index was set aside (started over): the store holds none of its files' triples
+
     def begin(self) -> None: ...
 
     def before_load(self, sources: Sequence[SourceFile], kept: dict[str, emit.FileBatch]) -> None: ...
@@ -134,9 +136,13 @@ def groups(files: list[ListedFile]) -> Iterator[list[ListedFile]]:
 def stream_first_index(run: RunContext, listing: Listing, reindex: OldIndex | None = None) -> None:
     """Write every listed file into the (empty) store of ``run``, group by group; then edges and tree.
     ``reindex``: the store holds an index whose every file is redone (:mod:`acms.service.indexing.reindex`
-    clears its old triples group by group). A first index spills its corpus rows to ``run.corpus_spill``
-    (:mod:`acms.retrieval.corpus_spill`), complete only if this returns."""
-    spill = SpillWriter(run.corpus_spill) if run.corpus_spill is not None and reindex is None else None
+    clears its old triples group by group). A first index, and a re-index that started over, spill their
+    corpus rows to ``run.corpus_spill`` (:mod:`acms.retrieval.corpus_spill`), complete only if this returns."""
+    if reindex is not None:
+        reindex.begin()
+        if run.corpus_spill is not None and reindex.fresh:  # the store holds only what was not the files'
+            run.spill_whole = not run.store.ask(catalog.text("index/any-searchable-fragment"))
+    spill = SpillWriter(run.corpus_spill) if run.corpus_spill is not None and (reindex is None or reindex.fresh) else None
     try:
         _stream(run, listing, reindex, spill)
     except BaseException:
@@ -162,8 +168,6 @@ def _stream(run: RunContext, listing: Listing, reindex: OldIndex | None, spill: 
     report.first_run = reindex is None
     report.files_listed = 0
     done = 0
-    if reindex is not None:
-        reindex.begin()
 
     # Emitted and validated beside the extraction (acms.ingest.emitted): a first index with the shipped
     # shapes, but for the ADR files' group
