@@ -241,10 +241,14 @@ def test_a_migration_embeds_every_fragment_again_with_the_kept_model(tmp_path: P
         first = idx.index()
         before = {(str(q.subject), str(q.object)) for q in idx.store.quads(None, UKO.vector)}
     _mark_old(root)
+    read_back: list[int] = []
+    texts = embedding_store._texts
+    monkeypatch.setattr(embedding_store, "_texts", lambda store: (read_back.append(1), texts(store))[1])
     with Index.open(root, embedding_dims=4) as idx:
         report = idx.index()
         assert report.ontology and "fitting" not in report.timings  # the model is kept, not fitted again
         assert report.embedded == first.embedded > 5
+        assert read_back == []  # the texts came from the re-index's spill, not from the store
         assert {(str(q.subject), str(q.object)) for q in idx.store.quads(None, UKO.vector)} == before
         written = VectorMatrix.load(idx.layout.cache_dir("vectors"))  # streamed beside the vectors
         assert written is not None and len(written.ids) == report.embedded

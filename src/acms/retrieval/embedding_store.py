@@ -222,9 +222,10 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         return _fitted(layout, migrate(store, layout, settings, settings.embedding_provider, phases, texts, ahead))
     if not store.ask(catalog.text("embeddings/any-fragment-vector")):
         # a model and no vector: a re-index that started over (service.indexing.reindex) kept the model; every
-        # fragment is new, so they stream with it as a first embedding does, vector cache included
+        # fragment is new, so they stream with it as a first embedding does, vector cache included, their
+        # texts from its spill when it holds them all (read back from the store: ~3 s a standard library)
         provider = _kept_provider(model, settings, layout)
-        return _stream_all(store, layout, provider, [], phases, t0)
+        return _stream_all(store, layout, provider, [], phases, t0, rows=None if texts is None else _placed(store, texts))
     rows = _unembedded(store, files, fragments, unembedded)
     if not rows:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
