@@ -43,7 +43,7 @@ from acms.index.layers import (
     positional,
 )
 from acms.index.postings import idfs, norms, scores
-from acms.index.string_column import StringColumn
+from acms.index.string_column import taken
 
 __all__ = ["spliced", "spliced_whole"]
 
@@ -217,7 +217,7 @@ def _ids_of(ids: Sequence[str], base_ids: Sequence[str], source: np.ndarray,
         return {"positional": True}
     kept = np.flatnonzero(source >= 0)
     if _alike_at_run_ends(ids, base_ids, kept, source[kept]):
-        return {"ids": _picked(ids, in_delta)}
+        return {"ids": taken(ids, in_delta)}
     if positional(ids):
         return {"positional": True}
     return {"all_ids": list(ids)}
@@ -231,12 +231,7 @@ def _alike_at_run_ends(ids: Sequence[str], base_ids: Sequence[str], at: np.ndarr
         return True
     breaks = np.flatnonzero((np.diff(at) != 1) | (np.diff(was) != 1))
     ends = distinct(np.concatenate([[0, at.size - 1], breaks, breaks + 1]))
-    return _picked(ids, at[ends]) == _picked(base_ids, was[ends])
-
-
-def _picked(ids: Sequence[str], rows: np.ndarray) -> list[str]:
-    """``ids`` at ``rows`` (a column's decoded together)."""
-    return ids.take(rows) if isinstance(ids, StringColumn) else [ids[i] for i in rows.tolist()]
+    return taken(ids, at[ends]) == taken(base_ids, was[ends])
 
 
 def _merged(start: _Start, ids: Sequence[str], base_now: np.ndarray, new_term: np.ndarray, new_doc: np.ndarray,

@@ -24,7 +24,7 @@ from acms.arrays import distinct
 from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
 from acms.index.splice import spliced
-from acms.index.string_column import taken
+from acms.index.string_column import listed, taken
 from acms.index.token_table import TokenTable
 from acms.index.vectors import VectorMatrix, decode, written_rows
 from acms.index.vocabulary import Vocabulary
@@ -34,7 +34,7 @@ from acms.ranking.splice import spliced_ranking
 from acms.ranking.window_tokens import file_windows
 from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow, CountOnce
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
-from acms.retrieval.segment import GARBAGE_SHARE, Segment, listed, merged, rows_named
+from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged, rows_named
 from acms.retrieval.segment_rows import Places, SegmentRows, keyword_rows, places_of
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout

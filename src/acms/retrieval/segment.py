@@ -42,7 +42,7 @@ from acms.index.appended import appended
 from acms.index.keyword import FORMAT as KEYWORD_FORMAT
 from acms.index.ranges import ranges
 from acms.index.scratch import atomic_directory
-from acms.index.string_column import StringColumn, as_column, spliced_runs
+from acms.index.string_column import StringColumn, as_column, listed, spliced_runs
 from acms.index.token_table import TokenizedLines
 from acms.index.tokenize import NEWLINE, SEARCH_TERMS_VERSION
 from acms.index.vocabulary import Vocabulary
@@ -50,7 +50,7 @@ from acms.ranking.index import FORMAT as RANKING_FORMAT
 from acms.ranking.index import NESTING, TEST_SCOPE, FragmentPlace
 from acms.ranking.roles import in_test_scope
 
-__all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Merged", "Segment", "listed", "merged", "rows_named"]
+__all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Merged", "Segment", "merged", "rows_named"]
 
 # The caches' formats are part of it: a change in how places become a ranking index may change what a
 # row's place means, so a segment of another version is not updated but built again.
@@ -331,11 +331,6 @@ class Segment:
                 and segment.text.tokens[:1] == [NEWLINE] and segment._sizes() == manifest.get("sizes")):
             raise StoreError(f"the token segment at {directory} is inconsistent")
         return replace(segment, prefix=(segment.numbering, *segment._sizes().values()))
-
-
-def listed(strings: Sequence[Any]) -> list[Any]:
-    """The strings as a list (a column's decoded at once: one by one, 73k took ~0.1 s)."""
-    return strings.tolist() if isinstance(strings, StringColumn) else list(strings)
 
 
 def rows_named(frags: Sequence[str], wanted: Iterable[str]) -> list[int]:
