@@ -406,8 +406,10 @@ class OneBatch:
             deletes.append((catalog.text("ingest/delete-files.ru"), {"file": replaced_files}))
             if gone:
                 deletes.append((catalog.text("ingest/delete-incoming.ru"), {"gone": gone}))
-        if tree:
-            deletes.append((catalog.text("ingest/delete-tree.ru"), None))
+        if tree:  # bound to the nodes it removes: rewrite_files then looks again at their kept quads only
+            nodes = [row["node"] for row in store.select(catalog.text("ingest/tree-nodes"))]
+            if nodes:
+                deletes.append((catalog.text("ingest/delete-tree.ru"), {"s": nodes}))
         if migration:
             deletes.append((f"DROP SILENT GRAPH {GRAPH_ONTOLOGY}", None))
         return Plan(deletes, quads, new_iris, replaced_files, archived, derived)
