@@ -11,6 +11,8 @@ import pytest
 from pyoxigraph import NamedNode
 
 from acms.api import Index
+from acms.errors import StoreError
+from acms.ingest import pipeline
 from acms.service.indexing import batch as batch_module
 from acms.service.indexing.old_quads import OldQuads, stay_hot
 from acms.sparql import catalog
@@ -68,6 +70,31 @@ def test_what_relinking_and_linking_take_from_the_quads_is_what_the_queries_answ
         assert hot and old.hot(files) == hot  # the edited function and its file, among others
 
 
+def test_quads_read_ahead_are_those_read_in_place_and_a_failure_ahead_is_raised_by_the_next_read(
+        indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Index.open(indexed, mode="read", refresh="off", wait=10) as idx, idx.reading() as store:
+        files = _files(store)
+        ahead, here = OldQuads(store), OldQuads(store)
+        ahead.read_ahead(files)
+        assert sorted(map(str, ahead.quads(files))) == sorted(map(str, here.quads(files)))
+        assert ahead.names(files) == here.names(files) and ahead.entities(files) == here.entities(files)
+
+        real, calls = store.file_quads, []
+
+        def fails_once(files: list[NamedNode]) -> list[object]:  # the thread's read fails, a later one would not
+            calls.append(files)
+            if len(calls) == 1:
+                raise StoreError("read failed: the disk went away")
+            return real(files)
+
+        monkeypatch.setattr(store, "file_quads", fails_once)
+        failing = OldQuads(store)
+        failing.read_ahead(files)
+        with pytest.raises(StoreError, match="disk went away"):
+            failing.names(files)
+        failing.settle()  # raised once, in the run's thread
+
+
 def test_stay_hot_moves_a_hot_entity_with_its_fragments_and_nothing_else() -> None:
     from pyoxigraph import Literal, Quad
 
@@ -115,6 +142,8 @@ def test_a_rewritten_hot_file_stays_hot_and_the_graph_is_the_one_the_sparql_path
         with monkeypatch.context() as patch:
             if root == theirs:
                 patch.setattr(batch_module, "SupportsFileRewrite", type("Never", (), {}))  # no store has it
+            else:  # parsed by workers, so the quads are read ahead in a thread meanwhile
+                patch.setattr(pipeline, "PARALLEL_MIN_FILES", 1)
             _edits(root)
             with Index.open(root, **SETTINGS) as idx:
                 report = idx.index()

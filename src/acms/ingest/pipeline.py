@@ -86,10 +86,15 @@ def extract_chunk(chunk: list[SourceFile], all_paths: set[str], window: int) -> 
     return [extract(source, all_paths, window) for source in chunk]
 
 
+def in_workers(files: int) -> bool:
+    """Whether ``extract_all`` parses that many files in worker processes (the caller waits meanwhile)."""
+    return files >= PARALLEL_MIN_FILES and min(os.cpu_count() or 1, 4) >= 2
+
+
 def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> Iterator[Extracted]:
     """Parse in worker processes when there is enough work: ast is CPU-bound and holds the GIL."""
     workers = min(os.cpu_count() or 1, 4)
-    if len(sources) < PARALLEL_MIN_FILES or workers < 2:
+    if not in_workers(len(sources)):
         for source in sources:
             yield extract(source, all_paths, window)
         return

@@ -14,6 +14,7 @@ quarantined (``IndexReport.quarantined``): left out, with the rest of the batch 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -23,7 +24,7 @@ from acms.decisions.ingest import adr_batch
 from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
-from acms.ingest.pipeline import entities_of, extract_all, read_sources, vanished
+from acms.ingest.pipeline import entities_of, extract_all, in_workers, read_sources, vanished
 from acms.ingest.relink import mentioning, moved_names
 from acms.ingest.resolve import resolve_edges
 from acms.ingest.symbols import SymbolRows, entity_rows
@@ -156,8 +157,16 @@ class OneBatch:
         all_paths = {s.path for s in sources}
         extractions: dict[str, Extraction] = {}
         specs: dict[str, list[FragmentSpec]] = {}
+        if self._old is not None and not migration.reindex and in_workers(len(changed)):
+            self._old.read_ahead([stored[p][0] for p in [*(s.path for s in changed), *removed] if p in stored])
         with run.phase("parsing", len(changed)):
-            self._extract(run, changed, all_paths, extractions, specs)
+            try:
+                self._extract(run, changed, all_paths, extractions, specs)
+            except BaseException:
+                if self._old is not None:
+                    with contextlib.suppress(BaseException):  # the extraction's failure is the one to report
+                        self._old.settle()
+                raise
         if stored and not migration.reindex:
             again, gone = self._relink(run, changed, removed, stored, listing, all_paths, extractions, specs)
             changed += again

@@ -11,6 +11,7 @@ current tiers (the versions' updates touch the cold tier only, and run with it).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 from pyoxigraph import NamedNode, Quad
@@ -32,9 +33,39 @@ class OldQuads:
         self._names: dict[NamedNode, set[str]] = {}
         self._hot: dict[NamedNode, set[NamedNode]] = {}
         self._fragments: dict[NamedNode, FragmentParts] = {}
+        self._ahead: threading.Thread | None = None
+        self._failed: BaseException | None = None
+
+    def read_ahead(self, files: Sequence[NamedNode]) -> None:
+        """Start reading ``files`` in a thread, for the time the run waits for its parsing workers. The
+        store's reads hold the GIL, so this gains only that wait (a 300-file switch: ~0.7 s of its 2.2 s
+        of reading); the next ``read`` waits for the thread, and ``settle`` must follow a failed run
+        (a thread still reading would keep the store open while the run rolls back)."""
+        self._ahead = threading.Thread(target=self._read_ahead, args=(list(files),), name="acms-old-quads", daemon=True)
+        self._ahead.start()
+
+    def _read_ahead(self, files: list[NamedNode]) -> None:
+        try:
+            self._read(files)
+        except BaseException as exc:  # noqa: BLE001 -- raised again in the run's thread, by settle()
+            self._failed = exc
+
+    def settle(self) -> None:
+        """Wait for the reading ahead, if any, and raise what it failed with."""
+        if self._ahead is None:
+            return
+        self._ahead.join()
+        self._ahead = None
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            raise failed
 
     def read(self, files: Iterable[NamedNode]) -> None:
         """Read the files not read yet, one ``file_quads`` each (a subject belongs to one file)."""
+        self.settle()
+        self._read(files)
+
+    def _read(self, files: Iterable[NamedNode]) -> None:
         for file in files:
             if file in self._by_file:
                 continue
