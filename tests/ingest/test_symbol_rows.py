@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acms.ingest import symbols
 from acms.ingest.symbols import SymbolRows, choose
 
 names = st.text(min_size=1, max_size=12)
@@ -53,11 +55,23 @@ row_maps = st.dictionaries(entities, st.tuples(qnames, kinds), max_size=12)
 
 
 @settings(max_examples=80, deadline=None)
-@given(first=row_maps, runs=st.lists(st.tuples(st.sets(entities), row_maps), min_size=1, max_size=4))
+@given(first=row_maps, runs=st.lists(st.tuples(st.sets(entities), row_maps), min_size=1, max_size=4),
+       queries=st.sampled_from([None, 0, 2]))
 def test_a_kept_table_after_updates_is_the_table_of_its_rows(tmp_path_factory, first: dict[str, tuple[str, str]],
-                                                             runs: list[tuple[set[str], dict[str, tuple[str, str]]]]) -> None:
+                                                             runs: list[tuple[set[str], dict[str, tuple[str, str]]]],
+                                                             queries: int | None) -> None:
     """Runs in a row, each loading the last one's table, dropping and adding rows, saving: every name
-    looked up, and every row, is what a table made whole from the same rows holds (shared names too)."""
+    looked up, and every row, is what a table made whole from the same rows holds (shared names too).
+    ``queries``: names asked one query each before the table reads every row (None: never)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if queries is not None:
+            patch.setattr(symbols, "READ_WHOLE_FROM", queries)
+            patch.setattr(symbols, "QUERY_COST", 10**9)
+        _kept_table_runs(tmp_path_factory, first, runs)
+
+
+def _kept_table_runs(tmp_path_factory, first: dict[str, tuple[str, str]],
+                     runs: list[tuple[set[str], dict[str, tuple[str, str]]]]) -> None:
     cache = tmp_path_factory.mktemp("kept")
     SymbolRows("run-0", first).save(cache)
     want = dict(first)
