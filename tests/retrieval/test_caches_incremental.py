@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from acms.api import Index
 from acms.config import Settings
-from acms.decisions import records
 from acms.index.keyword import KeywordIndex
 from acms.index.vectors import VectorMatrix
 from acms.ranking.index import RankingIndex
@@ -33,7 +33,6 @@ from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.store.protocol import GraphStore
 from acms.temporal import tiers
-from acms.vocab import IriMinter
 
 from ..conftest import copy_of_indexed
 
@@ -383,26 +382,23 @@ def test_the_dead_tokens_an_update_counts_are_never_fewer_than_there_are(project
 
 def test_recorded_decisions_between_runs_are_read_again(project: Path, tmp_path: Path, spy: _Spy) -> None:
     """A plan's decisions have no file: rows no changed file accounts for, written without an index run
-    (the caches wait for the next one), and retired to the cold tier by a later decision."""
-    layout = IndexLayout(project / ".acms")
-    store = OxigraphStore(layout.graph)
-    try:
-        minter = IriMinter(project.name)
-        records.create_plan(store, minter, "root")
-        records.record_decision(store, minter, plan="root", text="Sessions live in SQLite")
-        records.record_decision(store, minter, plan="root", text="Every store has a URL")
-    finally:
-        store.close()
+    (the write that records one updates the caches, ``acms.retrieval.follow``), and retired to the cold
+    tier by a later decision."""
+    with Index.open(project, refresh="off") as idx:
+        idx.plans.create("root")
+        idx.plans.record("Sessions live in SQLite", plan="root")
+        assert spy.take() == ["keyword", "ranking", "vectors"]
+        idx.plans.record("Every store has a URL", plan="root")
+        assert spy.take() == ["keyword", "ranking", "vectors"]
+    _assert_full_build(project, tmp_path)
     EDITS["a function body"](project)
     _reindex(project)
     assert spy.take() == ["keyword", "ranking", "vectors"]
     _assert_full_build(project, tmp_path)
-    store = OxigraphStore(layout.graph)
-    try:
-        records.record_decision(store, IriMinter(project.name), plan="root", text="Sessions live in Postgres",
-                                supersedes="D-1")  # D-1 retired: cold
-    finally:
-        store.close()
+    with Index.open(project, refresh="off") as idx:
+        idx.plans.record("Sessions live in Postgres", plan="root", supersedes="D-1")  # D-1 retired: cold
+    assert spy.take() == ["keyword", "ranking", "vectors"]
+    _assert_full_build(project, tmp_path)
     EDITS["lines above a function"](project)
     _reindex(project)
     assert spy.take() == ["keyword", "ranking", "vectors"]

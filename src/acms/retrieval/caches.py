@@ -122,25 +122,28 @@ class DerivedCaches:
         self._count_fragments = fragments or CountOnce(store, "embeddings/count-fragments")
 
     @cached_property
-    def _state(self) -> tuple[str, str]:
+    def _state(self) -> tuple[str, str, str]:
         rows = self.store.select(catalog.text("index/state"))
         row = rows[0] if rows else {}
-        return _v(row.get("run")), _v(row.get("model"))
+        decisions = _v(row.get("decisions"))
+        recorded = f"{decisions}|{_v(row.get('decided'))}" if decisions not in ("", "0") else ""
+        return _v(row.get("run")), _v(row.get("model")), recorded
 
     @cached_property
     def state_key(self) -> str:
-        """The vector cache's key: the last index run and the embedding model."""
-        run, model = self._state
-        return hashlib.sha256(f"{run}|{model}".encode()).hexdigest()[:16]
+        """The vector cache's key: the last index run, the embedding model and the last recorded decision."""
+        run, model, decided = self._state
+        return hashlib.sha256((f"{run}|{model}|{decided}" if decided else f"{run}|{model}").encode()).hexdigest()[:16]
 
     @cached_property
     def text_key(self) -> str:
-        """The keyword and ranking caches' key: the last index run. Texts, names and places change only
-        in index runs; a new embedding model does not touch them, so an index run builds these caches
-        before its embeddings (on the heap the files' phase left clean, see
+        """The keyword and ranking caches' key: the last index run and the last recorded decision. Texts,
+        names and places change only in index runs and when a decision is recorded (its fragment, held by
+        no file: ``acms.retrieval.follow``); a new embedding model does not touch them, so an index run
+        builds these caches before its embeddings (on the heap the files' phase left clean, see
         ``IndexRun._after_files``) and a model migration keeps them."""
-        run, _ = self._state
-        return hashlib.sha256(f"{run}|text".encode()).hexdigest()[:16]
+        run, _, decided = self._state
+        return hashlib.sha256((f"{run}|{decided}|text" if decided else f"{run}|text").encode()).hexdigest()[:16]
 
     @cached_property
     def corpus(self) -> list[CorpusRow]:

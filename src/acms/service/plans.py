@@ -8,6 +8,7 @@ from typing import Any
 
 from acms.decisions import records
 from acms.decisions.model import DecisionInfo, PlanInfo
+from acms.retrieval.follow import before_write, follow_write
 from acms.service.host import Host
 from acms.vocab import IriMinter
 
@@ -47,8 +48,10 @@ class Plans:
                supersedes: str | None = None, status: str = "accepted") -> DecisionInfo | str:
         """Record a decision; the decision as listed (its id alone if it cannot be listed back)."""
         with self._host.session.writing() as store:
+            before = before_write(store, self._host.layout)
             ident = records.record_decision(store, self._minter(), plan=plan, text=text, title=title, about=about,
                                             supersedes=supersedes, status=status)
+            follow_write(store, self._host.layout, self._host.settings, before)  # searchable at once
             return next((d for d in records.list_decisions(store) if d.id == ident), ident)
 
     def decisions(self, about: str | None = None) -> list[DecisionInfo]:

@@ -18,7 +18,11 @@ frames, quoted error messages), then the seeds an agent will read as bodies, and
   ``overrides-down.rq``: a change to a method is often due where it is overridden);
 - the files that change with the starts' files in history, and of those the definitions the shared
   commits touched most (``cochange-commits.rq`` / ``cochange.rq``, :mod:`acms.strategies.cochange`;
-  needs ``acms index --history N``, and costs one empty query without it).
+  needs ``acms index --history N``, and costs one empty query without it);
+- the current decisions (recorded or ADRs) about what the walk shows or reached at one hop, about the
+  class or module around it, or about its file (``decisions-current.rq`` / ``decision-reach.rq``),
+  shown whole right after the bodies: why the code is the way it is, next to the code to change (one
+  empty query in a project without decisions).
 
 A reached entity scores its seed's score times the edge's weight times ``decay`` per hop (computed in
 the query). Levels of detail follow depth, and the budget is planned in this order: bodies for the
@@ -68,9 +72,10 @@ is lambda let match mod new nil none not null or package pass pub raise return s
 switch this throw true try type use var void while with yield None True False""".split())
 HEADER_TOKENS = 12  # what a packed block's header (path:lines, name) costs beside its text, about
 AMBIGUOUS = 6  # a name with more entities than this is left to ``self.name`` resolution
-# Output order: bodies, the next-ranked seeds as one-line references (the next candidates for the
-# place to edit, when the first is wrong), the signatures of what the bodies use, the other references.
-TIER_LIFT = {"body": 4.0, "next": 3.0, "signature": 2.0, "reference": 1.0}
+# Output order: bodies, the decisions about them, the next-ranked seeds as one-line references (the next
+# candidates for the place to edit, when the first is wrong), the signatures of what the bodies use, the
+# other references.
+TIER_LIFT = {"body": 4.0, "decision": 3.5, "next": 3.0, "signature": 2.0, "reference": 1.0}
 NEXT = 20  # next-ranked seeds listed ahead of the signatures
 # Planned text past this many budgets (by estimate) fills any budget: no bodies are proposed in reserve.
 FULL = 1.5
@@ -98,6 +103,7 @@ class ExpandOptions:
     beside: float = 0.85
     beside_max: int = 40
     beside_seeds: int = 1
+    decisions: float = 0.0  # off unless the strategy asks (a strategy copied before it has no query for it)
     edges_out: Mapping[str, float] = field(default_factory=dict)
     edges_in: Mapping[str, float] = field(default_factory=dict)
 
@@ -114,7 +120,7 @@ class ExpandOptions:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"strategy {strategy}: bad expand option: {exc}") from None
         weights = [*opts.edges_out.values(), *opts.edges_in.values(), opts.decay, opts.names,
-                   opts.overrides, opts.bodies, opts.signatures, opts.cochange, opts.beside]
+                   opts.overrides, opts.bodies, opts.signatures, opts.cochange, opts.beside, opts.decisions]
         if any(not 0.0 <= float(w) <= 1.0 for w in weights) or opts.bodies + opts.signatures > 1.0:
             raise ConfigError(f"strategy {strategy}: expand weights and shares lie in [0, 1], "
                               "and bodies + signatures <= 1")
@@ -341,6 +347,33 @@ class Expansion:
                     if verbatim and verbatim in r["text"].value]
         return list(dict.fromkeys(out))
 
+    def decided(self, nodes: Mapping[str, float]) -> list[Candidate]:
+        """The current decisions about ``nodes`` (the bodies shown and what one hop reached), about the
+        class or module around one, or about its file (``decisions-current.rq``, ``decision-reach.rq``),
+        each whole, scored by its best node x ``decisions`` x ``decay``."""
+        if not nodes or not self.opts.decisions:
+            return []
+        rows = self.store.select(self.query("decisions-current.rq"))
+        if not rows:
+            return []
+        about = {r["about"].value for r in rows}
+        speaks: dict[str, set[str]] = {a: {a} for a in about}  # what each subject's decision speaks for
+        for r in self.store.select(self.query("decision-reach.rq"), {"about": [NamedNode(a) for a in sorted(about)]}):
+            speaks[r["about"].value].add(r["member"].value)
+        best: dict[str, tuple[float, str, dict[str, Term]]] = {}
+        for r in rows:
+            for node in speaks[r["about"].value].intersection(nodes):
+                score = nodes[node] * self.opts.decisions * self.opts.decay
+                held = best.get(r["frag"].value)
+                if held is None or (score, held[1]) > (held[0], node):
+                    best[r["frag"].value] = (score, node, r)
+        return [Candidate(
+            fragment=frag, entity=r["entity"].value, name=r["name"].value, kind="Decision", lod="micro",
+            text=r["text"].value, path=r["path"].value, start_line=int(r["start"].value),
+            end_line=int(r["end"].value), score=score, strategy=self.desc.name,
+            reason=f"a decision about {_short(node)} (hop 1)", tier=_short(r["tier"].value))
+            for frag, (score, node, r) in sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))]
+
     # -- depth -----------------------------------------------------------------------------------
     def heads(self, entities: Iterable[str]) -> dict[str, dict[str, Term]]:
         wanted = sorted(set(entities))
@@ -409,9 +442,17 @@ class Expansion:
         best = sorted(((e, r) for e, r in reached.items() if e not in shown),
                       key=lambda kv: (-kv[1].score, kv[0]))[: self.opts.max_reached]
         heads = self.heads([e for e, _ in best] + [c.entity for c in ordered[: 3 * NEXT]])
-        # 3. signatures of what one hop reached, within their share; the rest become references
+        # 3. the decisions about what is shown or one hop away, whole, then signatures of what one hop
+        # reached, within their share; the rest become references
         signatures: list[Candidate] = []
         later: list[Candidate] = []
+        near = {c.entity: weight_of[c.entity] for c in bodies}
+        near.update((e, r.score) for e, r in reached.items() if r.hop == 1 and e not in near)
+        decisions: list[Candidate] = []
+        for decision in self.decided(near):
+            if used + _cost(decision.text) <= (self.opts.bodies + self.opts.signatures) * budget:
+                decisions.append(decision)
+                used += _cost(decision.text)
         for e, r in best:
             row = heads.get(e)
             if row is None:
@@ -437,6 +478,7 @@ class Expansion:
                 ref = self.head_candidate(row, c.score / (top * 1.01), f"ranked next: {c.reason}", "reference")
                 (nxt if len(nxt) < NEXT else references).append(ref)
         out = ([replace(c, score=TIER_LIFT["body"] + c.score / (top * 1.01)) for c in bodies]
+               + [replace(c, score=TIER_LIFT["decision"] + min(c.score, 0.499)) for c in decisions]
                + [replace(c, score=TIER_LIFT["next"] + min(c.score, 0.999)) for c in nxt]
                + [replace(c, score=TIER_LIFT["signature"] + min(c.score, 0.999)) for c in signatures]
                + [replace(c, score=TIER_LIFT["reference"] + min(c.score, 0.999)) for c in references])
