@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from acms.decisions import records
 from acms.decisions.model import DecisionInfo, PlanInfo
+from acms.errors import AcmsError
 from acms.retrieval.follow import before_write, follow_write
 from acms.service.host import Host
 from acms.vocab import IriMinter
@@ -51,7 +53,10 @@ class Plans:
             before = before_write(store, self._host.layout)
             ident = records.record_decision(store, self._minter(), plan=plan, text=text, title=title, about=about,
                                             supersedes=supersedes, status=status)
-            follow_write(store, self._host.layout, self._host.settings, before)  # searchable at once
+            # searchable at once; should the caches fail, the decision is written and their key has moved: a
+            # reader builds them again
+            with contextlib.suppress(AcmsError, OSError):
+                follow_write(store, self._host.layout, self._host.settings, before)
             return next((d for d in records.list_decisions(store) if d.id == ident), ident)
 
     def decisions(self, about: str | None = None) -> list[DecisionInfo]:
