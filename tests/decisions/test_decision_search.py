@@ -5,7 +5,10 @@ they answer as caches built from scratch would."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,3 +122,25 @@ def test_a_decision_about_a_file_or_module_speaks_for_the_code_in_it(tmp_path: P
                          about=[about])
     shown = _context(root, "make unfold_header also join tab continuations")
     assert shown[0] == ("Method", "pkg/big.py") and ("Decision", "decisions/D-1") in shown
+
+
+def test_a_running_server_answers_with_a_decision_another_process_recorded(project: Path, tmp_path: Path) -> None:
+    """``acms serve`` holds its reader; ``acms decision record`` in another process writes beside it, and
+    the server's next render holds the decision: the write moved the index's generation and the caches'
+    key, and left the caches updated."""
+    from tests.test_live_provenance import start_serve, stop_serve
+
+    served = start_serve(project, tmp_path / "serve.log", ["--no-watch"])
+    try:
+        task = "make SessionStore.put keep the value for the key"
+        assert "decisions/D-1" not in json.dumps(served.render(task))
+        for args in (["plan", "create", "storage"],
+                     ["decision", "record", "Sessions are written through to Redis; put never blocks on it.",
+                      "--plan", "storage", "--about", "pkg.store.SessionStore"]):
+            done = subprocess.run([str(Path(sys.executable).parent / "acms"), *args, "-C", str(project)],
+                                  check=False, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+        reply = served.render(task)
+        assert any(f.get("source_ref", "").startswith("decisions/D-1:") for f in reply["fragments"]), reply
+    finally:
+        stop_serve(served)
