@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from pyoxigraph import Literal
+
 from acms.sparql import catalog
-from acms.vocab import TIER_COLD, TIER_HOT, TIER_WARM, IriMinter
+from acms.vocab import TIER_COLD, TIER_HOT, TIER_WARM, UKO, IriMinter
 
 from .conftest import acms, index, open_store
 
@@ -160,3 +162,32 @@ def test_superseding_twice_is_refused(project: Path) -> None:
     _record(project, "--plan", "p", "two", "--supersedes", "D-1")
     code, _, err = acms(project, "decision", "record", "--plan", "p", "three", "--supersedes", "D-1")
     assert code == 2 and "D-1 is already retired" in err
+
+
+def test_a_secret_in_a_recorded_decision_never_reaches_the_graph(project: Path) -> None:
+    """As a file's text at ingest: the statement and title hold ``[REDACTED:kind]``, the command says what
+    it replaced, and neither the graph, a search nor the listing holds the secret. ``store_secrets``
+    keeps it, as it keeps a file's."""
+    token, key = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB", "AKIAZ3KQ7PNJ2WQXR5TM"
+    assert acms(project, "plan", "create", "deploy")[0] == 0
+    code, out, err = acms(project, "decision", "record", f"CI pushes with {token} and the key {key}.",
+                          "--plan", "deploy", "--title", f"Deploy with {token}")
+    assert code == 0 and out.strip() == "D-1"
+    assert "1 aws_access_key_id, 2 github_token" in err and token not in err  # the title holds one too
+    store = open_store(project)
+    try:
+        held = " ".join(q.object.value for q in store.raw.quads_for_pattern(None, None, None, None)
+                        if isinstance(q.object, Literal))
+    finally:
+        store.close()
+    assert token not in held and key not in held and "[REDACTED:github_token]" in held
+    assert token not in acms(project, "search", "CI pushes deploy key")[1]
+    assert token not in acms(project, "decision", "list", "--json")[1]
+    code, out, err = acms(project, "--set", "store_secrets=true", "decision", "record", f"Kept: {token}",
+                          "--plan", "deploy")
+    assert code == 0 and "REDACTED" not in err
+    store = open_store(project)
+    try:
+        assert any(token in q.object.value for q in store.raw.quads_for_pattern(None, UKO.statement, None, None))
+    finally:
+        store.close()

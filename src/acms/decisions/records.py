@@ -197,8 +197,12 @@ def record_decision(
     supersedes: str | None = None,
     status: str = "accepted",
     now: str | None = None,
+    keep_secrets: bool = False,
 ) -> str:
     """Record a decision in a plan; with ``supersedes``, retire that one in the same transaction.
+    Unless ``keep_secrets`` (the ``store_secrets`` setting), a secret in its text or title is replaced by
+    ``[REDACTED:kind]`` first, as a file's is at ingest: a decision is searched, shown and exported as
+    code is.
 
     Returns the new decision's id (``D-<n>``).
     """
@@ -210,6 +214,11 @@ def record_decision(
     if status not in RECORDABLE:
         raise UsageError(f"status must be one of {', '.join(RECORDABLE)} (got {status!r}); "
                          "superseding retires a decision")
+    if not keep_secrets:
+        from acms.privacy import scrub  # the detector stack is only imported by writers
+
+        statement = scrub(statement).text
+        title = scrub(title).text if title else title
     title = (title or "").strip() or default_title(statement)
     if "\n" in title:
         raise UsageError("a decision title is one line")

@@ -52,7 +52,8 @@ class Plans:
         with self._host.session.writing() as store:
             before = before_write(store, self._host.layout)
             ident = records.record_decision(store, self._minter(), plan=plan, text=text, title=title, about=about,
-                                            supersedes=supersedes, status=status)
+                                            supersedes=supersedes, status=status,
+                                            keep_secrets=self._host.settings.store_secrets)
             # searchable at once; should the caches fail, the decision is written and their key has moved: a
             # reader builds them again
             with contextlib.suppress(AcmsError, OSError):
