@@ -107,10 +107,13 @@ def test_a_migration_streams_and_writes_the_fresh_index_graph(tmp_path: Path, mo
                                                               mode: str) -> None:
     migrated = _project(tmp_path / "a")
     monkeypatch.setattr(index_stream, "GROUP_FILES", 2)  # many groups, each one cleared before it is loaded
-    groups: list[int] = []
-    real = index_stream._write_group
+    groups: list[int] = []  # the files of each group written, as emitted here or in the workers
+    beside: list[int] = []  # of those, the groups emitted where they were read (a worker)
+    real, emitted = index_stream._write_group, index_stream._write_emitted
     monkeypatch.setattr(index_stream, "_write_group", lambda run, sources, *a: (groups.append(len(sources)),
                                                                                 real(run, sources, *a)))
+    monkeypatch.setattr(index_stream, "_write_emitted", lambda run, got, *a: (
+        groups.append(len(got.sources)), beside.append(len(got.sources)), emitted(run, got, *a)))
     first = _index(migrated, Settings())
     # between the two runs: one file changed, one removed, one added
     gen0 = migrated / "pkg" / "gen0.py"
@@ -122,6 +125,7 @@ def test_a_migration_streams_and_writes_the_fresh_index_graph(tmp_path: Path, mo
     _mark_old(migrated)
     cold_before = _quads(migrated, TIER_COLD)
     groups.clear()
+    beside.clear()
 
     started_over = _mode(mode, monkeypatch)
     report = _index(migrated, Settings())
@@ -129,6 +133,9 @@ def test_a_migration_streams_and_writes_the_fresh_index_graph(tmp_path: Path, mo
     assert report.ontology == [f"UKO {OLD} → {uko_version()} (ontology graph): ontology graph reloaded, "
                                "every file re-indexed"]
     assert len(groups) > 4 and max(groups[:-1]) <= 2  # streamed, not one batch
+    # started over, the store holds none of the old files' triples: the files are emitted and validated
+    # where they are read, as a first index's; deleting as it goes, here against the store
+    assert (len(beside) >= len(groups) - 1) if mode == "start over" else not beside
     assert not report.first_run and report.files_unchanged == 0 and report.files_removed == 1
     assert report.files_indexed == first.files_indexed  # one file gone, one new
     again = _index(fresh, Settings())

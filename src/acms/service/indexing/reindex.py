@@ -53,7 +53,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pyoxigraph import DefaultGraph, NamedNode, Quad
 
 from acms.errors import ValidationFailed
-from acms.ingest import emit
 from acms.ingest.model import SourceFile
 from acms.ingest.pipeline import vanished
 from acms.ingest.walker import Listing
@@ -119,7 +118,7 @@ class StreamedReindex:
         rows = self.old.query_raw(catalog.text("ingest/kept-in-tiers"))
         _load_chunked(store, (Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows))  # type: ignore[attr-defined]
 
-    def before_load(self, sources: Sequence[SourceFile], kept: Mapping[str, emit.FileBatch]) -> None:
+    def before_load(self, sources: Sequence[SourceFile], kept: Mapping[str, stream.Written]) -> None:
         """One group, validated and about to be loaded: archive what changed, delete the old versions.
 
         ``sources``: every file of the group that was read (quarantined ones too: their old version

@@ -86,6 +86,17 @@ EDGE_GROUP = 20_000  # edges validated and written at once
 GROUPS_AHEAD = 1
 
 
+class Written(Protocol):
+    """What the old index's side reads of a file about to be loaded (an ``emit.FileBatch``, or a file
+    emitted in a worker): its entities, and its quads (asked for only when its content changed)."""
+
+    @property
+    def entities(self) -> dict[str, NamedNode]: ...
+
+    @property
+    def quads(self) -> list[Quad]: ...
+
+
 class OldIndex(Protocol):
     """The old index's side of a streamed run that redoes every file of an existing index: called
     around the groups (:class:`acms.service.indexing.reindex.StreamedReindex`)."""
@@ -94,9 +105,24 @@ class OldIndex(Protocol):
 
     def begin(self) -> None: ...
 
-    def before_load(self, sources: Sequence[SourceFile], kept: dict[str, emit.FileBatch]) -> None: ...
+    def before_load(self, sources: Sequence[SourceFile], kept: dict[str, Written]) -> None: ...
 
     def finish(self) -> None: ...
+
+
+class _EmittedBatch:
+    """A file emitted in a worker, as the old index's side reads it (its quads parsed when asked)."""
+
+    def __init__(self, done: EmittedFile) -> None:
+        self._done = done
+
+    @property
+    def entities(self) -> dict[str, NamedNode]:
+        return self._done.entities
+
+    @property
+    def quads(self) -> list[Quad]:
+        return list(parse(self._done.nquads, format=RdfFormat.N_QUADS))
 
 
 class StreamedFirstIndex:
@@ -169,10 +195,11 @@ def _stream(run: RunContext, listing: Listing, reindex: OldIndex | None, spill: 
     report.files_listed = 0
     done = 0
 
-    # Emitted and validated beside the extraction (acms.ingest.emitted): a first index with the shipped
-    # shapes, but for the ADR files' group
+    # Emitted and validated beside the extraction (acms.ingest.emitted): a first index, or a re-index that
+    # started over (the store holds none of the old files' triples), with the shipped shapes, but for the
+    # ADR files' group. A re-index that deletes as it goes validates against a store still holding them.
     emitting = (EmitSettings(run.minter, TIER_WARM.value, run.generated_at, spill is not None)
-                if reindex is None and checks is None else None)
+                if (reindex is None or reindex.fresh) and checks is None else None)
     progress.start("indexing", len(listing.files))
     with ExtractorPool(all_paths, settings.window_lines) as pool:
         pending: deque[Reading] = deque()
@@ -189,7 +216,7 @@ def _stream(run: RunContext, listing: Listing, reindex: OldIndex | None, spill: 
                 report.secrets_removed.update(got.secrets_removed)
                 report.files_listed += len(got.sources)
                 if got.emitted is not None:
-                    _write_emitted(run, got, promised, code, symbols, written, spill)
+                    _write_emitted(run, got, promised, code, symbols, written, spill, reindex)
                 else:
                     _write_group(run, got.sources, got.extracted, all_paths, checks, promised, code, symbols, written,
                                  reindex, spill)
@@ -302,7 +329,7 @@ def _write_group(run: RunContext, sources: list[SourceFile], results: list[Extra
 
 def _write_emitted(run: RunContext, got: ReadGroup, promised: list[tuple[NamedNode, NamedNode]],
                    code: dict[str, Extraction], symbols: dict[str, tuple[NamedNode, str]], written: list[str],
-                   spill: SpillWriter | None) -> None:
+                   spill: SpillWriter | None, reindex: OldIndex | None = None) -> None:
     """Write one group emitted and validated in the workers (quarantining the files that fail)."""
     report, store = run.report, run.store
     assert got.emitted is not None
@@ -333,6 +360,8 @@ def _write_emitted(run: RunContext, got: ReadGroup, promised: list[tuple[NamedNo
         kept.append((source, ext, done))
     if quarantined:
         report.warnings.append(quarantine_warning(quarantined))
+    if reindex is not None:  # the old versions of the group's files go first (quarantined ones too)
+        reindex.before_load(got.sources, {source.path: _EmittedBatch(done) for source, _, done in kept})
     if not kept:
         return
     with run.timed("store"):
