@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-
 from pyoxigraph import Literal
 
 from acms.sparql import catalog
 from acms.vocab import TIER_COLD, TIER_HOT, TIER_WARM, UKO, IriMinter
 
+from ..conftest import copy_of_indexed
 from .conftest import acms, index, open_store
 
 
@@ -128,8 +127,7 @@ def test_decision_record_json_and_fragment(project: Path) -> None:
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory, _indexed_template: Path) -> Path:
     """One index for the checks that write nothing (a copy of the session's: it gets a plan)."""
-    root = tmp_path_factory.mktemp("decisions") / "adr_project"
-    shutil.copytree(_indexed_template, root)
+    root = copy_of_indexed(_indexed_template, tmp_path_factory.mktemp("decisions"))
     assert acms(root, "plan", "create", "p")[0] == 0
     return root
 

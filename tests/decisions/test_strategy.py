@@ -3,7 +3,6 @@ the saved query decisions-about answers for an entity."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,14 +15,15 @@ from acms.decisions import records
 from acms.sparql import catalog
 from acms.vocab import IriMinter
 
+from ..conftest import copy_of_indexed
+
 QUALITY = 0.7
 STRATEGY = "plan-decision-context"
 
 
 @pytest.fixture(scope="module")
 def ix(tmp_path_factory: pytest.TempPathFactory, _indexed_template: Path) -> Iterator[Index]:
-    root = tmp_path_factory.mktemp("pdc") / "adr_project"
-    shutil.copytree(_indexed_template, root)  # a copy of the session's index: plans are written into it
+    root = copy_of_indexed(_indexed_template, tmp_path_factory.mktemp("pdc"))  # plans are written into it
     with Index(root, Settings(embed_on_index=False)) as opened:
         store, minter = opened.store, IriMinter(root.name)
         records.create_plan(store, minter, "root")

@@ -111,19 +111,15 @@ def decision_record_cmd(text: str, plan: str, title: str | None, about: tuple[st
     """Record a decision (TEXT: what was decided and why) in a plan; prints its id."""
     with open_index(project, store, write=True) as idx:
         info = idx.plans.record(text, plan=plan, title=title, about=about, supersedes=supersedes, status=status)
-        if not idx.settings.store_secrets:
-            _note_secrets(f"{text}\n{title or ''}")
+        _note_secrets(idx.plans.secrets_replaced(f"{text}\n{title or ''}"))
     if as_json:
         echo_json({"id": info} if isinstance(info, str) else info.as_dict())
     else:
         click.echo(info if isinstance(info, str) else info.id)
 
 
-def _note_secrets(text: str) -> None:
+def _note_secrets(kinds: dict[str, int]) -> None:
     """Say which secrets the recorded text lost (the graph holds ``[REDACTED:kind]`` in their place)."""
-    from acms.privacy import scrub
-
-    kinds = scrub(text).kinds
     if kinds:
         found = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
         click.echo(f"acms: note: replaced by [REDACTED:kind] before recording: {found} (the store_secrets setting "

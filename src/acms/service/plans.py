@@ -60,6 +60,15 @@ class Plans:
                 follow_write(store, self._host.layout, self._host.settings, before)
             return next((d for d in records.list_decisions(store) if d.id == ident), ident)
 
+    def secrets_replaced(self, text: str) -> dict[str, int]:
+        """What recording ``text`` replaces by ``[REDACTED:kind]`` (kind -> count): nothing with the
+        ``store_secrets`` setting, which keeps a decision's text as typed."""
+        if self._host.settings.store_secrets:
+            return {}
+        from acms.privacy import scrub  # the detector stack is only imported by writers
+
+        return scrub(text).kinds
+
     def decisions(self, about: str | None = None) -> list[DecisionInfo]:
         """Every decision, recorded and from ADR files, oldest first; ``about``: only those about an entity."""
         with self._host.session.reading() as store:
