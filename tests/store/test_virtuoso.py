@@ -57,7 +57,8 @@ _GENERATION = ox.NamedNode("https://w3id.org/acms/store#generation")
 # The default pipeline's queries (queries/strategies/arce/*.rq): each must be among those replayed.
 PHASES = {f"# name: {p}" for p in ("ranked", "expand-out", "expand-in", "anchor-lines", "fragment-texts",
                                    "entity-heads", "method-classes", "overrides-up", "overrides-down",
-                                   "qualified-names", "defined-names", "entity-places")}
+                                   "qualified-names", "defined-names", "entity-places", "decisions-current",
+                                   "decision-reach")}
 _DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 _NUMERIC = {f"http://www.w3.org/2001/XMLSchema#{t}" for t in
             ("integer", "int", "long", "short", "decimal", "double", "float", "nonNegativeInteger")}
@@ -196,6 +197,9 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded]:
     calls: list[Call] = []
     with Index.open(root, project_name=project) as idx:
         idx.index()
+        idx.plans.create("parsing")  # a decision about the code the tasks reach: the walk's decision edge runs
+        idx.plans.record("Header lines are split at the first colon; the rest is the value.", plan="parsing",
+                         about=["pkg/mod.py::Parser"])
         store = idx.store
         original = store.select
 
