@@ -8,6 +8,7 @@ graph's records survive; only files whose content changed are archived; a run th
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -25,7 +26,7 @@ from acms.errors import ValidationFailed
 from acms.index.vectors import VectorMatrix
 from acms.ingest import emit
 from acms.ontology.versioning import stored_versions, uko_version
-from acms.retrieval import embedding_store
+from acms.retrieval import embedding_ahead, embedding_store
 from acms.retrieval.caches import DerivedCaches
 from acms.service.indexing import stream as index_stream
 from acms.service.indexing import IndexReport, index_project
@@ -240,8 +241,11 @@ def test_kill_9_midway_leaves_the_old_index_and_the_next_run_migrates(tmp_path: 
         store.close()
 
 
-def test_a_migration_embeds_every_fragment_again_with_the_kept_model(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("ahead", [False, True], ids=["here", "ahead"])
+def test_a_migration_embeds_every_fragment_again_with_the_kept_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     ahead: bool) -> None:
+    """Folded here after the caches, or (from ``AHEAD_FROM`` fragments) in a worker while they are built:
+    the same vectors, with the model the index kept, nothing fitted."""
     root = _project(tmp_path)
     monkeypatch.setattr(embedding_store, "STREAM_BATCH", 7)
     with Index.open(root, embedding_dims=4) as idx:
@@ -251,11 +255,17 @@ def test_a_migration_embeds_every_fragment_again_with_the_kept_model(tmp_path: P
     read_back: list[int] = []
     texts = embedding_store._texts
     monkeypatch.setattr(embedding_store, "_texts", lambda store: (read_back.append(1), texts(store))[1])
+    monkeypatch.setattr(embedding_ahead, "AHEAD_FROM", 0 if ahead else 10**9)
+    started: list[embedding_ahead.EmbeddingAhead] = []
+    real = embedding_ahead.EmbeddingAhead.__init__
+    monkeypatch.setattr(embedding_ahead.EmbeddingAhead, "__init__",
+                        lambda self, *a, **k: (started.append(self), real(self, *a, **k))[1])
     with Index.open(root, embedding_dims=4) as idx:
         report = idx.index()
         assert report.ontology and "fitting" not in report.timings  # the model is kept, not fitted again
         assert report.embedded == first.embedded > 5
         assert read_back == []  # the texts came from the re-index's spill, not from the store
+        assert [s.kept is not None for s in started] == ([True] if ahead and (os.cpu_count() or 1) >= 2 else [])
         assert {(str(q.subject), str(q.object)) for q in idx.store.quads(None, UKO.vector)} == before
         written = VectorMatrix.load(idx.layout.cache_dir("vectors"))  # streamed beside the vectors
         assert written is not None and len(written.ids) == report.embedded

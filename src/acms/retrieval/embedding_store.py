@@ -134,10 +134,7 @@ def make_provider(name: str, settings: Settings, layout: IndexLayout, model_id: 
     for a standard library, ~40 ms: a server loaded it for every refresh and again for the next answer)."""
     from acms.embeddings.registry import make_provider as make_registered
 
-    model_dir = layout.cache_dir("lsa")
-    kept = layout.cache_dir(f"{_KEPT}{model_id}") if model_id else None
-    if kept is not None and kept.is_dir() and _model_id_of(model_dir) != model_id:
-        model_dir = kept
+    model_dir = lsa_model_dir(layout, model_id)
     options = {"model_dir": str(model_dir), "base_url": settings.embedding_base_url,
                "model": settings.embedding_model, "api_key_env": settings.embedding_api_key_env,
                "path": settings.embedding_model}
@@ -154,6 +151,21 @@ def make_provider(name: str, settings: Settings, layout: IndexLayout, model_id: 
             while len(_LOADED_LSA) > _LOADED_AT_MOST:
                 _LOADED_LSA.popitem(last=False)
     return provider
+
+
+def lsa_model_dir(layout: IndexLayout, model_id: str | None = None) -> Path:
+    """Where the LSA model is: the one fitted on this corpus (cache/lsa), or the one kept beside it for
+    ``model_id`` (``_land_model``)."""
+    model_dir = layout.cache_dir("lsa")
+    kept = layout.cache_dir(f"{_KEPT}{model_id}") if model_id else None
+    if kept is not None and kept.is_dir() and _model_id_of(model_dir) != model_id:
+        return kept
+    return model_dir
+
+
+def lsa_model_id(model_dir: Path) -> str:
+    """The id of the LSA model saved in ``model_dir`` ("" for none)."""
+    return _model_id_of(model_dir)
 
 
 def _lsa_files(model_dir: Path) -> tuple[object, ...] | None:
@@ -224,6 +236,8 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         # a model and no vector: a re-index that started over (service.indexing.reindex) kept the model; every
         # fragment is new, so they stream with it as a first embedding does, vector cache included, their
         # texts from its spill when it holds them all (read back from the store: ~3 s a standard library)
+        if ahead is not None and ahead.kept is not None:  # folded with it while the caches were built
+            return _land_kept(store, layout, ahead, model, phases, t0)
         provider = _kept_provider(model, settings, layout)
         return _stream_all(store, layout, provider, [], phases, t0, rows=None if texts is None else _placed(store, texts))
     rows = _unembedded(store, files, fragments, unembedded)
@@ -422,6 +436,32 @@ def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, p
             writer.discard()
         raise
     return EmbedReport(provider.model_id, total, time.perf_counter() - t0)
+
+
+def _land_kept(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, model: ModelInfo, phases: Phases,
+               t0: float) -> EmbedReport:
+    """A re-index's embedding a worker folded with the index's kept model while the caches were built:
+    its N-Quads bulk-loaded ``LAND_BYTES`` at a time and its rows written to the vector cache, as
+    ``_stream_all`` would have made them here (the model is the graph's already: no node, nothing staged)."""
+    import time
+
+    folded = ahead.result()
+    writer = MatrixWriter(layout.cache_dir("vectors"), folded.dimensions, model.model_id)
+    try:
+        total = folded.total
+        with phases.phase("embeddings", total):
+            for nquads, done in folded.nquads(LAND_BYTES):
+                load_nquads(store, nquads)
+                phases.update(done, total)
+            for ids, vectors in folded.rows():
+                writer.add(ids, vectors)
+        from acms.retrieval.caches import DerivedCaches
+
+        writer.close(DerivedCaches(store, layout).state_key)
+    except BaseException:
+        writer.discard()
+        raise
+    return EmbedReport(model.model_id, total, time.perf_counter() - t0)
 
 
 def _placed(store: GraphStore, texts: KnownTexts) -> Iterator[tuple[NamedNode, str, NamedNode]]:

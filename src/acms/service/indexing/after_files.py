@@ -29,7 +29,7 @@ from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
 from acms.retrieval.caches import CacheDelta, DerivedCaches
 from acms.retrieval.corpus_read import CountOnce
 from acms.retrieval.corpus_spill import beside, read_texts
-from acms.retrieval.embedding_store import Phases, active_model, embed_missing
+from acms.retrieval.embedding_store import Phases, active_model, embed_missing, lsa_model_dir, lsa_model_id
 from acms.retrieval.segment import Segment
 from acms.service.indexing.context import RunContext
 from acms.sparql import catalog
@@ -138,14 +138,23 @@ class AfterFiles:
 
     def _embedding_ahead(self) -> embedding_ahead.EmbeddingAhead | None:
         """A worker fitting and folding a first index's embedding from its spill while the caches are
-        built (:mod:`acms.retrieval.embedding_ahead`); None when the embedding is not that one."""
+        built (:mod:`acms.retrieval.embedding_ahead`), or folding a re-index's with the model it kept
+        (it started over: no fragment has a vector); None when the embedding is neither."""
+        run = self.run
         spill = self._usable_spill()
-        if (spill is None or not self.run.spill_whole or self.run.settings.embedding_provider != "lsa"
-                or self.run.report.fragments < embedding_ahead.AHEAD_FROM or (os.cpu_count() or 1) < 2
-                or active_model(self.run.store) is not None):
+        if (spill is None or not run.spill_whole or run.settings.embedding_provider != "lsa"
+                or run.report.fragments < embedding_ahead.AHEAD_FROM or (os.cpu_count() or 1) < 2):
             return None
-        hot = {row["frag"].value for row in self.run.store.select(catalog.text("embeddings/hot-fragments"))}
-        return embedding_ahead.EmbeddingAhead(spill, beside(spill, "embedding"), self.run.settings.embedding_dims, hot)
+        kept: Path | None = None
+        model = active_model(run.store)
+        if model is not None:
+            if run.layout is None or run.store.ask(catalog.text("embeddings/any-fragment-vector")):
+                return None
+            kept = lsa_model_dir(run.layout, model.model_id)
+            if lsa_model_id(kept) != model.model_id:  # not on disk as the graph names it: the fold here says so
+                return None
+        hot = {row["frag"].value for row in run.store.select(catalog.text("embeddings/hot-fragments"))}
+        return embedding_ahead.EmbeddingAhead(spill, beside(spill, "embedding"), run.settings.embedding_dims, hot, kept)
 
     def _usable_spill(self) -> Path | None:
         """This run's spill, closed and in place, unless a phase after the files rewrote texts (the secrets
