@@ -50,7 +50,7 @@ from acms.store.protocol import GraphStore, SelectResult
 from acms.vocab import DCT, GRAPH_META, RDF, TIER_HOT, TIER_WARM, UKO, XSD
 
 if TYPE_CHECKING:
-    from acms.retrieval.embedding_ahead import EmbeddingAhead
+    from acms.retrieval.embedding_ahead import EmbeddingAhead, Folded
 
 BATCH = 256
 KnownTexts = Callable[[], Iterable[tuple[str, str]]]  # (fragment IRI, text) of every searchable fragment
@@ -418,13 +418,7 @@ def _land_ahead(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, p
         provider = LsaProvider(LsaModel.load(staged))
         model_quads = model_node(provider)
         writer = MatrixWriter(layout.cache_dir("vectors"), provider.dimensions, provider.model_id)
-        total = folded.total
-        with phases.phase("embeddings", total):
-            for nquads, done in folded.nquads(LAND_BYTES):
-                load_nquads(store, nquads)
-                phases.update(done, total)
-            for ids, vectors in folded.rows():
-                writer.add(ids, vectors)
+        total = _load_folded(store, folded, writer, phases)
         store.load(model_quads)
         _land_model(staged, layout)
         from acms.retrieval.caches import DerivedCaches
@@ -448,13 +442,7 @@ def _land_kept(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, mo
     folded = ahead.result()
     writer = MatrixWriter(layout.cache_dir("vectors"), folded.dimensions, model.model_id)
     try:
-        total = folded.total
-        with phases.phase("embeddings", total):
-            for nquads, done in folded.nquads(LAND_BYTES):
-                load_nquads(store, nquads)
-                phases.update(done, total)
-            for ids, vectors in folded.rows():
-                writer.add(ids, vectors)
+        total = _load_folded(store, folded, writer, phases)
         from acms.retrieval.caches import DerivedCaches
 
         writer.close(DerivedCaches(store, layout).state_key)
@@ -462,6 +450,19 @@ def _land_kept(store: GraphStore, layout: IndexLayout, ahead: EmbeddingAhead, mo
         writer.discard()
         raise
     return EmbedReport(model.model_id, total, time.perf_counter() - t0)
+
+
+def _load_folded(store: GraphStore, folded: Folded, writer: MatrixWriter, phases: Phases) -> int:
+    """What the workers folded, into the store (``LAND_BYTES`` of N-Quads at a time) and the vector cache's
+    writer; how many fragments."""
+    total = folded.total
+    with phases.phase("embeddings", total):
+        for nquads, done in folded.nquads(LAND_BYTES):
+            load_nquads(store, nquads)
+            phases.update(done, total)
+        for ids, vectors in folded.rows():
+            writer.add(ids, vectors)
+    return total
 
 
 def _placed(store: GraphStore, texts: KnownTexts) -> Iterator[tuple[NamedNode, str, NamedNode]]:
