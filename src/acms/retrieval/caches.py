@@ -85,6 +85,7 @@ class _HasKey(Protocol):
 
 
 _Keyed = TypeVar("_Keyed", bound=_HasKey)
+_Saved = TypeVar("_Saved")
 _Loaded_co = TypeVar("_Loaded_co", covariant=True)
 
 
@@ -261,10 +262,11 @@ class DerivedCaches:
         documents at a time. The rows, their order and both indexes are those of ``corpus`` and the
         text-based builders (``tests/retrieval/test_caches_one_pass.py``), updated or not
         (``tests/retrieval/test_caches_incremental.py``). ``keep``: hold what was built (mapped from
-        the saved files) for this object's ``keyword()`` and ``ranking()``.
+        the saved files) for this object's ``keyword()`` and ``ranking()``; a reader's (``keep``) that
+        cannot be saved (a full disk, a directory it may not write) is held as built (``_saved_if``).
         """
         step = self._progress
-        segment, updated = self._segment()  # steps 1 and 2
+        segment, updated = self._segment(keep)  # steps 1 and 2
         update = self._update if updated else None
         if keyword:
             built = None if update is None else self._spliced_keyword(segment, update)
@@ -272,13 +274,13 @@ class DerivedCaches:
                 built = KeywordIndex.from_chunks(listed(segment.frags), segment.documents(), segment.text.tokens,
                                                  spill_dir=self.layout.cache, numbering=segment.numbering)
             _kept.pop(self.layout.cache_dir("keyword"), None)
-            built.save(self.layout.cache_dir("keyword"), key=self.text_key)
-            if update is not None:  # a few files' delta over the mapped base: held for this process's readers
+            saved, _ = self._saved_if(keep, lambda: built.save(self.layout.cache_dir("keyword"), key=self.text_key))
+            if update is not None and saved:  # a few files' delta over the mapped base: held for this process's readers
                 _kept[self.layout.cache_dir("keyword")] = _Kept(self.text_key, built)
             # mapped, not held; another process rebuilding the same cache may be swapping the directory
             # at this moment (a reader beside a writer): then the index just built is used as it is
             if keep:
-                self._keyword = self._saved(KeywordIndex, self.layout.cache_dir("keyword")) or built
+                self._keyword = (self._saved(KeywordIndex, self.layout.cache_dir("keyword")) if saved else None) or built
             del built
             self._built("keyword", updated)
             release_freed()
@@ -289,10 +291,12 @@ class DerivedCaches:
                 ranking = False
                 spliced.keyword_rows = keyword_rows(segment, spliced)
                 _kept.pop(self.layout.cache_dir("ranking"), None)
-                spliced.save(self.layout.cache_dir("ranking"), key=self.text_key)
-                _kept[self.layout.cache_dir("ranking")] = _Kept(self.text_key, spliced)
+                saved, _ = self._saved_if(keep, lambda: spliced.save(self.layout.cache_dir("ranking"), key=self.text_key))
+                if saved:
+                    _kept[self.layout.cache_dir("ranking")] = _Kept(self.text_key, spliced)
                 if keep:
-                    self._ranking = self._saved(RankingIndex, self.layout.cache_dir("ranking")) or spliced
+                    self._ranking = (self._saved(RankingIndex, self.layout.cache_dir("ranking")) if saved
+                                     else None) or spliced
                 del spliced
                 self._built("ranking", True)
         if ranking:
@@ -308,9 +312,11 @@ class DerivedCaches:
             del places, windows
             built_ranking.keyword_rows = keyword_rows(placed, built_ranking)
             _kept.pop(self.layout.cache_dir("ranking"), None)
-            built_ranking.save(self.layout.cache_dir("ranking"), key=self.text_key)
+            saved, _ = self._saved_if(keep, lambda: built_ranking.save(self.layout.cache_dir("ranking"),
+                                                                       key=self.text_key))
             if keep:
-                self._ranking = self._saved(RankingIndex, self.layout.cache_dir("ranking")) or built_ranking
+                self._ranking = (self._saved(RankingIndex, self.layout.cache_dir("ranking")) if saved
+                                 else None) or built_ranking
             del built_ranking
             self._built("ranking", updated)
             release_freed()
@@ -352,23 +358,40 @@ class DerivedCaches:
             self.updated.append(name)
 
     # -- the tokenised corpus ------------------------------------------------------------------------
-    def _segment(self) -> tuple[Segment, bool]:
+    def _segment(self, keep: bool = False) -> tuple[Segment, bool]:
         """The rows the caches are built from, and whether they are the saved segment updated with the
         delta (when it is the one the index run started from) rather than the corpus read in full. Saved
         under this graph state's key, unless the store's place answers depend on the order of their rows
-        (a fragment given two kinds or outlines): an update could not repeat them."""
+        (a fragment given two kinds or outlines): an update could not repeat them. ``keep``: a reader's,
+        held as built when it cannot be saved (``_saved_if``)."""
         segment = self._updated_segment()
         if segment is not None:
             directory = self.layout.cache_dir("tokens")
             _kept.pop(directory, None)
-            segment = segment.save(directory, key=self.text_key)
-            _kept[directory] = _Kept(self.text_key, segment, self._numbering)
+            saved, mapped = self._saved_if(keep, lambda: segment.save(directory, key=self.text_key))
+            if saved:
+                segment = mapped
+                _kept[directory] = _Kept(self.text_key, segment, self._numbering)
             self.segment = segment
             return segment, True
         segment, single = self._read_segment()
         if single:
-            segment.save(self.layout.cache_dir("tokens"), key=self.text_key)
+            self._saved_if(keep, lambda: segment.save(self.layout.cache_dir("tokens"), key=self.text_key))
         return segment, False
+
+    @staticmethod
+    def _saved_if(keep: bool, save: Callable[[], _Saved]) -> tuple[bool, _Saved | None]:
+        """(saved, ``save()``'s result). A reader (``keep``) that cannot save, the disk full or the cache
+        directory not its to write, gets (False, None) and answers from what it built; the next writer
+        saves the caches again. (After an index run failed on a full disk, a reader of the state before
+        it found that run's caches, built its own and could not save them: it answered nothing.) A
+        writer's error is raised: its run fails whole."""
+        if not keep:
+            return True, save()
+        try:
+            return True, save()
+        except OSError:
+            return False, None
 
     def _read_segment(self) -> tuple[Segment, bool]:
         """Every row read (``CorpusReader``) and tokenised, with the place queries' answers (and whether
@@ -536,12 +559,14 @@ class DerivedCaches:
         return closure
 
     # -- vectors ---------------------------------------------------------------------------------------
-    def vectors(self, model_id: str) -> VectorMatrix:
+    def vectors(self, model_id: str, *, keep: bool = True) -> VectorMatrix:
+        """The vector cache of this graph state for ``model_id``, built (and saved) when stale. ``keep``: a
+        reader's, held as built when it cannot be saved (``_saved_if``); a writer passes False."""
         if self._vectors is None or self._vectors.model_id != model_id:
-            self._vectors = self._load_vectors(model_id)
+            self._vectors = self._load_vectors(model_id, keep)
         return self._vectors
 
-    def _load_vectors(self, model_id: str) -> VectorMatrix:
+    def _load_vectors(self, model_id: str, keep: bool = True) -> VectorMatrix:
         directory = self.layout.cache_dir("vectors")
         cached = VectorMatrix.load(directory)
         if cached is not None and cached.key == self.state_key and cached.model_id == model_id:
@@ -563,9 +588,9 @@ class DerivedCaches:
             built = VectorMatrix(ids, _stacked(rows), self.state_key, model_id)
         else:
             self.updated.append("vectors")
-        built = built.save(directory)  # as saved: its base mapped, kept for this process's next refresh
+        saved, mapped = self._saved_if(keep, lambda: built.save(directory))  # its base mapped, kept for the next refresh
         self.rebuilt.append("vectors")
-        return built
+        return mapped if saved and mapped is not None else built
 
     def _updated_vectors(self, cached: VectorMatrix | None, model_id: str) -> VectorMatrix | None:
         """The matrix saved for the state before the index run, of the same model, with the rows of the

@@ -39,5 +39,5 @@ def follow_write(store: GraphStore, layout: IndexLayout, settings: Settings, bef
     caches.warm()
     model = active_model(store)
     if model is not None:
-        caches.vectors(model.model_id)
+        caches.vectors(model.model_id, keep=False)
     return warnings + caches.warnings

@@ -197,7 +197,7 @@ class AfterFiles:
         if model is not None:
             caches = DerivedCaches(self.run.store, layout, delta=self._delta())
             caches.segment = self.segment  # of this graph state: the embedding wrote vectors, not texts
-            caches.vectors(model.model_id)
+            caches.vectors(model.model_id, keep=False)
             self.run.report.warnings.extend(caches.warnings)
         self.run.progress.update(1)
 
