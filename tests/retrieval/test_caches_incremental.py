@@ -22,7 +22,8 @@ from acms.index.vectors import VectorMatrix
 from acms.ranking.index import RankingIndex
 from acms.retrieval import caches as caches_module
 from acms.retrieval import segment as segment_module
-from acms.retrieval.caches import CacheDelta, DerivedCaches
+from acms.retrieval.cache_delta import CacheDelta
+from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.corpus_read import CorpusReader
 from acms.retrieval.embedding_store import active_model
 from acms.retrieval.segment import Segment

@@ -32,6 +32,7 @@ from acms.memory import release_freed
 from acms.ranking.index import RankingIndex
 from acms.ranking.splice import spliced_ranking
 from acms.ranking.window_tokens import file_windows
+from acms.retrieval.cache_delta import CacheDelta
 from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow, CountOnce
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
 from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged, rows_named
@@ -53,30 +54,6 @@ UPDATE_SHARE = 0.5
 # hash index (~4 µs a token the first time it is met) rather than numbering every token first (~50 ms a
 # standard library): a few files' rows meet a few thousand tokens, a branch switch's tens of thousands.
 LOOK_UP_ROWS = 2_000
-
-
-@dataclass(frozen=True)
-class CacheDelta:
-    """What an index run changed: the caches' keys before it, and the files whose fragments it replaced, wrote or removed."""
-
-    text_key: str  # DerivedCaches.text_key of the graph state before the run
-    state_key: str  # DerivedCaches.state_key before the run
-    files: frozenset[str]  # file IRIs (strings), old or new; removed files included
-    written: Written | None = None  # what the run wrote of those files, when it is all the store holds of them
-    # of ``written``'s fragments, those with no vector now (the others' stayed as the run wrote them
-    # again); None: not known
-    unembedded: frozenset[str] | None = None
-
-
-class Written(NamedTuple):
-    """What an index run's writer said of the files it wrote (``emit.FileBatch``): their micro fragments'
-    corpus rows (each fragment's one row), the fragments of several rows (the store gives those) and what
-    their places are made of. The caches' update takes them instead of reading the files back (bound
-    reads of a 300-file switch's rows and places cost ~3 s a standard library)."""
-
-    rows: list[emit.SpillRow]
-    others: list[str]
-    places: list[emit.Places]
 
 
 class _HasKey(Protocol):

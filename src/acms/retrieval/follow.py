@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from acms.config import Settings
 from acms.errors import ProviderError
-from acms.retrieval.caches import CacheDelta, DerivedCaches
+from acms.retrieval.cache_delta import CacheDelta
+from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.embedding_store import active_model, embed_missing
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore

@@ -26,7 +26,8 @@ from acms.memory import release_freed
 from acms.privacy.at_rest import apply_policy
 from acms.retrieval import embedding_ahead
 from acms.retrieval.caches import BUILD_STEPS as CACHE_STEPS
-from acms.retrieval.caches import CacheDelta, DerivedCaches
+from acms.retrieval.cache_delta import CacheDelta
+from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.corpus_read import CountOnce
 from acms.retrieval.corpus_spill import beside, read_texts
 from acms.retrieval.embedding_store import Phases, active_model, embed_missing, lsa_model_dir, lsa_model_id

@@ -31,7 +31,8 @@ from acms.ingest.symbols import SymbolRows, entity_rows
 from acms.ingest.walker import Listing, escape_path
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration
-from acms.retrieval.caches import CacheDelta, DerivedCaches, Written
+from acms.retrieval.cache_delta import CacheDelta, Written
+from acms.retrieval.caches import DerivedCaches
 from acms.service.freshness import last_run
 from acms.service.indexing.context import Plan, RunContext
 from acms.service.indexing.old_quads import OldQuads, stay_hot

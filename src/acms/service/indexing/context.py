@@ -30,7 +30,7 @@ from acms.ingest.walker import Listing
 from acms.memory import collect_if_busy, release_freed, young_collections
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology.versioning import uko_version
-from acms.retrieval.caches import CacheDelta
+from acms.retrieval.cache_delta import CacheDelta
 from acms.service.identity import project_name
 from acms.service.indexing.report import IndexReport
 from acms.service.progress import NullProgress, Progress
