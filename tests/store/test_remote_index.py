@@ -66,6 +66,15 @@ def test_remote_index_matches_embedded_and_is_incremental(oxigraph_server: str, 
         assert _top(remote, "count gizmos")[0][1] == "pkg.util.count_gizmos" and remote.stale == ()
         assert not remote.look().stale
 
+        # a decision recorded in each is searchable at once and shown beside the code it is about, alike
+        for idx in (local, remote):
+            idx.plans.create("parsing")
+            idx.plans.record("Header lines are split at the first colon.", plan="parsing", about=["pkg/mod.py::Parser"])
+        found = _top(remote, "header lines split at the first colon")
+        assert found[0][:2] == ("decisions/D-1", "D-1") and found == _top(local, "header lines split at the first colon")
+        shown = _assembled(remote, "parse header")
+        assert ("decisions/D-1", 1) in [(path, start) for path, start, *_ in shown] and shown == _assembled(local, "parse header")
+
 
 def test_two_projects_in_one_remote_store_stay_apart(oxigraph_server: str, sample_project: Path,
                                                      project_name: str, tmp_path: Path) -> None:
