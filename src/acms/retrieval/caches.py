@@ -254,10 +254,8 @@ class DerivedCaches:
             saved, _ = self._saved_if(keep, lambda: built.save(self.layout.cache_dir("keyword"), key=self.text_key))
             if update is not None and saved:  # a few files' delta over the mapped base: held for this process's readers
                 _kept[self.layout.cache_dir("keyword")] = _Kept(self.text_key, built)
-            # mapped, not held; another process rebuilding the same cache may be swapping the directory
-            # at this moment (a reader beside a writer): then the index just built is used as it is
             if keep:
-                self._keyword = (self._saved(KeywordIndex, self.layout.cache_dir("keyword")) if saved else None) or built
+                self._keyword = self._held(KeywordIndex, "keyword", built, saved)
             del built
             self._built("keyword", updated)
             release_freed()
@@ -272,8 +270,7 @@ class DerivedCaches:
                 if saved:
                     _kept[self.layout.cache_dir("ranking")] = _Kept(self.text_key, spliced)
                 if keep:
-                    self._ranking = (self._saved(RankingIndex, self.layout.cache_dir("ranking")) if saved
-                                     else None) or spliced
+                    self._ranking = self._held(RankingIndex, "ranking", spliced, saved)
                 del spliced
                 self._built("ranking", True)
         if ranking:
@@ -292,8 +289,7 @@ class DerivedCaches:
             saved, _ = self._saved_if(keep, lambda: built_ranking.save(self.layout.cache_dir("ranking"),
                                                                        key=self.text_key))
             if keep:
-                self._ranking = (self._saved(RankingIndex, self.layout.cache_dir("ranking")) if saved
-                                 else None) or built_ranking
+                self._ranking = self._held(RankingIndex, "ranking", built_ranking, saved)
             del built_ranking
             self._built("ranking", updated)
             release_freed()
@@ -355,6 +351,12 @@ class DerivedCaches:
         if single:
             self._saved_if(keep, lambda: segment.save(self.layout.cache_dir("tokens"), key=self.text_key))
         return segment, False
+
+    def _held(self, kind: _Kind[_Keyed], name: str, built: _Keyed, saved: bool) -> _Keyed:
+        """What a reader holds of a cache it built: the saved one, mapped (another process rebuilding the
+        same cache may be swapping the directory at this moment: then, as when it was not saved, the
+        one built)."""
+        return (self._saved(kind, self.layout.cache_dir(name)) if saved else None) or built
 
     @staticmethod
     def _saved_if(keep: bool, save: Callable[[], _Saved]) -> tuple[bool, _Saved | None]:

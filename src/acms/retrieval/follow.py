@@ -10,6 +10,8 @@ every other row is kept, and the new fragment gets its vector from the index's m
 
 from __future__ import annotations
 
+import contextlib
+
 from acms.config import Settings
 from acms.errors import ProviderError
 from acms.retrieval.cache_delta import CacheDelta
@@ -27,18 +29,14 @@ def before_write(store: GraphStore, layout: IndexLayout) -> CacheDelta:
     return CacheDelta(caches.text_key, caches.state_key, frozenset())
 
 
-def follow_write(store: GraphStore, layout: IndexLayout, settings: Settings, before: CacheDelta) -> list[str]:
-    """Bring the caches from ``before`` to the graph state now; the warnings (a provider that failed
-    leaves the new fragment without a vector, as an index run would)."""
-    warnings: list[str] = []
+def follow_write(store: GraphStore, layout: IndexLayout, settings: Settings, before: CacheDelta) -> None:
+    """Bring the caches from ``before`` to the graph state now. A provider that fails leaves the new fragment
+    without a vector, as an index run would (the next run embeds it)."""
     if settings.embed_on_index and active_model(store) is not None:  # a first model is fitted by an index run
-        try:
+        with contextlib.suppress(ProviderError):
             embed_missing(store, layout, settings, files=frozenset())
-        except ProviderError as exc:
-            warnings.append(f"vectors not computed: {exc.message}")
     caches = DerivedCaches(store, layout, delta=before)
     caches.warm()
     model = active_model(store)
     if model is not None:
         caches.vectors(model.model_id, keep=False)
-    return warnings + caches.warnings
