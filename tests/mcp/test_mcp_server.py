@@ -196,6 +196,48 @@ def test_index_tool_and_a_writer_beside_the_server(indexed_sample: Path) -> None
     session(server_from("continue.acms.yaml", root, "--allow-index"), body)
 
 
+def test_an_agent_records_a_decision_and_later_calls_see_it(indexed_sample: Path) -> None:
+    """With --allow-record the agent records a decision; the same server lists it with its text, finds it,
+    and shows it in the context of the code it is about. Its plan is created once, secrets are
+    scrubbed, and a refused record leaves nothing behind."""
+    token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
+
+    async def body(client: Client) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == READ_TOOLS | {"record_decision"}
+        assert tools["record_decision"].annotations is not None
+        assert not tools["record_decision"].annotations.read_only_hint
+        text = f"Header names are lowercased once, in normalize, never again in parse_header. Test token {token}"
+        recorded = json.loads(await call(client, "record_decision", text=text, plan="header parsing",
+                                         about=["pkg.mod.Parser.parse_header"]))
+        assert recorded["id"] == "D-1" and recorded["plan"] == "header parsing" and recorded["status"] == "accepted"
+        assert recorded["about"] == ["pkg.mod.Parser.parse_header"]
+        assert token not in recorded["text"] and "[REDACTED:github_token]" in recorded["text"]
+        assert recorded["secrets_replaced"] == {"github_token": 1}
+
+        listed = json.loads(await call(client, "decisions", about="pkg.mod.Parser.parse_header"))
+        assert [d["id"] for d in listed] == ["D-1"] and listed[0]["text"] == recorded["text"]
+        hits = json.loads(await call(client, "search", query="lowercased once", k=3))["hits"]
+        assert hits[0]["ref"].startswith("decisions/D-1")
+        context = await call(client, "assemble", task="how are header lines parsed", budget=1500)
+        assert "def parse_header" in context and "lowercased once, in normalize" in context
+        assert token not in context
+
+        second = json.loads(await call(client, "record_decision", text="Parser keeps one state per line.",
+                                       plan="header parsing", supersedes="D-1", status="proposed"))
+        assert second["id"] == "D-2" and second["supersedes"] == ["D-1"] and "secrets_replaced" not in second
+        refused = await error_of(client, "record_decision", text="About nothing known.", plan="another plan",
+                                 about=["no_such_entity_anywhere"])
+        assert refused.startswith("INVALID_REQUEST:") and "no_such_entity_anywhere" in refused
+        plans = json.loads(await call(client, "sparql", query=(
+            "SELECT ?name WHERE { GRAPH ?g { ?p a uko:Plan ; uko:name ?name } }")))
+        assert [r["name"] for r in plans["rows"]] == ["header parsing"]  # made once; the refused one made none
+        after = {d["id"]: d for d in json.loads(await call(client, "decisions"))}
+        assert set(after) == {"D-1", "D-2"} and after["D-1"]["retired"] and not after["D-2"]["retired"]
+
+    session(server_from("claude-code.mcp.json", indexed_sample, "--allow-record"), body)
+
+
 def test_streamable_http(project: Path) -> None:
     proc = subprocess.Popen([str(BIN / "acms"), "mcp", "--http", "--port", "0", "-C", str(project)],
                             stderr=subprocess.PIPE, text=True)

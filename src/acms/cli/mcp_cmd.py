@@ -23,20 +23,23 @@ if TYPE_CHECKING:
 @click.option("--port", type=click.IntRange(0, 65535), default=8078, show_default=True,
               help="TCP port for --http (0: any free port, printed at start).")
 @click.option("--allow-index", is_flag=True, help="Offer the `index` tool, which lets the agent refresh the index (or make the first one).")
+@click.option("--allow-record", is_flag=True,
+              help="Offer the `record_decision` tool, which lets the agent record design decisions in the index.")
 @watch_option
 @strategies_option
 @project_options
 @boundary
-def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, watch: bool, strategies_dir: tuple[Path, ...],
-            project: Path, store: Path | None) -> None:
+def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, allow_record: bool, watch: bool,
+            strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:
     """Serve this project's index to a coding agent over MCP (stdio by default).
 
     Tools: assemble, search, sparql (read-only), describe, history, explore, neighbourhood, decisions,
-    stats, tiers, and index with --allow-index. Resources: the UKO ontology and the saved queries. The server keeps the store and
-    its caches warm between calls and takes the index's shared lock per call, so `acms index` runs
-    beside it and the next call sees the new index. It follows the project (--no-watch: it does not):
-    saved files are re-indexed shortly after, and every call first looks for files changed on disk
-    (the `refresh` setting: auto, warn, off), so no answer points at lines that moved.
+    stats, tiers; index with --allow-index, record_decision with --allow-record. Resources: the UKO
+    ontology and the saved queries. The server keeps the store and its caches warm between calls and
+    takes the index's shared lock per call, so `acms index` runs beside it and the next call sees the
+    new index. It follows the project (--no-watch: it does not): saved files are re-indexed shortly
+    after, and every call first looks for files changed on disk (the `refresh` setting: auto, warn,
+    off), so no answer points at lines that moved.
 
     \b
     Examples:
@@ -63,7 +66,7 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, watch: bool, st
         index = None
     creator = index_opener(project, store, create=True, strategies_dirs=strategies_dir) if allow_index else None
     server = create_server(index if index is not None else open_and_follow, allow_index=allow_index,
-                           create=creator)
+                           create=creator, allow_record=allow_record)
     if index is not None:
         try:
             try:

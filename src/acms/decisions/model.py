@@ -26,6 +26,7 @@ class DecisionInfo:
     source: str | None = None  # the ADR file, for ingested decisions
     created: str | None = None
     retired_at: str | None = None
+    text: str = ""  # the statement: what was decided and why
     about: list[str] = field(default_factory=list)  # qualified names / paths (IRIs when unnamed)
     supersedes: list[str] = field(default_factory=list)  # decision ids
     superseded_by: list[str] = field(default_factory=list)

@@ -68,6 +68,14 @@ def resolve_plan(store: GraphStore, key: str) -> tuple[NamedNode, str]:
 def create_plan(store: GraphStore, minter: IriMinter, name: str, parent: str | None = None,
                 now: str | None = None) -> NamedNode:
     """A new plan in the warm tier; the name is its identity, so it must be unused."""
+    plan, quads = _plan_quads(store, minter, name, parent, now)
+    validate_batch(store, quads)
+    store.replace([], quads)
+    return plan
+
+
+def _plan_quads(store: GraphStore, minter: IriMinter, name: str, parent: str | None,
+                now: str | None) -> tuple[NamedNode, list[Quad]]:
     name = name.strip()
     if not name or len(name) > MAX_NAME or any(ch in name for ch in "\n\r\t"):
         raise UsageError(f"a plan name is one line of 1 to {MAX_NAME} characters, got {name!r}")
@@ -83,9 +91,7 @@ def create_plan(store: GraphStore, minter: IriMinter, name: str, parent: str | N
     if parent is not None:
         parent_iri, _ = resolve_plan(store, parent)
         quads.append(Quad(plan, UKO.parentPlan, parent_iri, g))
-    validate_batch(store, quads)
-    store.replace([], quads)
-    return plan
+    return plan, quads
 
 
 # ------------------------------------------------------------------ entities
@@ -198,11 +204,14 @@ def record_decision(
     status: str = "accepted",
     now: str | None = None,
     keep_secrets: bool = False,
+    new_plan: bool = False,
 ) -> str:
     """Record a decision in a plan; with ``supersedes``, retire that one in the same transaction.
     Unless ``keep_secrets`` (the ``store_secrets`` setting), a secret in its text or title is replaced by
     ``[REDACTED:kind]`` first, as a file's is at ingest: a decision is searched, shown and exported as
     code is.
+
+    ``new_plan``: a plan named ``plan`` is created in the same write when none exists.
 
     Returns the new decision's id (``D-<n>``).
     """
@@ -222,13 +231,20 @@ def record_decision(
     title = (title or "").strip() or default_title(statement)
     if "\n" in title:
         raise UsageError("a decision title is one line")
-    plan_iri, plan_name = resolve_plan(store, plan)
+    when = now or now_iso()
+    plan_quads: list[Quad] = []
+    try:
+        plan_iri, plan_name = resolve_plan(store, plan)
+    except UsageError:
+        if not new_plan or _is_iri(plan):
+            raise
+        plan_iri, plan_quads = _plan_quads(store, minter, plan, None, when)
+        plan_name = plan.strip()
     entities = [resolve_entity(store, key) for key in about]
     entities = list(dict.fromkeys(entities))
     deletes: list[tuple[str, dict[str, object]]] = []
     old_ids: list[str] = []
     old_iris: list[NamedNode] = []
-    when = now or now_iso()
     if supersedes is not None:
         old = resolve_decision(store, supersedes)
         old_id = old["id"].value  # type: ignore[attr-defined]
@@ -249,7 +265,7 @@ def record_decision(
         source_ref_path=f"decisions/{ident}", plan=plan_iri,
         about=tuple(iri for iri, _ in entities), supersedes=tuple(old_iris),
     )
-    quads = decision_quads(minter, data, TIER_WARM)
+    quads = plan_quads + decision_quads(minter, data, TIER_WARM)
     validate_batch(store, quads)
     store.replace(deletes, quads)  # type: ignore[arg-type]
     return ident
@@ -278,7 +294,7 @@ def list_decisions(store: GraphStore, about: str | None = None) -> list[Decision
         if iri in out:  # a node in two tiers would be a bug elsewhere; show it once
             continue
         out[iri] = DecisionInfo(
-            id=r["id"].value, iri=iri, title=r["title"].value, status=r["status"].value,
+            id=r["id"].value, iri=iri, title=r["title"].value, text=r["statement"].value, status=r["status"].value,
             tier=r["tier"].value.rsplit("/", 1)[-1],
             plan=r["planName"].value if "planName" in r else None,
             source=r["source"].value if "source" in r else None,

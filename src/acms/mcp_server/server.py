@@ -1,8 +1,8 @@
 """``acms mcp``: the Model Context Protocol server (the official SDK's ``MCPServer``, mcp 2.x).
 
 Tools (see :mod:`acms.mcp_server.tools`): ``assemble``, ``search``, ``sparql``, ``describe``,
-``history``, ``explore``, ``neighbourhood``, ``decisions``, ``stats``, ``tiers``, and ``index`` when the
-server was started with ``--allow-index``.
+``history``, ``explore``, ``neighbourhood``, ``decisions``, ``stats``, ``tiers``; ``index`` when the
+server was started with ``--allow-index``, ``record_decision`` with ``--allow-record``.
 Resources: the UKO ontology (``acms://ontology/uko.ttl``) and every saved exploration query
 (``acms://queries/explore/<name>.rq``).
 
@@ -67,7 +67,12 @@ DESCRIPTIONS = {
         "imports, ...), as Turtle by default, or N-Quads, JSON-LD, GraphML, DOT or Cytoscape JSON."),
     "decisions": (
         "The project's design decisions, recorded with acms and found in ADR files, oldest first: id, "
-        "status, title, plan, what they are about, what they supersede; retired ones are marked."),
+        "status, title, text, plan, what they are about, what they supersede; retired ones are marked."),
+    "record_decision": (
+        "Record a design decision (what was decided and why) in a plan, about entities of the project: "
+        "later contexts show it beside that code, and search finds it at once. Secrets in the text are "
+        "replaced by [REDACTED:kind] unless the store_secrets setting is on. Returns the decision (its "
+        "id is D-<n>)."),
     "stats": (
         "What the index holds: counts per class, named graph and language, the store's size and the "
         "last index run."),
@@ -81,10 +86,11 @@ DESCRIPTIONS = {
 
 
 def create_server(index: Index | Callable[[], Index], *, allow_index: bool = False,
-                  create: Callable[[], Index] | None = None) -> MCPServer:
+                  create: Callable[[], Index] | None = None, allow_record: bool = False) -> MCPServer:
     """The MCP server over ``index`` (open it with ``shared=True``), or over an opener of it that is
     called on each tool call until it succeeds (the index does not exist yet, see ``AcmsTools``);
-    ``create``: a writer that may start the index, for the ``index`` tool (``allow_index``)."""
+    ``create``: a writer that may start the index, for the ``index`` tool (``allow_index``);
+    ``allow_record``: offer ``record_decision``."""
     tools = AcmsTools(index, create if allow_index else None)
     server = MCPServer("acms", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for name, fn in (("assemble", tools.assemble), ("search", tools.search), ("sparql", tools.sparql),
@@ -97,6 +103,11 @@ def create_server(index: Index | Callable[[], Index], *, allow_index: bool = Fal
         server.add_tool(tools.refresh_index, name="index", description=DESCRIPTIONS["index"],
                         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                     idempotent_hint=True, open_world_hint=False),
+                        structured_output=False)
+    if allow_record:
+        server.add_tool(tools.record_decision, name="record_decision", description=DESCRIPTIONS["record_decision"],
+                        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                                    idempotent_hint=False, open_world_hint=False),
                         structured_output=False)
     _add_resources(server)
     return server

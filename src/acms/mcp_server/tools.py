@@ -187,6 +187,29 @@ class AcmsTools:
                       "Only the decisions about this entity (a name, path or IRI); empty: every decision."))] = None) -> str:
         return self._noted(as_json([d.as_dict() for d in self.index.plans.decisions(about)]))
 
+    @tool_errors
+    def record_decision(self, text: Annotated[str, Field(min_length=1, description=(
+                            "What was decided and why, in a few sentences: it is searched and shown in later "
+                            "contexts beside the code it is about."))],
+                        plan: Annotated[str, Field(min_length=1, description=(
+                            "The plan (unit of work) it belongs to, e.g. the task at hand; a plan of this "
+                            "name is created when none exists."))],
+                        about: Annotated[list[str] | None, Field(description=(
+                            "Entities it is about: qualified names, paths, path::Qualified.name or IRIs."))] = None,
+                        title: Annotated[str | None, Field(description="One line; default: the text's first line.")] = None,
+                        supersedes: Annotated[str | None, Field(description=(
+                            "Id (D-3) of a recorded decision this one replaces; that one is retired."))] = None,
+                        status: Annotated[Literal["proposed", "accepted", "rejected", "deprecated"],
+                                          Field(description="The new decision's status.")] = "accepted") -> str:
+        plans = self.index.plans
+        info = plans.record(text, plan=plan, title=title, about=about or (), supersedes=supersedes, status=status,
+                            new_plan=True)
+        reply = {"id": info} if isinstance(info, str) else info.as_dict()
+        replaced = plans.secrets_replaced(f"{text}\n{title or ''}")
+        if replaced:
+            reply["secrets_replaced"] = replaced  # the graph holds [REDACTED:kind] in their place
+        return as_json(reply)
+
     def _noted(self, text: str) -> str:
         """The answer, under a line naming the files it was made without (``refresh = warn``)."""
         notice = stale_notice(self.index.stale)

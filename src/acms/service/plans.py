@@ -47,13 +47,16 @@ class Plans:
             return PlanTree(roots, records.ancestors(store, plan) if plan else [], unplanned)
 
     def record(self, text: str, *, plan: str, title: str | None = None, about: Sequence[str] = (),
-               supersedes: str | None = None, status: str = "accepted") -> DecisionInfo | str:
-        """Record a decision; the decision as listed (its id alone if it cannot be listed back)."""
+               supersedes: str | None = None, status: str = "accepted",
+               new_plan: bool = False) -> DecisionInfo | str:
+        """Record a decision; the decision as listed (its id alone if it cannot be listed back).
+        ``new_plan``: a plan of that name is created in the same write when none exists (an agent
+        names the work it is doing; it has no ``acms plan create`` step)."""
         with self._host.session.writing() as store:
             before = before_write(store, self._host.layout)
             ident = records.record_decision(store, self._minter(), plan=plan, text=text, title=title, about=about,
                                             supersedes=supersedes, status=status,
-                                            keep_secrets=self._host.settings.store_secrets)
+                                            keep_secrets=self._host.settings.store_secrets, new_plan=new_plan)
             # searchable at once; should the caches fail, the decision is written and their key has moved: a
             # reader builds them again
             with contextlib.suppress(AcmsError, OSError):
