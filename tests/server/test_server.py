@@ -78,8 +78,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(searcher: Searcher, **limits: object) -> Running:
-    index = Index(searcher.layout.root.parent, Settings(), searcher.layout.root, mode="shared", wait=5)
+def start(searcher: Searcher | Path, **limits: object) -> Running:
+    """A server over the searcher's index, or the index of the project at that path."""
+    where = searcher.layout.root if isinstance(searcher, Searcher) else searcher / ".acms"
+    index = Index(where.parent, Settings(), where, mode="shared", wait=5)
     app = create_app(index, **limits)  # type: ignore[arg-type]
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
@@ -509,6 +511,49 @@ def test_read_routes_answer_what_the_facade_answers(url: str, searcher: Searcher
     assert status == 200 and reply["format"] == "nquads"
     parsed = list(ox.parse(reply["text"].encode(), format=ox.RdfFormat.N_QUADS))
     assert any(q.subject.value.endswith("pkg.mod.Parser") for q in parsed if isinstance(q.subject, ox.NamedNode))
+
+
+def record(url: str, body: object) -> tuple[int, dict[str, object]]:
+    status, _, text = call(url + "/v0/decisions", json.dumps(body).encode(), "application/json")
+    return status, json.loads(text)
+
+
+def test_decisions_recorded_over_http_only_with_allow_record(url: str, indexed_sample: Path) -> None:
+    """POST /v0/decisions: 403 unless the server was started with allow_record; then 201 with the decision
+    as GET /v0/decisions lists it, its plan made once, its secrets scrubbed, found by the next render;
+    a bad body is the v0 envelope and writes nothing."""
+    status, reply = record(url, {"text": "Parse headers once.", "plan": "p"})
+    assert status == 403 and "--allow-record" in reply["error"]["message"]  # type: ignore[index]
+    running = start(indexed_sample, allow_record=True)
+    try:
+        base = running.url
+        token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
+        status, made = record(base, {"text": f"Header names are lowercased once, in normalize. Token {token}",
+                                     "plan": "headers", "about": ["pkg.mod.Parser.parse_header"]})
+        assert status == 201 and made["id"] == "D-1" and made["plan"] == "headers"
+        assert made["about"] == ["pkg.mod.Parser.parse_header"] and made["secrets_replaced"] == {"github_token": 1}
+        assert token not in made["text"] and "[REDACTED:github_token]" in made["text"]  # type: ignore[operator]
+        _, _, listed = call(base + "/v0/decisions?about=pkg.mod.Parser.parse_header")
+        assert json.loads(listed) == [{k: v for k, v in made.items() if k != "secrets_replaced"}]
+        status, rendered = render(base, json.dumps({**REQUEST, "intent": "how are header lines parsed"}).encode())
+        assert status == 200 and any("lowercased once" in f["text"] for f in rendered["fragments"])  # type: ignore[attr-defined]
+        for body, words in [
+            (["not", "an", "object"], "JSON object"),
+            ({"plan": "headers"}, "missing 'text'"),
+            ({"text": "x", "plan": "headers", "about": "pkg.mod.Parser"}, "'about' is a list"),
+            ({"text": "x", "plan": "headers", "status": "retired"}, "status must be one of"),
+            ({"text": "x", "plan": "other", "colour": "red"}, "unknown field(s): colour"),
+            ({"text": "x", "plan": "other", "about": ["no_such_entity_anywhere"]}, "no_such_entity_anywhere"),
+        ]:
+            status, reply = record(base, body)
+            error = reply["error"]
+            assert status == 400 and error["code"] == "INVALID_REQUEST" and words in error["message"], reply  # type: ignore[index]
+        status, _, text = call(base + "/v0/decisions", b"{not json", "application/json")
+        assert status == 400 and "not JSON" in text
+        _, _, listed = call(base + "/v0/decisions")
+        assert [d["id"] for d in json.loads(listed)] == ["D-1"]  # the refused ones wrote nothing, no plan "other"
+    finally:
+        running.stop()
 
 
 @pytest.mark.parametrize(("path", "status", "words"), [

@@ -52,6 +52,8 @@ def _url(host: str, port: int) -> str:
               help="TCP port (0: any free port, printed at start).")
 @click.option("--allow-update", is_flag=True,
               help="Accept SPARQL updates and Graph Store writes (PUT/POST/DELETE /store); 403 otherwise.")
+@click.option("--allow-record", is_flag=True,
+              help="Accept POST /v0/decisions, which records a design decision in the index; 403 otherwise.")
 @click.option("--allow-service", is_flag=True, help="Permit SERVICE in queries (the store would call the remote "
                                                     "endpoint); refused with 400 otherwise.")
 @click.option("--default-graph", "default_graph", type=click.Choice([m.value for m in DefaultGraph]),
@@ -68,11 +70,12 @@ def _url(host: str, port: int) -> str:
 @strategies_option
 @project_options
 @boundary
-def serve_cmd(host: str, port: int, allow_update: bool, allow_service: bool, default_graph: str,
+def serve_cmd(host: str, port: int, allow_update: bool, allow_record: bool, allow_service: bool, default_graph: str,
               query_timeout: float, max_rows: int, workers: int, watch: bool, strategies_dir: tuple[Path, ...],
               project: Path, store: Path | None) -> None:
-    """Serve /sparql (SPARQL 1.1 Protocol), /store (Graph Store Protocol), POST /v0/render, GET /health
-    and GET /v0/strategies.
+    """Serve /sparql (SPARQL 1.1 Protocol), /store (Graph Store Protocol), POST /v0/render, GET /health,
+    GET /v0/strategies, the GET /v0/ reads (stats, describe, neighbourhood, tiers, decisions) and, with
+    --allow-record, POST /v0/decisions.
 
     The server shares the index: other acms commands (an `acms index` too) run beside it. Each request
     reads under the index's shared lock; after another process wrote the index, the next request sees
@@ -99,7 +102,7 @@ def serve_cmd(host: str, port: int, allow_update: bool, allow_service: bool, def
     sock = bind_socket(host, port)
     app = create_app(index, allow_update=allow_update, allow_service=allow_service,
                      default_graph=DefaultGraph(default_graph), query_timeout_s=query_timeout, max_rows=max_rows,
-                     workers=workers)
+                     workers=workers, allow_record=allow_record)
     # Requests still waiting at shutdown are cancelled after a second: their worker processes are terminated.
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
     url = _url(host, sock.getsockname()[1])

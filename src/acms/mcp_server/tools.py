@@ -201,14 +201,8 @@ class AcmsTools:
                             "Id (D-3) of a recorded decision this one replaces; that one is retired."))] = None,
                         status: Annotated[Literal["proposed", "accepted", "rejected", "deprecated"],
                                           Field(description="The new decision's status.")] = "accepted") -> str:
-        plans = self.index.plans
-        info = plans.record(text, plan=plan, title=title, about=about or (), supersedes=supersedes, status=status,
-                            new_plan=True)
-        reply = {"id": info} if isinstance(info, str) else info.as_dict()
-        replaced = plans.secrets_replaced(f"{text}\n{title or ''}")
-        if replaced:
-            reply["secrets_replaced"] = replaced  # the graph holds [REDACTED:kind] in their place
-        return as_json(reply)
+        return as_json(self.index.plans.record_reply(text, plan=plan, title=title, about=about or (),
+                                                     supersedes=supersedes, status=status))
 
     def _noted(self, text: str) -> str:
         """The answer, under a line naming the files it was made without (``refresh = warn``)."""

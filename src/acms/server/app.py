@@ -11,6 +11,7 @@ Routes:
 ``GET /health``             ``{"status": "ok", "quads": N, "model": model id or null}``
 ``GET /v0/strategies``      the rows of ``acms strategies --json``
 ``GET /v0/stats`` …         stats, describe, a neighbourhood, tiers, decisions (:mod:`acms.server.reads`)
+``POST /v0/decisions``      record a decision, with ``allow_record`` (:mod:`acms.server.records`)
 ==========================  =========================================================================
 
 Render errors keep the envelope of :mod:`acms.assembly.protocol` and get the HTTP status of the error
@@ -38,6 +39,7 @@ from acms.results import AssemblyResult, DefaultGraph
 from acms.server.endpoint import SparqlEndpoint
 from acms.server.mapping import STATUS_BY_CODE, envelope_error, health_error
 from acms.server.reads import routes as read_routes
+from acms.server.records import routes as record_routes
 from acms.server.sparql_protocol import Limits, read_body
 from acms.server.workers import Workers
 
@@ -52,6 +54,7 @@ def create_app(
     query_timeout_s: float = 10.0,
     max_rows: int = 10_000,
     workers: int = 2,
+    allow_record: bool = False,
 ) -> Starlette:
     """The application over an index opened in ``shared`` mode (see :mod:`acms.service.session`): every
     request reads under the index's shared lock (writes under its exclusive one), so `acms index` and
@@ -97,6 +100,7 @@ def create_app(
         Route("/health", health, methods=["GET"]),
         Route("/v0/strategies", strategies, methods=["GET"]),
         *read_routes(index),
+        *record_routes(index, allow_record=allow_record),
     ])
     app.state.sparql = sparql
     return app

@@ -63,6 +63,18 @@ class Plans:
                 follow_write(store, self._host.layout, self._host.settings, before)
             return next((d for d in records.list_decisions(store) if d.id == ident), ident)
 
+    def record_reply(self, text: str, *, plan: str, title: str | None = None, about: Sequence[str] = (),
+                     supersedes: str | None = None, status: str = "accepted") -> dict[str, Any]:
+        """What an agent's record answers (the MCP tool, ``POST /v0/decisions``): the decision as listed,
+        with ``secrets_replaced`` when its text lost any; the plan is made when none has that name."""
+        info = self.record(text, plan=plan, title=title, about=about, supersedes=supersedes, status=status,
+                           new_plan=True)
+        reply = {"id": info} if isinstance(info, str) else info.as_dict()
+        replaced = self.secrets_replaced(f"{text}\n{title or ''}")
+        if replaced:
+            reply["secrets_replaced"] = replaced  # the graph holds [REDACTED:kind] in their place
+        return reply
+
     def secrets_replaced(self, text: str) -> dict[str, int]:
         """What recording ``text`` replaces by ``[REDACTED:kind]`` (kind -> count): nothing with the
         ``store_secrets`` setting, which keeps a decision's text as typed."""
