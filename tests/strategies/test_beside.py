@@ -1,7 +1,8 @@
 """The walk's beside edge over a small project the tests index: with a focus, the other members of its
 class and its file's top-level definitions come as one-line references, its class first and nearest
 first, though the focus's code names none of them; the budget holds; off (``beside = 0``) they do not
-come; without a focus the best seed stands in for it."""
+come; without a focus the best seed stands in for it. Beside a focus whose body leaves the task's seeds
+no room as bodies, the best seeds are walked from all the same (``task_seeds``)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,7 @@ def reserve_stock_{i}(warehouse, sku, quantity):
 def audit_line(log, line):
     """Append a line to the audit log."""
     log.append(line)
+
 '''
 TASK = "Reserving stock should hold the quantity in the warehouse"
 FOCUS = "shop/cart.py::Cart.add"
@@ -141,6 +143,32 @@ def test_without_a_focus_the_best_seed_stands_in(searcher: Searcher) -> None:
     assert got.get("shop.stock.audit_line", "").startswith(f"beside {best.name} in its file")
 
 
+@pytest.fixture(scope="module")
+def with_helper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
+    """The cart and the warehouse, whose functions now end in a helper of their file."""
+    root = tmp_path_factory.mktemp("task-seeds") / "proj"
+    (root / "shop").mkdir(parents=True)
+    (root / "shop" / "__init__.py").write_text("")
+    (root / "shop" / "cart.py").write_text(CART)
+    (root / "shop" / "stock.py").write_text(STOCK.replace("return quantity - held", "return shortfall(quantity, held)")
+                                            + "\n\ndef shortfall(wanted, got):\n    return wanted - got\n")
+    yield from indexed_searcher(root)
+
+
+def test_beside_a_focus_the_task_seeds_are_walked_from(with_helper: Searcher) -> None:
+    """The focus's body takes the bodies' share (5 %), so the warehouse functions the task names are not
+    shown whole; what they call comes by the walk all the same, as it does for the task alone."""
+    def called(result: AssemblyResult) -> set[str]:
+        return {p.candidate.name for p in result.assembled.items if "calls it" in p.candidate.reason}
+
+    crowded = run(with_helper, arce_with(bodies=0.05))
+    bodies = [p.candidate.name for p in crowded.assembled.items if p.candidate.lod == "micro"]
+    assert bodies[0] == "shop.cart.Cart.add"  # the focus first, alone in its share
+    assert "shop.stock.shortfall" in called(crowded)
+    assert "shop.stock.shortfall" in called(run(with_helper, arce_with(bodies=0.05), focus=False))
+    assert "shop.stock.shortfall" not in called(run(with_helper, arce_with(bodies=0.05, task_seeds=0)))
+
+
 def test_beside_options_are_checked() -> None:
     with pytest.raises(ConfigError, match="lie in \\[0, 1\\]"):
         ExpandOptions.parse("mine", {"beside": 1.5})
@@ -148,6 +176,8 @@ def test_beside_options_are_checked() -> None:
         ExpandOptions.parse("mine", {"beside_max": -1})
     with pytest.raises(ConfigError, match="beside_seeds >= 0"):
         ExpandOptions.parse("mine", {"beside_seeds": -1})
+    with pytest.raises(ConfigError, match="task_seeds >= 0"):
+        ExpandOptions.parse("mine", {"task_seeds": -1})
 
 
 
