@@ -93,7 +93,8 @@ def test_every_error_code_and_class_is_in_the_reference(reference: dict[str, str
 def test_every_mcp_tool_is_in_the_reference(docgen: ModuleType, reference: dict[str, str]) -> None:
     page = reference["mcp.md"]
     tools = docgen.mcp_tools()
-    assert {t.name for t in tools} >= {"assemble", "search", "sparql", "describe", "history", "explore", "index"}
+    assert {t.name for t in tools} >= {"assemble", "search", "sparql", "describe", "history", "explore", "index",
+                                       "record_decision"}
     for tool in tools:
         assert f"## `{tool.name}`" in page, tool.name
         for argument in tool.input_schema.get("properties", {}):

@@ -311,7 +311,7 @@ class _NoQueries:
 def mcp_tools() -> list[Any]:
     from acms.mcp_server.server import create_server
 
-    server = create_server(_NoQueries(), allow_index=True)  # type: ignore[arg-type]
+    server = create_server(_NoQueries(), allow_index=True, allow_record=True)  # type: ignore[arg-type]
     return list(asyncio.run(server.list_tools()))
 
 
@@ -333,7 +333,8 @@ def mcp_page() -> str:
 
     out = ["# MCP tools", "",
            ("Generated from the tools' JSON schemas (`acms.mcp_server`) at build time: what `acms mcp` "
-           "lists to a client. The `index` tool is listed only when the server runs with `--allow-index`. "
+           "lists to a client. The `index` tool is listed only when the server runs with `--allow-index`, "
+           "`record_decision` only with `--allow-record`. "
            "Resources: `acms://ontology/uko.ttl` and `acms://queries/explore/<name>.rq` for every saved "
            "query."), "", "The instructions the server gives a client:", "",
            "```text\n" + INSTRUCTIONS.strip() + "\n```", ""]

@@ -52,8 +52,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "export": ("acms.cli.export_cmd", "export_cmd",
                "Export the whole graph (default), a tier, the module graph, a neighbourhood or a CONSTRUCT result."),
     "serve": ("acms.cli.serve_cmd", "serve_cmd",
-              "Serve /sparql (SPARQL 1.1 Protocol), /store (Graph Store Protocol), POST /v0/render, GET /health "
-              "and GET /v0/strategies."),
+              "Serve the index over HTTP: /sparql, /store, the render API and the /v0 reads."),
     "mcp": ("acms.cli.mcp_cmd", "mcp_cmd",
             "Serve this project's index to a coding agent over MCP (stdio by default)."),
     "tiers": ("acms.cli.temporal_cmd", "tiers_group",

@@ -73,9 +73,11 @@ def _url(host: str, port: int) -> str:
 def serve_cmd(host: str, port: int, allow_update: bool, allow_record: bool, allow_service: bool, default_graph: str,
               query_timeout: float, max_rows: int, workers: int, watch: bool, strategies_dir: tuple[Path, ...],
               project: Path, store: Path | None) -> None:
-    """Serve /sparql (SPARQL 1.1 Protocol), /store (Graph Store Protocol), POST /v0/render, GET /health,
-    GET /v0/strategies, the GET /v0/ reads (stats, describe, neighbourhood, tiers, decisions) and, with
-    --allow-record, POST /v0/decisions.
+    """Serve the index over HTTP: /sparql, /store, the render API and the /v0 reads.
+
+    /sparql is the SPARQL 1.1 Protocol, /store the Graph Store Protocol; POST /v0/render answers a
+    render_request.v0; GET /health, /v0/strategies and the /v0 reads (stats, describe, neighbourhood,
+    tiers, decisions); with --allow-record, POST /v0/decisions records a decision.
 
     The server shares the index: other acms commands (an `acms index` too) run beside it. Each request
     reads under the index's shared lock; after another process wrote the index, the next request sees
