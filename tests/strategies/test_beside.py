@@ -79,14 +79,19 @@ TASK = "Reserving stock should hold the quantity in the warehouse"
 FOCUS = "shop/cart.py::Cart.add"
 
 
-@pytest.fixture(scope="module")
-def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
+def shop(tmp_path_factory: pytest.TempPathFactory, stock: str) -> Iterator[Searcher]:
+    """The cart and the warehouse (``stock``), indexed."""
     root = tmp_path_factory.mktemp("beside") / "proj"
     (root / "shop").mkdir(parents=True)
     (root / "shop" / "__init__.py").write_text("")
     (root / "shop" / "cart.py").write_text(CART)
-    (root / "shop" / "stock.py").write_text(STOCK)
+    (root / "shop" / "stock.py").write_text(stock)
     yield from indexed_searcher(root)
+
+
+@pytest.fixture(scope="module")
+def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
+    yield from shop(tmp_path_factory, STOCK)
 
 
 def run(searcher: Searcher, registry: StrategyRegistry, budget: int = 1500, focus: bool = True) -> AssemblyResult:
@@ -145,14 +150,9 @@ def test_without_a_focus_the_best_seed_stands_in(searcher: Searcher) -> None:
 
 @pytest.fixture(scope="module")
 def with_helper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
-    """The cart and the warehouse, whose functions now end in a helper of their file."""
-    root = tmp_path_factory.mktemp("task-seeds") / "proj"
-    (root / "shop").mkdir(parents=True)
-    (root / "shop" / "__init__.py").write_text("")
-    (root / "shop" / "cart.py").write_text(CART)
-    (root / "shop" / "stock.py").write_text(STOCK.replace("return quantity - held", "return shortfall(quantity, held)")
-                                            + "\n\ndef shortfall(wanted, got):\n    return wanted - got\n")
-    yield from indexed_searcher(root)
+    """The warehouse's functions end in a helper of their file."""
+    yield from shop(tmp_path_factory, STOCK.replace("return quantity - held", "return shortfall(quantity, held)")
+                    + "\n\ndef shortfall(wanted, got):\n    return wanted - got\n")
 
 
 def test_beside_a_focus_the_task_seeds_are_walked_from(with_helper: Searcher) -> None:
