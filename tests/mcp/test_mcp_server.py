@@ -235,6 +235,13 @@ def test_an_agent_records_a_decision_and_later_calls_see_it(indexed_sample: Path
         after = {d["id"]: d for d in json.loads(await call(client, "decisions"))}
         assert set(after) == {"D-1", "D-2"} and after["D-1"]["retired"] and not after["D-2"]["retired"]
 
+        long = "Parser state is kept per line. " * 40  # 1,240 characters: cut in the list, whole on request
+        await call(client, "record_decision", text=long, plan="header parsing")
+        cut = json.loads(await call(client, "decisions"))[-1]["text"]
+        assert len(cut) == 600 and cut.endswith("…") and long.startswith(cut[:-1])
+        assert json.loads(await call(client, "decisions", text_chars=20000))[-1]["text"] == long.strip()
+        assert {d["text"] for d in json.loads(await call(client, "decisions", text_chars=0))} == {""}
+
     session(server_from("claude-code.mcp.json", indexed_sample, "--allow-record"), body)
 
 

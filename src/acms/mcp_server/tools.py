@@ -26,6 +26,8 @@ F = TypeVar("F", bound=Callable[..., str])
 
 MAX_ROWS_CAP = 5000
 SEARCH_PREVIEW_CHARS = 160
+DECISION_CHARS = 600  # of each decision's text in the decisions tool's answer, unless asked for more
+MAX_DECISION_CHARS = 20_000  # a recorded decision's longest text
 
 
 def tool_errors(func: F) -> F:
@@ -184,8 +186,15 @@ class AcmsTools:
 
     @tool_errors
     def decisions(self, about: Annotated[str | None, Field(description=(
-                      "Only the decisions about this entity (a name, path or IRI); empty: every decision."))] = None) -> str:
-        return self._noted(as_json([d.as_dict() for d in self.index.plans.decisions(about)]))
+                      "Only the decisions about this entity (a name, path or IRI); empty: every decision."))] = None,
+                  text_chars: Annotated[int, Field(ge=0, le=MAX_DECISION_CHARS, description=(
+                      "Each decision's text is cut to this many characters ('…' marks a cut; 0: no text): a "
+                      "project's ADRs can hold pages."))] = DECISION_CHARS) -> str:
+        found = [d.as_dict() for d in self.index.plans.decisions(about)]
+        for d in found:
+            text = str(d["text"])
+            d["text"] = text if len(text) <= text_chars else text[: max(text_chars - 1, 0)] + ("…" if text_chars else "")
+        return self._noted(as_json(found))
 
     @tool_errors
     def record_decision(self, text: Annotated[str, Field(min_length=1, description=(
