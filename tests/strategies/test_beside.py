@@ -2,7 +2,7 @@
 class and its file's top-level definitions come as one-line references, its class first and nearest
 first, though the focus's code names none of them; the budget holds; off (``beside = 0``) they do not
 come; without a focus the best seed stands in for it. Beside a focus whose body leaves the task's seeds
-no room as bodies, the best seeds are walked from all the same (``task_seeds``)."""
+no room as bodies, the best seeds are walked from all the same (``next_seeds``)."""
 
 from __future__ import annotations
 
@@ -150,23 +150,32 @@ def test_without_a_focus_the_best_seed_stands_in(searcher: Searcher) -> None:
 
 @pytest.fixture(scope="module")
 def with_helper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
-    """The warehouse's functions end in a helper of their file."""
-    yield from shop(tmp_path_factory, STOCK.replace("return quantity - held", "return shortfall(quantity, held)")
-                    + "\n\ndef shortfall(wanted, got):\n    return wanted - got\n")
+    """Each of the warehouse's functions ends in a helper of its own."""
+    parts = STOCK.split("return quantity - held")
+    stock = "".join(f"{part}return shortfall_{i}(quantity, held)" for i, part in enumerate(parts[:-1])) + parts[-1]
+    yield from shop(tmp_path_factory, stock + "".join(f"\n\ndef shortfall_{i}(wanted, got):\n    return wanted - got\n"
+                                                      for i in range(len(parts) - 1)))
 
 
-def test_beside_a_focus_the_task_seeds_are_walked_from(with_helper: Searcher) -> None:
-    """The focus's body takes the bodies' share (5 %), so the warehouse functions the task names are not
-    shown whole; what they call comes by the walk all the same, as it does for the task alone."""
-    def called(result: AssemblyResult) -> set[str]:
-        return {p.candidate.name for p in result.assembled.items if "calls it" in p.candidate.reason}
+def called(result: AssemblyResult) -> set[str]:
+    """The helpers the walk reached through a call, and the seed each came from."""
+    return {p.candidate.reason.split(" (hop")[0] for p in result.assembled.items if " calls it" in p.candidate.reason}
 
+
+def test_the_next_seeds_are_walked_from(with_helper: Searcher) -> None:
+    """The bodies' share (5 %) holds the focus, or the best seed alone: the next ``next_seeds`` seeds, listed
+    as one-line references, are walked from all the same, and their helpers come; without them only the
+    best body's (or none, beside a focus)."""
     crowded = run(with_helper, arce_with(bodies=0.05))
     bodies = [p.candidate.name for p in crowded.assembled.items if p.candidate.lod == "micro"]
     assert bodies[0] == "shop.cart.Cart.add"  # the focus first, alone in its share
-    assert "shop.stock.shortfall" in called(crowded)
-    assert "shop.stock.shortfall" in called(run(with_helper, arce_with(bodies=0.05), focus=False))
-    assert "shop.stock.shortfall" not in called(run(with_helper, arce_with(bodies=0.05, task_seeds=0)))
+    assert len(called(crowded)) == 3 and called(run(with_helper, arce_with(bodies=0.05, next_seeds=0))) == set()
+    alone = run(with_helper, arce_with(bodies=0.05, next_seeds=2), focus=False)
+    best = alone.assembled.items[0].candidate
+    assert best.lod == "micro" and best.name.startswith("shop.stock.reserve_stock_")
+    reached = called(alone)
+    assert len(reached) == 3 and f"{best.name} calls it" in reached  # the best body's, then the next two's
+    assert called(run(with_helper, arce_with(bodies=0.05, next_seeds=0), focus=False)) == {f"{best.name} calls it"}
 
 
 def test_beside_options_are_checked() -> None:
@@ -176,8 +185,8 @@ def test_beside_options_are_checked() -> None:
         ExpandOptions.parse("mine", {"beside_max": -1})
     with pytest.raises(ConfigError, match="beside_seeds >= 0"):
         ExpandOptions.parse("mine", {"beside_seeds": -1})
-    with pytest.raises(ConfigError, match="task_seeds >= 0"):
-        ExpandOptions.parse("mine", {"task_seeds": -1})
+    with pytest.raises(ConfigError, match="next_seeds >= 0"):
+        ExpandOptions.parse("mine", {"next_seeds": -1})
 
 
 

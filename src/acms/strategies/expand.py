@@ -3,10 +3,10 @@
 The first stage (``rank``) proposes seeds, the fragments that best match the task. An agent that edits
 one needs more than its body: what it calls and uses, the class around it, what calls it. The walk
 starts from the request's focus, then the task's anchors (:mod:`acms.strategies.anchors`: stack-trace
-frames, quoted error messages), then the seeds an agent will read as bodies, and reaches (beside a
-focus or an anchor, whose body may leave the seeds no room, the ``task_seeds`` best seeds not shown
-whole are walked from too: the task still says what the change involves, and the code it will use
-is near what the task names):
+frames, quoted error messages), then the seeds an agent will read as bodies, then the ``next_seeds``
+best seeds whose bodies did not fit (listed as one-line references, the next candidates for the place
+to edit: what they call and use is what a change there needs; a focus's body may leave the seeds no
+room at all), and reaches:
 
 - structural edges outward and inward (``expand-out.rq`` / ``expand-in.rq``; the edge kinds and their
   weights are the strategy's data, ``[phase.edges_out]`` / ``[phase.edges_in]``; an edge kind that
@@ -106,7 +106,7 @@ class ExpandOptions:
     beside: float = 0.85
     beside_max: int = 40
     beside_seeds: int = 1
-    task_seeds: int = 0  # walked from beside a focus though not shown whole (none unless the strategy asks)
+    next_seeds: int = 0  # seeds walked from though not shown whole (none unless the strategy asks)
     decisions: float = 0.0  # off unless the strategy asks (a strategy copied before it has no query for it)
     edges_out: Mapping[str, float] = field(default_factory=dict)
     edges_in: Mapping[str, float] = field(default_factory=dict)
@@ -132,8 +132,8 @@ class ExpandOptions:
                 or opts.cochange_definitions < 1:
             raise ConfigError(f"strategy {strategy}: cochange_max_files >= 2, cochange_min_support >= 1, "
                               "cochange_files >= 0 and cochange_definitions >= 1")
-        if opts.beside_max < 0 or opts.beside_seeds < 0 or opts.task_seeds < 0:
-            raise ConfigError(f"strategy {strategy}: beside_max >= 0, beside_seeds >= 0 and task_seeds >= 0")
+        if opts.beside_max < 0 or opts.beside_seeds < 0 or opts.next_seeds < 0:
+            raise ConfigError(f"strategy {strategy}: beside_max >= 0, beside_seeds >= 0 and next_seeds >= 0")
         return opts
 
     @property
@@ -426,15 +426,15 @@ class Expansion:
         while ordered and (not bodies or used + _cost(ordered[0].text) <= self.opts.bodies * budget):
             bodies.append(ordered.pop(0))
             used += _cost(bodies[-1].text)
-        # 2. breadth from the bodies shown (what an agent reads is what it will follow), and beside a
-        # focus from the best seeds whose bodies it crowded out (else a focus lost definitions the change
-        # used that the task alone reached)
+        # 2. breadth from the bodies shown (what an agent reads is what it will follow) and from the best
+        # seeds listed next (a focus's body, or a small budget, left them no room as bodies: the walk
+        # then missed what the change uses)
         weight_of = {c.entity: min(1.0, c.score / top) for c in bodies}
         starts = bodies[: self.opts.seeds]
-        if focus and self.opts.task_seeds:
-            crowded = [c for c in ordered if c.score <= top][: self.opts.task_seeds]
-            weight_of.update((c.entity, min(1.0, c.score / top)) for c in crowded)
-            starts += crowded
+        if self.opts.next_seeds:
+            listed = [c for c in ordered if c.score <= top][: self.opts.next_seeds]  # not a focus or an anchor
+            weight_of.update((c.entity, min(1.0, c.score / top)) for c in listed)
+            starts += listed
         reached: dict[str, _Reached] = {}
         self.names(starts, weight_of, reached)
         self.overrides(starts, weight_of, reached)
