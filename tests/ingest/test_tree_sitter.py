@@ -9,6 +9,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -250,6 +251,25 @@ def test_indexed_entities_have_the_new_classes_and_edges(store: OxigraphStore) -
     rows = store.select("SELECT DISTINCT ?k WHERE { GRAPH ?g { ?s uko:qualifiedName ?q ; a ?k } }")
     kinds = {r["k"].value.rsplit("#", 1)[1] for r in rows}
     assert {"Struct", "Interface", "Trait", "Enum", "Class", "Function", "Method", "Module"} <= kinds
+
+
+def test_a_members_iri_is_its_definers_a_dot_and_its_name(store: OxigraphStore) -> None:
+    """What overrides-down.rq builds a subclass's namesake from, in every language: the definer's IRI, a
+    dot and the name, or for a method implemented for a trait (Rust) the trait's name between. Modules
+    and files inherit nothing (a module's definitions inside a namespace carry it between)."""
+    rows = store.select("""SELECT ?c ?m ?name (GROUP_CONCAT(?base) AS ?bases) WHERE {
+                             GRAPH ?g { ?c uko:defines ?m . ?m uko:name ?name . ?c a ?kind }
+                             FILTER(?kind NOT IN (uko:Module, uko:File))
+                             OPTIONAL { GRAPH ?g2 { ?c uko:inherits ?b } GRAPH ?g3 { ?b uko:name ?base } } }
+                           GROUP BY ?c ?m ?name""")
+    assert len({r["c"].value for r in rows}) > 10
+
+    def forms(c: str, name: str, bases: str) -> set[str]:
+        return {f"{c}.{quote(name, safe='')}"} | {f"{c}.{quote(b, safe='')}.{quote(name, safe='')}" for b in bases.split()}
+
+    assert [(r["c"].value, r["m"].value) for r in rows
+            if r["m"].value not in forms(r["c"].value, r["name"].value, r["bases"].value if "bases" in r else "")] == []
+    assert any("." in r["m"].value[len(r["c"].value) + 1:] for r in rows)  # the Rust form is among them
 
 
 RUST_TESTS = """pub fn trim(line: &str) -> &str {

@@ -277,9 +277,10 @@ class Expansion:
         owners = self.store.select(self.query("method-classes.rq"), {"node": [NamedNode(m) for m in methods]})
         if not owners:
             return
-        table = [(r["node"], r["cls"], r["name"]) for r in owners]
-        for way in ("up", "down"):
-            for r in self.store.select(self.query(f"overrides-{way}.rq"), {"node cls name": table}):
+        tables = {"up": ("node cls name", [(r["node"], r["cls"], r["name"]) for r in owners]),
+                  "down": ("node cls name base", [(r["node"], r["cls"], r["name"], r["base"]) for r in owners])}
+        for way, (columns, table) in tables.items():
+            for r in self.store.select(self.query(f"overrides-{way}.rq"), {columns: table}):
                 s = weight_of[r["node"].value] * self.opts.overrides * self.opts.decay
                 if r["entity"].value != r["node"].value:
                     self._reach(reached, r["entity"].value, s, 1, f"overrides {_short(r['node'].value)}"

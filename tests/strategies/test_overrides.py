@@ -1,0 +1,65 @@
+"""The walk's overrides edge over a small project the tests index: from a method, its namesake in the
+base class (``overrides-up.rq``) and in each subclass (``overrides-down.rq``, which builds the
+subclass member's IRI from the rule every member's IRI follows), in Python, JavaScript and Rust (a
+method implemented for a trait is named by the trait); a task whose words match no code leaves the
+walk alone to bring them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from acms.assembly.protocol import parse_request
+from acms.retrieval.search import Searcher
+from acms.service.assembly import assemble
+from acms.strategies.registry import StrategyRegistry
+from .walks import arce_with, indexed_searcher
+
+FILES = {
+    "shop/__init__.py": "",
+    "shop/base.py": 'class Store:\n    """A store."""\n\n    def total(self, lines):\n        return sum(lines)\n',
+    "shop/online.py": ("from shop.base import Store\n\n\nclass OnlineStore(Store):\n"
+                       "    def total(self, lines):\n        return sum(lines) + 5\n"),
+    "shop/market.py": ("from shop.base import Store\n\n\nclass Market(Store):\n"
+                       "    def total(self, lines):\n        return sum(lines) * 2\n"),
+    "web/base.js": "export class Base {\n  count(lines) {\n    return lines.length;\n  }\n}\n",
+    "web/sub.js": ("import { Base } from './base.js';\n\nexport class Sub extends Base {\n"
+                   "  count(lines) {\n    return lines.length + 1;\n  }\n}\n"),
+    "rs/lib.rs": ("pub struct Point { x: f64, y: f64 }\n\npub trait Norm {\n    fn norm(&self) -> f64;\n}\n\n"
+                  "impl Norm for Point {\n    fn norm(&self) -> f64 {\n        self.x + self.y\n    }\n}\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
+    root = tmp_path_factory.mktemp("overrides") / "proj"
+    for path, text in FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    yield from indexed_searcher(root)
+
+
+def reasons(searcher: Searcher, focus: str, registry: StrategyRegistry | None = None) -> dict[str, str]:
+    data = {"version": "v0", "id": "6f3b6f21-7a5f-4e3f-9af0-1b2c3d4e5f60", "intent": "please refactor",
+            "request_id": "r1", "strategy": "arce", "focus": [focus], "budgets": {"tokens_max": 2000, "time_ms": 10000}}
+    result = assemble(parse_request(data), searcher, registry or StrategyRegistry.default())
+    return {p.candidate.name: p.candidate.reason for p in result.assembled.items}
+
+
+@pytest.mark.parametrize(("focus", "want"), [
+    ("shop/base.py::Store.total", {"shop.online.OnlineStore.total": "overridden from shop.base.Store.total",
+                                   "shop.market.Market.total": "overridden from shop.base.Store.total"}),
+    ("shop/online.py::OnlineStore.total", {"shop.base.Store.total": "overrides shop.online.OnlineStore.total"}),
+    ("web/base.js::Base.count", {"web.sub.Sub.count": "overridden from web.base.Base.count"}),
+    ("web/sub.js::Sub.count", {"web.base.Base.count": "overrides web.sub.Sub.count"}),
+    ("rs.lib.Norm.norm", {"rs.lib.Point.Norm.norm": "overridden from rs.lib.Norm.norm"}),
+    ("rs.lib.Point.Norm.norm", {"rs.lib.Norm.norm": "overrides rs.lib.Point.Norm.norm"}),
+])
+def test_a_method_brings_its_namesakes_up_and_down_the_hierarchy(searcher: Searcher, focus: str,
+                                                                   want: dict[str, str]) -> None:
+    got = reasons(searcher, focus)
+    for name, why in want.items():
+        assert got.get(name, "").startswith(why), (name, got)
+    off = reasons(searcher, focus, arce_with(overrides=0.0))
+    assert not any(r.startswith(("overrides", "overridden")) for r in off.values())
