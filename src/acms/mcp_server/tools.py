@@ -192,8 +192,8 @@ class AcmsTools:
                       "project's ADRs can hold pages."))] = DECISION_CHARS) -> str:
         found = [d.as_dict() for d in self.index.plans.decisions(about)]
         for d in found:
-            text = str(d["text"])
-            d["text"] = text if len(text) <= text_chars else text[: max(text_chars - 1, 0)] + ("…" if text_chars else "")
+            if len(d["text"]) > text_chars:
+                d["text"] = d["text"][: text_chars - 1] + "…" if text_chars else ""
         return self._noted(as_json(found))
 
     @tool_errors

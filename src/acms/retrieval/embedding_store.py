@@ -158,14 +158,9 @@ def lsa_model_dir(layout: IndexLayout, model_id: str | None = None) -> Path:
     ``model_id`` (``_land_model``)."""
     model_dir = layout.cache_dir("lsa")
     kept = layout.cache_dir(f"{_KEPT}{model_id}") if model_id else None
-    if kept is not None and kept.is_dir() and _model_id_of(model_dir) != model_id:
+    if kept is not None and kept.is_dir() and lsa_model_id(model_dir) != model_id:
         return kept
     return model_dir
-
-
-def lsa_model_id(model_dir: Path) -> str:
-    """The id of the LSA model saved in ``model_dir`` ("" for none)."""
-    return _model_id_of(model_dir)
 
 
 def _lsa_files(model_dir: Path) -> tuple[object, ...] | None:
@@ -580,7 +575,7 @@ def _land_model(staged: Path, layout: IndexLayout) -> None:
     run finds the index on the new one (``prune_kept_models``): an index run that refits and is then
     killed leaves the graph on the old model, whose queries and folds must still find it."""
     target = layout.cache_dir("lsa")
-    old = _model_id_of(target)
+    old = lsa_model_id(target)
     if old:
         kept = layout.cache_dir(f"{_KEPT}{old}")
         shutil.rmtree(kept, ignore_errors=True)
@@ -597,7 +592,8 @@ def prune_kept_models(store: GraphStore, layout: IndexLayout) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def _model_id_of(directory: Path) -> str:
+def lsa_model_id(directory: Path) -> str:
+    """The id of the LSA model saved in ``directory`` ("" for none)."""
     try:
         return str(json.loads((directory / "manifest.json").read_text(encoding="utf-8")).get("model_id", ""))
     except (OSError, ValueError, AttributeError):
