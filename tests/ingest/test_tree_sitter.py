@@ -562,3 +562,19 @@ def test_typescript_overloads_are_the_first_lines_of_their_implementation() -> N
     when = next(s for s in ext.symbols if s.qualname == "src.when.when")
     assert (when.start_line, when.end_line, when.docstring) == (1, 6, "Resolves when the predicate holds.")
     assert when.signature == "function when(p: () => boolean): Promise<void>"
+
+
+def test_a_javascript_name_keeps_its_dollar_and_a_php_variable_loses_its_sigil() -> None:
+    """``$`` is part of a JavaScript name (``$total``, jQuery's ``$``): without it ``--focus
+    'web/cart.js::Cart.$total'`` found nothing, and a call of ``this.$total()`` linked to ``total``. In PHP
+    it is a variable's sigil: ``$this->name()`` calls ``this.name``."""
+    src = "class Cart {\n  $total() {\n    return this.$sum();\n  }\n  $sum() {\n    return 1;\n  }\n  sum() {\n    return 2;\n  }\n}\n"
+    ext, _ = extract(SourceFile("web/cart.js", src, len(src), "0" * 64, "javascript"), {"web/cart.js"}, 40)
+    assert ext is not None
+    got = {s.qualname: s for s in ext.symbols}
+    assert {"web.cart.Cart.$total", "web.cart.Cart.$sum", "web.cart.Cart.sum"} <= set(got)
+    assert got["web.cart.Cart.$total"].calls == ["this.$sum"]
+    php = "<?php\nclass Cart {\n  function total() { return $this->sum(); }\n  function sum() { return 1; }\n}\n"
+    ext, _ = extract(SourceFile("web/Cart.php", php, len(php), "0" * 64, "php"), {"web/Cart.php"}, 40)
+    assert ext is not None
+    assert {s.qualname: s for s in ext.symbols}["web.Cart.Cart.total"].calls == ["this.sum"]

@@ -321,7 +321,9 @@ class _Builder:
         raw = re.sub(r"^'\w+\s+", "", raw)  # a Rust lifetime: &'a Foo
         if raw.startswith(("mut ", "const ")):
             raw = raw.split(None, 1)[1]
-        parts = [p.lstrip("$") for p in _SEP.split(raw)]
+        parts = _SEP.split(raw)
+        if self.language == "php":  # ``$this->name``, ``Foo::$bar``: the sigil is no part of the name
+            parts = [p.lstrip("$") for p in parts]
         if not parts or not all(_IDENT.fullmatch(p) for p in parts if p) or not parts[-1]:
             return []
         return [p for p in parts if p]
@@ -423,7 +425,9 @@ class _Builder:
         target = target.replace("::", "/").replace("\\", "/")
         line = self._line(caps["import"][0].start_byte)
         names = [self._text(n).strip() for n in caps.get("import.name", [])]
-        aliases = [self._text(n).strip().lstrip("$") for n in caps.get("import.alias", [])]
+        aliases = [self._text(n).strip() for n in caps.get("import.alias", [])]
+        if self.language == "php":
+            aliases = [a.lstrip("$") for a in aliases]
         if not names:
             alias = aliases[0] if aliases else ""
             self.imports.append((caps["import"][0].start_byte, ImportRef(target, None, alias, line)))
