@@ -281,3 +281,32 @@ def test_a_look_does_not_open_the_files_the_last_run_indexed_unchanged(tmp_path:
         looked = idx.look()
         assert looked.changed == ["pkg/util.py"] and looked.removed == ["docs/guide.md"]
         assert indexed & set(sniffed) == {"pkg/util.py", "docs/guide.md"}
+
+
+def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first_index(tmp_path: Path,
+                                                                                          monkeypatch) -> None:  # noqa: ANN001
+    """A formatter run or a far branch switch changes more source than one batch holds in bounded memory:
+    the run redoes every file streamed, says so, reports the files that changed, archives the versions they
+    replace, and leaves what a first index of the new files would; a small change stays a live refresh."""
+    from acms.service.indexing import run as index_run
+
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        edit(root / "pkg" / "util.py", 'return text.strip().lower()', 'return text.strip().lower().strip()')
+        small = (root / "pkg" / "util.py").stat().st_size
+        monkeypatch.setattr(index_run, "LIVE_BATCH_BYTES", small + 1)
+        report = idx.refresh()
+        assert report is not None and not report.notes and report.files_indexed == 1
+        edit(root / "pkg" / "util.py", "def join_parts(", "def join_all(")  # its unchanged caller links again
+        edit(root / "pkg" / "mod.py", "def make_parser()", "# one\n# two\ndef make_parser()")
+        (root / "notes.txt").unlink()
+        report = idx.refresh()
+        assert report is not None and len(report.notes) == 1 and "streamed" in report.notes[0]
+        assert report.changed_paths == ["notes.txt", "pkg/mod.py", "pkg/util.py"]
+        assert report.files_removed == 1 and report.versions_archived >= 1
+        with idx.reading() as store:  # the renamed function's old version is in the cold tier
+            assert any(TIER_COLD == q.graph_name and "join_parts" in q.subject.value for q in store.quads())
+        assert idx.refresh() is None and not idx.look().stale
+        live = current(idx)
+    assert live == fresh_graph(root, tmp_path)

@@ -51,6 +51,8 @@ def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
         click.echo(f"  copies: {report.copies} files are near-identical copies of another (uko:copyOf); contexts show the originals")
     for note in report.ontology:
         click.echo(f"  ontology: {note}")
+    for note in report.notes:
+        click.echo(f"  note: {note}")
     if report.derived:
         click.echo(f"  extension rules: {report.derived} triples derived")
     for warning in report.warnings:

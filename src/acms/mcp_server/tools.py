@@ -236,7 +236,7 @@ class AcmsTools:
                         "files_unchanged": report.files_unchanged, "files_removed": report.files_removed,
                         "up_to_date": report.up_to_date, "skipped": report.skipped_counts(),
                         "quarantined": sorted(report.quarantined)[:20], "warnings": report.warnings[:20],
-                        "seconds": round(report.seconds, 2)})
+                        "notes": report.notes, "seconds": round(report.seconds, 2)})
 
 
 def _preview(text: str) -> str:

@@ -75,7 +75,13 @@ Update = tuple[str, Bindings | None]
 class Reindex:
     """The write mode of a run that redoes every file of an existing index (no extension rules)."""
 
+    def __init__(self, changed: Sequence[str] = ()) -> None:
+        """``changed``: the paths a look found changed, added or removed, when a refresh too large for
+        one batch is redone this way (``IndexRun._mode``): what the run reports as changed."""
+        self.changed = sorted(changed)
+
     def write(self, run: RunContext, listing: Listing) -> None:
+        run.report.changed_paths = list(self.changed)
         # the corpus rows spilled for the caches' build, as a first index's, once it has started over
         # (a standard library's caches from the store's corpus join: ~20 s, against ~8 s)
         stream.prepare_spill(run)

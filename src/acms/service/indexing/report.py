@@ -38,6 +38,7 @@ class IndexReport:
     hot_entities: int = 0
     history: git_history.HistoryReport | None = None
     ontology: list[str] = field(default_factory=list)  # ontology migrations and extension changes
+    notes: list[str] = field(default_factory=list)  # how the run wrote the files, when not as asked (a refresh redone whole)
     derived: int = 0  # triples added by extension rules
     secrets_removed: dict[str, dict[str, int]] = field(default_factory=dict)  # path -> kind -> count (read now)
     texts_rescrubbed: int = 0  # stored texts (history too) rewritten because the secrets policy changed
