@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
 
 from acms.api import Index
 from acms.ingest.symbols import SymbolRows
@@ -283,8 +284,8 @@ def test_a_look_does_not_open_the_files_the_last_run_indexed_unchanged(tmp_path:
         assert indexed & set(sniffed) == {"pkg/util.py", "docs/guide.md"}
 
 
-def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first_index(tmp_path: Path,
-                                                                                          monkeypatch) -> None:  # noqa: ANN001
+def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A formatter run or a far branch switch changes more source than one batch holds in bounded memory:
     the run redoes every file streamed, says so, reports the files that changed, archives the versions they
     replace, and leaves what a first index of the new files would; a small change stays a live refresh."""
