@@ -78,6 +78,9 @@ class RunContext:
         self.spill_whole = False  # it will hold every searchable fragment: the store had none before
         # What this run changed, for updating the derived caches rather than building them again
         self.cache_delta: CacheDelta | None = None
+        # Collect cycles and give freed memory back after each heavy phase (``phase``): off for a run whose
+        # batch is bounded (a live refresh), which ends before what it keeps could add up
+        self.tidy_phases = True
 
     def adopt(self, started: datetime, report: IndexReport, head: str | None) -> None:
         """Continue another process's run (:mod:`acms.service.indexing.child`): its start time (so the
@@ -94,12 +97,13 @@ class RunContext:
         young, start = young_collections(), time.perf_counter()
         with self.timed(name):
             yield
-            collect_if_busy(young)  # a heavy phase's cycles (the collector runs rarely in an index)
-            if young_collections() > young or time.perf_counter() - start >= LONG_PHASE:
-                # the next phase starts from what this one keeps, not from its peak; a phase that made
-                # no young collection and took a few milliseconds (every phase of a one-file refresh)
-                # left little to give back, and each trim walks the heap (~1 ms a call in a server)
-                release_freed()
+            if self.tidy_phases:
+                collect_if_busy(young)  # a heavy phase's cycles (the collector runs rarely in an index)
+                if young_collections() > young or time.perf_counter() - start >= LONG_PHASE:
+                    # the next phase starts from what this one keeps, not from its peak; a phase that made
+                    # no young collection and took a few milliseconds (every phase of a one-file refresh)
+                    # left little to give back, and each trim walks the heap (~1 ms a call in a server)
+                    release_freed()
         self.progress.finish(name)
 
     def update(self, done: int, total: int | None = None) -> None:

@@ -145,6 +145,9 @@ class IndexRun(RunContext):
                                          f"than one batch holds in bounded memory): every file re-read, streamed")
                 return Reindex(self.looked.paths)
         if self.looked is not None:
+            # its batch is bounded (above), or one with rules: full collections and trims after its phases
+            # (three in a 300-file switch, ~0.3 s) would free little before it ends
+            self.tidy_phases = any(ext.rules for ext in self.extensions)
             return LiveRefresh(self.looked, migration)
         return OneBatch(migration)
 
