@@ -288,7 +288,8 @@ def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A formatter run or a far branch switch changes more source than one batch holds in bounded memory:
     the run redoes every file streamed, says so, reports the files that changed, archives the versions they
-    replace, and leaves what a first index of the new files would; a small change stays a live refresh."""
+    replace, and leaves what a first index of the new files would; a small change stays a live refresh, and
+    so does a large one that is a small share of the project (re-indexing it all would take far longer)."""
     from acms.service.indexing import run as index_run
 
     root = project(tmp_path)
@@ -297,11 +298,17 @@ def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first
         edit(root / "pkg" / "util.py", 'return text.strip().lower()', 'return text.strip().lower().strip()')
         small = (root / "pkg" / "util.py").stat().st_size
         monkeypatch.setattr(index_run, "LIVE_BATCH_BYTES", small + 1)
+        monkeypatch.setattr(index_run, "STREAM_SHARE", 0.0)
         report = idx.refresh()
         assert report is not None and not report.notes and report.files_indexed == 1
         edit(root / "pkg" / "util.py", "def join_parts(", "def join_all(")  # its unchanged caller links again
         edit(root / "pkg" / "mod.py", "def make_parser()", "# one\n# two\ndef make_parser()")
         (root / "notes.txt").unlink()
+        look = idx.look()
+        assert index_run.streamed(look)
+        monkeypatch.setattr(index_run, "STREAM_SHARE", 0.9)  # a small share of a large project: still one batch
+        assert not index_run.streamed(look)
+        monkeypatch.setattr(index_run, "STREAM_SHARE", 0.0)
         report = idx.refresh()
         assert report is not None and len(report.notes) == 1 and "streamed" in report.notes[0]
         assert report.changed_paths == ["notes.txt", "pkg/mod.py", "pkg/util.py"]

@@ -50,14 +50,18 @@ from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore
 
-__all__ = ["LIVE_BATCH_BYTES", "IndexRun", "index_project"]
+__all__ = ["LIVE_BATCH_BYTES", "STREAM_SHARE", "IndexRun", "index_project"]
 
-# Changed source a refresh writes as one batch, at most; past it the run is a streamed re-index. A
-# batch holds its files' old and new quads at once: on the standard library a 300-file branch switch
-# (4.6 MB) peaked at 870-920 MB and took 11.4 s, a formatter run over 1,500 files (27.9 MB) 3.2 GB
-# and 52 s, against 780 MB and 35 s for the re-index of all 2,250 files (every process, one machine).
-# 6 MB keeps a batch under ~1 GB; a larger change costs about a first index, in its memory.
+# When a refresh is a streamed re-index instead of one batch: more than ``LIVE_BATCH_BYTES`` of changed
+# source that is also ``STREAM_SHARE`` of the listed source or more. A batch holds its files' old and new
+# quads at once; a re-index streams in bounded memory but redoes every file (about a first index). On the
+# standard library (33.6 MB listed, a first index 35 s / 780 MB) a batch costs ~3.4 s + 1.74 s and ~96 MB
+# per MB changed over ~430 MB: a 300-file branch switch (4.6 MB) 11 s / 870-920 MB, a formatter run over
+# 1,500 files (25.3 MB) 52 s / 3.2 GB, which re-indexed took 35 s / 780 MB. At a third of the project a
+# batch takes ~2/3 of the re-index's time and twice its memory; in a far larger project the same change
+# stays a batch, a re-index there being many times slower.
 LIVE_BATCH_BYTES = 6 << 20
+STREAM_SHARE = 1 / 3
 
 
 class IndexRun(RunContext):
@@ -134,20 +138,21 @@ class IndexRun(RunContext):
         child process when the store can lend its files and the listing holds ``SEPARATE_BYTES`` or
         more, else here. Every other run is one batch (an incremental run is small), fed with the
         look when there was one (a live refresh), unless the look found more changed source than a batch
-        holds (``LIVE_BATCH_BYTES``): then, too, every file is redone, streamed."""
+        holds (``streamed``): then, too, every file is redone, streamed."""
         if not any(ext.rules for ext in self.extensions):
             if migration.reindex:  # every file is redone: the old index is cleared group by group
                 return Reindex()
             if not self.store.ask(catalog.text("ingest/any-file")):
                 return ChildProcess() if separate(self, listing) else StreamedFirstIndex()
-            if self.looked is not None and (size := changed_bytes(self.looked)) > LIVE_BATCH_BYTES:
-                self.report.notes.append(f"{len(self.looked.paths):,} files changed ({size / (1 << 20):.1f} MB, more "
-                                         f"than one batch holds in bounded memory): every file re-read, streamed")
+            if self.looked is not None and streamed(self.looked):
+                size = changed_bytes(self.looked) / (1 << 20)
+                self.report.notes.append(f"{len(self.looked.paths):,} files changed ({size:.1f} MB, more than one batch "
+                                         "holds in bounded memory): every file re-read, streamed")
                 return Reindex(self.looked.paths)
         if self.looked is not None:
-            # its batch is bounded (above), or one with rules: full collections and trims after its phases
-            # (three in a 300-file switch, ~0.3 s) would free little before it ends
-            self.tidy_phases = any(ext.rules for ext in self.extensions)
+            # a bounded batch: full collections and trims after its phases (three in a 300-file switch,
+            # ~0.3 s) would free little before it ends
+            self.tidy_phases = any(ext.rules for ext in self.extensions) or changed_bytes(self.looked) > LIVE_BATCH_BYTES
             return LiveRefresh(self.looked, migration)
         return OneBatch(migration)
 
@@ -167,6 +172,12 @@ def changed_bytes(looked: Staleness) -> int:
     """The size of the files a look found changed or added, as listed."""
     sizes = {f.path: f.size for f in looked.listing.files}
     return sum(sizes.get(path, 0) for path in (*looked.changed, *looked.added))
+
+
+def streamed(looked: Staleness) -> bool:
+    """Whether the change a look found is written as a streamed re-index (``LIVE_BATCH_BYTES``)."""
+    size = changed_bytes(looked)
+    return size > LIVE_BATCH_BYTES and size >= STREAM_SHARE * sum(f.size for f in looked.listing.files)
 
 
 def index_project(root: Path, store: GraphStore, settings: Settings, progress: Progress | None = None,
