@@ -578,3 +578,27 @@ def test_a_javascript_name_keeps_its_dollar_and_a_php_variable_loses_its_sigil()
     ext, _ = extract(SourceFile("web/Cart.php", php, len(php), "0" * 64, "php"), {"web/Cart.php"}, 40)
     assert ext is not None
     assert {s.qualname: s for s in ext.symbols}["web.Cart.Cart.total"].calls == ["this.sum"]
+
+
+def test_private_members_destructors_operators_and_raw_identifiers_are_entities() -> None:
+    """Names a plain identifier pattern refused were dropped with their code: a JavaScript class's private
+    methods (``#bump``, and the calls of them), C++ destructors and operators defined out of their class,
+    and Rust raw identifiers (``r#type`` is ``type``)."""
+    def names(path: str, language: str, src: str) -> dict[str, tuple[int, int, list[str]]]:
+        ext, _ = extract(SourceFile(path, src, len(src), "0" * 64, language), {path}, 40)
+        assert ext is not None
+        return {s.qualname: (s.start_line, s.end_line, s.calls) for s in ext.symbols}
+
+    ts = "export class Store {\n  #count = 0;\n  #bump() { this.#count++; }\n  add() { this.#bump(); }\n}\n"
+    for language, path in (("typescript", "src/store.ts"), ("javascript", "src/store.js")):
+        got = names(path, language, ts)
+        assert got["src.store.Store.#bump"][:2] == (3, 3) and got["src.store.Store.add"][2] == ["this.#bump"]
+        assert "src.store.Store.#count" not in got
+    cpp = ("namespace ns {\nclass Foo {\n public:\n  ~Foo();\n  bool operator<(const Foo& o) const { return true; }\n};\n"
+           "Foo::~Foo() {}\nbool Foo::operator==(const Foo& o) const { return true; }\n"
+           "int& Foo::operator[](int i) { return x; }\nvoid* Foo::operator new(unsigned long n) { return 0; }\n}\n")
+    got = names("src/foo.cpp", "cpp", cpp)
+    for name, line in (("~Foo", 7), ("operator<", 5), ("operator==", 8), ("operator[]", 9), ("operator new", 10)):
+        assert got[f"src.foo.ns.Foo.{name}"][:2] == (line, line), name
+    rs = "pub struct S;\nimpl S {\n    pub fn r#type(&self) -> u8 { 1 }\n}\n"
+    assert names("src/s.rs", "rust", rs)["src.s.S.type"][:2] == (3, 3)

@@ -46,6 +46,13 @@ _KINDS = {"class": SymbolKind.CLASS, "struct": SymbolKind.STRUCT, "interface": S
 _SEP = re.compile(r"\s*(?:::|->|\?\.|\.|\\)\s*")
 _IDENT = re.compile(r"[A-Za-z_$@][\w$]*[?!]?")
 _GENERIC = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
+# Names ``_IDENT`` does not take, by language, of the last part only: a JavaScript private member
+# (``#bump``), a C++ destructor (``~Foo``); and a C++ operator, read before the generics are cut
+# (``Foo::operator==``, ``operator[]``, ``operator()``)
+_PRIVATE = re.compile(r"#[A-Za-z_$][\w$]*")
+_DESTRUCTOR = re.compile(r"~[A-Za-z_]\w*")
+_OPERATOR = re.compile(r"(?P<scope>(?:[A-Za-z_]\w*(?:<[^<>]*>)?\s*::\s*)*)operator\b\s*(?P<op>\S.*?)\s*")
+_JS = frozenset({"javascript", "typescript", "tsx"})
 _NEWLINE = re.compile(b"\n")
 _MAX_SIGNATURE_LINES = 6
 _MAX_DOC = 2000
@@ -316,7 +323,13 @@ class _Builder:
 
     def _parts(self, node: Node) -> list[str]:
         """``a::B<T>.c`` -> ["a", "B", "c"]; [] when it is no name (an expression, a string)."""
-        raw = _GENERIC.sub("", _GENERIC.sub("", self._text(node)))
+        text = self._text(node)
+        if self.language == "cpp" and (op := _OPERATOR.fullmatch(text)):
+            scope = [p for p in _SEP.split(_GENERIC.sub("", op["scope"])) if p]
+            sign = re.sub(r"\s+", " ", op["op"]) if op["op"][0].isalpha() else re.sub(r"\s+", "", op["op"])
+            name = f"operator {sign}" if sign[0].isalpha() else f"operator{sign}"  # ``operator new``, ``operator==``
+            return [*scope, name] if all(_IDENT.fullmatch(p) for p in scope) else []
+        raw = _GENERIC.sub("", _GENERIC.sub("", text))
         raw = raw.replace("*", "").replace("&", "").strip().strip("()").strip()
         raw = re.sub(r"^'\w+\s+", "", raw)  # a Rust lifetime: &'a Foo
         if raw.startswith(("mut ", "const ")):
@@ -324,7 +337,13 @@ class _Builder:
         parts = _SEP.split(raw)
         if self.language == "php":  # ``$this->name``, ``Foo::$bar``: the sigil is no part of the name
             parts = [p.lstrip("$") for p in parts]
-        if not parts or not all(_IDENT.fullmatch(p) for p in parts if p) or not parts[-1]:
+        elif self.language == "rust":  # a raw identifier: ``r#type`` is ``type``
+            parts = [p.removeprefix("r#") for p in parts]
+        if not parts or not parts[-1] or not all(_IDENT.fullmatch(p) for p in parts[:-1] if p):
+            return []
+        last = parts[-1]
+        if not (_IDENT.fullmatch(last) or (self.language in _JS and _PRIVATE.fullmatch(last))
+                or (self.language == "cpp" and _DESTRUCTOR.fullmatch(last))):
             return []
         return [p for p in parts if p]
 

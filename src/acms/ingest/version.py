@@ -18,7 +18,7 @@ __all__ = ["EXTRACTION", "extractor_version"]
 
 #: Bump when the Python extractors (``ast``, the document sections, fragments) emit something else
 #: for the same file; a change of a ``languages/`` file is seen without it.
-EXTRACTION = "2026-11-30a"  # a JavaScript name keeps its "$" (only a PHP variable loses its sigil)
+EXTRACTION = "2026-11-30b"  # JavaScript private members, C++ destructors and operators, Rust raw identifiers; "$" kept in JavaScript names
 
 
 @lru_cache(maxsize=1)
