@@ -8,6 +8,8 @@
 (enum_declaration name: (identifier) @name) @definition.enum
 (method_declaration name: (identifier) @name) @definition.method
 (constructor_declaration name: (identifier) @name) @definition.method
+(destructor_declaration name: (identifier) @name) @definition.method
+(operator_declaration operator: _ @name) @definition.method
 
 (class_declaration (base_list [(identifier) (qualified_name) (generic_name . (identifier) @base)] @base)) @definition.class
 (record_declaration (base_list [(identifier) (qualified_name) (generic_name . (identifier) @base)] @base)) @definition.class

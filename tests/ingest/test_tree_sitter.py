@@ -582,8 +582,8 @@ def test_a_javascript_name_keeps_its_dollar_and_a_php_variable_loses_its_sigil()
 
 def test_private_members_destructors_operators_and_raw_identifiers_are_entities() -> None:
     """Names a plain identifier pattern refused were dropped with their code: a JavaScript class's private
-    methods (``#bump``, and the calls of them), C++ destructors and operators defined out of their class,
-    and Rust raw identifiers (``r#type`` is ``type``)."""
+    methods (``#bump``, and the calls of them), C++ and C# destructors and operators, Ruby operator and
+    setter methods, and Rust raw identifiers (``r#type`` is ``type``)."""
     def names(path: str, language: str, src: str) -> dict[str, tuple[int, int, list[str]]]:
         ext, _ = extract(SourceFile(path, src, len(src), "0" * 64, language), {path}, 40)
         assert ext is not None
@@ -602,3 +602,9 @@ def test_private_members_destructors_operators_and_raw_identifiers_are_entities(
         assert got[f"src.foo.ns.Foo.{name}"][:2] == (line, line), name
     rs = "pub struct S;\nimpl S {\n    pub fn r#type(&self) -> u8 { 1 }\n}\n"
     assert names("src/s.rs", "rust", rs)["src.s.S.type"][:2] == (3, 3)
+    rb = "class V\n  def ==(o)\n    true\n  end\n  def value=(v)\n    @v = v\n  end\n  def [](k)\n    1\n  end\nend\n"
+    got = names("lib/v.rb", "ruby", rb)
+    assert [got[f"lib.v.V.{n}"][:2] for n in ("==", "value=", "[]")] == [(2, 4), (5, 7), (8, 10)]
+    cs = "namespace N {\npublic class V {\n  ~V() { }\n  public static V operator +(V a, V b) { return a; }\n}\n}\n"
+    got = names("src/V.cs", "csharp", cs)
+    assert got["src.V.N.V.~V"][:2] == (3, 3) and got["src.V.N.V.operator+"][:2] == (4, 4)

@@ -324,6 +324,13 @@ class _Builder:
     def _parts(self, node: Node) -> list[str]:
         """``a::B<T>.c`` -> ["a", "B", "c"]; [] when it is no name (an expression, a string)."""
         text = self._text(node)
+        if self.language == "ruby" and node.type in ("operator", "setter"):  # ``def ==(o)``, ``def value=(v)``
+            return [text]
+        if self.language == "csharp" and node.parent is not None:
+            if node.parent.type == "destructor_declaration":
+                return ["~" + text]
+            if node.parent.type == "operator_declaration":
+                return ["operator" + text]
         if self.language == "cpp" and (op := _OPERATOR.fullmatch(text)):
             scope = [p for p in _SEP.split(_GENERIC.sub("", op["scope"])) if p]
             sign = re.sub(r"\s+", " ", op["op"]) if op["op"][0].isalpha() else re.sub(r"\s+", "", op["op"])
