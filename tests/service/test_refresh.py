@@ -317,4 +317,8 @@ def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first
             assert any(TIER_COLD == q.graph_name and "join_parts" in q.subject.value for q in store.quads())
         assert idx.refresh() is None and not idx.look().stale
         live = current(idx)
+        with idx.reading() as store:  # the re-index left the symbol table for the next refresh: the store's
+            run = last_run(store)
+            kept = SymbolRows.load(idx.layout.cache, run)
+            assert kept is not None and kept.rows == SymbolRows.from_store(store, run).rows
     assert live == fresh_graph(root, tmp_path)

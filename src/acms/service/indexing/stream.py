@@ -231,7 +231,6 @@ def _stream(run: RunContext, listing: Listing, reindex: OldIndex | None, spill: 
     report.files_indexed = len(written)
     if reindex is not None:
         reindex.finish()
-        run.symbols = None  # a re-index may keep some files' entities: the next run reads the store's table
     if not written:  # every file quarantined, or nothing to index: the store stays as it is
         report.up_to_date = not listing.files
         return
