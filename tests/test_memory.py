@@ -43,3 +43,11 @@ def test_a_helper_asks_to_die_with_its_parent() -> None:
               "print(got.value)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert int(done.stdout) == signal.SIGKILL
+
+
+@pytest.mark.skipif(platform.system() != "Linux", reason="MemAvailable and cgroups are Linux's")
+def test_the_memory_available_is_the_kernels_and_no_more_than_the_machine_has() -> None:
+    """What decides whether a large refresh is one batch or streamed (``IndexRun._mode``)."""
+    total = next(int(line.split()[1]) * 1024 for line in open("/proc/meminfo") if line.startswith("MemTotal:"))
+    free = memory.available_bytes()
+    assert free is not None and 0 < free <= total

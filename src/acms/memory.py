@@ -16,8 +16,10 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from pathlib import Path
 
-__all__ = ["collect_if_busy", "collecting_rarely", "limit_arenas", "release_freed", "young_collections"]
+__all__ = ["available_bytes", "collect_if_busy", "collecting_rarely", "limit_arenas", "release_freed",
+           "young_collections"]
 
 RARE_THRESHOLDS = (50_000, 20, 20)
 
@@ -94,3 +96,24 @@ def collect_if_busy(since: int) -> None:
     allocated little is not collected."""
     if young_collections() - since >= BUSY:
         gc.collect()
+
+
+def available_bytes() -> int | None:
+    """Memory a new allocation can still get without swapping: the kernel's ``MemAvailable``, or less
+    where this process's cgroup (a container's memory limit) leaves less; None where neither is known
+    (not Linux)."""
+    found: list[int] = []
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)
+                break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            found.append(max(int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text()), 0))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None

@@ -289,7 +289,8 @@ def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first
     """A formatter run or a far branch switch changes more source than one batch holds in bounded memory:
     the run redoes every file streamed, says so, reports the files that changed, archives the versions they
     replace, and leaves what a first index of the new files would; a small change stays a live refresh, and
-    so does a large one that is a small share of the project (re-indexing it all would take far longer)."""
+    so does a large one that is a small share of the project (re-indexing it all would take far longer),
+    unless the batch would not fit in the memory available."""
     from acms.service.indexing import run as index_run
 
     root = project(tmp_path)
@@ -305,9 +306,12 @@ def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first
         edit(root / "pkg" / "mod.py", "def make_parser()", "# one\n# two\ndef make_parser()")
         (root / "notes.txt").unlink()
         look = idx.look()
-        assert index_run.streamed(look)
+        assert index_run.stream_reason(look)
         monkeypatch.setattr(index_run, "STREAM_SHARE", 0.9)  # a small share of a large project: still one batch
-        assert not index_run.streamed(look)
+        assert index_run.stream_reason(look) is None
+        monkeypatch.setattr(index_run, "available_bytes", lambda: 0)  # ... unless the batch would not fit
+        assert "available" in (index_run.stream_reason(look) or "")
+        monkeypatch.setattr(index_run, "available_bytes", lambda: None)
         monkeypatch.setattr(index_run, "STREAM_SHARE", 0.0)
         report = idx.refresh()
         assert report is not None and len(report.notes) == 1 and "streamed" in report.notes[0]

@@ -30,7 +30,7 @@ from acms.ingest.pipeline import git_head
 from acms.ingest.symbols import SymbolRows
 from acms.ingest.version import extractor_version
 from acms.ingest.walker import Listing, list_files
-from acms.memory import collecting_rarely
+from acms.memory import available_bytes, collecting_rarely
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology.versioning import Migration
 from acms.ontology.versioning import plan as plan_migration
@@ -50,7 +50,7 @@ from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore
 
-__all__ = ["LIVE_BATCH_BYTES", "STREAM_SHARE", "IndexRun", "index_project"]
+__all__ = ["BATCH_BYTES_PER_BYTE", "LIVE_BATCH_BYTES", "STREAM_SHARE", "IndexRun", "index_project", "stream_reason"]
 
 # When a refresh is a streamed re-index instead of one batch: more than ``LIVE_BATCH_BYTES`` of changed
 # source that is also ``STREAM_SHARE`` of the listed source or more. A batch holds its files' old and new
@@ -60,8 +60,11 @@ __all__ = ["LIVE_BATCH_BYTES", "STREAM_SHARE", "IndexRun", "index_project"]
 # 1,500 files (25.3 MB) 52 s / 3.2 GB, which re-indexed took 35 s / 780 MB. At a third of the project a
 # batch takes ~2/3 of the re-index's time and twice its memory; in a far larger project the same change
 # stays a batch, a re-index there being many times slower.
+# The same change is streamed in a larger project, too, when the batch would not fit: one holds ~96
+# bytes per byte of changed source, and it is streamed when that is more than half the memory available.
 LIVE_BATCH_BYTES = 6 << 20
 STREAM_SHARE = 1 / 3
+BATCH_BYTES_PER_BYTE = 96
 
 
 class IndexRun(RunContext):
@@ -138,16 +141,15 @@ class IndexRun(RunContext):
         child process when the store can lend its files and the listing holds ``SEPARATE_BYTES`` or
         more, else here. Every other run is one batch (an incremental run is small), fed with the
         look when there was one (a live refresh), unless the look found more changed source than a batch
-        holds (``streamed``): then, too, every file is redone, streamed."""
+        holds (``stream_reason``): then, too, every file is redone, streamed."""
         if not any(ext.rules for ext in self.extensions):
             if migration.reindex:  # every file is redone: the old index is cleared group by group
                 return Reindex()
             if not self.store.ask(catalog.text("ingest/any-file")):
                 return ChildProcess() if separate(self, listing) else StreamedFirstIndex()
-            if self.looked is not None and streamed(self.looked):
-                size = changed_bytes(self.looked) / (1 << 20)
-                self.report.notes.append(f"{len(self.looked.paths):,} files changed ({size:.1f} MB, more than one batch "
-                                         "holds in bounded memory): every file re-read, streamed")
+            why = stream_reason(self.looked) if self.looked is not None else None
+            if self.looked is not None and why is not None:
+                self.report.notes.append(f"{len(self.looked.paths):,} files changed ({why}): every file re-read, streamed")
                 return Reindex(self.looked.paths)
         if self.looked is not None:
             # a bounded batch: full collections and trims after its phases (three in a 300-file switch,
@@ -174,10 +176,20 @@ def changed_bytes(looked: Staleness) -> int:
     return sum(sizes.get(path, 0) for path in (*looked.changed, *looked.added))
 
 
-def streamed(looked: Staleness) -> bool:
-    """Whether the change a look found is written as a streamed re-index (``LIVE_BATCH_BYTES``)."""
+def stream_reason(looked: Staleness) -> str | None:
+    """Why the change a look found is written as a streamed re-index (``LIVE_BATCH_BYTES``), or None
+    when it is one batch."""
     size = changed_bytes(looked)
-    return size > LIVE_BATCH_BYTES and size >= STREAM_SHARE * sum(f.size for f in looked.listing.files)
+    if size <= LIVE_BATCH_BYTES:
+        return None
+    mb = size / (1 << 20)
+    if size >= STREAM_SHARE * sum(f.size for f in looked.listing.files):
+        return f"{mb:.1f} MB, more than one batch holds in bounded memory"
+    free = available_bytes()
+    if free is not None and BATCH_BYTES_PER_BYTE * size > free / 2:
+        return (f"{mb:.1f} MB: one batch would hold ~{BATCH_BYTES_PER_BYTE * size / (1 << 30):.1f} GB, more than half "
+                f"the {free / (1 << 30):.1f} GB available")
+    return None
 
 
 def index_project(root: Path, store: GraphStore, settings: Settings, progress: Progress | None = None,
