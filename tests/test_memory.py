@@ -6,6 +6,7 @@ import platform
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -48,6 +49,7 @@ def test_a_helper_asks_to_die_with_its_parent() -> None:
 @pytest.mark.skipif(platform.system() != "Linux", reason="MemAvailable and cgroups are Linux's")
 def test_the_memory_available_is_the_kernels_and_no_more_than_the_machine_has() -> None:
     """What decides whether a large refresh is one batch or streamed (``IndexRun._mode``)."""
-    total = next(int(line.split()[1]) * 1024 for line in open("/proc/meminfo") if line.startswith("MemTotal:"))
+    lines = Path("/proc/meminfo").read_text().splitlines()
+    total = next(int(line.split()[1]) * 1024 for line in lines if line.startswith("MemTotal:"))
     free = memory.available_bytes()
     assert free is not None and 0 < free <= total
