@@ -326,3 +326,30 @@ def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first
             kept = SymbolRows.load(idx.layout.cache, run)
             assert kept is not None and kept.rows == SymbolRows.from_store(store, run).rows
     assert live == fresh_graph(root, tmp_path)
+
+
+def test_a_streamed_refresh_archives_the_versions_a_batch_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The streamed re-index tells a changed entity by its fragments' IRIs (level of detail and text hash),
+    the batch by their texts: the same entities go to the cold tier (a body edit, a rename, a deletion;
+    not lines moved)."""
+    from acms.service.indexing import run as index_run
+
+    def archived(root: Path, streamed: bool) -> set[str]:
+        with Index.open(root, **SETTINGS) as idx:
+            idx.index()
+            edit(root / "pkg" / "util.py", 'return text.strip().lower()', 'return text.strip().lower().strip()')
+            edit(root / "pkg" / "util.py", "def join_parts(", "def join_all(")
+            edit(root / "pkg" / "mod.py", "def make_parser()", "# one\n# two\ndef make_parser()")
+            (root / "poly" / "shapes" / "util.go").unlink()
+            monkeypatch.setattr(index_run, "LIVE_BATCH_BYTES", 0 if streamed else 1 << 40)
+            monkeypatch.setattr(index_run, "STREAM_SHARE", 0.0)
+            report = idx.refresh()
+            assert report is not None and bool(report.notes) == streamed
+            rows = idx.query("SELECT ?e WHERE { GRAPH ?g { ?v a uko:Version ; prov:specializationOf ?e } }")
+            return {str(r["e"]) for r in rows}
+
+    batch = archived(project(tmp_path, "proj"), streamed=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    streamed = archived(project(other, "proj"), streamed=True)
+    assert batch == streamed and len(batch) >= 3

@@ -85,13 +85,13 @@ class Reindex:
         # the corpus rows spilled for the caches' build, as a first index's, once it has started over
         # (a standard library's caches from the store's corpus join: ~20 s, against ~8 s)
         stream.prepare_spill(run)
-        stream.stream_first_index(run, listing, StreamedReindex(run))
+        stream.stream_first_index(run, listing, StreamedReindex(run, same_iris=bool(self.changed)))
 
 
 class StreamedReindex:
     """The old index's side of a streamed re-index: what ``stream_first_index`` calls around its groups."""
 
-    def __init__(self, run: RunContext) -> None:
+    def __init__(self, run: RunContext, same_iris: bool = False) -> None:
         self.run = run
         self.old: GraphStore = run.store  # where the old index is read (the checkpoint, once started over)
         self.fresh = False  # started over: the old triples are not in ``run.store`` (nothing to delete)
@@ -101,6 +101,9 @@ class StreamedReindex:
             for r in run.store.select(catalog.text("ingest/stored-files"))
         }
         self.seen: set[str] = set()  # paths read again by this run
+        # no migration: the stored fragments' IRIs were minted as the new ones are (a refresh too large for
+        # one batch), so an entity's change is told from them (``versions.archive(by_iri=True)``)
+        self.same_iris = same_iris
         self.gone: list[NamedNode] = []  # old entities no new triple describes
 
     def begin(self) -> None:
@@ -182,7 +185,7 @@ class StreamedReindex:
         archived: list[Quad] = []
         if changed:
             with run.timed("versions"):
-                archive = versions.archive(old, changed, new_quads, run.stamp, run.generated_at)
+                archive = versions.archive(old, changed, new_quads, run.stamp, run.generated_at, by_iri=self.same_iris)
                 if archive.quads:
                     violations = check_batch(old, archive.quads)
                     if violations:  # an archived version no file can be blamed for: the run fails whole
