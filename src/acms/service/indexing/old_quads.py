@@ -88,8 +88,9 @@ class OldQuads:
         return out
 
     def entities(self, files: Sequence[NamedNode]) -> set[NamedNode]:
-        """What ``ingest/entities-of-files`` answers: the things (not fragments) ``uko:inFile`` the files,
-        with a type in the same graph."""
+        """What ``ingest/entities-of-files`` answers: the things (not fragments) ``uko:inFile`` the files;
+        each is typed in the same graph, as acms writes every one, and a fragment is told by its class here,
+        by its IRI there."""
         self.read(files)
         return {e for f in files for e in self._entities[f]}
 
