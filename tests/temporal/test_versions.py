@@ -50,3 +50,22 @@ def test_a_move_is_not_a_new_version(indexed_sample: Path) -> None:
     assert report.files_indexed == 1
     assert _versions(indexed_sample) == []  # normalize moved: no version
     assert report.versions_archived == 1  # only the module, whose own text gained the blank lines
+
+
+def test_a_batchs_fragment_owners_read_from_its_text_are_those_of_its_quads() -> None:
+    """``archive(by_iri=True)`` takes a streamed batch's ``uko:hasFragment`` links from its N-Quads text,
+    not from parsed quads: the same owners, fragment by fragment."""
+    from acms.ingest.extractors import extract
+    from acms.ingest.emit import emit_file
+    from acms.ingest.model import SourceFile
+    from acms.temporal.versions import fragment_iri_sets, fragment_owners, fragment_parts
+    from acms.vocab import TIER_WARM
+
+    src = (Path(__file__).resolve().parents[1] / "fixtures" / "sample_project" / "pkg" / "mod.py").read_text()
+    source = SourceFile("pkg/mod.py", src, len(src), "0" * 64, "python")
+    ext, frags = extract(source, {"pkg/mod.py"}, 40)
+    batch = emit_file(IriMinter("proj"), source, ext, frags, TIER_WARM, "2026-01-01T00:00:00Z")
+    from_text = fragment_owners(batch.nquads())
+    from_quads = fragment_parts(batch.quads)
+    assert from_text.owners == from_quads.owners and len(from_text.owners) > 5
+    assert fragment_iri_sets(from_text) == fragment_iri_sets(batch.quads)

@@ -65,6 +65,20 @@ def fragment_sets(quads: Iterable[Quad] | FragmentParts) -> dict[NamedNode, set[
     return out
 
 
+def fragment_owners(nquads: bytes, into: FragmentParts | None = None) -> FragmentParts:
+    """The ``uko:hasFragment`` links among N-Quads acms emitted (a quad a line; its IRIs are ASCII,
+    percent-encoded), as fragment parts with their owners only, added to ``into``: what
+    ``archive(by_iri=True)`` needs of a new batch, found without parsing every quad (a 1,491-file
+    re-index of the standard library parsed 2.1 s of quads for it)."""
+    parts = into if into is not None else FragmentParts({}, {}, {})
+    marker = f" <{UKO.hasFragment.value}> <".encode()
+    for line in nquads.split(b"\n"):
+        if marker in line and line.startswith(b"<"):
+            subject, _, obj = line.split(b" ", 3)[:3]
+            parts.owners.setdefault(NamedNode(obj[1:-1].decode()), []).append(NamedNode(subject[1:-1].decode()))
+    return parts
+
+
 def fragment_iri_sets(quads: Iterable[Quad] | FragmentParts) -> dict[NamedNode, set[tuple[str, str]]]:
     """owner -> {(lod, text hash)} of the fragments a batch emits, read from their IRIs (``_iri_key``)."""
     _, _, owners = quads if isinstance(quads, FragmentParts) else fragment_parts(quads)

@@ -140,7 +140,14 @@ class StreamedReindex:
         # in an incremental run); an unchanged file written again keeps its versions as they are
         changed = [s.path for s in sources
                    if s.path in self.stored and (self.stored[s.path][1] != s.sha256 or s.path not in kept)]
-        new_quads = [q for p in changed if p in kept for q in kept[p].quads]
+        new_quads: list[Quad] | versions.FragmentParts
+        if self.same_iris:  # the archive reads the new fragments' IRIs only: their owners, from the text
+            new_quads = versions.FragmentParts({}, {}, {})
+            for p in changed:
+                if p in kept:
+                    versions.fragment_owners(kept[p].nquads(), new_quads)
+        else:
+            new_quads = [q for p in changed if p in kept for q in kept[p].quads]
         keep = {iri for b in kept.values() for iri in b.entities.values()}
         keep |= {self.run.minter.file(p) for p in kept}
         self._replace(files, [self.stored[p][0] for p in changed], new_quads, keep)
@@ -176,7 +183,7 @@ class StreamedReindex:
         self.gone.clear()
         self.old = store  # the checkpoint's handle goes (the run deletes the checkpoint when it lands)
 
-    def _replace(self, files: list[NamedNode], changed: list[NamedNode], new_quads: list[Quad],
+    def _replace(self, files: list[NamedNode], changed: list[NamedNode], new_quads: list[Quad] | versions.FragmentParts,
                  keep: set[NamedNode]) -> None:
         """Archive ``changed`` (read from the old index) against ``new_quads``, then delete every old
         triple of ``files`` (none to delete after starting over)."""

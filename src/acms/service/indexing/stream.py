@@ -88,13 +88,16 @@ GROUPS_AHEAD = 1
 
 class Written(Protocol):
     """What the old index's side reads of a file about to be loaded (an ``emit.FileBatch``, or a file
-    emitted in a worker): its entities, and its quads (asked for only when its content changed)."""
+    emitted in a worker): its entities, and its quads or their N-Quads text (asked for only when its
+    content changed)."""
 
     @property
     def entities(self) -> dict[str, NamedNode]: ...
 
     @property
     def quads(self) -> list[Quad]: ...
+
+    def nquads(self) -> bytes: ...
 
 
 class OldIndex(Protocol):
@@ -123,6 +126,9 @@ class _EmittedBatch:
     @property
     def quads(self) -> list[Quad]:
         return list(parse(self._done.nquads, format=RdfFormat.N_QUADS))
+
+    def nquads(self) -> bytes:
+        return self._done.nquads
 
 
 class StreamedFirstIndex:
