@@ -302,6 +302,7 @@ def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first
         monkeypatch.setattr(index_run, "STREAM_SHARE", 0.0)
         report = idx.refresh()
         assert report is not None and not report.notes and report.files_indexed == 1
+        assert "compacting" not in report.timings
         edit(root / "pkg" / "util.py", "def join_parts(", "def join_all(")  # its unchanged caller links again
         edit(root / "pkg" / "mod.py", "def make_parser()", "# one\n# two\ndef make_parser()")
         (root / "notes.txt").unlink()
@@ -315,6 +316,7 @@ def test_a_refresh_larger_than_a_batch_is_a_streamed_reindex_that_equals_a_first
         monkeypatch.setattr(index_run, "STREAM_SHARE", 0.0)
         report = idx.refresh()
         assert report is not None and len(report.notes) == 1 and "streamed" in report.notes[0]
+        assert "compacting" in report.timings  # a whole index rewritten: its files compacted after it landed
         assert report.changed_paths == ["notes.txt", "pkg/mod.py", "pkg/util.py"]
         assert report.files_removed == 1 and report.versions_archived >= 1
         with idx.reading() as store:  # the renamed function's old version is in the cold tier

@@ -480,6 +480,15 @@ class OxigraphStore:
     def flush(self) -> None:
         self._store.flush()
 
+    def compact(self) -> None:
+        """RocksDB's full compaction (``Store.optimize``, "useful after a batch upload"). After a streamed
+        re-index of the standard library (1.2-2.0 s here) a whole ``acms assemble`` took 0.52 instead of
+        0.65 s and a 300-file switch 10.1 instead of 10.8 s; after a first index, 0.53 against 0.55 s."""
+        try:
+            self._store.optimize()
+        except OSError as exc:
+            raise StoreError(f"compaction failed: {exc}") from None
+
     def close(self) -> None:
         try:
             if not self.read_only and hasattr(self, "_store"):  # a failed roll-back leaves no handle

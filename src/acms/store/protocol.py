@@ -27,8 +27,9 @@ from acms.sparql.results import AskResult, GraphResult, RawResult, Row, SelectRe
 from acms.terms import Term
 
 __all__ = ["AskResult", "Bindings", "CustomFunctions", "GraphResult", "GraphStore", "RawResult", "Rewrite", "Row",
-           "SelectResult", "Solution", "SupportsBulkLoad", "SupportsCheckpoint", "SupportsFileRewrite",
-           "SupportsGeneration", "SupportsOwnership", "SupportsStreamingSelect", "SupportsThreads"]
+           "SelectResult", "Solution", "SupportsBulkLoad", "SupportsCheckpoint", "SupportsCompaction",
+           "SupportsFileRewrite", "SupportsGeneration", "SupportsOwnership", "SupportsStreamingSelect",
+           "SupportsThreads"]
 
 Bindings = Mapping[str, Sequence[Term] | Sequence[tuple[Term, ...]] | Term]  # "a b": rows of (a, b)
 CustomFunctions = Mapping[NamedNode, Callable[..., Term | None]]
@@ -181,6 +182,14 @@ class SupportsThreads(Protocol):
     run embeds the fragments it wrote beside the caches' update on such a store."""
 
     def beside_threads(self) -> bool: ...
+
+
+@runtime_checkable
+class SupportsCompaction(Protocol):
+    """An on-disk store that can compact its files after a run that rewrote the whole index (a streamed
+    re-index): the next reads and writes find fewer, ordered files."""
+
+    def compact(self) -> None: ...
 
 
 @runtime_checkable

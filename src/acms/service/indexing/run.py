@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from acms.config import Settings
+from acms.errors import StoreError
 from acms.index.scratch import sweep
 from acms.ingest.pipeline import git_head
 from acms.ingest.symbols import SymbolRows
@@ -48,7 +49,7 @@ from acms.service.indexing.stream import StreamedFirstIndex
 from acms.service.progress import Progress
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
-from acms.store.protocol import GraphStore
+from acms.store.protocol import GraphStore, SupportsCompaction
 
 __all__ = ["BATCH_BYTES_PER_BYTE", "LIVE_BATCH_BYTES", "STREAM_SHARE", "IndexRun", "index_project", "stream_reason"]
 
@@ -76,6 +77,7 @@ class IndexRun(RunContext):
         its listing is the run's and the files it found unchanged are not read again."""
         super().__init__(root, store, settings, layout, history=history, progress=progress)
         self.looked = looked
+        self.rewrote_all = False  # a streamed re-index: the store is compacted after the run
         self._t0 = time.perf_counter()
 
     # -- the run ----------------------------------------------------------------------------------
@@ -92,6 +94,12 @@ class IndexRun(RunContext):
         finally:
             if self.corpus_spill is not None:
                 remove_spills(self.corpus_spill.parent)
+        if self.rewrote_all and isinstance(self.store, SupportsCompaction):
+            with self.phase("compacting"):  # after the run landed: a failure here loses nothing
+                try:
+                    self.store.compact()
+                except StoreError as exc:
+                    self.report.warnings.append(f"{exc}; the index is whole, only its files stay uncompacted")
         self._leave_manifest()
         self.report.seconds = time.perf_counter() - self._t0
         return self.report
@@ -126,7 +134,9 @@ class IndexRun(RunContext):
             report.used_git = listing.used_git
             report.skipped = {r.value: list(p) for r, p in listing.skipped.items() if p}
         self.head = git_head(self.root) if listing.used_git else None
-        self._mode(migration, listing).write(self, listing)
+        mode = self._mode(migration, listing)
+        self.rewrote_all = isinstance(mode, Reindex)
+        mode.write(self, listing)
 
     def _after_files(self) -> None:
         """After the files: commits (when asked), the tier policy, the secrets policy, vectors, caches."""
