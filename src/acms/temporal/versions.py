@@ -90,6 +90,12 @@ def fragment_iri_sets(quads: Iterable[Quad] | FragmentParts) -> dict[NamedNode, 
     return out
 
 
+def owner_key(fragment: str) -> str | None:
+    """The owner part of a fragment IRI (``fragment_owner`` of its entity), None for another IRI."""
+    head, sep, _ = fragment.rpartition("/frag/")
+    return fragment[len(head) + len(sep):].split("/", 1)[0] if sep else None
+
+
 def _iri_key(fragment: str) -> tuple[str, str]:
     """(lod, text hash) of a fragment IRI ``…/frag/<owner>/<lod>/<hash>[-<occurrence>]``: the same text twice
     in an entity is one element, as ``fragment_sets`` counts it."""
@@ -108,14 +114,14 @@ def archive(store: GraphStore, replaced_files: list[NamedNode], new_quads: Seque
     store that rewrites by a diff): the old texts are taken from them rather than asked for again
     (``rules/entity-fragment-texts``). ``by_iri``: the stored fragments were minted as the new ones are
     (no migration between), so each one's level of detail and text hash are read from its IRI
-    (``rules/entity-fragments``) instead of its text: a re-index of 1,500 changed files of the standard
-    library read their texts in 4.3 s, their IRIs in 2.2 s."""
+    (``rules/entity-fragments``, or ``old_quads``' owners) instead of its text: a re-index of 1,500
+    changed files of the standard library read their texts in 4.3 s, their IRIs in 2.2 s."""
     out = Archive()
     if not replaced_files:
         return out
     old: dict[NamedNode, set[tuple[str, str]]] = {}
     if isinstance(old_quads, FragmentParts):
-        old = fragment_sets(old_quads)
+        old = fragment_iri_sets(old_quads) if by_iri else fragment_sets(old_quads)
     elif old_quads is not None:
         old = fragment_sets([q for q in old_quads if q.graph_name != TIER_COLD])
     elif by_iri:
@@ -124,7 +130,7 @@ def archive(store: GraphStore, replaced_files: list[NamedNode], new_quads: Seque
     else:
         for r in store.select(catalog.text("rules/entity-fragment-texts"), {"file": replaced_files}):
             old.setdefault(r["e"], set()).add((r["lod"].value, r["text"].value))  # type: ignore[arg-type]
-    new = fragment_iri_sets(new_quads) if by_iri and old_quads is None else fragment_sets(new_quads)
+    new = fragment_iri_sets(new_quads) if by_iri else fragment_sets(new_quads)
     changed = sorted((e for e, frags in old.items() if new.get(e) != frags), key=lambda n: n.value)
     if not changed:
         return out

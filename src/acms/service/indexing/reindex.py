@@ -63,7 +63,7 @@ from acms.sparql import catalog
 from acms.store.protocol import Bindings, GraphStore, SupportsCheckpoint
 from acms.temporal import versions
 from acms.validation.batch import check_batch, rejection
-from acms.vocab import GRAPH_ONTOLOGY, TIER_HOT, TIER_WARM
+from acms.vocab import GRAPH_ONTOLOGY, TIER_COLD, TIER_HOT, TIER_WARM, fragment_owner
 
 __all__ = ["COPY_CHUNK", "GONE_CHUNK", "Reindex", "StreamedReindex"]
 
@@ -190,9 +190,15 @@ class StreamedReindex:
         run, store, old = self.run, self.run.store, self.old
         updates: list[Update] = []
         archived: list[Quad] = []
+        entities: set[NamedNode] | None = None
+        old_parts: versions.FragmentParts | None = None
+        if self.same_iris and changed:
+            with run.timed("versions"):
+                entities, old_parts = self._held(files, set(changed))
         if changed:
             with run.timed("versions"):
-                archive = versions.archive(old, changed, new_quads, run.stamp, run.generated_at, by_iri=self.same_iris)
+                archive = versions.archive(old, changed, new_quads, run.stamp, run.generated_at, old_parts,
+                                           by_iri=self.same_iris)
                 if archive.quads:
                     violations = check_batch(old, archive.quads)
                     if violations:  # an archived version no file can be blamed for: the run fails whole
@@ -201,12 +207,37 @@ class StreamedReindex:
                 archived = archive.quads
                 run.report.versions_archived += len(archive.entities)
         with run.timed("deleting"):
-            self.gone += vanished(old, files, keep)
+            self.gone += vanished(old, files, keep, entities)
             if not self.fresh:
                 updates.append((catalog.text("ingest/delete-file-contents.ru"), {"file": files}))
                 updates.append((catalog.text("ingest/delete-files.ru"), {"file": files}))
             if updates or archived:
                 store.replace(updates, archived)
+
+
+    def _held(self, files: list[NamedNode], changed: set[NamedNode]) -> tuple[set[NamedNode], versions.FragmentParts]:
+        """What ``files`` hold in the old index, read once (``ingest/subjects-of-files``): their entities
+        (``entities-of-files``' answer: what is not a fragment) and, of the ``changed`` files, each fragment
+        outside the cold tier with the entity or file that owns it, found by the owner part of its IRI
+        (``entity-fragments``' pairs). Two queries read the same files' subjects (a 1,491-file re-index of
+        the standard library: 0.8 s and 2.2 s)."""
+        entities: set[NamedNode] = set()
+        fragments: list[tuple[NamedNode, NamedNode]] = []  # (fragment, its file)
+        for r in self.old.select(catalog.text("ingest/subjects-of-files"), {"file": files}):
+            subject = r["s"]
+            if not isinstance(subject, NamedNode):
+                continue
+            if versions.owner_key(subject.value) is None:
+                entities.add(subject)
+            elif r["g"] != TIER_COLD and r["file"] in changed:
+                fragments.append((subject, r["file"]))  # type: ignore[arg-type]
+        owners = {fragment_owner(n.value): n for n in [*entities, *files]}
+        parts = versions.FragmentParts({}, {}, {})
+        for fragment, _file in fragments:
+            owner = owners.get(versions.owner_key(fragment.value) or "")
+            if owner is not None:
+                parts.owners.setdefault(fragment, []).append(owner)
+        return entities, parts
 
 
 def _load_chunked(store: GraphStore, quads: Iterable[Quad]) -> None:
