@@ -219,8 +219,8 @@ class StreamedReindex:
         """What ``files`` hold in the old index, read once (``ingest/subjects-of-files``): their entities
         (``entities-of-files``' answer: what is not a fragment) and, of the ``changed`` files, each fragment
         outside the cold tier with the entity or file that owns it, found by the owner part of its IRI
-        (``entity-fragments``' pairs). Two queries read the same files' subjects (a 1,491-file re-index of
-        the standard library: 0.8 s and 2.2 s)."""
+        (what ``uko:hasFragment`` links). Two queries had read the same files' subjects (a 1,491-file
+        re-index of the standard library: 0.8 s and 2.2 s)."""
         entities: set[NamedNode] = set()
         fragments: list[tuple[NamedNode, NamedNode]] = []  # (fragment, its file)
         for r in self.old.select(catalog.text("ingest/subjects-of-files"), {"file": files}):
