@@ -69,3 +69,17 @@ def test_a_batchs_fragment_owners_read_from_its_text_are_those_of_its_quads() ->
     from_quads = fragment_parts(batch.quads)
     assert from_text.owners == from_quads.owners and len(from_text.owners) > 5
     assert fragment_iri_sets(from_text) == fragment_iri_sets(batch.quads)
+
+
+def test_a_fragment_iri_is_told_apart_from_an_entity_of_a_project_named_frag() -> None:
+    """The owner and the text hash are read from a fragment's IRI, never from an entity's, whatever the
+    project is called."""
+    from acms.temporal.versions import _iri_key, owner_key
+    from acms.vocab import fragment_owner
+
+    minter = IriMinter("frag")
+    entity = minter.code("frag/code.py", "frag.code.run")
+    fragment = minter.fragment(entity, "micro", "ab" * 32, occurrence=2)
+    assert owner_key(entity.value) is None and owner_key(minter.file("frag/x.py").value) is None
+    assert owner_key(fragment.value) == fragment_owner(entity.value)
+    assert _iri_key(fragment.value) == ("micro", ("ab" * 32)[:16])

@@ -17,7 +17,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
-from acms.vocab import TIER_COLD, UKO, XSD
+from acms.vocab import ID_NS, TIER_COLD, UKO, XSD
 
 Update = tuple[str, dict[str, object] | None]  # an update's text and its parameters, for store.replace
 
@@ -90,19 +90,28 @@ def fragment_iri_sets(quads: Iterable[Quad] | FragmentParts) -> dict[NamedNode, 
     return out
 
 
+def _fragment_iri(iri: str) -> tuple[str, str, str] | None:
+    """(owner, lod, text hash) of a fragment IRI ``<ID_NS><project>/frag/<owner>/<lod>/<hash>[-<occurrence>]``
+    (``IriMinter.fragment``), None for any other IRI (a project may be named "frag" too)."""
+    if not iri.startswith(ID_NS):
+        return None
+    parts = iri[len(ID_NS):].split("/", 4)
+    if len(parts) != 5 or parts[1] != "frag":
+        return None
+    return parts[2], parts[3], parts[4].split("-", 1)[0]
+
+
 def owner_key(fragment: str) -> str | None:
     """The owner part of a fragment IRI (``fragment_owner`` of its entity), None for another IRI."""
-    head, sep, _ = fragment.rpartition("/frag/")
-    return fragment[len(head) + len(sep):].split("/", 1)[0] if sep else None
+    found = _fragment_iri(fragment)
+    return None if found is None else found[0]
 
 
 def _iri_key(fragment: str) -> tuple[str, str]:
-    """(lod, text hash) of a fragment IRI ``…/frag/<owner>/<lod>/<hash>[-<occurrence>]``: the same text twice
-    in an entity is one element, as ``fragment_sets`` counts it."""
-    if "/frag/" not in fragment:  # not minted by ``IriMinter.fragment``: the IRI itself
-        return fragment, ""
-    lod, tail = fragment.rsplit("/", 2)[1:]
-    return lod, tail.split("-", 1)[0]
+    """(lod, text hash) of a fragment IRI: the same text twice in an entity is one element, as
+    ``fragment_sets`` counts it; an IRI ``IriMinter.fragment`` did not mint stands for itself."""
+    found = _fragment_iri(fragment)
+    return (fragment, "") if found is None else found[1:]
 
 
 def archive(store: GraphStore, replaced_files: list[NamedNode], new_quads: Sequence[Quad] | FragmentParts,

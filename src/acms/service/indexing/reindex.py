@@ -214,7 +214,6 @@ class StreamedReindex:
             if updates or archived:
                 store.replace(updates, archived)
 
-
     def _held(self, files: list[NamedNode], changed: set[NamedNode]) -> tuple[set[NamedNode], versions.FragmentParts]:
         """What ``files`` hold in the old index, read once (``ingest/subjects-of-files``): their entities
         (``entities-of-files``' answer: what is not a fragment) and, of the ``changed`` files, each fragment
@@ -222,19 +221,20 @@ class StreamedReindex:
         (what ``uko:hasFragment`` links). Two queries had read the same files' subjects (a 1,491-file
         re-index of the standard library: 0.8 s and 2.2 s)."""
         entities: set[NamedNode] = set()
-        fragments: list[tuple[NamedNode, NamedNode]] = []  # (fragment, its file)
+        fragments: list[tuple[NamedNode, str]] = []  # (fragment, its owner's key)
         for r in self.old.select(catalog.text("ingest/subjects-of-files"), {"file": files}):
             subject = r["s"]
             if not isinstance(subject, NamedNode):
                 continue
-            if versions.owner_key(subject.value) is None:
+            key = versions.owner_key(subject.value)
+            if key is None:
                 entities.add(subject)
             elif r["g"] != TIER_COLD and r["file"] in changed:
-                fragments.append((subject, r["file"]))  # type: ignore[arg-type]
+                fragments.append((subject, key))
         owners = {fragment_owner(n.value): n for n in [*entities, *files]}
         parts = versions.FragmentParts({}, {}, {})
-        for fragment, _file in fragments:
-            owner = owners.get(versions.owner_key(fragment.value) or "")
+        for fragment, key in fragments:
+            owner = owners.get(key)
             if owner is not None:
                 parts.owners.setdefault(fragment, []).append(owner)
         return entities, parts
