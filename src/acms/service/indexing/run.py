@@ -157,8 +157,7 @@ class IndexRun(RunContext):
                 return Reindex()
             if not self.store.ask(catalog.text("ingest/any-file")):
                 return ChildProcess() if separate(self, listing) else StreamedFirstIndex()
-            why = stream_reason(self.looked) if self.looked is not None else None
-            if self.looked is not None and why is not None:
+            if self.looked is not None and (why := stream_reason(self.looked)) is not None:
                 self.report.notes.append(f"{len(self.looked.paths):,} files changed ({why}): every file re-read, streamed")
                 return Reindex(self.looked.paths)
         if self.looked is not None:
