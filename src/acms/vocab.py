@@ -93,6 +93,17 @@ def fragment_owner(entity: str) -> str:
     return hashlib.sha1(entity.encode()).hexdigest()[:12]
 
 
+def fragment_iri_parts(iri: str) -> tuple[str, str, str] | None:
+    """(owner, lod, text hash) of a fragment IRI ``<ID_NS><project>/frag/<owner>/<lod>/<hash>[-<occurrence>]``
+    (``IriMinter.fragment``), None for any other IRI (a project may be named "frag" too)."""
+    if not iri.startswith(ID_NS):
+        return None
+    parts = iri[len(ID_NS):].split("/", 4)
+    if len(parts) != 5 or parts[1] != "frag":
+        return None
+    return parts[2], parts[3], parts[4].split("-", 1)[0]
+
+
 class IriMinter:
     """Mints the IRIs of one project; paths are POSIX, relative to the project root."""
 

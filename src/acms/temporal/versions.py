@@ -9,7 +9,7 @@ previous version to it, and the new version points at the current entity while o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -17,7 +17,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
-from acms.vocab import ID_NS, TIER_COLD, UKO, XSD
+from acms.vocab import TIER_COLD, UKO, XSD, fragment_iri_parts
 
 Update = tuple[str, dict[str, object] | None]  # an update's text and its parameters, for store.replace
 
@@ -58,10 +58,17 @@ def fragment_parts(quads: Iterable[Quad], into: FragmentParts | None = None) -> 
 def fragment_sets(quads: Iterable[Quad] | FragmentParts) -> dict[NamedNode, set[tuple[str, str]]]:
     """owner -> {(lod, text)} of the fragments a batch emits (or of parts gathered already)."""
     lod, text, owners = quads if isinstance(quads, FragmentParts) else fragment_parts(quads)
+    return _by_owner(owners, lambda frag: (lod.get(frag, ""), text.get(frag, "")))
+
+
+def _by_owner(owners: dict[object, list[NamedNode]],
+              key: Callable[[object], tuple[str, str]]) -> dict[NamedNode, set[tuple[str, str]]]:
+    """owner -> the keys of its fragments."""
     out: dict[NamedNode, set[tuple[str, str]]] = {}
     for frag, who in owners.items():
+        k = key(frag)
         for owner in who:
-            out.setdefault(owner, set()).add((lod.get(frag, ""), text.get(frag, "")))
+            out.setdefault(owner, set()).add(k)
     return out
 
 
@@ -82,35 +89,19 @@ def fragment_owners(nquads: bytes, into: FragmentParts | None = None) -> Fragmen
 def fragment_iri_sets(quads: Iterable[Quad] | FragmentParts) -> dict[NamedNode, set[tuple[str, str]]]:
     """owner -> {(lod, text hash)} of the fragments a batch emits, read from their IRIs (``_iri_key``)."""
     _, _, owners = quads if isinstance(quads, FragmentParts) else fragment_parts(quads)
-    out: dict[NamedNode, set[tuple[str, str]]] = {}
-    for frag, who in owners.items():
-        key = _iri_key(frag.value)  # type: ignore[attr-defined]
-        for owner in who:
-            out.setdefault(owner, set()).add(key)
-    return out
-
-
-def _fragment_iri(iri: str) -> tuple[str, str, str] | None:
-    """(owner, lod, text hash) of a fragment IRI ``<ID_NS><project>/frag/<owner>/<lod>/<hash>[-<occurrence>]``
-    (``IriMinter.fragment``), None for any other IRI (a project may be named "frag" too)."""
-    if not iri.startswith(ID_NS):
-        return None
-    parts = iri[len(ID_NS):].split("/", 4)
-    if len(parts) != 5 or parts[1] != "frag":
-        return None
-    return parts[2], parts[3], parts[4].split("-", 1)[0]
+    return _by_owner(owners, lambda frag: _iri_key(frag.value))  # type: ignore[attr-defined]
 
 
 def owner_key(fragment: str) -> str | None:
     """The owner part of a fragment IRI (``fragment_owner`` of its entity), None for another IRI."""
-    found = _fragment_iri(fragment)
+    found = fragment_iri_parts(fragment)
     return None if found is None else found[0]
 
 
 def _iri_key(fragment: str) -> tuple[str, str]:
     """(lod, text hash) of a fragment IRI: the same text twice in an entity is one element, as
     ``fragment_sets`` counts it; an IRI ``IriMinter.fragment`` did not mint stands for itself."""
-    found = _fragment_iri(fragment)
+    found = fragment_iri_parts(fragment)
     return (fragment, "") if found is None else found[1:]
 
 

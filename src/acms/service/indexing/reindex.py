@@ -192,11 +192,10 @@ class StreamedReindex:
         archived: list[Quad] = []
         entities: set[NamedNode] | None = None
         old_parts: versions.FragmentParts | None = None
-        if self.same_iris and changed:
-            with run.timed("versions"):
-                entities, old_parts = self._held(files, set(changed))
         if changed:
             with run.timed("versions"):
+                if self.same_iris:
+                    entities, old_parts = self._held(files, set(changed))
                 archive = versions.archive(old, changed, new_quads, run.stamp, run.generated_at, old_parts,
                                            by_iri=self.same_iris)
                 if archive.quads:

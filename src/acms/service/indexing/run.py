@@ -152,18 +152,20 @@ class IndexRun(RunContext):
         more, else here. Every other run is one batch (an incremental run is small), fed with the
         look when there was one (a live refresh), unless the look found more changed source than a batch
         holds (``stream_reason``): then, too, every file is redone, streamed."""
-        if not any(ext.rules for ext in self.extensions):
+        rules = any(ext.rules for ext in self.extensions)
+        size = changed_bytes(self.looked) if self.looked is not None else 0
+        if not rules:
             if migration.reindex:  # every file is redone: the old index is cleared group by group
                 return Reindex()
             if not self.store.ask(catalog.text("ingest/any-file")):
                 return ChildProcess() if separate(self, listing) else StreamedFirstIndex()
-            if self.looked is not None and (why := stream_reason(self.looked)) is not None:
+            if self.looked is not None and (why := stream_reason(self.looked, size)) is not None:
                 self.report.notes.append(f"{len(self.looked.paths):,} files changed ({why}): every file re-read, streamed")
                 return Reindex(self.looked.paths)
         if self.looked is not None:
             # a bounded batch: full collections and trims after its phases (three in a 300-file switch,
             # ~0.3 s) would free little before it ends
-            self.tidy_phases = any(ext.rules for ext in self.extensions) or changed_bytes(self.looked) > LIVE_BATCH_BYTES
+            self.tidy_phases = rules or size > LIVE_BATCH_BYTES
             return LiveRefresh(self.looked, migration)
         return OneBatch(migration)
 
@@ -185,10 +187,10 @@ def changed_bytes(looked: Staleness) -> int:
     return sum(sizes.get(path, 0) for path in (*looked.changed, *looked.added))
 
 
-def stream_reason(looked: Staleness) -> str | None:
+def stream_reason(looked: Staleness, size: int | None = None) -> str | None:
     """Why the change a look found is written as a streamed re-index (``LIVE_BATCH_BYTES``), or None
-    when it is one batch."""
-    size = changed_bytes(looked)
+    when it is one batch. ``size``: its ``changed_bytes``, when the caller has it."""
+    size = changed_bytes(looked) if size is None else size
     if size <= LIVE_BATCH_BYTES:
         return None
     mb = size / (1 << 20)
