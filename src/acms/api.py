@@ -40,7 +40,7 @@ from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
 from acms.service import endpoint  # the SPARQL endpoint's store work: acms serve runs it in its worker processes
 from acms.service.describe import Description, describe
-from acms.service.identity import project_identity, project_name
+from acms.service.identity import indexed_project, project_identity, project_name
 from acms.errors import AcmsError, UsageError
 from acms.service.freshness import Manifest, Staleness, check, indexed_files_moved, last_run, still_as_indexed
 from acms.sparql import catalog
@@ -157,8 +157,12 @@ class Index:
 
     @property
     def project_name(self) -> str:
-        """The project's name: the namespace of its IRIs, its graphs' name in a shared store."""
-        return project_name(self.root, self.settings)
+        """The project's name: the namespace of its IRIs (an index keeps the name it was first made with
+        when its folder is renamed), its graphs' name in a shared store."""
+        if self.remote is not None:
+            return self.remote.project
+        with self.reading() as store:
+            return project_name(self.root, self.settings, indexed_project(store))
 
     # -- the store, for one unit of work --------------------------------------------------------
     @property

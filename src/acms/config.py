@@ -53,7 +53,7 @@ class Settings:
     exclude: tuple[str, ...] = _setting((), "Extra gitignore-style patterns to skip.")
     include_hidden: bool = _setting(False, "Index hidden files and directories too.")
     window_lines: int = _setting(60, "Lines per fragment for files without a language extractor.", 1)
-    project_name: str = _setting("", "Project name used in entity IRIs (default: the root folder's name).")
+    project_name: str = _setting("", "Project name used in entity IRIs (default: the name the index was first made with, else the root folder's name; renaming the folder keeps it).")
     embedding_provider: str = _setting("lsa", "Embedding provider: lsa (offline, fitted on the corpus), openai, local.")
     embedding_dims: int = _setting(192, "Dimensions of the default LSA embeddings.", 1)
     embedding_base_url: str = _setting("http://127.0.0.1:11434/v1", "Base URL of an OpenAI-compatible embeddings endpoint.")

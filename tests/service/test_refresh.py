@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from acms.api import Index
+from acms.errors import ConfigError
 from acms.ingest.symbols import SymbolRows
 from acms.service.freshness import Manifest, last_run
 from acms.vocab import GRAPH_META, TIER_COLD
@@ -158,6 +159,38 @@ def test_refreshes_after_edits_renames_moves_and_deletions_equal_a_first_index(t
             kept = SymbolRows.load(idx.layout.cache, run)
             assert kept is not None and kept.rows == SymbolRows.from_store(store, run).rows
     assert live == fresh_graph(root, tmp_path)
+
+
+def test_a_renamed_project_folder_keeps_its_iris_and_follows_edits(tmp_path: Path) -> None:
+    root = project(tmp_path, "proj")
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+    moved = root.rename(tmp_path / "moved")
+    edit(moved / "pkg" / "util.py", "def normalize(", "def normalise(")
+    with Index.open(moved, **SETTINGS) as idx:
+        assert idx.project_name == "proj"
+        report = idx.refresh()
+        assert report is not None and report.files_indexed == 1
+        live = current(idx)
+        assert not any("/id/moved/" in q for q in live)
+        plan = idx.plans.create("keep")
+        assert plan.startswith("https://w3id.org/acms/id/proj/")
+        with idx.reading() as store:
+            before = {str(q) for q in store.quads()}
+    # the same files indexed first under that name: the tree names the folder as it is now
+    copy = tmp_path / "fresh" / "moved"
+    shutil.copytree(moved, copy, ignore=shutil.ignore_patterns(".acms"))
+    with Index.open(copy, **SETTINGS, project_name="proj") as idx:
+        idx.index()
+        assert live == current(idx)
+    # a setting naming another project is refused, by the run and by a plan's write, and writes nothing
+    with Index.open(moved, **SETTINGS, project_name="other") as idx:
+        with pytest.raises(ConfigError, match="holds project 'proj'.*says 'other'"):
+            idx.index()
+        with pytest.raises(ConfigError, match="holds project 'proj'"):
+            idx.plans.create("elsewhere")
+        with idx.reading() as store:
+            assert {str(q) for q in store.quads()} == before
 
 
 def test_a_rename_relinks_the_unchanged_files_that_call_it(tmp_path: Path) -> None:

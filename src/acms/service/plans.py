@@ -12,6 +12,8 @@ from acms.decisions.model import DecisionInfo, PlanInfo
 from acms.errors import AcmsError
 from acms.retrieval.follow import before_write, follow_write
 from acms.service.host import Host
+from acms.service.identity import index_minter
+from acms.store.protocol import GraphStore
 from acms.vocab import IriMinter
 
 
@@ -32,13 +34,13 @@ class Plans:
     def __init__(self, host: Host) -> None:
         self._host = host
 
-    def _minter(self) -> IriMinter:
-        return IriMinter(self._host.project_name)
+    def _minter(self, store: GraphStore) -> IriMinter:
+        return index_minter(self._host.root, self._host.settings, store)
 
     def create(self, name: str, parent: str | None = None) -> str:
         """Create plan ``name`` (optionally inside ``parent``); its IRI."""
         with self._host.session.writing() as store:
-            return records.create_plan(store, self._minter(), name, parent).value
+            return records.create_plan(store, self._minter(store), name, parent).value
 
     def show(self, plan: str | None = None) -> PlanTree:
         """The plans as a tree with their decisions; with ``plan``, its subtree and its ancestors."""
@@ -54,7 +56,7 @@ class Plans:
         names the work it is doing; it has no ``acms plan create`` step)."""
         with self._host.session.writing() as store:
             before = before_write(store, self._host.layout)
-            ident = records.record_decision(store, self._minter(), plan=plan, text=text, title=title, about=about,
+            ident = records.record_decision(store, self._minter(store), plan=plan, text=text, title=title, about=about,
                                             supersedes=supersedes, status=status,
                                             keep_secrets=self._host.settings.store_secrets, new_plan=new_plan)
             # searchable at once; should the caches fail, the decision is written and their key has moved: a

@@ -31,14 +31,14 @@ from acms.memory import collect_if_busy, release_freed, young_collections
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology.versioning import uko_version
 from acms.retrieval.cache_delta import CacheDelta
-from acms.service.identity import project_name
+from acms.service.identity import index_minter
 from acms.service.indexing.report import IndexReport
 from acms.service.progress import NullProgress, Progress
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import ontology_quads
 from acms.store.protocol import Bindings, GraphStore
 from acms.temporal import versions
-from acms.vocab import GRAPH_META, PROV, UKO, IriMinter
+from acms.vocab import GRAPH_META, PROV, UKO
 
 __all__ = ["Plan", "RunContext", "WriteMode"]
 
@@ -70,7 +70,7 @@ class RunContext:
         self.store, self.settings, self.layout, self.history = store, settings, layout, history
         self.progress: Progress = progress or NullProgress()
         self.adopt(datetime.now(UTC), IndexReport(root=str(self.root)), None)
-        self.minter = IriMinter(project_name(self.root, settings))
+        self.minter = index_minter(self.root, settings, store)
         self.extensions = ontology_extensions.configured(settings.extensions, self.root)
         self.full_ontology = ontology_quads(ontology_extensions.ontology_quads(self.extensions))
         # A streamed first index's corpus rows, for the caches' build (:mod:`acms.retrieval.corpus_spill`)
