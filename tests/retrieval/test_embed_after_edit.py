@@ -4,6 +4,7 @@ recorded decision added between runs."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,22 @@ def test_a_run_with_nothing_changed_counts_instead_of_scanning_and_still_mends_a
     with Index.open(project) as idx:
         assert idx.index().up_to_date
         assert _unembedded(idx.store) == []
+
+
+def test_an_index_run_fits_the_model_again_when_its_cache_was_removed(project: Path) -> None:
+    """The model's files live in the index's cache: with them gone no query matches the stored vectors, so
+    the next run, even one that finds the files unchanged, fits a model and embeds every fragment with it."""
+    with Index.open(project) as idx:
+        assert idx.embeddings.status().provider_problem is None
+    shutil.rmtree(project / ".acms" / "cache")
+    with Index.open(project) as idx:
+        report = idx.index()
+        assert report.up_to_date and report.embedded == _count(idx.store, "embeddings/count-fragments") > 0
+        assert report.embedding_model and report.embedding_model.startswith("lsa-")
+        assert _unembedded(idx.store) == []
+        status = idx.embeddings.status()
+        assert status.provider_problem is None and status.configured_model == status.model == report.embedding_model
+        found = idx.search("parser", k=3)
+        assert not found.warnings and any(h.vector > 0 for h in found.hits)
+        again = idx.index()  # the model is in place now: nothing is fitted again
+        assert again.embedded == 0

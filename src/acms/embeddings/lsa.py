@@ -356,7 +356,7 @@ class LsaModel:
             manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ProviderError(
-                f"no LSA model at {directory}: run `acms reindex --embeddings` to fit it"
+                f"no LSA model at {directory}: run `acms index` (or, in a shared remote store, `acms reindex --embeddings`) to fit it"
             ) from None
         except (OSError, ValueError) as exc:
             raise ProviderError(f"the LSA model at {directory} is unreadable ({exc})") from exc

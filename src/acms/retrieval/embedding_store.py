@@ -46,7 +46,7 @@ from acms.retrieval.drift import Drift
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import load_nquads
-from acms.store.protocol import GraphStore, SelectResult
+from acms.store.protocol import GraphStore, SelectResult, SupportsOwnership
 from acms.vocab import DCT, GRAPH_META, RDF, TIER_HOT, TIER_WARM, UKO, XSD
 
 if TYPE_CHECKING:
@@ -227,6 +227,8 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     model = active_model(store)
     if model is None:
         return _fitted(layout, migrate(store, layout, settings, settings.embedding_provider, phases, texts, ahead))
+    if _model_lost(store, layout, settings, model):
+        return _refit(store, layout, settings, phases)
     if not store.ask(catalog.text("embeddings/any-fragment-vector")):
         # a model and no vector: a re-index that started over (service.indexing.reindex) kept the model; every
         # fragment is new, so they stream with it as a first embedding does, vector cache included, their
@@ -244,8 +246,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
             model.model_id, saved_count(store, "embeddings/count-texts") - len({(r["frag"].value, r["g"].value) for r in rows}))
         new = _new_texts(layout, missing)
         if drift.due(new):  # fit again on the project as it is now: a first embedding, streamed
-            store.update(catalog.text("embeddings/drop-vectors.ru"))
-            return _fitted(layout, migrate(store, layout, settings, "lsa", phases))
+            return _refit(store, layout, settings, phases)
         drift.folded += new
         drift.save(layout.cache)
     rows.sort(key=lambda r: r["frag"].value)
@@ -296,6 +297,23 @@ def _texts_of(store: GraphStore, frags: Sequence[str]) -> list[dict]:
     named = [NamedNode(frag) for frag in frags]
     return [r for start in range(0, len(named), TEXTS_AT_ONCE)
             for r in store.select(catalog.text("embeddings/texts-of"), {"frag": named[start : start + TEXTS_AT_ONCE]})]
+
+
+def _model_lost(store: GraphStore, layout: IndexLayout, settings: Settings, model: ModelInfo) -> bool:
+    """Whether the LSA model the index's vectors were made with is gone from this index's own folder (its
+    cache removed): no query can be embedded to match them, so the run fits a new one. Not for a store
+    several roots share, whose model lives with the root that fitted it (refitting here would drop the
+    vectors that root's model made, and it would refit in turn)."""
+    return (settings.embedding_provider == "lsa" and model.model_id.startswith("lsa-")
+            and not isinstance(store, SupportsOwnership)
+            and lsa_model_id(lsa_model_dir(layout, model.model_id)) != model.model_id)
+
+
+def _refit(store: GraphStore, layout: IndexLayout, settings: Settings, phases: Phases) -> EmbedReport:
+    """Fit the LSA model again on the project as it is now and embed every fragment with it, streamed as a
+    first embedding is."""
+    store.update(catalog.text("embeddings/drop-vectors.ru"))
+    return _fitted(layout, migrate(store, layout, settings, "lsa", phases))
 
 
 def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:
