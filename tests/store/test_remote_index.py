@@ -138,3 +138,16 @@ def test_a_remote_index_migrates_like_the_embedded_one(oxigraph_server: str, sam
         assert _counts(remote) == _counts(local)
         assert _top(remote, "parse header") == _top(local, "parse header") and _top(local, "parse header")
         assert remote.index().up_to_date
+
+
+def test_a_remote_index_whose_local_model_is_gone_is_not_fitted_again(oxigraph_server: str, sample_project: Path,
+                                                                     project_name: str) -> None:
+    """The model lives with the root that fitted it: another root (here, one whose cache was removed)
+    indexing the shared store must not drop the vectors that model made (that root would refit in turn)."""
+    with Index.open(sample_project, store=oxigraph_server, project_name=project_name) as remote:
+        model = remote.index().embedding_model
+        assert model
+        shutil.rmtree(remote.layout.cache)
+        again = remote.index()
+        assert again.up_to_date and again.embedded == 0
+        assert remote.embeddings.status().model == model
