@@ -19,6 +19,9 @@ room at all), and reaches:
   its file's top level, nearest first, as one-line references; without a focus, beside the best seed;
 - a method's namesakes one level up and down its class hierarchy (``overrides-up.rq`` /
   ``overrides-down.rq``: a change to a method is often due where it is overridden);
+- the constructor of each class it reached (``constructors.rq``), at the class's hop: code that calls a
+  class runs it, and its parameters, which the class's declaration does not show, are what a call
+  must pass;
 - the files that change with the starts' files in history, and of those the definitions the shared
   commits touched most (``cochange-commits.rq`` / ``cochange.rq``, :mod:`acms.strategies.cochange`;
   needs ``acms index --history N``, and costs one empty query without it);
@@ -95,6 +98,7 @@ class ExpandOptions:
     signatures: float = 0.3
     names: float = 0.9
     overrides: float = 0.9
+    constructors: float = 0.0  # off unless the strategy asks (a strategy copied before it has no query for it)
     anchors: int = 4
     max_fan: int = 150
     max_reached: int = 120
@@ -124,7 +128,7 @@ class ExpandOptions:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"strategy {strategy}: bad expand option: {exc}") from None
         weights = [*opts.edges_out.values(), *opts.edges_in.values(), opts.decay, opts.names,
-                   opts.overrides, opts.bodies, opts.signatures, opts.cochange, opts.beside, opts.decisions]
+                   opts.overrides, opts.constructors, opts.bodies, opts.signatures, opts.cochange, opts.beside, opts.decisions]
         if any(not 0.0 <= float(w) <= 1.0 for w in weights) or opts.bodies + opts.signatures > 1.0:
             raise ConfigError(f"strategy {strategy}: expand weights and shares lie in [0, 1], "
                               "and bodies + signatures <= 1")
@@ -285,6 +289,17 @@ class Expansion:
                 if r["entity"].value != r["node"].value:
                     self._reach(reached, r["entity"].value, s, 1, f"overrides {_short(r['node'].value)}"
                                 if way == "up" else f"overridden from {_short(r['node'].value)}")
+
+    def constructors(self, reached: dict[str, _Reached]) -> None:
+        """A class the walk reached brings its constructor, at its hop (``constructors.rq``): code that calls
+        the class runs it, and its parameters are what a caller must pass."""
+        if not self.opts.constructors or not reached:
+            return
+        rows = self.store.select(self.query("constructors.rq"), {"node": [NamedNode(e) for e in sorted(reached)]})
+        for r in rows:
+            cls = reached[r["node"].value]
+            self._reach(reached, r["entity"].value, cls.score * self.opts.constructors, cls.hop,
+                        f"constructs {_short(r['node'].value)}", cls.brief)
 
     def co_change(self, starts: list[Candidate], weight_of: Mapping[str, float],
                   reached: dict[str, _Reached]) -> None:
@@ -449,6 +464,7 @@ class Expansion:
             frontier = dict(sorted(nxt.items(), key=lambda kv: (-kv[1], kv[0]))[: self.opts.max_reached // 2])
             if not frontier:
                 break
+        self.constructors(reached)
         shown = {c.entity for c in bodies}
         best = sorted(((e, r) for e, r in reached.items() if e not in shown),
                       key=lambda kv: (-kv[1].score, kv[0]))[: self.opts.max_reached]
