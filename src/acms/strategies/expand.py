@@ -295,7 +295,10 @@ class Expansion:
         the class runs it, and its parameters are what a caller must pass."""
         if not self.opts.constructors or not reached:
             return
-        rows = self.store.select(self.query("constructors.rq"), {"node": [NamedNode(e) for e in sorted(reached)]})
+        # of those the plan may keep (``max_reached``, best first): past a few hundred VALUES rows the
+        # query scans every class (1,441 reached on the standard library: 2 s, against 16 ms for 240)
+        kept = sorted(reached, key=lambda e: (-reached[e].score, e))[: self.opts.max_reached]
+        rows = self.store.select(self.query("constructors.rq"), {"node": [NamedNode(e) for e in sorted(kept)]})
         for r in rows:
             cls = reached[r["node"].value]
             self._reach(reached, r["entity"].value, cls.score * self.opts.constructors, cls.hop,
