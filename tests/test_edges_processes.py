@@ -330,3 +330,26 @@ def test_a_full_disk_while_the_lsa_model_is_saved_is_one_line_and_the_old_model_
         assert after.returncode == 0 and after.stdout == before, after.stderr
     finally:
         subprocess.run(["umount", "-l", str(cache)], check=False)
+
+
+def test_ctrl_c_is_one_line_and_exit_130_and_the_index_is_as_it_was(project: Path) -> None:
+    """A writer interrupted while it waits for the index (another process holds it) says so in one line,
+    exits 130 as a shell expects of SIGINT, and leaves the index answering as before."""
+    import signal
+
+    from acms.api import Index
+
+    with Index.open(project, wait=10):  # the writer's lock, held by this process
+        proc = subprocess.Popen([ACMS, "index", str(project), "--wait", "60"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        waiting = project / ".acms" / "writer-waiting"
+        deadline = time.monotonic() + 60
+        while not waiting.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert waiting.exists(), proc.communicate(timeout=5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("acms: interrupted: nothing half-written")
+    assert not waiting.exists()
+    assert "Parser" in acms("search", "parser", "-C", str(project), "-k", "3").stdout

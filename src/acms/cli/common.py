@@ -229,6 +229,10 @@ def _guarded(func: F, always_envelope: bool) -> F:
                 raise environment_error(exc) or exc from None
         except AcmsError as exc:
             _fail(exc, always_envelope or bool(kwargs.get("as_json")) or kwargs.get("fmt") == "json")
+        except KeyboardInterrupt:  # Ctrl-C: what it stopped, in one line, and the shell's code for it
+            click.echo("acms: interrupted: nothing half-written (a write it stopped is rolled back; the index "
+                       "is as its last complete write left it)", err=True)
+            sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
 
