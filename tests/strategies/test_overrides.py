@@ -14,7 +14,7 @@ from acms.assembly.protocol import parse_request
 from acms.retrieval.search import Searcher
 from acms.service.assembly import assemble
 from acms.strategies.registry import StrategyRegistry
-from .walks import arce_with, indexed_searcher
+from .walks import arce_with, searcher_of
 
 FILES = {
     "shop/__init__.py": "",
@@ -33,11 +33,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Searcher]:
-    root = tmp_path_factory.mktemp("overrides") / "proj"
-    for path, text in FILES.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    yield from indexed_searcher(root)
+    yield from searcher_of(FILES, tmp_path_factory.mktemp("overrides") / "proj")
 
 
 def reasons(searcher: Searcher, focus: str, registry: StrategyRegistry | None = None) -> dict[str, str]:

@@ -3,7 +3,7 @@ through a Searcher, and the shipped registry with ``arce``'s expand options chan
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +16,14 @@ from acms.store.layout import IndexLayout
 from acms.store.oxigraph import OxigraphStore
 from acms.strategies.engine import BUILTIN_ENGINES
 from acms.strategies.registry import StrategyRegistry
+
+
+def searcher_of(files: Mapping[str, str], root: Path) -> Iterator[Searcher]:
+    """``files`` (path -> text) written under ``root``, indexed, and read through a Searcher."""
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    yield from indexed_searcher(root)
 
 
 def indexed_searcher(root: Path) -> Iterator[Searcher]:
