@@ -51,6 +51,17 @@ def test_index_json_summary_and_stats(sample_project: Path) -> None:
     assert (store / "LOG").is_file() and not list(store.glob("LOG.old.*"))
 
 
+def test_commands_without_arguments_take_the_project_as_one(indexed_sample: Path, tmp_path: Path) -> None:
+    # `acms mcp /path/to/repo` is how agents' configurations write it; -C says the same
+    for name in ("stats", "validate", "watch", "serve", "mcp"):
+        assert re.search(rf"Usage: cli {name} \[OPTIONS\] \[PROJECT\]", run(name, "--help")[1]), name
+    code, by_argument, _ = run("stats", str(indexed_sample), "--json")
+    assert code == 0 and json.loads(by_argument) == json.loads(run("stats", "-C", str(indexed_sample), "--json")[1])
+    assert run("stats", str(indexed_sample), "-C", str(indexed_sample))[0] == 0
+    code, _, err = run("stats", str(indexed_sample), "-C", str(tmp_path))
+    assert code == 2 and "given twice" in err
+
+
 def test_sparql_saved_and_formats(indexed_sample: Path) -> None:
     code, out, _ = run("sparql", "-C", str(indexed_sample), "--saved", "callers", "--bind", "name=normalize")
     assert code == 0 and "pkg.mod.Parser.parse_header" in out

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from acms.config import Settings, load_settings
 from acms.errors import AcmsError, UsageError, environment_error
@@ -80,6 +81,23 @@ def project_options(func: F) -> F:
         help="Project root whose index to use.",
     )(func)
     return func
+
+
+def project_argument(func: F) -> F:
+    """An optional ``[PROJECT]`` argument, the same as ``-C``, for the commands that take no other:
+    ``acms mcp /path/to/repo`` is how agents' configurations and users write it (as ``acms index PATH``)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, project_dir: Path | None, project: Path, **kwargs: Any) -> Any:
+        if project_dir is not None:
+            ctx = click.get_current_context()
+            if ctx.get_parameter_source("project") is not ParameterSource.DEFAULT and project_dir != project:
+                raise click.UsageError(f"the project is given twice: {project_dir} and -C {project}")
+            project = project_dir
+        return func(*args, project=project, **kwargs)
+
+    return click.argument("project_dir", metavar="[PROJECT]", required=False,  # type: ignore[return-value]
+                          type=click.Path(path_type=Path))(wrapper)
 
 
 def json_option(func: F) -> F:

@@ -13,6 +13,7 @@ from acms.cli.common import (
     echo_json,
     json_option,
     open_index,
+    project_argument,
     project_options,
     resolve_project,
     settings_for,
@@ -129,6 +130,7 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
 
 @click.command("stats")
 @project_options
+@project_argument
 @json_option
 @boundary
 def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
@@ -160,6 +162,7 @@ def stats_cmd(project: Path, store: Path | None, as_json: bool) -> None:
 
 @click.command("validate")
 @project_options
+@project_argument
 @json_option
 @boundary
 def validate_cmd(project: Path, store: Path | None, as_json: bool) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from acms.cli.assemble_cmd import strategies_option
-from acms.cli.common import boundary, index_opener, project_options, start_following, watch_option
+from acms.cli.common import boundary, index_opener, project_argument, project_options, start_following, watch_option
 from acms.errors import AcmsError, StoreMissing, environment_error
 from acms.tokens import preload as preload_tokenizer
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 @watch_option
 @strategies_option
 @project_options
+@project_argument
 @boundary
 def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, allow_record: bool, watch: bool,
             strategies_dir: tuple[Path, ...], project: Path, store: Path | None) -> None:

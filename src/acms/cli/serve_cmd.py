@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from acms.cli.assemble_cmd import strategies_option
-from acms.cli.common import boundary, open_index, project_options, start_following, watch_option
+from acms.cli.common import boundary, open_index, project_argument, project_options, start_following, watch_option
 from acms.errors import UsageError
 from acms.results import DefaultGraph
 from acms.tokens import preload as preload_tokenizer
@@ -69,6 +69,7 @@ def _url(host: str, port: int) -> str:
 @watch_option
 @strategies_option
 @project_options
+@project_argument
 @boundary
 def serve_cmd(host: str, port: int, allow_update: bool, allow_record: bool, allow_service: bool, default_graph: str,
               query_timeout: float, max_rows: int, workers: int, watch: bool, strategies_dir: tuple[Path, ...],

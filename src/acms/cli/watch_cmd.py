@@ -8,13 +8,14 @@ from pathlib import Path
 
 import click
 
-from acms.cli.common import boundary, follower, open_index, project_options
+from acms.cli.common import boundary, follower, open_index, project_argument, project_options
 
 
 @click.command("watch")
 @click.option("--debounce-ms", type=click.IntRange(min=10), default=None,
               help="Milliseconds of quiet after a save before refreshing (default 150, the watch_debounce_ms setting).")
 @project_options
+@project_argument
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per refresh instead of a line of text.")
 @boundary
 def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_json: bool) -> None:
