@@ -486,7 +486,8 @@ class Index:
 
     def describe(self, entity: str) -> Description:
         """Kind, location, signature, docstring, callers, callees, members and a history summary of one
-        entity (a qualified name, a path, ``path::Qualified.name``, a unique short name or an IRI)."""
+        entity (a qualified name, a path, ``path::Qualified.name``, a unique short name or an IRI); one
+        only the history holds (removed by an edit) has no ``location``."""
         self.freshen()
         with self.session.reading() as store:
             return describe(store, entity)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from acms.api import Index
-from acms.errors import ConfigError
+from acms.errors import ConfigError, UsageError
 from acms.ingest.symbols import SymbolRows
 from acms.service.freshness import Manifest, last_run
 from acms.vocab import GRAPH_META, TIER_COLD
@@ -221,6 +221,23 @@ def test_reads_refresh_first_and_their_lines_are_the_files_lines(tmp_path: Path)
         hits = idx.search("make_parser", "keyword", 3).hits
         assert any(h.source_ref.startswith(f"pkg/mod.py:{line}-") for h in hits)
         assert idx.stale == ()
+
+
+def test_an_entity_removed_by_an_edit_is_described_as_gone_with_its_history(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        before = idx.describe("pkg.util.normalize")
+        assert before.location is not None
+        edit(root / "pkg" / "util.py", "def normalize(", "def normalise(")
+        gone = idx.describe("pkg.util.normalize")  # the read refreshes first: the function is gone
+        assert (gone.entity, gone.name, gone.kind) == (before.entity, "pkg.util.normalize", "Function")
+        assert gone.location is None and gone.tier is None and not gone.callers
+        assert gone.history["earlier_versions"] == 1
+        assert [e.ref for e in idx.history("pkg.util.normalize")[0].events] == [before.location]
+        assert idx.describe("pkg.util.normalise").location == before.location
+        with pytest.raises(UsageError, match="no entity named 'pkg.util.never'"):
+            idx.describe("pkg.util.never")  # neither current nor in the history: refused, as before
 
 
 def test_warn_answers_from_the_index_and_names_the_stale_files(tmp_path: Path) -> None:

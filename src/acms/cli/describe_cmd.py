@@ -18,7 +18,8 @@ from acms.cli.common import boundary, echo_json, json_option, note_stale, open_i
 def describe_cmd(entity: str, refresh: str | None, project: Path, store: Path | None, as_json: bool) -> None:
     """Kind, location, signature, docstring, callers, callees and members of one ENTITY.
 
-    ENTITY is a qualified name, a name, a path, path::Qualified.name or an IRI.
+    ENTITY is a qualified name, a name, a path, path::Qualified.name or an IRI. One that an edit removed
+    is shown as gone, with the count of its earlier versions (`acms history ENTITY` shows them).
     """
     idx = open_index(project, store, refresh=refresh)
     try:
@@ -38,6 +39,9 @@ def describe_cmd(entity: str, refresh: str | None, project: Path, store: Path | 
             click.echo(f"  {label}: {value}")
     if found.docstring:
         click.echo(f"  doc: {found.docstring.strip().splitlines()[0]}")
+    if found.location is None:
+        versions = found.history.get("earlier_versions", 0)
+        click.echo(f"  {versions} earlier version{'s' if versions != 1 else ''}: acms history {entity}")
     for label, items in (("callers", found.callers), ("callees", found.callees), ("members", found.members)):
         if items:
             total = found.counts.get(label, len(items))

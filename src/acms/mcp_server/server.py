@@ -54,7 +54,8 @@ DESCRIPTIONS = {
     "describe": (
         "Everything about one entity (a function, method, class, module, file or doc section) at a "
         "glance: kind, 'path:start-end', signature, docstring, where it is defined, who calls it, what "
-        "it calls, what it defines, and a summary of its history. Unknown names get near matches."),
+        "it calls, what it defines, and a summary of its history. Unknown names get near matches; one "
+        "an edit removed is described as gone (no location), its earlier versions counted (see history)."),
     "history": (
         "The versions of one entity that acms kept (earlier bodies, with what ended them) and the git "
         "commits that touched it, oldest first. Needs `acms index --history N` for commits."),

@@ -15,9 +15,10 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from acms.decisions.records import resolve_entity
+from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
-from acms.temporal.history import entity_history
+from acms.temporal.history import entity_history, resolve
 
 LIST_MAX = 25  # callers, callees and members shown per list; the count says how many there are
 
@@ -51,9 +52,30 @@ def _listing(store: GraphStore, query: str, entity: NamedNode, with_kind: bool =
     return out
 
 
+def _gone(store: GraphStore, key: str) -> NamedNode | None:
+    """The one entity only the history names ``key`` (an earlier version, none current), if there is one."""
+    try:
+        found = resolve(store, key)
+    except UsageError:
+        return None
+    if len(found) != 1:
+        return None
+    hist = entity_history(store, found[0])
+    return found[0] if hist.current_ref is None and any(e.what == "version" for e in hist.events) else None
+
+
 def describe(store: GraphStore, key: str) -> Description:
-    """The description of the one entity ``key`` names (``UsageError`` when none or several do)."""
-    node, _ = resolve_entity(store, key)
+    """The description of the one entity ``key`` names (``UsageError`` when none or several do). One that
+    is no longer in the project but in its history (deleted or renamed since) is described as gone
+    (``location`` None) with what its history holds, not refused: an agent asking after an edit learns
+    that it went, and where to read its last text."""
+    try:
+        node, _ = resolve_entity(store, key)
+    except UsageError:
+        gone = _gone(store, key)
+        if gone is None:
+            raise
+        node = gone
     hist = entity_history(store, node)
     rows = store.select(catalog.text("describe/details"), {"e": node})
     details = {k: v.value for k, v in rows[0].items()} if rows else {}
