@@ -195,6 +195,7 @@ def test_a_renamed_project_folder_keeps_its_iris_and_follows_edits(tmp_path: Pat
 
 def test_a_rename_relinks_the_unchanged_files_that_call_it(tmp_path: Path) -> None:
     root = project(tmp_path)
+    edit(root / "docs" / "guide.md", "\n", "\nText is cleaned by `normalize`.\n")
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
         calls = "SELECT ?caller WHERE { GRAPH ?g { ?caller uko:calls ?f } GRAPH ?h { ?f uko:qualifiedName ?qn } }"
@@ -204,6 +205,8 @@ def test_a_rename_relinks_the_unchanged_files_that_call_it(tmp_path: Path) -> No
         report = idx.refresh()
         assert report is not None and report.files_indexed == 1 and report.files_relinked >= 1
         assert not idx.query(calls, {"qn": _lit("pkg.util.normalize")})
+        assert "pkg/mod.py" in report.changed_paths  # it calls the name: read and linked again
+        assert "docs/guide.md" not in report.changed_paths  # it mentions it, but no document links by name
         edit(root / "pkg" / "util.py", "def normalise(", "def normalize(")  # back: the call resolves again
         idx.refresh()
         assert idx.query(calls, {"qn": _lit("pkg.util.normalize")}) == before

@@ -6,7 +6,9 @@ inherits it may now resolve to another target, or to one it could not reach befo
 would link it anew, so an incremental run must too. Which files could be affected is told by their
 text: a reference to a symbol names it, so every file that mentions a moved name as a whole word is
 extracted and linked again (more than needed at worst, never fewer; a body edit moves no name and
-costs nothing here).
+costs nothing here). Only files a resolver links by name are looked at
+(:func:`acms.ingest.resolve.links_by_name`): a document or a configuration file that mentions the name
+has no link that could change.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import entities_of, extract_all, in_workers, read_sources, vanished
 from acms.ingest.relink import mentioning, moved_names
-from acms.ingest.resolve import resolve_edges
+from acms.ingest.resolve import links_by_name, resolve_edges
 from acms.ingest.symbols import SymbolRows, entity_rows
 from acms.ingest.walker import Listing, escape_path
 from acms.ontology import rules as ontology_rules
@@ -319,7 +319,8 @@ class OneBatch:
                 names = moved_names(before, after)
                 if not names:
                     break
-                candidates = [f for f in listing.files if f.path in stored and f.path not in redo]
+                candidates = [f for f in listing.files if f.path in stored and f.path not in redo
+                              and (run.extensions or links_by_name(f.path))]  # rules may read any file's batch
                 paths = set(mentioning(candidates, names, run.settings.max_file_bytes))
                 stored.fetch(paths)  # their file IRIs, in one query
                 skipped: dict[str, list[str]] = {}
