@@ -340,13 +340,22 @@ def test_ctrl_c_is_one_line_and_exit_130_and_the_index_is_as_it_was(project: Pat
     from acms.api import Index
 
     with Index.open(project, wait=10):  # the writer's lock, held by this process
+        # SIGINT's default action in the child whatever the test runner's is (an ignored signal is inherited)
         proc = subprocess.Popen([ACMS, "index", str(project), "--wait", "60"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         waiting = project / ".acms" / "writer-waiting"
         deadline = time.monotonic() + 60
-        while not waiting.exists() and proc.poll() is None and time.monotonic() < deadline:
+
+        def its_own() -> bool:  # the flag this process wrote: it waits for the lock now (not one left behind)
+            try:
+                return waiting.read_text(encoding="utf-8") == str(proc.pid)
+            except OSError:
+                return False
+
+        while not its_own() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert waiting.exists(), proc.communicate(timeout=5)
+        assert its_own(), proc.communicate(timeout=5)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (out, err)
