@@ -193,6 +193,33 @@ def test_a_renamed_project_folder_keeps_its_iris_and_follows_edits(tmp_path: Pat
             assert {str(q) for q in store.quads()} == before
 
 
+def test_an_edited_file_keeps_its_links_through_unchanged_re_exports_and_bases(tmp_path: Path) -> None:
+    """What an edited file's names resolve through lives in files the refresh does not read again: a
+    package's ``__init__`` that re-exports a name, a base class defined elsewhere. The refresh's links are
+    a first index's (it lost every call to a re-exported name)."""
+    root = tmp_path / "reexports"
+    for path, text in {
+        "b/__init__.py": "",
+        "b/c.py": "def make():\n    return 1\n\n\nclass Base:\n    def helper(self):\n        return 2\n",
+        "a/__init__.py": "from b.c import make, Base\n",
+        "a/star.py": "from b.c import *\n",
+        "f.py": "from a import make, Base\nfrom a.star import Base as Again\n\n\nclass Sub(Base):\n"
+                "    def run(self):\n        return self.helper() + make()\n\n\ndef other():\n    return Again\n",
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    calls = "SELECT ?s ?p ?t WHERE { GRAPH ?g { ?s ?p ?t } VALUES ?p { uko:calls uko:inherits uko:references } }"
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        linked = {tuple(str(t) for t in row.values()) for row in idx.query(calls)}
+        assert len(linked) >= 3  # Sub inherits b.c.Base; run calls b.c.make and b.c.Base.helper
+        edit(root / "f.py", "        return self.helper()", "        y = 1\n        return self.helper()")
+        report = idx.refresh()
+        assert report is not None and report.files_indexed == 1
+        assert {tuple(str(t) for t in row.values()) for row in idx.query(calls)} == linked
+        assert current(idx) == fresh_graph(root, tmp_path)
+
+
 def test_a_rename_relinks_the_unchanged_files_that_call_it(tmp_path: Path) -> None:
     root = project(tmp_path)
     edit(root / "docs" / "guide.md", "\n", "\nText is cleaned by `normalize`.\n")

@@ -26,7 +26,8 @@ from acms.ingest.ts_extractor import extract_tree_sitter, module_name
 from acms.ingest.ts_languages import languages
 from acms.registry import Registry
 
-__all__ = ["EXTRACTORS", "PARSE_MAX_BYTES", "WINDOW_MAX_CHARS", "ExtractorSpec", "builtin_extractors", "extract"]
+__all__ = ["EXTRACTORS", "PARSE_MAX_BYTES", "WINDOW_MAX_CHARS", "ExtractorSpec", "builtin_extractors", "extract",
+           "python_extraction"]
 
 PARSE_MAX_BYTES = 1 << 20  # larger files are windowed, not parsed (4x the default max_file_bytes)
 WINDOW_MAX_CHARS = 1 << 16  # a large file's window (and any line of it) holds at most this many characters
@@ -42,15 +43,18 @@ class ExtractorSpec:
     extract: Extract
 
 
-def _python(source: SourceFile, all_paths: set[str], window: int) -> Extracted:
-    ext = extract_python(source.path, source.text, module_name_for(source.path, all_paths))
+def python_extraction(path: str, text: str, all_paths: set[str]) -> Extraction:
+    """A Python file's extraction: ast's; when ast rejects it (Python 2, a syntax error), tree-sitter's
+    definitions if it finds any, else ast's, with its parse error."""
+    ext = extract_python(path, text, module_name_for(path, all_paths))
     if ext.parse_error is None:
-        return ext, code_fragments(source, ext)
-    # ast rejects it (Python 2, a syntax error): tree-sitter's definitions, else text windows
-    recovered = extract_python_fallback(source.path, source.text, ext.module or "")
-    if recovered is not None:
-        return recovered, code_fragments(source, recovered)
-    return ext, window_fragments(source, window)
+        return ext
+    return extract_python_fallback(path, text, ext.module or "") or ext
+
+
+def _python(source: SourceFile, all_paths: set[str], window: int) -> Extracted:
+    ext = python_extraction(source.path, source.text, all_paths)
+    return ext, (window_fragments(source, window) if ext.parse_error else code_fragments(source, ext))
 
 
 def _markdown(source: SourceFile, all_paths: set[str], window: int) -> Extracted:

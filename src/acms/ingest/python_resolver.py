@@ -7,7 +7,7 @@ package ``__init__`` modules; anything it cannot pin to a project symbol is drop
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 
 from acms.ingest.model import CodeSymbol, Edge, Extraction, SymbolKind
@@ -15,51 +15,79 @@ from acms.ingest.model import CodeSymbol, Edge, Extraction, SymbolKind
 _MAX_DEPTH = 40  # nested re-export/inheritance hops; far below the recursion limit
 
 
-def resolve_edges(extractions: Mapping[str, Extraction], known: Collection[str]) -> list[Edge]:
+def resolve_edges(extractions: Mapping[str, Extraction], known: Collection[str],
+                  context: Callable[[str], Extraction | None] | None = None) -> list[Edge]:
     """Imports, references, calls and inherits edges whose targets are all in ``known``.
 
     ``known`` may be a mapping qualname -> kind (``SymbolKind`` or its value); that tells modules
     from other symbols for names indexed outside ``extractions``. With a plain collection such
     names are taken as non-modules.
+
+    ``context``: module name -> the extraction of a project module outside ``extractions`` (None when
+    there is none), asked for when a lookup passes through it. A run that extracts only some files (a
+    refresh) resolves their names as a first index would: what another module's imports bind (``from a
+    import X`` where ``a/__init__.py`` imports ``X`` from ``b.c``) and its classes' bases (a method
+    inherited from a class defined elsewhere) are read from that module, which has no edges of its own
+    made here. Without it an edited file lost its calls to every re-exported name.
     """
-    return _Resolver(extractions, known).edges()
+    return _Resolver(extractions, known, context).edges()
 
 
 class _Resolver:
-    def __init__(self, extractions: Mapping[str, Extraction], known: Collection[str]) -> None:
+    def __init__(self, extractions: Mapping[str, Extraction], known: Collection[str],
+                 context: Callable[[str], Extraction | None] | None = None) -> None:
         self.known: Collection[str] = known if isinstance(known, (AbstractSet, Mapping)) else set(known)
         self.exts = [
             ext
             for _, ext in sorted(extractions.items(), key=lambda item: item[0])
-            if ext.language == "python" and ext.module and not ext.parse_error
+            if _resolvable(ext)
         ]
         self.symbols: dict[str, CodeSymbol] = {}
         self.module_of: dict[str, str] = {}
         self.aliases: dict[str, dict[str, list[str]]] = {}  # module -> local name -> dotted targets
         self.stars: dict[str, list[str]] = {}  # module -> star-imported modules
+        self.context = context
+        self.asked: set[str] = {ext.module or "" for ext in self.exts}  # modules read, or asked for in context
         for ext in self.exts:
-            module = ext.module or ""
-            for sym in ext.symbols:
-                self.symbols.setdefault(sym.qualname, sym)
-                self.module_of.setdefault(sym.qualname, module)
-            names = self.aliases.setdefault(module, {})
-            stars = self.stars.setdefault(module, [])
-            for imp in ext.imports:
-                if imp.name == "*":
-                    stars.append(imp.module)
-                    continue
-                if imp.name is not None:
-                    target = f"{imp.module}.{imp.name}"
-                elif imp.alias == imp.module.split(".")[0]:
-                    target = imp.alias  # "import a.b" binds "a", the top package
-                else:
-                    target = imp.module
-                names.setdefault(imp.alias, [])
-                if target not in names[imp.alias]:
-                    names[imp.alias].append(target)
+            self._add(ext)
         self.base_cache: dict[str, list[str]] = {}
         self.memo: dict[str, str | None] = {}
         self.depth = 0
+
+    def _add(self, ext: Extraction) -> None:
+        """The module's symbols, and the names its imports bind, for lookups."""
+        module = ext.module or ""
+        for sym in ext.symbols:
+            self.symbols.setdefault(sym.qualname, sym)
+            self.module_of.setdefault(sym.qualname, module)
+        names = self.aliases.setdefault(module, {})
+        stars = self.stars.setdefault(module, [])
+        for imp in ext.imports:
+            if imp.name == "*":
+                stars.append(imp.module)
+                continue
+            if imp.name is not None:
+                target = f"{imp.module}.{imp.name}"
+            elif imp.alias == imp.module.split(".")[0]:
+                target = imp.alias  # "import a.b" binds "a", the top package
+            else:
+                target = imp.module
+            names.setdefault(imp.alias, [])
+            if target not in names[imp.alias]:
+                names[imp.alias].append(target)
+
+    def _read_context(self, dotted: str) -> None:
+        """Read, from ``context``, the project modules ``dotted`` passes through that are not read yet."""
+        if self.context is None:
+            return
+        parts = dotted.split(".")
+        for i in range(1, len(parts)):
+            module = ".".join(parts[:i])
+            if module not in self.asked:
+                self.asked.add(module)
+                ext = self.context(module)
+                if ext is not None and _resolvable(ext) and ext.module == module:
+                    self._add(ext)
 
     def edges(self) -> list[Edge]:
         out: set[Edge] = set()
@@ -160,6 +188,7 @@ class _Resolver:
     def _follow(self, dotted: str) -> str | None:
         self.depth += 1
         try:
+            self._read_context(dotted)
             parts = dotted.split(".")
             for i in range(len(parts) - 1, 0, -1):
                 prefix, head, rest = ".".join(parts[:i]), parts[i], parts[i + 1 :]
@@ -199,3 +228,7 @@ class _Resolver:
                 resolved.append(target)
         self.base_cache[class_qualname] = resolved
         return resolved
+
+
+def _resolvable(ext: Extraction) -> bool:
+    return ext.language == "python" and bool(ext.module) and not ext.parse_error

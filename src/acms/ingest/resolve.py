@@ -3,7 +3,7 @@ over the extractions of its own languages, against one symbol table."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from acms.ingest.model import Edge, Extraction
 from acms.ingest.python_resolver import resolve_edges as python_edges
@@ -23,10 +23,13 @@ def links_by_name(path: str) -> bool:
 
 
 def resolve_edges(extractions: Mapping[str, Extraction], known: Mapping[str, str],
-                  all_paths: Collection[str] = ()) -> list[Edge]:
+                  all_paths: Collection[str] = (),
+                  python_context: Callable[[str], Extraction | None] | None = None) -> list[Edge]:
     """Imports, references, calls and inherits edges of ``extractions`` (path -> extraction) whose
     targets are in ``known`` (qualified name -> class local name); ``all_paths`` lists the project's
-    files (module names and package folders of the non-Python languages depend on them)."""
-    edges = set(python_edges(extractions, known))
+    files (module names and package folders of the non-Python languages depend on them).
+    ``python_context``: the Python modules outside ``extractions`` that lookups pass through, when the
+    run did not extract every file (:class:`acms.ingest.unchanged_modules.UnchangedModules`)."""
+    edges = set(python_edges(extractions, known, python_context))
     edges |= set(resolve_tree_sitter_edges(extractions, known, all_paths))
     return sorted(edges, key=lambda e: (e.source, e.kind, e.target))

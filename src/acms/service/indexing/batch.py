@@ -27,6 +27,7 @@ from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import entities_of, extract_all, in_workers, read_sources, vanished
 from acms.ingest.relink import mentioning, moved_names
 from acms.ingest.resolve import links_by_name, resolve_edges
+from acms.ingest.unchanged_modules import UnchangedModules
 from acms.ingest.symbols import SymbolRows, entity_rows
 from acms.ingest.walker import Listing, escape_path
 from acms.ontology import rules as ontology_rules
@@ -114,6 +115,7 @@ class OneBatch:
         self._stored_symbols: SymbolRows | None = None  # the symbol table before the run (cache or store)
         self._old_quads: list[Quad] | None = None  # the replaced files' quads, read once by the plan
         self._old: OldQuads | None = None  # where they are read from, file by file (a store that rewrites by a diff)
+        self._context: UnchangedModules | None = None  # the modules not extracted, for linking
 
     def stored(self, store: GraphStore) -> StoredFiles:
         """The files the graph holds: every one, read here."""
@@ -179,6 +181,10 @@ class OneBatch:
                 report.files_removed = len(removed)
             report.changed_paths = sorted({*report.changed_paths, *(s.path for s in again), *gone})
 
+        # what linking reads of the Python modules this run did not extract (another module's imports, a base
+        # class defined elsewhere), read from disk when a lookup passes through one
+        self._context = UnchangedModules(listing.files, all_paths, set(extractions), settings.max_file_bytes) \
+            if stored and not migration.reindex else None
         with run.phase("emitting", len(changed)):
             emitted: dict[str, emit.FileBatch] = {}
             for i, source in enumerate(changed):
@@ -370,7 +376,7 @@ class OneBatch:
             symbols = run.symbols.table()
             code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
             kinds = symbols.kinds()
-            quads += emit.emit_edges(resolve_edges(code, kinds, all_paths), symbols, TIER_WARM)
+            quads += emit.emit_edges(resolve_edges(code, kinds, all_paths, self._context), symbols, TIER_WARM)
             tree = self._tree_moves(run, current, stored)
             if tree:
                 quads += emit.emit_tree(minter, escape_path(run.root.name), escape_path(str(run.root)), sorted(current),
