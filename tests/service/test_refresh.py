@@ -193,11 +193,32 @@ def test_a_renamed_project_folder_keeps_its_iris_and_follows_edits(tmp_path: Pat
             assert {str(q) for q in store.quads()} == before
 
 
-def test_an_edited_file_keeps_its_links_through_unchanged_re_exports_and_bases(tmp_path: Path) -> None:
+@pytest.mark.parametrize("users", [0, 70], ids=["one-file", "parsed-in-workers"])
+def test_an_edited_file_keeps_its_links_through_unchanged_re_exports_and_bases(
+        tmp_path: Path, users: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """What an edited file's names resolve through lives in files the refresh does not read again: a
     package's ``__init__`` that re-exports a name, a base class defined elsewhere. The refresh's links are
-    a first index's (it lost every call to a re-exported name)."""
+    a first index's (it lost every call to a re-exported name). ``users``: more edited files, each using
+    ``make`` through one of 20 re-exporting modules: enough for the run to parse in worker processes,
+    and those modules there too."""
+    from acms.ingest import unchanged_modules
+
+    pools: list[object] = []
+
+    class Pool(unchanged_modules.ProcessPoolExecutor):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            pools.append(self)
+
+    monkeypatch.setattr(unchanged_modules, "ProcessPoolExecutor", Pool)
     root = tmp_path / "reexports"
+    for i in range(users):
+        (root / "users" / f"u{i}.py").parent.mkdir(parents=True, exist_ok=True)
+        (root / "lib" / f"m{i % 20}.py").parent.mkdir(parents=True, exist_ok=True)
+        (root / "lib" / "__init__.py").write_text("")
+        (root / "lib" / f"m{i % 20}.py").write_text("from b.c import make\n")
+        (root / "users" / f"u{i}.py").write_text(f"from lib.m{i % 20} import make\n\n\ndef use{i}():\n"
+                                                 "    return make()\n")
     for path, text in {
         "b/__init__.py": "",
         "b/c.py": "def make():\n    return 1\n\n\nclass Base:\n    def helper(self):\n        return 2\n",
@@ -214,8 +235,11 @@ def test_an_edited_file_keeps_its_links_through_unchanged_re_exports_and_bases(t
         linked = {tuple(str(t) for t in row.values()) for row in idx.query(calls)}
         assert len(linked) >= 3  # Sub inherits b.c.Base; run calls b.c.make and b.c.Base.helper
         edit(root / "f.py", "        return self.helper()", "        y = 1\n        return self.helper()")
+        for i in range(users):
+            edit(root / "users" / f"u{i}.py", "    return make()", "    y = 1\n    return make()")
         report = idx.refresh()
-        assert report is not None and report.files_indexed == 1
+        assert report is not None and report.files_indexed == 1 + users
+        assert len(pools) == (1 if users else 0)
         assert {tuple(str(t) for t in row.values()) for row in idx.query(calls)} == linked
         assert current(idx) == fresh_graph(root, tmp_path)
 

@@ -86,14 +86,19 @@ def extract_chunk(chunk: list[SourceFile], all_paths: set[str], window: int) -> 
     return [extract(source, all_paths, window) for source in chunk]
 
 
+def worker_count() -> int:
+    """The worker processes a pool of this run's extraction starts: every core, at most four."""
+    return min(os.cpu_count() or 1, 4)
+
+
 def in_workers(files: int) -> bool:
     """Whether ``extract_all`` parses that many files in worker processes (the caller waits meanwhile)."""
-    return files >= PARALLEL_MIN_FILES and min(os.cpu_count() or 1, 4) >= 2
+    return files >= PARALLEL_MIN_FILES and worker_count() >= 2
 
 
 def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> Iterator[Extracted]:
     """Parse in worker processes when there is enough work: ast is CPU-bound and holds the GIL."""
-    workers = min(os.cpu_count() or 1, 4)
+    workers = worker_count()
     if not in_workers(len(sources)):
         for source in sources:
             yield extract(source, all_paths, window)
@@ -200,7 +205,7 @@ class ExtractorPool:
 
     def __init__(self, all_paths: set[str], window: int, workers: int | None = None) -> None:
         self.all_paths, self.window = all_paths, window
-        self.workers = min(os.cpu_count() or 1, 4) if workers is None else workers
+        self.workers = worker_count() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> ExtractorPool:

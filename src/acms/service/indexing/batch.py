@@ -128,6 +128,14 @@ class OneBatch:
 
     def write(self, run: RunContext, listing: Listing) -> None:
         """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
+        try:
+            self._write(run, listing)
+        finally:
+            if self._context is not None:  # its workers, if the run failed before linking let them go
+                self._context.close()
+                self._context = None
+
+    def _write(self, run: RunContext, listing: Listing) -> None:
         report, store, settings, migration = run.report, run.store, run.settings, self.migration
         stored = self.stored(store)
         self._old = OldQuads(store) if stored and not migration and isinstance(store, SupportsFileRewrite) else None
@@ -171,6 +179,12 @@ class OneBatch:
                         self._old.settle()
                 raise
         if stored and not migration.reindex:
+            # what linking reads of the Python modules this run did not extract (another module's imports, a base
+            # class defined elsewhere); with many files, those they import are parsed by one worker while the
+            # run waits for the old quads' reading (a core idle then), the others when a lookup passes through
+            self._context = UnchangedModules(listing.files, all_paths, set(extractions), settings.max_file_bytes)
+            if in_workers(len(changed)):
+                self._context.prefetch(extractions.values(), 1)
             again, gone = self._relink(run, changed, removed, stored, listing, all_paths, extractions, specs)
             changed += again
             if gone:  # relink candidates that vanished or turned odd since the look: out, as any skipped file
@@ -181,10 +195,6 @@ class OneBatch:
                 report.files_removed = len(removed)
             report.changed_paths = sorted({*report.changed_paths, *(s.path for s in again), *gone})
 
-        # what linking reads of the Python modules this run did not extract (another module's imports, a base
-        # class defined elsewhere), read from disk when a lookup passes through one
-        self._context = UnchangedModules(listing.files, all_paths, set(extractions), settings.max_file_bytes) \
-            if stored and not migration.reindex else None
         with run.phase("emitting", len(changed)):
             emitted: dict[str, emit.FileBatch] = {}
             for i, source in enumerate(changed):
