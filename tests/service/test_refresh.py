@@ -244,6 +244,25 @@ def test_an_edited_file_keeps_its_links_through_unchanged_re_exports_and_bases(
         assert current(idx) == fresh_graph(root, tmp_path)
 
 
+def test_two_files_of_one_module_name_read_by_one_refresh_link_as_a_first_index(tmp_path: Path) -> None:
+    """``tests/test_x.py`` and ``tests/contrib/test_x.py`` (no ``__init__``) are both module ``test_x``;
+    a first index links both files' module-level imports to the one of the greatest IRI, and so must a
+    refresh that reads both (it linked them to whichever file came last: here the one relinked because
+    it mentions the renamed ``check``)."""
+    root = tmp_path / "twins"
+    for path, text in {"lib/__init__.py": "", "lib/core.py": "def run():\n    return 1\n",
+                       "tests/test_x.py": "from lib.core import run\n\n\ndef check():\n    assert run()\n",
+                       "tests/contrib/test_x.py": "import lib.core\n\n\ndef test_b():\n    check = lib.core.run\n"}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        edit(root / "tests" / "test_x.py", "def check()", "def check_more()")
+        report = idx.refresh()
+        assert report is not None and report.files_indexed == 1 and report.files_relinked == 1
+        assert current(idx) == fresh_graph(root, tmp_path)
+
+
 def test_a_rename_relinks_the_unchanged_files_that_call_it(tmp_path: Path) -> None:
     root = project(tmp_path)
     edit(root / "docs" / "guide.md", "\n", "\nText is cleaned by `normalize`.\n")

@@ -380,8 +380,10 @@ class OneBatch:
             quads: list[Quad] = [q for b in batches for q in b.quads]
             new_iris: dict[str, NamedNode] = {qn: iri for b in batches for qn, iri in b.entities.items()}
             old_entities = entities_of(store, replaced_files) if self._old is None else self._old.entities(replaced_files)
-            added = entity_rows((new_iris[s.qualname].value, s.qualname, s.kind.value)
-                                for e in kept_extractions.values() for s in e.symbols if s.qualname in new_iris)
+            # each file's own IRIs: two files of the batch may define one qualified name (tests/test_x.py and
+            # tests/contrib/test_x.py, both module test_x), and the table must hold both to pick the winner
+            added = entity_rows((emitted[p].entities[s.qualname].value, s.qualname, s.kind.value)
+                                for p, e in kept_extractions.items() for s in e.symbols if s.qualname in emitted[p].entities)
             run.symbols = self._symbols_before(run).replaced((e.value for e in old_entities), added)
             symbols = run.symbols.table()
             code = {p: e for p, e in kept_extractions.items() if e.parse_error is None and e.module}
@@ -427,7 +429,8 @@ class OneBatch:
         # In this order (write() hands a store that rewrites by a diff the parts around the files' two deletes)
         deletes: list[tuple[str, Bindings | None]] = list(archived.updates)
         if replaced_files:
-            gone = vanished(store, replaced_files, set(new_iris.values()) | {minter.file(s.path) for s in changed},
+            written = {iri for b in batches for iri in b.entities.values()} | set(new_iris.values())
+            gone = vanished(store, replaced_files, written | {minter.file(s.path) for s in changed},
                             old_entities)
             deletes.append((catalog.text("ingest/delete-file-contents.ru"), {"file": replaced_files}))
             deletes.append((catalog.text("ingest/delete-files.ru"), {"file": replaced_files}))
