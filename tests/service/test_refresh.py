@@ -263,6 +263,27 @@ def test_two_files_of_one_module_name_read_by_one_refresh_link_as_a_first_index(
         assert current(idx) == fresh_graph(root, tmp_path)
 
 
+def test_links_from_an_unchanged_stub_s_entity_quarantine_nothing(tmp_path: Path) -> None:
+    """``pkg/m.py`` and its stub ``pkg/m.pyi`` are both module ``pkg.m``, whose edges start from the stub's
+    entity (the greatest IRI). A refresh that relinks ``m.py`` writes edges from an entity of a file it
+    does not read; a file that imports ``pkg.m`` is checked against the stub's stored class. (The refresh
+    quarantined both relinked files: "a module imports only modules".)"""
+    root = tmp_path / "stubs"
+    for path, text in {"pkg/__init__.py": "from .m import f\nfrom .v import g\n",
+                       "pkg/m.py": "from .v import g\n\n\ndef f():\n    return g()\n",
+                       "pkg/m.pyi": "def f() -> int: ...\n",
+                       "pkg/v.py": "def g():\n    return 1\n"}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        edit(root / "pkg" / "v.py", "def g()", "def g2()")
+        report = idx.refresh()
+        assert report is not None and report.quarantined == {}
+        assert report.files_indexed == 1 and report.files_relinked == 2
+        assert current(idx) == fresh_graph(root, tmp_path)
+
+
 def test_a_rename_relinks_the_unchanged_files_that_call_it(tmp_path: Path) -> None:
     root = project(tmp_path)
     edit(root / "docs" / "guide.md", "\n", "\nText is cleaned by `normalize`.\n")

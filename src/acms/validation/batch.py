@@ -108,14 +108,14 @@ def check_links(store: GraphStore, quads: Sequence[Quad], checks: Iterable[Compi
         return []
     batch = BatchTriples.from_quads(quads)
     # one lookup for the subjects (their classes make them focus nodes) and the nodes they link to
-    nodes = [*subjects, *(NamedNode(n[1:-1]) for n in batch.linked())]
+    own = {str(s) for s in subjects}
+    nodes = [*subjects, *(NamedNode(n[1:-1]) for n in batch.linked() if n not in own)]
     known = known or {}
     pairs = [(str(n), f"<{known[n.value]}>") for n in nodes if n.value in known]
     asked = [n for n in nodes if n.value not in known]
     if asked:
         rows = store.select(catalog.text("validation/types-of"), {"node": asked})
         pairs += [(str(r["node"]), str(r["type"])) for r in rows]
-    own = {str(s) for s in subjects}
     batch.add_types([p for p in pairs if p[0] in own], data=True)
     batch.add_types(p for p in pairs if p[0] not in own)
     return validate(batch, selected)

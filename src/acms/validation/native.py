@@ -140,8 +140,13 @@ class BatchTriples:
             self.supers.setdefault(s, set()).add(o)
 
     def linked(self) -> list[str]:
-        """IRIs the batch links to (objects of anything but rdf:type) without describing them."""
-        return sorted(self._linked - self.out.keys())
+        """IRIs the batch links to (objects of anything but rdf:type) without typing them: those it does
+        not describe, and those it describes without a class. An edge may start from an unchanged file's
+        entity (a name two entities share, a module's ``.py`` and ``.pyi``, goes to the greatest IRI): the
+        store's class of it is what a link to it is checked against, as for any node the batch does not
+        describe (a refresh quarantined the valid files that linked to it)."""
+        typed = self.typed
+        return sorted(n for n in self._linked if n not in typed)
 
     def add_types(self, pairs: Iterable[tuple[str, str]], *, data: bool = False) -> None:
         """(node, class) pairs, N-Triples text. ``data``: they are the batch's own triples (their nodes
