@@ -263,11 +263,30 @@ def test_two_files_of_one_module_name_read_by_one_refresh_link_as_a_first_index(
         assert current(idx) == fresh_graph(root, tmp_path)
 
 
-def test_links_from_an_unchanged_stub_s_entity_quarantine_nothing(tmp_path: Path) -> None:
+def test_a_file_relinked_for_a_name_brings_its_module_twin(tmp_path: Path) -> None:
+    """``tests/test_x.py`` holds the edges of ``tests/contrib/test_x.py`` too (module ``test_x``, the
+    greatest IRI). A rename relinks it, as it mentions the name; its twin, which does not, is read
+    again with it, or its imports' edges are lost with the replaced file's quads."""
+    root = tmp_path / "twins"
+    for path, text in {"lib/__init__.py": "", "lib/core.py": "def run():\n    return 1\n",
+                       "lib/other.py": "def other():\n    return 2\n",
+                       "tests/test_x.py": "from lib.core import run\n\n\ndef test_a():\n    assert run()\n",
+                       "tests/contrib/test_x.py": "import lib.other\n\n\ndef test_b():\n    assert lib.other.other()\n"}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        edit(root / "lib" / "core.py", "def run()", "def walk()")
+        report = idx.refresh()
+        assert report is not None and report.files_relinked == 2  # test_x.py mentions run; its twin comes along
+        assert current(idx) == fresh_graph(root, tmp_path)
+
+
+def test_a_module_s_stub_is_read_with_it_and_nothing_is_quarantined(tmp_path: Path) -> None:
     """``pkg/m.py`` and its stub ``pkg/m.pyi`` are both module ``pkg.m``, whose edges start from the stub's
-    entity (the greatest IRI). A refresh that relinks ``m.py`` writes edges from an entity of a file it
-    does not read; a file that imports ``pkg.m`` is checked against the stub's stored class. (The refresh
-    quarantined both relinked files: "a module imports only modules".)"""
+    entity (the greatest IRI). A refresh that relinks ``m.py`` writes edges from the stub's entity, so the
+    stub, its module twin, is read with it. (The refresh quarantined both relinked files, "a module imports
+    only modules": the batch described the stub's entity without its class.)"""
     root = tmp_path / "stubs"
     for path, text in {"pkg/__init__.py": "from .m import f\nfrom .v import g\n",
                        "pkg/m.py": "from .v import g\n\n\ndef f():\n    return g()\n",
@@ -280,7 +299,7 @@ def test_links_from_an_unchanged_stub_s_entity_quarantine_nothing(tmp_path: Path
         edit(root / "pkg" / "v.py", "def g()", "def g2()")
         report = idx.refresh()
         assert report is not None and report.quarantined == {}
-        assert report.files_indexed == 1 and report.files_relinked == 2
+        assert report.files_indexed == 1 and report.files_relinked == 3
         assert current(idx) == fresh_graph(root, tmp_path)
 
 

@@ -67,10 +67,12 @@ def test_lines_in_another_graph_are_refused() -> None:
     assert BatchTriples.from_lines([f"{q} .\n"], DATA) is None
 
 
-def test_linked_nodes_are_the_targets_the_batch_does_not_describe() -> None:
-    s, p, o, t = (ox.NamedNode(f"urn:{x}") for x in "spot")
-    batch = BatchTriples.from_quads([ox.Quad(s, p, o), ox.Quad(s, RDF.type, t), ox.Quad(s, p, s)])
-    assert batch.linked() == ["<urn:o>"]
+def test_linked_nodes_are_the_targets_the_batch_does_not_type() -> None:
+    # u: described (an edge from an unchanged file's entity) but not typed: its class is the store's
+    s, p, o, t, u = (ox.NamedNode(f"urn:{x}") for x in "spotu")
+    batch = BatchTriples.from_quads([ox.Quad(s, p, o), ox.Quad(s, RDF.type, t), ox.Quad(s, p, s),
+                                     ox.Quad(s, p, u), ox.Quad(u, p, o)])
+    assert batch.linked() == ["<urn:o>", "<urn:u>"]
 
 
 def test_the_shipped_shapes_run_without_oxigraph_on_ingested_values() -> None:

@@ -318,13 +318,16 @@ class OneBatch:
         that vanished or turned odd since the look (skipped with their reason: the run removes them).
 
         A file read here may have been saved since the look: then its own names may have moved too, and
-        the files that mention those are read as well, until no name moves."""
+        the files that mention those are read as well, until no name moves. With every file read, those
+        that define a module of the same name are read too (``_twins``): their edges start from one
+        entity, and a file replaced without its twins would lose theirs."""
         redo = {s.path for s in changed} | set(removed)  # read (or found gone) already
         again: list[SourceFile] = []
         gone: list[str] = []
         moved_from = [s.path for s in changed] + removed  # files whose defined names may have moved
+        fresh = list(moved_from)  # files read (or gone) whose module twins are not looked for yet
         with run.phase("relinking"):
-            while moved_from:
+            while moved_from or fresh:
                 replaced = [stored[p][0] for p in moved_from if p in stored]
                 if self._old is not None:  # the files' quads, read here once for the whole run
                     before = self._old.names(replaced)
@@ -333,11 +336,15 @@ class OneBatch:
                                                                             {"file": replaced})} if replaced else set()
                 after = {s.qualname for p in moved_from if p in extractions for s in extractions[p].symbols}
                 names = moved_names(before, after)
-                if not names:
-                    break
+                twins = self._twins(run, [stored[p][0] for p in fresh if p in stored],
+                                    sorted({e.module for p in fresh if p not in stored
+                                            and (e := extractions.get(p)) is not None and e.module}))
                 candidates = [f for f in listing.files if f.path in stored and f.path not in redo
-                              and (run.extensions or links_by_name(f.path))]  # rules may read any file's batch
-                paths = set(mentioning(candidates, names, run.settings.max_file_bytes))
+                              and (f.path in twins or run.extensions or links_by_name(f.path))]  # rules may read any file's batch
+                paths = set(mentioning(candidates, names, run.settings.max_file_bytes)) if names else set()
+                paths |= {f.path for f in candidates if f.path in twins}
+                if not paths:
+                    break
                 stored.fetch(paths)  # their file IRIs, in one query
                 skipped: dict[str, list[str]] = {}
                 read = read_sources(Listing(listing.root, [f for f in candidates if f.path in paths], {}, listing.used_git),
@@ -351,10 +358,25 @@ class OneBatch:
                 again += read
                 run.hashes.update((s.path, s.sha256) for s in read)
                 moved_from = [s.path for s in read if s.sha256 != stored[s.path][1]] + [p for ps in skipped.values() for p in ps]
+                fresh = [s.path for s in read]
         for paths in run.report.skipped.values():
             paths.sort()
         run.report.files_relinked = sum(1 for s in again if s.sha256 == stored[s.path][1])
         return again, sorted(gone)
+
+    @staticmethod
+    def _twins(run: RunContext, replaced: list[NamedNode], new_modules: list[str]) -> set[str]:
+        """The paths of the files that define a module of the same qualified name as a file the run replaces
+        or removes, or as a module its new files define: the edges of all of them start from one entity
+        (the greatest IRI), so a first index's links of any of them are made only with all of them read."""
+        found: set[str] = set()
+        if replaced:
+            found |= {r["path"].value for r in run.store.select(catalog.text("ingest/module-twins-of-files"),
+                                                                  {"file": replaced})}
+        if new_modules:
+            found |= {r["path"].value for r in run.store.select(catalog.text("ingest/modules-named"),
+                                                                  {"name": [Literal(m) for m in new_modules]})}
+        return found
 
     @staticmethod
     def _tree_moves(run: RunContext, current: set[str], stored: StoredFiles) -> bool:
