@@ -282,6 +282,27 @@ def test_a_file_relinked_for_a_name_brings_its_module_twin(tmp_path: Path) -> No
         assert current(idx) == fresh_graph(root, tmp_path)
 
 
+def test_an_init_added_or_removed_renames_the_modules_under_it(tmp_path: Path) -> None:
+    """Without ``__init__.py``, ``site/urls.py`` is module ``urls``; with it, ``site.urls``. A refresh that
+    removes or adds the ``__init__`` reads the files under it again (their entities' names and IRIs move)
+    and what imports them, as a first index of the new files would name and link them."""
+    root = tmp_path / "packages"
+    for path, text in {"site/__init__.py": "", "site/urls.py": "def route():\n    return 1\n",
+                       "site/app.py": "from site.urls import route\nimport urls\n\n\ndef main():\n    return route()\n",
+                       "urls_user.py": "import urls\n\n\ndef use():\n    return urls.route()\n"}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        (root / "site" / "__init__.py").unlink()
+        report = idx.refresh()
+        assert report is not None and report.files_removed == 1 and report.files_relinked >= 2
+        assert current(idx) == fresh_graph(root, tmp_path / "without")
+        (root / "site" / "__init__.py").write_text("")
+        idx.refresh()
+        assert current(idx) == fresh_graph(root, tmp_path / "with")
+
+
 def test_a_module_s_stub_is_read_with_it_and_nothing_is_quarantined(tmp_path: Path) -> None:
     """``pkg/m.py`` and its stub ``pkg/m.pyi`` are both module ``pkg.m``, whose edges start from the stub's
     entity (the greatest IRI). A refresh that relinks ``m.py`` writes edges from the stub's entity, so the

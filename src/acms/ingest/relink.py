@@ -8,17 +8,27 @@ text: a reference to a symbol names it, so every file that mentions a moved name
 extracted and linked again (more than needed at worst, never fewer; a body edit moves no name and
 costs nothing here). Only files a resolver links by name are looked at
 (:func:`acms.ingest.resolve.links_by_name`): a document or a configuration file that mentions the name
-has no link that could change.
+has no link that could change. Two more kinds of unchanged file are read again: the module twins of a
+file the run reads (their edges share one entity), and the files whose module an added or removed
+``__init__`` renames.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
+from posixpath import basename, dirname
 
-from acms.ingest.walker import ListedFile, SkipReason, read_source
+from pyoxigraph import Literal, NamedNode
 
-__all__ = ["mentioning", "moved_names"]
+from acms.ingest.python_extractor import module_name_for
+from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
+from acms.sparql import catalog
+from acms.store.protocol import GraphStore
+
+__all__ = ["mentioning", "module_twins", "moved_names", "renamed_modules"]
+
+_INIT_FILES = ("__init__.py", "__init__.pyi")
 
 _SEPARATORS = re.compile(r"[./:\\#]+")
 _WORDS_AT_ONCE = 512  # names per alternation: one regex over thousands of names compiles slowly
@@ -49,3 +59,31 @@ def mentioning(files: Iterable[ListedFile], names: Collection[str], max_bytes: i
         if isinstance(got, SkipReason) or any(p.search(got.text) for p in patterns):
             found.append(f.path)
     return found
+
+
+def module_twins(store: GraphStore, files: list[NamedNode], new_modules: list[str]) -> set[str]:
+    """Paths of the files that define a module of the same qualified name as one of ``files`` (read or
+    removed by the run), or as one of ``new_modules`` (those its new files define): a ``.py`` and its
+    ``.pyi`` stub, ``tests/test_x.py`` and ``tests/contrib/test_x.py`` without ``__init__``. The edges
+    of all of them start from one entity (the greatest IRI takes a name two share): a run that replaced
+    one without the others would lose the edges their code put there."""
+    found: set[str] = set()
+    if files:
+        found |= {r["path"].value for r in store.select(catalog.text("ingest/module-twins-of-files"), {"file": files})}
+    if new_modules:
+        found |= {r["path"].value for r in store.select(catalog.text("ingest/modules-named"),
+                                                          {"name": [Literal(m) for m in new_modules]})}
+    return found
+
+
+def renamed_modules(added: list[str], removed: list[str], stored: Iterable[str], all_paths: set[str]) -> set[str]:
+    """The stored Python files whose module name an added or removed ``__init__`` changes (a folder that
+    becomes a package, or stops being one, renames the modules under it): to be read again as if edited,
+    their entities' names and IRIs move."""
+    inits = [p for p in [*added, *removed] if basename(p) in _INIT_FILES]
+    if not inits:
+        return set()
+    before = (all_paths - set(added)) | set(removed)
+    folders = tuple(f"{dirname(p)}/" if dirname(p) else "" for p in inits)
+    return {p for p in stored if p in all_paths and p.startswith(folders) and language_for(p) == "python"
+            and module_name_for(p, before) != module_name_for(p, all_paths)}

@@ -25,7 +25,7 @@ from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import entities_of, extract_all, in_workers, read_sources, vanished
-from acms.ingest.relink import mentioning, moved_names
+from acms.ingest.relink import mentioning, module_twins, moved_names, renamed_modules
 from acms.ingest.resolve import links_by_name, resolve_edges
 from acms.ingest.unchanged_modules import UnchangedModules
 from acms.ingest.symbols import SymbolRows, entity_rows
@@ -319,15 +319,16 @@ class OneBatch:
 
         A file read here may have been saved since the look: then its own names may have moved too, and
         the files that mention those are read as well, until no name moves. With every file read, those
-        that define a module of the same name are read too (``_twins``): their edges start from one
-        entity, and a file replaced without its twins would lose theirs."""
+        that define a module of the same name are read too (``module_twins``), and the files an added or
+        removed ``__init__`` renames (``renamed_modules``)."""
         redo = {s.path for s in changed} | set(removed)  # read (or found gone) already
         again: list[SourceFile] = []
         gone: list[str] = []
         moved_from = [s.path for s in changed] + removed  # files whose defined names may have moved
         fresh = list(moved_from)  # files read (or gone) whose module twins are not looked for yet
+        renamed = renamed_modules([s.path for s in changed if s.path not in stored], removed, stored, all_paths)
         with run.phase("relinking"):
-            while moved_from or fresh:
+            while moved_from or fresh or renamed:
                 replaced = [stored[p][0] for p in moved_from if p in stored]
                 if self._old is not None:  # the files' quads, read here once for the whole run
                     before = self._old.names(replaced)
@@ -336,13 +337,13 @@ class OneBatch:
                                                                             {"file": replaced})} if replaced else set()
                 after = {s.qualname for p in moved_from if p in extractions for s in extractions[p].symbols}
                 names = moved_names(before, after)
-                twins = self._twins(run, [stored[p][0] for p in fresh if p in stored],
-                                    sorted({e.module for p in fresh if p not in stored
-                                            and (e := extractions.get(p)) is not None and e.module}))
+                twins = module_twins(run.store, [stored[p][0] for p in fresh if p in stored],
+                                     sorted({e.module for p in fresh if p not in stored
+                                             and (e := extractions.get(p)) is not None and e.module}))
                 candidates = [f for f in listing.files if f.path in stored and f.path not in redo
                               and (f.path in twins or run.extensions or links_by_name(f.path))]  # rules may read any file's batch
                 paths = set(mentioning(candidates, names, run.settings.max_file_bytes)) if names else set()
-                paths |= {f.path for f in candidates if f.path in twins}
+                paths |= {f.path for f in candidates if f.path in twins or f.path in renamed}
                 if not paths:
                     break
                 stored.fetch(paths)  # their file IRIs, in one query
@@ -357,26 +358,14 @@ class OneBatch:
                 redo |= paths
                 again += read
                 run.hashes.update((s.path, s.sha256) for s in read)
-                moved_from = [s.path for s in read if s.sha256 != stored[s.path][1]] + [p for ps in skipped.values() for p in ps]
+                moved_from = [s.path for s in read if s.sha256 != stored[s.path][1] or s.path in renamed] + \
+                    [p for ps in skipped.values() for p in ps]
                 fresh = [s.path for s in read]
+                renamed = set()
         for paths in run.report.skipped.values():
             paths.sort()
         run.report.files_relinked = sum(1 for s in again if s.sha256 == stored[s.path][1])
         return again, sorted(gone)
-
-    @staticmethod
-    def _twins(run: RunContext, replaced: list[NamedNode], new_modules: list[str]) -> set[str]:
-        """The paths of the files that define a module of the same qualified name as a file the run replaces
-        or removes, or as a module its new files define: the edges of all of them start from one entity
-        (the greatest IRI), so a first index's links of any of them are made only with all of them read."""
-        found: set[str] = set()
-        if replaced:
-            found |= {r["path"].value for r in run.store.select(catalog.text("ingest/module-twins-of-files"),
-                                                                  {"file": replaced})}
-        if new_modules:
-            found |= {r["path"].value for r in run.store.select(catalog.text("ingest/modules-named"),
-                                                                  {"name": [Literal(m) for m in new_modules]})}
-        return found
 
     @staticmethod
     def _tree_moves(run: RunContext, current: set[str], stored: StoredFiles) -> bool:
