@@ -16,17 +16,19 @@ file the run reads (their edges share one entity), and the files whose module an
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from posixpath import basename, dirname
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import Literal
 
+from acms.ingest.model import Extraction
 from acms.ingest.python_extractor import module_name_for
+from acms.ingest.ts_languages import languages
 from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
-__all__ = ["mentioning", "module_twins", "moved_names", "renamed_modules"]
+__all__ = ["mentioning", "module_names", "module_twins", "moved_names", "renamed_modules"]
 
 _INIT_FILES = ("__init__.py", "__init__.pyi")
 
@@ -61,19 +63,36 @@ def mentioning(files: Iterable[ListedFile], names: Collection[str], max_bytes: i
     return found
 
 
-def module_twins(store: GraphStore, files: list[NamedNode], new_modules: list[str]) -> set[str]:
-    """Paths of the files that define a module of the same qualified name as one of ``files`` (read or
-    removed by the run), or as one of ``new_modules`` (those its new files define): a ``.py`` and its
-    ``.pyi`` stub, ``tests/test_x.py`` and ``tests/contrib/test_x.py`` without ``__init__``. The edges
-    of all of them start from one entity (the greatest IRI takes a name two share): a run that replaced
-    one without the others would lose the edges their code put there."""
-    found: set[str] = set()
-    if files:
-        found |= {r["path"].value for r in store.select(catalog.text("ingest/module-twins-of-files"), {"file": files})}
-    if new_modules:
-        found |= {r["path"].value for r in store.select(catalog.text("ingest/modules-named"),
-                                                          {"name": [Literal(m) for m in new_modules]})}
-    return found
+def module_names(paths: Iterable[str], extractions: Mapping[str, Extraction], before: set[str]) -> set[str]:
+    """The module names the files define now (their extraction's) and defined before (what their path
+    gave among ``before``, the paths the run started from: a removed file's, a file an ``__init__``
+    renames)."""
+    from acms.ingest.ts_extractor import module_name  # tree-sitter's, imported only when a run relinks
+
+    out: set[str] = set()
+    tree_sitter = languages()
+    for path in paths:
+        ext = extractions.get(path)
+        if ext is not None and ext.module:
+            out.add(ext.module)
+        language = language_for(path)
+        if language == "python":
+            out.add(module_name_for(path, before))
+        elif language in tree_sitter:
+            out.add(module_name(path, before))
+    return out
+
+
+def module_twins(store: GraphStore, names: Collection[str]) -> set[str]:
+    """Paths of the files that define a module of one of ``names``: with those of the files a run reads or
+    removes (``module_names``), their twins, such as a ``.py`` and its ``.pyi`` stub, or ``tests/test_x.py``
+    and ``tests/contrib/test_x.py`` without ``__init__``. The edges of all of them start from one entity
+    (the greatest IRI takes a name two share): a run that replaced one without the others would lose the
+    edges their code put there."""
+    if not names:
+        return set()
+    rows = store.select(catalog.text("ingest/modules-named"), {"name": [Literal(n) for n in sorted(names)]})
+    return {r["path"].value for r in rows}
 
 
 def renamed_modules(added: list[str], removed: list[str], stored: Iterable[str], all_paths: set[str]) -> set[str]:

@@ -25,7 +25,7 @@ from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import entities_of, extract_all, in_workers, read_sources, vanished
-from acms.ingest.relink import mentioning, module_twins, moved_names, renamed_modules
+from acms.ingest.relink import mentioning, module_names, module_twins, moved_names, renamed_modules
 from acms.ingest.resolve import links_by_name, resolve_edges
 from acms.ingest.unchanged_modules import UnchangedModules
 from acms.ingest.symbols import SymbolRows, entity_rows
@@ -326,7 +326,9 @@ class OneBatch:
         gone: list[str] = []
         moved_from = [s.path for s in changed] + removed  # files whose defined names may have moved
         fresh = list(moved_from)  # files read (or gone) whose module twins are not looked for yet
-        renamed = renamed_modules([s.path for s in changed if s.path not in stored], removed, stored, all_paths)
+        added = [s.path for s in changed if s.path not in stored]
+        before_paths = (all_paths - set(added)) | set(removed)  # the files the run started from
+        renamed = renamed_modules(added, removed, stored, all_paths)
         with run.phase("relinking"):
             while moved_from or fresh or renamed:
                 replaced = [stored[p][0] for p in moved_from if p in stored]
@@ -337,9 +339,7 @@ class OneBatch:
                                                                             {"file": replaced})} if replaced else set()
                 after = {s.qualname for p in moved_from if p in extractions for s in extractions[p].symbols}
                 names = moved_names(before, after)
-                twins = module_twins(run.store, [stored[p][0] for p in fresh if p in stored],
-                                     sorted({e.module for p in fresh if p not in stored
-                                             and (e := extractions.get(p)) is not None and e.module}))
+                twins = module_twins(run.store, module_names(fresh, extractions, before_paths))
                 candidates = [f for f in listing.files if f.path in stored and f.path not in redo
                               and (f.path in twins or run.extensions or links_by_name(f.path))]  # rules may read any file's batch
                 paths = set(mentioning(candidates, names, run.settings.max_file_bytes)) if names else set()
