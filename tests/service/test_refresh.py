@@ -4,6 +4,7 @@ deletions leaves the graph a first index of the new files would make, with true 
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import time
@@ -158,6 +159,59 @@ def test_refreshes_after_edits_renames_moves_and_deletions_equal_a_first_index(t
             run = last_run(store)
             kept = SymbolRows.load(idx.layout.cache, run)
             assert kept is not None and kept.rows == SymbolRows.from_store(store, run).rows
+    assert live == fresh_graph(root, tmp_path)
+
+
+def _random_changes(root: Path, rnd: random.Random) -> None:
+    """Edits as an agent makes them, picked at random: lines inserted, a definition renamed or deleted, a
+    file deleted, moved, copied under a new name; an ``__init__`` removed or a module's stub added."""
+    code = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".pyi", ".go", ".ts", ".js", ".rb", ".md")
+                  and ".acms" not in p.parts and p.is_file())
+    for path in rnd.sample(code, min(8, len(code))):
+        lines = path.read_text().splitlines(keepends=True)
+        defs = [i for i, line in enumerate(lines) if re.match(r"\s*(def|class|func|function) \w+", line)]
+        kind = rnd.choice(["insert", "rename", "delete"] if defs else ["insert"])
+        if kind == "insert":
+            lines.insert(rnd.randrange(len(lines) + 1), "\n")
+        elif kind == "rename":
+            i = rnd.choice(defs)
+            lines[i] = re.sub(r"(def|class|func|function) (\w+)", r"\1 \2_v2", lines[i], count=1)
+        else:
+            i = rnd.choice(defs)
+            lines[i] = re.sub(r"(def|class|func|function) (\w+)", r"\1 _gone_\2", lines[i], count=1)
+        path.write_text("".join(lines))
+    rest = [p for p in code if p.exists()]
+    gone, moved, copied = rnd.sample(rest, 3)
+    gone.unlink()
+    moved.rename(moved.with_name("moved_" + moved.name))
+    copied.with_name("copy_" + copied.name).write_text(copied.read_text())
+    inits = [p for p in root.rglob("__init__.py") if p.exists()]
+    if inits and rnd.random() < 0.5:
+        rnd.choice(inits).unlink()
+    modules = [p for p in root.rglob("*.py") if p.exists() and p.name != "__init__.py"]
+    if modules:
+        stubbed = rnd.choice(modules)
+        stubbed.with_suffix(".pyi").write_text("def stub() -> int: ...\n")
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5, 6])
+def test_random_changes_refreshed_equal_a_first_index(tmp_path: Path, seed: int) -> None:
+    """Random edits, renames, deletions, moves, copies, a removed ``__init__`` and a new stub, over the
+    sample, polyglot and re-exporting projects together: the refreshed graph is a first index's."""
+    root = project(tmp_path)
+    for path, text in {"lib/__init__.py": "from lib.core import make\n", "lib/core.py": "def make():\n    return 1\n",
+                       "lib/core.pyi": "def make() -> int: ...\n",
+                       "tests/test_lib.py": "from lib import make\n\n\ndef test_make():\n    assert make()\n",
+                       "tests/contrib/test_lib.py": "import lib.core\n\n\ndef test_core():\n    assert lib.core.make()\n"
+                       }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        _random_changes(root, random.Random(seed))
+        report = idx.refresh()
+        assert report is not None and report.quarantined == {}
+        live = current(idx)
     assert live == fresh_graph(root, tmp_path)
 
 
