@@ -46,6 +46,13 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """``files`` (path -> text) written under ``root``, folders made as needed."""
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
 def fresh_graph(root: Path, tmp_path: Path) -> set[str]:
     """A first index of a copy of ``root`` (same folder name: same IRIs)."""
     copy = tmp_path / "fresh" / root.name
@@ -199,13 +206,11 @@ def test_random_changes_refreshed_equal_a_first_index(tmp_path: Path, seed: int)
     """Random edits, renames, deletions, moves, copies, a removed ``__init__`` and a new stub, over the
     sample, polyglot and re-exporting projects together: the refreshed graph is a first index's."""
     root = project(tmp_path)
-    for path, text in {"lib/__init__.py": "from lib.core import make\n", "lib/core.py": "def make():\n    return 1\n",
+    write_files(root, {"lib/__init__.py": "from lib.core import make\n", "lib/core.py": "def make():\n    return 1\n",
                        "lib/core.pyi": "def make() -> int: ...\n",
                        "tests/test_lib.py": "from lib import make\n\n\ndef test_make():\n    assert make()\n",
                        "tests/contrib/test_lib.py": "import lib.core\n\n\ndef test_core():\n    assert lib.core.make()\n"
-                       }.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+                       })
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
         _random_changes(root, random.Random(seed))
@@ -267,22 +272,16 @@ def test_an_edited_file_keeps_its_links_through_unchanged_re_exports_and_bases(
     monkeypatch.setattr(unchanged_modules, "ProcessPoolExecutor", Pool)
     root = tmp_path / "reexports"
     for i in range(users):
-        (root / "users" / f"u{i}.py").parent.mkdir(parents=True, exist_ok=True)
-        (root / "lib" / f"m{i % 20}.py").parent.mkdir(parents=True, exist_ok=True)
-        (root / "lib" / "__init__.py").write_text("")
-        (root / "lib" / f"m{i % 20}.py").write_text("from b.c import make\n")
-        (root / "users" / f"u{i}.py").write_text(f"from lib.m{i % 20} import make\n\n\ndef use{i}():\n"
-                                                 "    return make()\n")
-    for path, text in {
+        write_files(root, {"lib/__init__.py": "", f"lib/m{i % 20}.py": "from b.c import make\n",
+                           f"users/u{i}.py": f"from lib.m{i % 20} import make\n\n\ndef use{i}():\n    return make()\n"})
+    write_files(root, {
         "b/__init__.py": "",
         "b/c.py": "def make():\n    return 1\n\n\nclass Base:\n    def helper(self):\n        return 2\n",
         "a/__init__.py": "from b.c import make, Base\n",
         "a/star.py": "from b.c import *\n",
         "f.py": "from a import make, Base\nfrom a.star import Base as Again\n\n\nclass Sub(Base):\n"
                 "    def run(self):\n        return self.helper() + make()\n\n\ndef other():\n    return Again\n",
-    }.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+    })
     calls = "SELECT ?s ?p ?t WHERE { GRAPH ?g { ?s ?p ?t } VALUES ?p { uko:calls uko:inherits uko:references } }"
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
@@ -304,11 +303,9 @@ def test_two_files_of_one_module_name_read_by_one_refresh_link_as_a_first_index(
     refresh that reads both (it linked them to whichever file came last: here the one relinked because
     it mentions the renamed ``check``)."""
     root = tmp_path / "twins"
-    for path, text in {"lib/__init__.py": "", "lib/core.py": "def run():\n    return 1\n",
+    write_files(root, {"lib/__init__.py": "", "lib/core.py": "def run():\n    return 1\n",
                        "tests/test_x.py": "from lib.core import run\n\n\ndef check():\n    assert run()\n",
-                       "tests/contrib/test_x.py": "import lib.core\n\n\ndef test_b():\n    check = lib.core.run\n"}.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+                       "tests/contrib/test_x.py": "import lib.core\n\n\ndef test_b():\n    check = lib.core.run\n"})
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
         edit(root / "tests" / "test_x.py", "def check()", "def check_more()")
@@ -322,12 +319,10 @@ def test_a_file_relinked_for_a_name_brings_its_module_twin(tmp_path: Path) -> No
     greatest IRI). A rename relinks it, as it mentions the name; its twin, which does not, is read
     again with it, or its imports' edges are lost with the replaced file's quads."""
     root = tmp_path / "twins"
-    for path, text in {"lib/__init__.py": "", "lib/core.py": "def run():\n    return 1\n",
+    write_files(root, {"lib/__init__.py": "", "lib/core.py": "def run():\n    return 1\n",
                        "lib/other.py": "def other():\n    return 2\n",
                        "tests/test_x.py": "from lib.core import run\n\n\ndef test_a():\n    assert run()\n",
-                       "tests/contrib/test_x.py": "import lib.other\n\n\ndef test_b():\n    assert lib.other.other()\n"}.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+                       "tests/contrib/test_x.py": "import lib.other\n\n\ndef test_b():\n    assert lib.other.other()\n"})
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
         edit(root / "lib" / "core.py", "def run()", "def walk()")
@@ -341,11 +336,9 @@ def test_an_init_added_or_removed_renames_the_modules_under_it(tmp_path: Path) -
     removes or adds the ``__init__`` reads the files under it again (their entities' names and IRIs move)
     and what imports them, as a first index of the new files would name and link them."""
     root = tmp_path / "packages"
-    for path, text in {"site/__init__.py": "", "site/urls.py": "def route():\n    return 1\n",
+    write_files(root, {"site/__init__.py": "", "site/urls.py": "def route():\n    return 1\n",
                        "site/app.py": "from site.urls import route\nimport urls\n\n\ndef main():\n    return route()\n",
-                       "urls_user.py": "import urls\n\n\ndef use():\n    return urls.route()\n"}.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+                       "urls_user.py": "import urls\n\n\ndef use():\n    return urls.route()\n"})
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
         (root / "site" / "__init__.py").unlink()
@@ -363,12 +356,10 @@ def test_a_module_s_stub_is_read_with_it_and_nothing_is_quarantined(tmp_path: Pa
     stub, its module twin, is read with it. (The refresh quarantined both relinked files, "a module imports
     only modules": the batch described the stub's entity without its class.)"""
     root = tmp_path / "stubs"
-    for path, text in {"pkg/__init__.py": "from .m import f\nfrom .v import g\n",
+    write_files(root, {"pkg/__init__.py": "from .m import f\nfrom .v import g\n",
                        "pkg/m.py": "from .v import g\n\n\ndef f():\n    return g()\n",
                        "pkg/m.pyi": "def f() -> int: ...\n",
-                       "pkg/v.py": "def g():\n    return 1\n"}.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+                       "pkg/v.py": "def g():\n    return 1\n"})
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
         edit(root / "pkg" / "v.py", "def g()", "def g2()")
