@@ -95,14 +95,14 @@ def module_twins(store: GraphStore, names: Collection[str]) -> set[str]:
     return {r["path"].value for r in rows}
 
 
-def renamed_modules(added: list[str], removed: list[str], stored: Iterable[str], all_paths: set[str]) -> set[str]:
+def renamed_modules(added: list[str], removed: list[str], stored: Iterable[str], before: set[str],
+                    all_paths: set[str]) -> set[str]:
     """The stored Python files whose module name an added or removed ``__init__`` changes (a folder that
     becomes a package, or stops being one, renames the modules under it): to be read again as if edited,
-    their entities' names and IRIs move."""
+    their entities' names and IRIs move. ``before``: the paths the run started from; ``all_paths``: now."""
     inits = [p for p in [*added, *removed] if basename(p) in _INIT_FILES]
     if not inits:
         return set()
-    before = (all_paths - set(added)) | set(removed)
     folders = tuple(f"{dirname(p)}/" if dirname(p) else "" for p in inits)
     return {p for p in stored if p in all_paths and p.startswith(folders) and language_for(p) == "python"
             and module_name_for(p, before) != module_name_for(p, all_paths)}

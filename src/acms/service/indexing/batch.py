@@ -328,7 +328,7 @@ class OneBatch:
         fresh = list(moved_from)  # files read (or gone) whose module twins are not looked for yet
         added = [s.path for s in changed if s.path not in stored]
         before_paths = (all_paths - set(added)) | set(removed)  # the files the run started from
-        renamed = renamed_modules(added, removed, stored, all_paths)
+        renamed = renamed_modules(added, removed, stored, before_paths, all_paths)
         with run.phase("relinking"):
             while moved_from or fresh or renamed:
                 replaced = [stored[p][0] for p in moved_from if p in stored]
