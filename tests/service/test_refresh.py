@@ -169,11 +169,20 @@ def test_refreshes_after_edits_renames_moves_and_deletions_equal_a_first_index(t
     assert live == fresh_graph(root, tmp_path)
 
 
+def _project_files(root: Path) -> list[Path]:
+    """The project's files, sorted, without walking into its index."""
+    found: list[Path] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != ".acms")
+        found += [Path(folder) / n for n in names]
+    return sorted(found)
+
+
 def _random_changes(root: Path, rnd: random.Random) -> None:
     """Edits as an agent makes them, picked at random: lines inserted, a definition renamed or deleted, a
     file deleted, moved, copied under a new name; an ``__init__`` removed or a module's stub added."""
-    code = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".pyi", ".go", ".ts", ".js", ".rb", ".md")
-                  and ".acms" not in p.parts and p.is_file())
+    files = _project_files(root)  # not .acms: the index removes what it replaced there in a thread
+    code = [p for p in files if p.suffix in (".py", ".pyi", ".go", ".ts", ".js", ".rb", ".md")]
     for path in rnd.sample(code, min(8, len(code))):
         lines = path.read_text().splitlines(keepends=True)
         defs = [i for i, line in enumerate(lines) if re.match(r"\s*(def|class|func|function) \w+", line)]
@@ -192,10 +201,10 @@ def _random_changes(root: Path, rnd: random.Random) -> None:
     gone.unlink()
     moved.rename(moved.with_name("moved_" + moved.name))
     copied.with_name("copy_" + copied.name).write_text(copied.read_text())
-    inits = [p for p in root.rglob("__init__.py") if p.exists()]
+    inits = [p for p in _project_files(root) if p.name == "__init__.py"]
     if inits and rnd.random() < 0.5:
         rnd.choice(inits).unlink()
-    modules = [p for p in root.rglob("*.py") if p.exists() and p.name != "__init__.py"]
+    modules = [p for p in _project_files(root) if p.suffix == ".py" and p.name != "__init__.py"]
     if modules:
         stubbed = rnd.choice(modules)
         stubbed.with_suffix(".pyi").write_text("def stub() -> int: ...\n")
