@@ -225,24 +225,28 @@ class Index:
             return check(self.root, self.settings, store, self.layout.cache)
 
     def refresh(self, *, progress: Progress | None = None, wait: float | None = None,
-                looked: Staleness | None = None) -> IndexReport | None:
+                looked: Staleness | None = None,
+                on_look: Callable[[Staleness], object] | None = None) -> IndexReport | None:
         """Re-index what changed on disk since the last run, reading only the files whose size or
         mtime moved; None when nothing changed. The same write as ``index`` (whole or not at all).
         ``looked``: a look just taken (a read's): used when the index is still in the state it looked
-        against, else the files are looked at again under the writer's lock (another writer ran between)."""
+        against, else the files are looked at again under the writer's lock (another writer ran between).
+        ``on_look``: hears the look the refresh went by (what a watcher names as skipped comes from it)."""
         from acms.service.indexing import IndexRun
 
         if self.session.mode is Mode.READ:
-            return self._refresh_beside_reader(progress, wait, looked)
+            return self._refresh_beside_reader(progress, wait, looked, on_look)
         with self.session.writing(wait) as store:
             if looked is None or not looked.run or looked.run != last_run(store):
                 looked = check(self.root, self.settings, store, self.layout.cache)
+            if on_look is not None:
+                on_look(looked)
             if not looked.stale:
                 return None
             return IndexRun(self.root, store, self.settings, self.layout, progress=progress, looked=looked).run()
 
-    def _refresh_beside_reader(self, progress: Progress | None, wait: float | None,
-                               looked: Staleness | None) -> IndexReport | None:
+    def _refresh_beside_reader(self, progress: Progress | None, wait: float | None, looked: Staleness | None,
+                               on_look: Callable[[Staleness], object] | None) -> IndexReport | None:
         """A reader holds its share for its lifetime: it lets go, refreshes as a writer, takes it again."""
         self.session.close()
         writer: Index | None = None
@@ -250,7 +254,7 @@ class Index:
             writer = Index(self.root, self.settings, self._location, mode=Mode.WRITE, command=self._command,
                            create=False, registry=self.registry,
                            wait=self.settings.lock_wait if wait is None else wait)
-            return writer.refresh(progress=progress, looked=looked)
+            return writer.refresh(progress=progress, looked=looked, on_look=on_look)
         finally:
             if writer is not None:
                 writer.session.close()  # not close(): what it moved aside is removed while this reader answers

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -478,8 +479,8 @@ def test_a_save_during_the_followers_catch_up_is_refreshed(base: Base, tmp_path:
     with Index.open(root, mode="shared") as idx:
         calls: list[IndexReport | None] = []
 
-        def refresh() -> IndexReport | None:
-            report = idx.refresh()
+        def refresh(**how: Any) -> IndexReport | None:
+            report = idx.refresh(**how)
             calls.append(report)
             if len(calls) == 1:  # saved just after the catch-up looked
                 (root / "gen" / "m00.py").write_text(module(0, 9))

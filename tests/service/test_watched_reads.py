@@ -13,6 +13,7 @@ import pytest
 
 from acms import api
 from acms.api import Index
+from acms.results import Refreshed
 from acms.service.freshness import last_run, still_as_indexed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -40,10 +41,11 @@ def watched(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         return real(project, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(api, "check", counted)
+    heard: list[Refreshed] = []  # what the follower reported
     with Index.open(root, mode="shared", **SETTINGS) as idx:  # as acms serve and acms mcp hold it
-        following = idx.follower(lambda _refreshed: None).start()
+        following = idx.follower(heard.append).start()
         assert following.ready.wait(10)
-        yield idx, root, walks
+        yield idx, root, walks, heard
         following.stop()
 
 
@@ -57,14 +59,14 @@ def _settle(walks: list[str]) -> bool:
 
 
 def test_reads_do_not_walk_the_project_while_nothing_changed(watched) -> None:
-    idx, _root, walks = watched
+    idx, _root, walks, _heard = watched
     idx.search("make_parser", "keyword", 3)
     idx.describe("pkg.mod.make_parser")
     assert threading.current_thread().name not in walks  # the watcher's own catch-up looks, in its thread
 
 
 def test_an_edit_is_answered_fresh_before_the_watcher_refreshes(watched) -> None:
-    idx, root, _walks = watched
+    idx, root, _walks, _heard = watched
     path = root / "pkg" / "mod.py"
     path.write_text(path.read_text().replace("def make_parser()", "# a\n# b\ndef make_parser()", 1))
     found = idx.describe("pkg.mod.make_parser")  # at once: the watcher may not have heard of it yet
@@ -73,14 +75,14 @@ def test_an_edit_is_answered_fresh_before_the_watcher_refreshes(watched) -> None
 
 
 def test_a_deleted_file_is_gone_from_the_next_answer(watched) -> None:
-    idx, root, _walks = watched
+    idx, root, _walks, _heard = watched
     (root / "pkg" / "mod.py").unlink()
     hits = idx.search("make_parser", "keyword", 5).hits
     assert not any(h.path == "pkg/mod.py" for h in hits)
 
 
 def test_a_new_file_arrives_through_the_watcher(watched) -> None:
-    idx, root, walks = watched
+    idx, root, walks, _heard = watched
     (root / "pkg" / "added.py").write_text("def brand_new_helper_name():\n    return 1\n")
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -95,7 +97,7 @@ def test_a_new_file_arrives_through_the_watcher(watched) -> None:
 def test_the_watcher_does_not_look_again_at_saves_a_read_already_refreshed(watched) -> None:
     """A read refreshed the saved file first: the watcher's report of the same save finds it in the index
     as it is (a stat of the reported file) and neither refreshes nor walks the project again."""
-    idx, root, walks = watched
+    idx, root, walks, _heard = watched
     assert _settle(walks)
     before = walks.count("acms-follower")
     path = root / "pkg" / "mod.py"
@@ -107,7 +109,7 @@ def test_the_watcher_does_not_look_again_at_saves_a_read_already_refreshed(watch
 
 
 def test_a_save_no_read_refreshed_is_refreshed_by_the_watcher(watched) -> None:
-    idx, root, walks = watched
+    idx, root, walks, _heard = watched
     assert _settle(walks)
     before = walks.count("acms-follower")
     path = root / "pkg" / "mod.py"
@@ -122,8 +124,36 @@ def test_a_save_no_read_refreshed_is_refreshed_by_the_watcher(watched) -> None:
     assert idx.look().paths == []
 
 
+def test_a_saved_file_left_out_for_what_it_holds_is_named_once_with_its_reason(watched) -> None:
+    """A new binary file and an indexed file turned binary are named skipped (the second also removed);
+    a hidden file is the project's rule, not news; a file that stays binary is not named again."""
+    idx, root, walks, heard = watched
+    assert _settle(walks)
+    (root / "pkg" / "blob.dat").write_bytes(b"\x00\x01" * 64)
+    (root / "pkg" / "mod.py").write_bytes(b"\x00 binary now\n")
+    (root / "pkg" / ".notes.swp").write_bytes(b"\x00\x02" * 64)
+
+    def named() -> list[str]:
+        return sorted(p for r in list(heard) for reason, ps in r.skipped.items() if reason == "binary" for p in ps)
+
+    deadline = time.monotonic() + 20
+    while named() != ["pkg/blob.dat", "pkg/mod.py"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert named() == ["pkg/blob.dat", "pkg/mod.py"], heard
+    removal = next(r for r in heard if "pkg/mod.py" in r.paths)
+    assert removal.removed == 1 and "pkg/mod.py (binary)" in removal.line()
+    assert not any(h.path == "pkg/mod.py" for h in idx.search("make_parser", "keyword", 5).hits)
+    looks = walks.count("acms-follower")
+    (root / "pkg" / "blob.dat").write_bytes(b"\x00\x03" * 64)
+    deadline = time.monotonic() + 20
+    while walks.count("acms-follower") == looks and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    assert walks.count("acms-follower") > looks and named() == ["pkg/blob.dat", "pkg/mod.py"], heard
+
+
 def test_still_as_indexed_is_true_only_for_indexed_files_as_they_are(watched, tmp_path: Path) -> None:
-    idx, root, _walks = watched
+    idx, root, _walks, _heard = watched
     with idx.session.reading() as store:
         run = last_run(store)
 

@@ -190,7 +190,7 @@ def start_following(index: Index, name: str) -> Any:
     """A follower thread refreshing ``index`` after saves, its failures noted on stderr."""
 
     def note(done: Any) -> None:
-        if done.error:
+        if done.error or done.skipped:  # what a refresh did is the answers' news; what it could not do, the log's
             click.echo(f"{name}: note: {done.line()}", err=True)
 
     return follower(index, note).start()

@@ -25,10 +25,14 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
     the last run, then every burst of saves as one refresh (a branch switch too). Ignored and excluded
     paths stay ignored; readers and servers use the index meanwhile. Ctrl-C stops it.
 
+    A saved file the index leaves out for what it holds (binary, over `max_file_bytes`, a symlink
+    loop, gone while read) is named once with its reason; ignored and hidden paths are not news.
+
     \b
     Example:
       acms watch
       refreshed: 1 file re-indexed in 0.41 s: src/app.py
+      skipped data/dump.json (too-large)
     """
     from acms.results import Refreshed
 
@@ -37,10 +41,12 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
     def report(done: Refreshed) -> None:
         if as_json:
             click.echo(json.dumps({"indexed": done.indexed, "removed": done.removed, "relinked": done.relinked,
-                                   "paths": done.paths, "seconds": round(done.seconds, 3),
+                                   "paths": done.paths, "skipped": done.skipped, "seconds": round(done.seconds, 3),
                                    "error": done.error or None}), nl=True)
+        elif done.error:
+            click.echo("acms watch: " + done.line(), err=True)
         else:
-            click.echo(("acms watch: " if done.error else "refreshed: ") + done.line(), err=bool(done.error))
+            click.echo(("refreshed: " if done.changed else "") + done.line())
 
     following = follower(index, report)
     signal.signal(signal.SIGTERM, lambda *_: following.stop(timeout=0))

@@ -37,8 +37,8 @@ from acms.privacy.names import redact_path
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
-__all__ = ["Manifest", "Staleness", "check", "indexed_files_moved", "last_run", "stale_notice", "still_as_indexed",
-           "walk_settings"]
+__all__ = ["Manifest", "Staleness", "check", "indexed_files_moved", "last_run", "listed_name", "stale_notice",
+           "still_as_indexed", "walk_settings"]
 
 FORMAT = "acms.files/1"
 RACY_NS = 2_000_000_000  # an mtime this close to the listing may hide an edit of the same size (2 s: FAT's tick)
@@ -193,12 +193,10 @@ def still_as_indexed(root: Path, settings: Settings, cache: Path, run: str, path
     if manifest is None:
         return False
     racy_from = manifest.listed_ns - RACY_NS
-    bases = [str(root), os.path.realpath(root)]
     for path in paths:
-        rel = next((os.path.relpath(path, base) for base in bases if os.path.commonpath([path, base]) == base), None)
-        if rel is None or rel.startswith(".."):
+        listed = listed_name(root, path)
+        if listed is None:
             return False
-        listed = escape_path(Path(rel).as_posix())
         entry = manifest.files.get(listed) if redact_path(listed) == listed else None  # a redacted name: the look tells
         if entry is None or not entry[2]:
             return False
@@ -212,6 +210,15 @@ def still_as_indexed(root: Path, settings: Settings, cache: Path, run: str, path
                                                    settings) != entry[2]:
             return False
     return True
+
+
+def listed_name(root: Path, path: str) -> str | None:
+    """``path`` (absolute, as a watcher reports it) as a listing names it; None outside ``root``."""
+    for base in (str(root), os.path.realpath(root)):
+        if os.path.commonpath([path, base]) == base:
+            rel = os.path.relpath(path, base)
+            return None if rel.startswith("..") else escape_path(Path(rel).as_posix())
+    return None
 
 
 def _known_text(manifest: Manifest) -> Callable[[str, int, int], bool]:

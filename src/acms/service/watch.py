@@ -19,13 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acms.errors import AcmsError
+from acms.ingest.walker import SkipReason
+from acms.privacy.names import redact_path
+from acms.service.freshness import listed_name
 
 if TYPE_CHECKING:
+    from acms.service.freshness import Staleness
     from acms.service.indexing import IndexReport
 
 __all__ = ["BATCH_MS", "Follower", "Refreshed"]
 
 BATCH_MS = 2000  # the longest a stream of saves is gathered before it is refreshed anyway
+RULED_OUT = frozenset(r.value for r in (SkipReason.IGNORED, SkipReason.HIDDEN, SkipReason.VENDORED, SkipReason.BUILD))
 
 
 @dataclass(frozen=True)
@@ -38,26 +43,44 @@ class Refreshed:
     paths: list[str] = field(default_factory=list)
     seconds: float = 0.0
     error: str = ""
+    # reason -> files saved or removed that the index leaves out for what they hold (binary, too large,
+    # a symlink loop, gone while read), each named once per reason
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        """The index changed (else only ``skipped`` or ``error`` is news)."""
+        return bool(self.indexed or self.removed or self.relinked)
 
     def line(self) -> str:
         if self.error:
             return f"refresh failed: {self.error}"
-        parts = [f"{self.indexed} file{'s' if self.indexed != 1 else ''} re-indexed"]
-        if self.removed:
-            parts.append(f"{self.removed} removed")
-        if self.relinked:
-            parts.append(f"{self.relinked} relinked")
-        shown = ", ".join(self.paths[:3]) + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
-        return f"{', '.join(parts)} in {self.seconds:.2f} s" + (f": {shown}" if shown else "")
+        said = ""
+        if self.changed:
+            parts = [f"{self.indexed} file{'s' if self.indexed != 1 else ''} re-indexed"]
+            if self.removed:
+                parts.append(f"{self.removed} removed")
+            if self.relinked:
+                parts.append(f"{self.relinked} relinked")
+            said = f"{', '.join(parts)} in {self.seconds:.2f} s" + (f": {_shown(self.paths)}" if self.paths else "")
+        if self.skipped:
+            left = _shown([f"{p} ({reason})" for reason, ps in sorted(self.skipped.items()) for p in ps])
+            said += ("; " if said else "") + f"skipped {left}"
+        return said
+
+
+def _shown(items: list[str], most: int = 3) -> str:
+    return ", ".join(items[:most]) + (f" and {len(items) - most} more" if len(items) > most else "")
 
 
 class Follower:
     """Calls ``refresh()`` after saves under ``root``; ``run`` blocks, ``start`` runs it in a thread."""
 
-    def __init__(self, root: Path, refresh: Callable[[], IndexReport | None], *, debounce_ms: int = 150,
+    def __init__(self, root: Path, refresh: Callable[..., IndexReport | None], *, debounce_ms: int = 150,
                  ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None,
                  settled: Callable[[set[str]], bool] | None = None) -> None:
-        """``settled(paths)``: whether the index already holds these changed files as they are now (a read
+        """``refresh(on_look=...)``: refresh, handing ``on_look`` the look it took at the project.
+        ``settled(paths)``: whether the index already holds these changed files as they are now (a read
         refreshed them before the burst of saves ended): then no refresh, and no look at the project."""
         self.root = root
         self._refresh = refresh
@@ -68,6 +91,7 @@ class Follower:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.refreshes = 0  # refreshes that changed the index
+        self._named: dict[str, str] = {}  # path -> the reason it was last named skipped for
         self.ready = threading.Event()  # set once the operating system's watch is in place
 
     def run(self) -> None:
@@ -87,9 +111,10 @@ class Follower:
                 break
             if batch or not caught_up:
                 caught_up = True
-                if batch and self._already_in({path for _, path in batch}):
+                saved = {path for _, path in batch}
+                if saved and self._already_in(saved):
                     continue
-                self._once()
+                self._once(saved)
 
     def _already_in(self, paths: set[str]) -> bool:
         try:
@@ -97,21 +122,49 @@ class Follower:
         except (AcmsError, OSError):
             return False  # the refresh looks and says
 
-    def _once(self) -> None:
+    def _once(self, saved: set[str]) -> None:
         t0 = time.perf_counter()
+        looks: list[Staleness] = []
         try:
-            report = self._refresh()
+            report = self._refresh(on_look=looks.append)
         except AcmsError as exc:
             self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, error=exc.message))
             return
         except OSError as exc:
             self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, error=str(exc)))
             return
-        if report is None or report.up_to_date:
-            return
-        self.refreshes += 1
-        self._on_refresh(Refreshed(report.files_indexed, report.files_removed, report.files_relinked,
-                                   report.changed_paths, time.perf_counter() - t0))
+        if report is not None:
+            left_out = report.skipped
+        elif looks:
+            left_out = {reason.value: paths for reason, paths in looks[-1].listing.skipped.items()}
+        else:
+            left_out = {}
+        changed = [] if report is None or report.up_to_date else report.changed_paths
+        skipped = self._newly_skipped(left_out, saved, changed)
+        if changed:
+            self.refreshes += 1
+            self._on_refresh(Refreshed(report.files_indexed, report.files_removed, report.files_relinked,
+                                       changed, time.perf_counter() - t0, skipped=skipped))
+        elif skipped:
+            self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, skipped=skipped))
+
+    def _newly_skipped(self, left_out: dict[str, list[str]], saved: set[str],
+                       changed: list[str]) -> dict[str, list[str]]:
+        """Of the files this burst saved or the refresh removed, those left out for what they hold, not
+        named before for the same reason (a log file that stays too large is named once). Paths left out
+        by the project's rules (ignored, hidden, vendored, build output) are the user's choice: not news."""
+        now = {p: reason for reason, paths in left_out.items() if reason not in RULED_OUT for p in paths}
+        touched = set(changed)
+        for path in saved:
+            listed = listed_name(self.root, path)
+            if listed is not None:
+                touched.add(redact_path(listed))
+        news = {p: reason for p, reason in now.items() if p in touched and self._named.get(p) != reason}
+        self._named = {p: reason for p, reason in {**self._named, **news}.items() if now.get(p) == reason}
+        skipped: dict[str, list[str]] = {}
+        for p, reason in sorted(news.items()):
+            skipped.setdefault(reason, []).append(p)
+        return skipped
 
     @property
     def watching(self) -> bool:
