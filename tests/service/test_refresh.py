@@ -340,6 +340,32 @@ def test_a_file_relinked_for_a_name_brings_its_module_twin(tmp_path: Path) -> No
         assert current(idx) == fresh_graph(root, tmp_path)
 
 
+def test_a_new_module_relinks_only_the_files_whose_names_can_resolve_through_it(tmp_path: Path) -> None:
+    """A new module defining ``run`` relinks no file that merely says ``run``: only those whose imports can
+    reach it, directly or through a package re-exporting from it, and those under a package whose own
+    names move (``from .. import x`` names no package). Each refresh still equals a first index."""
+    root = tmp_path / "reach"
+    write_files(root, {"app/__init__.py": "", "app/runner.py": "def run():\n    return 1\n",
+                       "app/other.py": "from app.runner import run\n\n\ndef go():\n    return run()\n",
+                       "pkg/__init__.py": "from .newmod import helper\n",
+                       "use_pkg.py": "from pkg import helper\n\n\ndef use():\n    return helper()\n",
+                       "pkg/sub/__init__.py": "",
+                       "pkg/sub/deep.py": "from .. import helper2\n\n\ndef deep():\n    return helper2()\n"})
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        write_files(root, {"pkg/newmod.py": "def helper():\n    return run()\n\n\ndef run():\n    return 2\n"})
+        report = idx.refresh()
+        assert report is not None and report.files_indexed == 1
+        assert {"pkg/__init__.py", "use_pkg.py"} <= set(report.changed_paths)  # they reach pkg.newmod
+        assert "app/runner.py" not in report.changed_paths and "app/other.py" not in report.changed_paths
+        assert current(idx) == fresh_graph(root, tmp_path / "added")
+        edit(root / "pkg" / "__init__.py", "\n", "\n\n\ndef helper2():\n    return 3\n")
+        report = idx.refresh()
+        assert report is not None and "pkg/sub/deep.py" in report.changed_paths  # its package's names moved
+        assert "app/other.py" not in report.changed_paths
+        assert current(idx) == fresh_graph(root, tmp_path / "edited")
+
+
 def test_an_init_added_or_removed_renames_the_modules_under_it(tmp_path: Path) -> None:
     """Without ``__init__.py``, ``site/urls.py`` is module ``urls``; with it, ``site.urls``. A refresh that
     removes or adds the ``__init__`` reads the files under it again (their entities' names and IRIs move)

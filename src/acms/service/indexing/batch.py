@@ -25,11 +25,11 @@ from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import entities_of, extract_all, in_workers, read_sources, vanished
-from acms.ingest.relink import mentioning, module_names, module_twins, moved_names, renamed_modules
+from acms.ingest.relink import mentioning, module_names, module_twins, moved_names, python_reach, renamed_modules
 from acms.ingest.resolve import links_by_name, resolve_edges
 from acms.ingest.unchanged_modules import UnchangedModules
 from acms.ingest.symbols import SymbolRows, entity_rows
-from acms.ingest.walker import Listing, escape_path
+from acms.ingest.walker import Listing, escape_path, language_for
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration
 from acms.retrieval.cache_delta import CacheDelta, Written
@@ -329,6 +329,7 @@ class OneBatch:
         added = [s.path for s in changed if s.path not in stored]
         before_paths = (all_paths - set(added)) | set(removed)  # the files the run started from
         renamed = renamed_modules(added, removed, stored, before_paths, all_paths)
+        texts: dict[str, str | None] = {}  # the unchanged files' texts as the relinking read them
         with run.phase("relinking"):
             while moved_from or fresh or renamed:
                 replaced = [stored[p][0] for p in moved_from if p in stored]
@@ -342,7 +343,13 @@ class OneBatch:
                 twins = module_twins(run.store, module_names(fresh, extractions, before_paths))
                 candidates = [f for f in listing.files if f.path in stored and f.path not in redo
                               and (f.path in twins or run.extensions or links_by_name(f.path))]  # rules may read any file's batch
-                paths = set(mentioning(candidates, names, run.settings.max_file_bytes)) if names else set()
+                paths = set(mentioning(candidates, names, run.settings.max_file_bytes, texts)) if names else set()
+                if paths and not run.extensions:  # a Python file only if its names may resolve through a moved module
+                    python = {p for p in paths if language_for(p) == "python"}
+                    reach = python_reach([f for f in candidates if f.path in python],
+                                         module_names(moved_from, extractions, before_paths), all_paths,
+                                         run.settings.max_file_bytes, texts) if python else set()
+                    paths -= python - reach
                 paths |= {f.path for f in candidates if f.path in twins or f.path in renamed}
                 if not paths:
                     break
