@@ -16,7 +16,9 @@ from acms.api import Index
 from acms.errors import ConfigError, UsageError
 from acms.ingest.symbols import SymbolRows
 from acms.service.freshness import Manifest, last_run
-from acms.vocab import GRAPH_META, TIER_COLD
+from acms.sparql import catalog
+from acms.temporal import tiers
+from acms.vocab import GRAPH_META, TIER_COLD, TIER_HOT
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 _TIME = re.compile(r'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]*"\^\^<http://www.w3.org/2001/XMLSchema#dateTime>')
@@ -364,6 +366,33 @@ def test_a_new_module_relinks_only_the_files_whose_names_can_resolve_through_it(
         assert report is not None and "pkg/sub/deep.py" in report.changed_paths  # its package's names moved
         assert "app/other.py" not in report.changed_paths
         assert current(idx) == fresh_graph(root, tmp_path / "edited")
+
+
+def test_a_file_linked_again_keeps_its_quads_and_its_hot_entities_links_stay_hot(tmp_path: Path) -> None:
+    """A file read again only for its links (its text unchanged) loses its stale links and gets its new
+    ones, the rest of it left as stored: a hot entity's links go to the hot tier with it, so no entity
+    sits in two tiers, and the graph is a first index's."""
+    root = tmp_path / "hot"
+    write_files(root, {"lib/__init__.py": "", "lib/core.py": "def make():\n    return 1\n\n\ndef other():\n    return 2\n",
+                       "app.py": "from lib.core import make\n\n\ndef build():\n    return make()\n"})
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        edit(root / "app.py", "return make()", "return make() + 1")  # a new version: build is hot now
+        idx.refresh()
+        with idx.reading() as store:
+            hot = {r["e"].value for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIER_HOT})}
+        assert any(e.endswith("build") for e in hot), hot
+        edit(root / "lib" / "core.py", "def make()", "def make_one()")
+        report = idx.refresh()
+        assert report is not None and "app.py" in report.changed_paths and report.files_relinked == 1
+        with idx.reading() as store:
+            assert tiers.violations(store) == []
+        assert current(idx) == fresh_graph(root, tmp_path / "renamed")
+        edit(root / "lib" / "core.py", "def make_one()", "def make()")  # the link comes back, from the hot entity
+        idx.refresh()
+        with idx.reading() as store:
+            assert tiers.violations(store) == []
+        assert current(idx) == fresh_graph(root, tmp_path / "back")
 
 
 def test_an_init_added_or_removed_renames_the_modules_under_it(tmp_path: Path) -> None:

@@ -66,6 +66,13 @@ def test_remote_index_matches_embedded_and_is_incremental(oxigraph_server: str, 
         assert _top(remote, "count gizmos")[0][1] == "pkg.util.count_gizmos" and remote.stale == ()
         assert not remote.look().stale
 
+        # a rename relinks its unchanged caller (pkg/mod.py) alike: the stale link goes, by SPARQL on the server
+        local.index()  # the edit the remote read refreshed
+        util.write_text(util.read_text().replace("def normalize(", "def normalise("))
+        relinked_local, relinked = local.index(), remote.index()
+        assert "pkg/mod.py" in relinked.changed_paths and relinked.files_relinked == relinked_local.files_relinked == 1
+        assert _counts(remote) == _counts(local)
+
         # a decision recorded in each is searchable at once and shown beside the code it is about, alike
         for idx in (local, remote):
             idx.plans.create("parsing")

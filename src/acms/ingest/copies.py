@@ -339,6 +339,6 @@ def mark_copies(store: GraphStore, listed: Mapping[str, NamedNode], marks: Mappi
         by_iri = {iri.value: path for path, iri in iri_of.items()}
         quads = [Quad(NamedNode(s), NamedNode(p), NamedNode(o) if p == UKO.copyOf.value else Literal("true", datatype=XSD.boolean),
                       graph_of[by_iri[s]]) for s, p, o in new]
-        deletes = [(catalog.text("copies/delete-marks"), {"file p o": [have[k] for k in gone]})] if gone else []
+        deletes = [(catalog.text("copies/delete-marks.ru"), {"file p o": [have[k] for k in gone]})] if gone else []
         store.replace(deletes, quads)  # type: ignore[arg-type]
     return MarkReport(copies=len(copies.original_of) + outside, marked=marked, changed=len(gone) + len(new))

@@ -55,6 +55,7 @@ class Plan:
     replaced_files: list[NamedNode]
     archived: versions.Archive
     derived: list[Quad]  # what the extension rules added (part of ``quads``)
+    before: int  # how many of ``deletes`` go before the files' two deletes: the versions', the relinked files' stale links
 
 
 class RunContext:
