@@ -8,7 +8,9 @@ and measures, each figure next to a baseline from the same run (``--reps`` times
 1. the first ``acms index`` (wall seconds, CPU seconds and peak memory of all its processes);
 2. ``acms index`` after one edited file (a statement added to a function of a mid-size module),
    against the first index (target: under 1.5 s and at most 3 % of it);
-3. ``acms index`` after ten edited files (target: under 3 s);
+3. ``acms index`` after ten edited files (target: under 3 s); 3b. after a new module that defines
+   names thousands of lines elsewhere say (``run``, ``get``, ``main``, ``Config``), and after its
+   removal (as one edited file: at most 3 % of the first index);
 4. ``acms index`` after a branch switch (``git checkout`` of the branch that changes 300 files),
    against the first index (target: at most 25 % of it);
 5. from a save to the first answer that shows it, with a server running: ``acms mcp`` over stdio
@@ -68,6 +70,9 @@ BRANCH = "switch"
 QUICK_PACKAGES = {"json", "email", "http", "urllib", "logging", "concurrent", "importlib", "collections", "asyncio"}
 TICK = os.sysconf("SC_CLK_TCK")
 MARK = "acms refresh bench"
+# an agent's new module: names that thousands of lines elsewhere say, defined where nothing imports them
+NEW_MODULE = ("import os\n\n\ndef main():\n    return run()\n\n\ndef run():\n    return os.getcwd()\n\n\n"
+              "class Config:\n    name = 'bench {i}'\n\n    def get(self, key):\n        return key\n")
 
 
 class BenchError(RuntimeError):
@@ -767,6 +772,32 @@ def bench(work: Path, edits: int, reps: int, short_reps: int, quick: bool, skip_
             f"{mid.wall / first.wall:.1%} of first", "< 3 s", mid.wall < 3),
         Row(label, first.wall, first.peak_mb, first.cpu, "baseline"),
     ], f"slowest phases of the median run: {phases(mid)}. load average {t_load} before, {load()} after")
+
+    # 3b. a new module whose names many files mention, then its removal
+    t_load = load()
+    added: list[Run] = []
+    removed: list[Run] = []
+    new_module = project / "acms_bench_new_module.py"
+    for i in range(reps):
+        new_module.write_text(NEW_MODULE.format(i=i))
+        say(f"section 3b: a new module, run {i + 1}/{reps}")
+        added.append(acms_index(project, timeout))
+        if problem := indexed(added[-1], 1):
+            problems.append(f"a new module: {problem}")
+        new_module.unlink()
+        say(f"section 3b: the new module removed, run {i + 1}/{reps}")
+        removed.append(acms_index(project, timeout))
+    new_run, gone_run = median_run(added), median_run(removed)
+    table("3b. a new module, then its removal", [
+        Row(f"acms index after a new module defining run, get, main, Config, median of {len(added)}{spread(added)}",
+            new_run.wall, new_run.peak_mb, new_run.cpu, f"{new_run.wall / first.wall:.1%} of first", "<= 3 %",
+            new_run.wall / first.wall <= 0.03),
+        Row(f"acms index after it is deleted, median of {len(removed)}{spread(removed)}", gone_run.wall,
+            gone_run.peak_mb, gone_run.cpu, f"{gone_run.wall / first.wall:.1%} of first", "<= 3 %",
+            gone_run.wall / first.wall <= 0.03),
+        Row(label, first.wall, first.peak_mb, first.cpu, "baseline"),
+    ], f"files relinked: {new_run.json().get('files_relinked')} and {gone_run.json().get('files_relinked')} "
+       f"(a file is read again only when its imports can reach the module). load average {t_load} before, {load()} after")
 
     # 4. a branch switch
     t_load = load()
