@@ -113,7 +113,7 @@ def floors(root: Path) -> dict[str, float]:
     start = time.perf_counter()
     for f in listing.files:
         try:
-            texts.append((f.path, f.abs_path.read_text(encoding="utf-8")))
+            texts.append((f.path, Path(f.abs_path).read_text(encoding="utf-8")))
         except (UnicodeDecodeError, OSError):
             continue
     read = time.perf_counter() - start

@@ -66,7 +66,7 @@ def files_of(root: Path, language: str) -> list[SourceFile]:
     for f in list_files(root, WalkSettings()).files:
         if language_for(f.path) != language:
             continue
-        text = f.abs_path.read_text(encoding="utf-8", errors="replace")
+        text = Path(f.abs_path).read_text(encoding="utf-8", errors="replace")
         out.append(SourceFile(f.path, text, len(text.encode()), "0" * 64, language))
     return out
 

@@ -139,7 +139,7 @@ def test_root_is_a_subdirectory_of_a_checkout(tmp_path: Path) -> None:
     listing = list_files(tmp_path / "src")
     assert listing.used_git is True
     assert paths(listing) == ["pkg/a.py", "pkg/b.py", "untracked.py"]
-    assert listing.files[0].abs_path == (tmp_path / "src" / "pkg" / "a.py").resolve()
+    assert Path(listing.files[0].abs_path) == (tmp_path / "src" / "pkg" / "a.py").resolve()
 
 
 def test_git_missing_falls_back_to_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -290,7 +290,7 @@ def test_symlink_inside_root_is_listed_once_and_dir_links_not_followed(
     listing = list_files(tmp_path)
     assert paths(listing) == ["alias.py", "pkg/a.py"]
     alias = listing.files[0]
-    assert alias.abs_path == tmp_path.resolve() / "alias.py"
+    assert Path(alias.abs_path) == tmp_path.resolve() / "alias.py"
     assert alias.size == len("a = 1\n")
     assert read_text_file(alias) == "a = 1\n"
 

@@ -159,7 +159,7 @@ def unescape_path(escaped: str) -> str:
 @dataclass(frozen=True)
 class ListedFile:
     path: str  # POSIX, relative to the root, escaped (``escape_path``): what uko:path holds
-    abs_path: Path  # the real name on disk
+    abs_path: str | os.PathLike[str]  # the real name on disk (the walker's: a str; a Path per file was a quarter of a look)
     size: int
     mtime_ns: int = 0  # when listed: with the size, what tells a later look that the file may have changed
 
@@ -386,7 +386,7 @@ def list_files(root: Path, settings: WalkSettings = WalkSettings(),
             skip[reason].append(rel)
             continue
         total += st.st_size
-        files.append(ListedFile(path=listed, abs_path=Path(abs_path), size=st.st_size, mtime_ns=st.st_mtime_ns))
+        files.append(ListedFile(path=listed, abs_path=abs_path, size=st.st_size, mtime_ns=st.st_mtime_ns))
     for reason, lst in skip.items():  # names as the graph and the reports show them: escaped
         skip[reason] = sorted(redact_path(escape_path(p)) for p in lst)
     return Listing(root=root_real, files=files, skipped=skip, used_git=used_git)
@@ -439,7 +439,7 @@ def _opener(path: str, flags: int) -> int:
     return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))  # no effect on a regular file
 
 
-def _read_stable(path: Path, max_bytes: int | None) -> bytes | SkipReason:
+def _read_stable(path: str | os.PathLike[str], max_bytes: int | None) -> bytes | SkipReason:
     """The bytes of one consistent version of the file.
 
     A version is consistent when the open file's identity (device, inode, size, mtime) is the same
@@ -455,7 +455,7 @@ def _read_stable(path: Path, max_bytes: int | None) -> bytes | SkipReason:
                     return SkipReason.UNREADABLE
                 data = _read_handle(fh, limit)
                 after = os.fstat(fh.fileno())
-            now = path.stat()
+            now = os.stat(path)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return SkipReason.VANISHED
         except OSError:

@@ -206,7 +206,7 @@ def still_as_indexed(root: Path, settings: Settings, cache: Path, run: str, path
             return False
         if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns) != (entry[0], entry[1]):
             return False
-        if st.st_mtime_ns >= racy_from and _digest(ListedFile(listed, Path(path), st.st_size, st.st_mtime_ns),
+        if st.st_mtime_ns >= racy_from and _digest(ListedFile(listed, path, st.st_size, st.st_mtime_ns),
                                                    settings) != entry[2]:
             return False
     return True
