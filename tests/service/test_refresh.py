@@ -308,6 +308,39 @@ def test_an_edited_file_keeps_its_links_through_unchanged_re_exports_and_bases(
         assert current(idx) == fresh_graph(root, tmp_path)
 
 
+def test_a_long_lived_process_parses_an_unchanged_module_linking_reads_once_per_version(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server refreshes after every save: the modules a saved file's links pass through are parsed the
+    first time only, and again once they change (a module last written within the clock's tick is not
+    kept: a later edit could keep its size and mtime)."""
+    from acms.ingest import unchanged_modules
+
+    parsed: list[str] = []
+    real = unchanged_modules.python_extraction
+    monkeypatch.setattr(unchanged_modules, "python_extraction",
+                        lambda path, *rest: parsed.append(path) or real(path, *rest))
+    root = tmp_path / "memo"
+    write_files(root, {"b/__init__.py": "", "b/c.py": "def make():\n    return 1\n",
+                       "a/__init__.py": "from b.c import make\n",
+                       "f.py": "from a import make\n\n\ndef use():\n    return make()\n"})
+    past = time.time() - 3600
+    for path in _project_files(root):
+        os.utime(path, (past, past))
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        for i in range(2):
+            edit(root / "f.py", "    return make()", f"    x{i} = 1\n    return make()")
+            idx.refresh()
+        assert parsed.count("a/__init__.py") == 1  # the first refresh parsed it, the second kept it
+        edit(root / "a" / "__init__.py", "\n", "\n# edited\n")
+        os.utime(root / "a" / "__init__.py", (past + 60, past + 60))
+        idx.refresh()  # read by the run itself
+        edit(root / "f.py", "    return make()", "    x9 = 1\n    return make()")
+        idx.refresh()
+        assert parsed.count("a/__init__.py") == 2  # its new version, once
+        assert current(idx) == fresh_graph(root, tmp_path)
+
+
 def test_two_files_of_one_module_name_read_by_one_refresh_link_as_a_first_index(tmp_path: Path) -> None:
     """``tests/test_x.py`` and ``tests/contrib/test_x.py`` (no ``__init__``) are both module ``test_x``;
     a first index links both files' module-level imports to the one of the greatest IRI, and so must a

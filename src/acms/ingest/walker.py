@@ -97,6 +97,9 @@ class WalkSettings:
 FILE_BYTES_CEILING = 64 << 20
 
 
+RACY_NS = 2_000_000_000  # an mtime this close to a listing may hide an edit of the same size (2 s: FAT's tick)
+
+
 class SkipReason(str, Enum):
     """Why a path was left out; the value is what reports and metrics show."""
 

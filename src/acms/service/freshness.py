@@ -23,6 +23,7 @@ from pathlib import Path
 from acms.config import Settings
 from acms.ingest.digest import content_digest
 from acms.ingest.walker import (
+    RACY_NS,
     ListedFile,
     Listing,
     SkipReason,
@@ -41,7 +42,6 @@ __all__ = ["Manifest", "Staleness", "check", "indexed_files_moved", "last_run", 
            "still_as_indexed", "walk_settings"]
 
 FORMAT = "acms.files/1"
-RACY_NS = 2_000_000_000  # an mtime this close to the listing may hide an edit of the same size (2 s: FAT's tick)
 
 
 def walk_settings(settings: Settings) -> WalkSettings:
