@@ -31,7 +31,7 @@ from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
-__all__ = ["mentioning", "module_names", "module_twins", "moved_names", "python_reach", "renamed_modules"]
+__all__ = ["Texts", "mentioning", "module_names", "module_twins", "moved_names", "python_reach", "renamed_modules"]
 
 _INIT_FILES = ("__init__.py", "__init__.pyi")
 
@@ -50,11 +50,31 @@ def moved_names(before: Collection[str], after: Collection[str]) -> set[str]:
     return {name for qn in set(before) ^ set(after) if (name := short_name(qn))}
 
 
+class Texts:
+    """The Python files' texts a run's relinking read, kept for its next look at them up to ``budget``
+    characters (beyond it, read again from disk: a large project's sources are not all held at once)."""
+
+    def __init__(self, budget: int = 64 << 20) -> None:
+        self._kept: dict[str, str | None] = {}
+        self._left = budget
+
+    def get(self, f: ListedFile, max_bytes: int | None) -> str | None:
+        """The file's text; None when it cannot be read as text any more."""
+        if f.path in self._kept:
+            return self._kept[f.path]
+        got = read_source(f, max_bytes)
+        text = None if isinstance(got, SkipReason) else got.text
+        if language_for(f.path) == "python" and (text is None or len(text) <= self._left):
+            self._kept[f.path] = text
+            self._left -= len(text or "")
+        return text
+
+
 def mentioning(files: Iterable[ListedFile], names: Collection[str], max_bytes: int | None = None,
-               texts: dict[str, str | None] | None = None) -> list[str]:
+               texts: Texts | None = None) -> list[str]:
     """Paths of the files whose text mentions one of ``names`` as a whole word, and of those that cannot
-    be read as text any more (the caller's read skips them with their reason). ``texts``: path -> text
-    (None: not readable) of the files read before, filled with those read here."""
+    be read as text any more (the caller's read skips them with their reason). ``texts``: where the
+    files' texts are read, and kept for a later look."""
     if not names:
         return []
     ordered = sorted(names)
@@ -70,7 +90,7 @@ def mentioning(files: Iterable[ListedFile], names: Collection[str], max_bytes: i
 
 
 def python_reach(files: Iterable[ListedFile], modules: Collection[str], all_paths: Collection[str],
-                 max_bytes: int | None = None, texts: dict[str, str | None] | None = None) -> set[str]:
+                 max_bytes: int | None = None, texts: Texts | None = None) -> set[str]:
     """Paths of the Python files among ``files`` whose names may resolve through one of ``modules``: only
     their links can change when those modules' names move, however many files mention a moved name.
 
@@ -113,15 +133,12 @@ def python_reach(files: Iterable[ListedFile], modules: Collection[str], all_path
     return reached
 
 
-def _text(f: ListedFile, max_bytes: int | None, texts: dict[str, str | None] | None) -> str | None:
-    """The file's text (None: not readable as text any more), read once when ``texts`` keeps it."""
-    if texts is not None and f.path in texts:
-        return texts[f.path]
-    got = read_source(f, max_bytes)
-    text = None if isinstance(got, SkipReason) else got.text
+def _text(f: ListedFile, max_bytes: int | None, texts: Texts | None) -> str | None:
+    """The file's text (None: not readable as text any more)."""
     if texts is not None:
-        texts[f.path] = text
-    return text
+        return texts.get(f, max_bytes)
+    got = read_source(f, max_bytes)
+    return None if isinstance(got, SkipReason) else got.text
 
 
 def module_names(paths: Iterable[str], extractions: Mapping[str, Extraction], before: set[str]) -> set[str]:

@@ -25,7 +25,15 @@ from acms.ingest import emit
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import entities_of, extract_all, in_workers, read_sources, vanished
-from acms.ingest.relink import mentioning, module_names, module_twins, moved_names, python_reach, renamed_modules
+from acms.ingest.relink import (
+    Texts,
+    mentioning,
+    module_names,
+    module_twins,
+    moved_names,
+    python_reach,
+    renamed_modules,
+)
 from acms.ingest.resolve import links_by_name, resolve_edges
 from acms.ingest.unchanged_modules import UnchangedModules
 from acms.ingest.symbols import SymbolRows, entity_rows
@@ -345,7 +353,7 @@ class OneBatch:
         before_paths = (all_paths - set(added)) | set(removed)  # the files the run started from
         renamed = renamed_modules(added, removed, stored, before_paths, all_paths)
         renamed_all = set(renamed)
-        texts: dict[str, str | None] = {}  # the unchanged files' texts as the relinking read them
+        texts = Texts()  # the unchanged Python files' texts as the relinking read them
         with run.phase("relinking"):
             while moved_from or fresh or renamed:
                 replaced = [stored[p][0] for p in moved_from if p in stored]

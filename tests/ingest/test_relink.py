@@ -1,0 +1,53 @@
+"""Which unchanged Python files a moved name can reach (``python_reach``), and the texts relinking keeps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acms.ingest.relink import Texts, python_reach
+from acms.ingest.walker import list_files
+
+FILES = {
+    "pkg/__init__.py": "from .m import helper\n",
+    "pkg/m.py": "def helper():\n    return 1\n",
+    "pkg/sub/__init__.py": "",
+    "pkg/sub/deep.py": "from .. import other\n",
+    "user.py": "from pkg import helper\n",
+    "chain.py": "import user\n",
+    "alone.py": "def helper():\n    return run()\n",
+    "elsewhere/__init__.py": "",
+    "elsewhere/near.py": "from . import helper\n",
+}
+
+
+def _project(tmp_path: Path) -> Path:
+    for rel, text in FILES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def test_a_module_is_reached_by_the_files_that_name_it_and_through_them(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    files = [f for f in list_files(root).files if f.path != "pkg/m.py"]  # the module whose names moved
+    paths = {f.path for f in list_files(root).files}
+    # pkg re-exports from pkg.m, user imports from pkg, chain imports user: each may resolve through pkg.m;
+    # below pkg, a relative import reaches pkg's names without naming it. alone and elsewhere say
+    # "helper", but nothing they import leads to pkg.m.
+    assert python_reach(files, {"pkg.m"}, paths) == {"pkg/__init__.py", "user.py", "chain.py",
+                                                      "pkg/sub/__init__.py", "pkg/sub/deep.py"}
+    # a module nothing names is reached by no file, however near; its package's names are reached unnamed
+    assert python_reach(files, {"elsewhere.gone"}, paths) == set()
+    assert python_reach(files, {"elsewhere"}, paths) == {"elsewhere/near.py"}
+
+
+def test_texts_over_the_budget_are_read_again_from_disk(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    by_path = {f.path: f for f in list_files(root).files}
+    texts = Texts(budget=30)
+    assert texts.get(by_path["alone.py"], None) == FILES["alone.py"]  # 36 characters: not kept
+    assert texts.get(by_path["pkg/m.py"], None) == FILES["pkg/m.py"]  # 29: kept
+    (root / "alone.py").write_text("changed\n")
+    (root / "pkg" / "m.py").write_text("changed\n")
+    assert texts.get(by_path["alone.py"], None) == "changed\n"
+    assert texts.get(by_path["pkg/m.py"], None) == FILES["pkg/m.py"]
