@@ -401,6 +401,25 @@ def test_a_new_module_relinks_only_the_files_whose_names_can_resolve_through_it(
         assert current(idx) == fresh_graph(root, tmp_path / "edited")
 
 
+def test_a_python_module_s_names_relink_no_file_of_another_language_that_says_them(tmp_path: Path) -> None:
+    """A tree-sitter file links within its own family's modules: a new Python module defining ``run`` and
+    ``get`` leaves the JavaScript and Go files that call a ``run`` alone, and the graph is a first index's."""
+    root = tmp_path / "polyglot"
+    write_files(root, {"web/app.js": "function run() { return get(); }\nfunction get() { return 1; }\n",
+                       "cmd/main.go": "package main\n\nfunc run() int { return 1 }\n\nfunc main() { run() }\n",
+                       "lib/__init__.py": "", "lib/core.py": "def run():\n    return 1\n"})
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        write_files(root, {"tasks.py": "def run():\n    return get()\n\n\ndef get():\n    return 2\n"})
+        report = idx.refresh()
+        assert report is not None and report.changed_paths == ["tasks.py"] and report.files_relinked == 0
+        assert current(idx) == fresh_graph(root, tmp_path / "added")
+        edit(root / "web" / "app.js", "function get()", "function fetch()")  # a JavaScript name moves: Python stays
+        report = idx.refresh()
+        assert report is not None and report.changed_paths == ["web/app.js"]
+        assert current(idx) == fresh_graph(root, tmp_path / "moved")
+
+
 def test_a_file_linked_again_keeps_its_quads_and_its_hot_entities_links_stay_hot(tmp_path: Path) -> None:
     """A file read again only for its links (its text unchanged) loses its stale links and gets its new
     ones, the rest of it left as stored: a hot entity's links go to the hot tier with it, so no entity

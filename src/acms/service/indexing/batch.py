@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -37,6 +38,7 @@ from acms.ingest.relink import (
 from acms.ingest.resolve import links_by_name, resolve_edges
 from acms.ingest.unchanged_modules import UnchangedModules
 from acms.ingest.symbols import SymbolRows, entity_rows
+from acms.ingest.ts_languages import languages
 from acms.ingest.walker import Listing, escape_path, language_for
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration
@@ -111,6 +113,19 @@ class StoredFiles(Mapping[str, tuple[NamedNode, str]]):
         out = dict(self._unchanged or {})
         out.update((p, h) for p, (_, h) in self._rows.items())
         return out
+
+
+def _shares_a_module(qualnames: Iterable[str], paths: Iterable[str]) -> bool:
+    """Whether one of ``qualnames`` (a Python file's) begins with the module name of a tree-sitter code file
+    among ``paths``: the one way a tree-sitter file's links can reach a Python file's name."""
+    prefixes = {".".join(parts[:i]) for qn in qualnames if (parts := qn.split(".")) for i in range(1, len(parts) + 1)}
+    if not prefixes:
+        return False
+    from acms.ingest.ts_extractor import module_name  # tree-sitter's, imported only when a run relinks
+
+    tree_sitter = languages()
+    every = paths if isinstance(paths, AbstractSet) else set(paths)
+    return any(module_name(p, every) in prefixes for p in every if language_for(p) in tree_sitter)
 
 
 class OneBatch:
@@ -356,24 +371,29 @@ class OneBatch:
         texts = Texts()  # the unchanged Python files' texts as the relinking read them
         with run.phase("relinking"):
             while moved_from or fresh or renamed:
-                replaced = [stored[p][0] for p in moved_from if p in stored]
-                if self._old is not None:  # the files' quads, read here once for the whole run
-                    before = self._old.names(replaced)
-                else:
-                    before = {str(r["qn"].value) for r in run.store.select(catalog.text("ingest/symbols-of-files"),
-                                                                            {"file": replaced})} if replaced else set()
-                after = {s.qualname for p in moved_from if p in extractions for s in extractions[p].symbols}
-                names = moved_names(before, after)
+                from_python = [p for p in moved_from if language_for(p) == "python"]
+                from_others = [p for p in moved_from if language_for(p) != "python"]
+                before_python, before_others = self._names_of(run, from_python, stored), self._names_of(run, from_others, stored)
+                after_python, after_others = ({s.qualname for p in group if p in extractions for s in extractions[p].symbols}
+                                              for group in (from_python, from_others))
+                names = moved_names(before_python | before_others, after_python | after_others)
+                # a tree-sitter file links within its family's modules: a name a Python file moved reaches it only
+                # where a qualified name begins with one of their module names (both name modules by path)
+                python_moved = before_python ^ after_python
+                others_names = moved_names(before_others, after_others) | (
+                    moved_names(python_moved, ()) if _shares_a_module(python_moved, all_paths | before_paths) else set())
                 twins = module_twins(run.store, module_names(fresh, extractions, before_paths))
                 candidates = [f for f in listing.files if f.path in stored and f.path not in redo
                               and (f.path in twins or run.extensions or links_by_name(f.path))]  # rules may read any file's batch
-                paths = set(mentioning(candidates, names, run.settings.max_file_bytes, texts)) if names else set()
+                python_files = [f for f in candidates if language_for(f.path) == "python"]
+                other_files = [f for f in candidates if language_for(f.path) != "python"]
+                max_bytes = run.settings.max_file_bytes
+                paths = set(mentioning(python_files, names, max_bytes, texts)) if names else set()
                 if paths and not run.extensions:  # a Python file only if its names may resolve through a moved module
-                    python = {p for p in paths if language_for(p) == "python"}
-                    reach = python_reach([f for f in candidates if f.path in python],
-                                         module_names(moved_from, extractions, before_paths), all_paths,
-                                         run.settings.max_file_bytes, texts) if python else set()
-                    paths -= python - reach
+                    paths &= python_reach([f for f in python_files if f.path in paths],
+                                          module_names(moved_from, extractions, before_paths), all_paths, max_bytes, texts)
+                wanted = names if run.extensions else others_names  # the rules may read any file's batch
+                paths |= set(mentioning(other_files, wanted, max_bytes, texts)) if wanted else set()
                 paths |= {f.path for f in candidates if f.path in twins or f.path in renamed}
                 if not paths:
                     break
@@ -398,6 +418,15 @@ class OneBatch:
         run.report.files_relinked = sum(1 for s in again if s.sha256 == stored[s.path][1])
         links_only = {s.path for s in again if s.sha256 == stored[s.path][1] and s.path not in renamed_all}
         return again, links_only, sorted(gone)
+
+    def _names_of(self, run: RunContext, paths: list[str], stored: StoredFiles) -> set[str]:
+        """The qualified names the stored versions of ``paths`` defined."""
+        replaced = [stored[p][0] for p in paths if p in stored]
+        if not replaced:
+            return set()
+        if self._old is not None:  # the files' quads, read here once for the whole run
+            return self._old.names(replaced)
+        return {str(r["qn"].value) for r in run.store.select(catalog.text("ingest/symbols-of-files"), {"file": replaced})}
 
     @staticmethod
     def _tree_moves(run: RunContext, current: set[str], stored: StoredFiles) -> bool:
