@@ -21,7 +21,7 @@ from posixpath import basename, dirname, splitext
 from acms.ingest.model import CodeSymbol, Extraction, ImportRef, SymbolKind
 from acms.ingest.python_resolver import resolve_edges
 
-__all__ = ["add_symbol", "extract_python", "module_name_for", "resolve_edges"]
+__all__ = ["INIT_FILES", "add_symbol", "extract_python", "module_name_for", "resolve_edges"]
 
 # Lines as the Python tokenizer counts them (ast line numbers follow this, not str.splitlines).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -33,7 +33,7 @@ _HIDES = frozenset("'\"#")  # what may hide a bracket or a colon in a header: st
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
 _NOT_CHILDREN = frozenset({"ctx", "op", "ops", "type_comment", "type_ignores"})
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-_INIT_FILES = ("__init__.py", "__init__.pyi")
+INIT_FILES = ("__init__.py", "__init__.pyi")  # a package's module file, and its stub
 
 
 def module_name_for(path: str, all_paths: Collection[str]) -> str:
@@ -44,7 +44,7 @@ def module_name_for(path: str, all_paths: Collection[str]) -> str:
     if stem == "__init__" and directory:
         parts = [basename(directory)]
         directory = dirname(directory)
-    while directory and any(f"{directory}/{init}" in paths for init in _INIT_FILES):
+    while directory and any(f"{directory}/{init}" in paths for init in INIT_FILES):
         parts.append(basename(directory))
         directory = dirname(directory)
     return ".".join(reversed(parts))
@@ -58,7 +58,7 @@ def extract_python(path: str, text: str, module: str) -> Extraction:
             # Invalid escapes etc. warn at parse time; the project runs with warnings as errors.
             warnings.simplefilter("ignore")
             tree = ast.parse(source, filename=path)
-        builder = _Builder(source, module, basename(path) in _INIT_FILES)
+        builder = _Builder(source, module, basename(path) in INIT_FILES)
         return builder.build(tree)
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""

@@ -26,14 +26,13 @@ from posixpath import basename
 from typing import TYPE_CHECKING, Any
 
 from acms.ingest.model import CodeSymbol, Extraction, ImportRef, SymbolKind
-from acms.ingest.python_extractor import absolute_module, add_symbol
+from acms.ingest.python_extractor import INIT_FILES, absolute_module, add_symbol
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
 __all__ = ["available", "extract_python_fallback"]
 
-_INIT_FILES = ("__init__.py", "__init__.pyi")
 _LINE_END = re.compile(rb"\r\n|\r|\n")  # the tokenizer's line ends, as python_extractor counts lines
 _TYPE_CALL = re.compile(rb"type\s*\(")
 _DEFS = ("function_definition", "class_definition")
@@ -84,7 +83,7 @@ def extract_python_fallback(path: str, text: str, module: str) -> Extraction | N
     try:
         data = source.encode("utf-8", "surrogatepass")
         tree = parser.parse(data)
-        ext = _Builder(data, module, basename(path) in _INIT_FILES).build(tree.root_node)
+        ext = _Builder(data, module, basename(path) in INIT_FILES).build(tree.root_node)
     except Exception:  # a grammar or recovery surprise: the file stays text
         return None
     if len(ext.symbols) < 2 and tree.root_node.has_error:

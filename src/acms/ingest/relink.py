@@ -25,15 +25,15 @@ from posixpath import basename, dirname
 from pyoxigraph import Literal
 
 from acms.ingest.model import Extraction
-from acms.ingest.python_extractor import module_name_for
+from acms.ingest.python_extractor import INIT_FILES, module_name_for
 from acms.ingest.ts_languages import languages
 from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
-__all__ = ["Texts", "mentioning", "module_names", "module_twins", "moved_names", "python_reach", "renamed_modules"]
+__all__ = ["Texts", "mentioning", "module_names", "module_twins", "moved_names", "python_reach", "reaches_python_names",
+           "renamed_modules"]
 
-_INIT_FILES = ("__init__.py", "__init__.pyi")
 
 _SEPARATORS = re.compile(r"[./:\\#]+")
 _WORDS_AT_ONCE = 512  # names per alternation: one regex over thousands of names compiles slowly
@@ -133,12 +133,23 @@ def python_reach(files: Iterable[ListedFile], modules: Collection[str], all_path
     return reached
 
 
+def reaches_python_names(qualnames: Iterable[str], paths: Iterable[str]) -> bool:
+    """Whether a tree-sitter file's links can reach one of ``qualnames`` (a Python file's): only where one
+    begins with the module name of a tree-sitter code file among ``paths`` (both languages name modules
+    by path; a tree-sitter file links within its family's modules)."""
+    prefixes = {".".join(parts[:i]) for qn in qualnames if (parts := qn.split(".")) for i in range(1, len(parts) + 1)}
+    if not prefixes:
+        return False
+    from acms.ingest.ts_extractor import module_name  # tree-sitter's, imported only when a run relinks
+
+    tree_sitter = languages()
+    every = paths if isinstance(paths, AbstractSet) else set(paths)
+    return any(module_name(p, every) in prefixes for p in every if language_for(p) in tree_sitter)
+
+
 def _text(f: ListedFile, max_bytes: int | None, texts: Texts | None) -> str | None:
     """The file's text (None: not readable as text any more)."""
-    if texts is not None:
-        return texts.get(f, max_bytes)
-    got = read_source(f, max_bytes)
-    return None if isinstance(got, SkipReason) else got.text
+    return (texts or Texts(budget=0)).get(f, max_bytes)
 
 
 def module_names(paths: Iterable[str], extractions: Mapping[str, Extraction], before: set[str]) -> set[str]:
@@ -178,7 +189,7 @@ def renamed_modules(added: list[str], removed: list[str], stored: Iterable[str],
     """The stored Python files whose module name an added or removed ``__init__`` changes (a folder that
     becomes a package, or stops being one, renames the modules under it): to be read again as if edited,
     their entities' names and IRIs move. ``before``: the paths the run started from; ``all_paths``: now."""
-    inits = [p for p in [*added, *removed] if basename(p) in _INIT_FILES]
+    inits = [p for p in [*added, *removed] if basename(p) in INIT_FILES]
     if not inits:
         return set()
     folders = tuple(f"{dirname(p)}/" if dirname(p) else "" for p in inits)

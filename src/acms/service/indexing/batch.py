@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -33,12 +32,12 @@ from acms.ingest.relink import (
     module_twins,
     moved_names,
     python_reach,
+    reaches_python_names,
     renamed_modules,
 )
 from acms.ingest.resolve import links_by_name, resolve_edges
 from acms.ingest.unchanged_modules import UnchangedModules
 from acms.ingest.symbols import SymbolRows, entity_rows
-from acms.ingest.ts_languages import languages
 from acms.ingest.walker import Listing, escape_path, language_for
 from acms.ontology import rules as ontology_rules
 from acms.ontology.versioning import Migration
@@ -113,19 +112,6 @@ class StoredFiles(Mapping[str, tuple[NamedNode, str]]):
         out = dict(self._unchanged or {})
         out.update((p, h) for p, (_, h) in self._rows.items())
         return out
-
-
-def _shares_a_module(qualnames: Iterable[str], paths: Iterable[str]) -> bool:
-    """Whether one of ``qualnames`` (a Python file's) begins with the module name of a tree-sitter code file
-    among ``paths``: the one way a tree-sitter file's links can reach a Python file's name."""
-    prefixes = {".".join(parts[:i]) for qn in qualnames if (parts := qn.split(".")) for i in range(1, len(parts) + 1)}
-    if not prefixes:
-        return False
-    from acms.ingest.ts_extractor import module_name  # tree-sitter's, imported only when a run relinks
-
-    tree_sitter = languages()
-    every = paths if isinstance(paths, AbstractSet) else set(paths)
-    return any(module_name(p, every) in prefixes for p in every if language_for(p) in tree_sitter)
 
 
 class OneBatch:
@@ -381,7 +367,7 @@ class OneBatch:
                 # where a qualified name begins with one of their module names (both name modules by path)
                 python_moved = before_python ^ after_python
                 others_names = moved_names(before_others, after_others) | (
-                    moved_names(python_moved, ()) if _shares_a_module(python_moved, all_paths | before_paths) else set())
+                    moved_names(python_moved, ()) if reaches_python_names(python_moved, all_paths | before_paths) else set())
                 twins = module_twins(run.store, module_names(fresh, extractions, before_paths))
                 candidates = [f for f in listing.files if f.path in stored and f.path not in redo
                               and (f.path in twins or run.extensions or links_by_name(f.path))]  # rules may read any file's batch
