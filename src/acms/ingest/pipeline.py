@@ -27,7 +27,7 @@ from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
 if TYPE_CHECKING:
-    from acms.ingest.emitted import EmitSettings, EmittedFile
+    from acms.ingest.emitted import CheckedBatch, EmitSettings, EmittedFile
 
 
 
@@ -96,19 +96,38 @@ def in_workers(files: int) -> bool:
     return files >= PARALLEL_MIN_FILES and worker_count() >= 2
 
 
-def extract_all(sources: list[SourceFile], all_paths: set[str], window: int) -> Iterator[Extracted]:
-    """Parse in worker processes when there is enough work: ast is CPU-bound and holds the GIL."""
+def extract_all(sources: list[SourceFile], all_paths: set[str], window: int,
+                emitting: EmitSettings | None = None, secrets: Mapping[str, dict[str, int]] | None = None
+                ) -> Iterator[tuple[Extraction | None, list[FragmentSpec], CheckedBatch | None]]:
+    """Parse in worker processes when there is enough work: ast is CPU-bound and holds the GIL.
+    ``emitting``: the workers also emit and validate each file (``emitted.emit_checked``, with its
+    ``secrets``); the third item is None for a file parsed here."""
     workers = worker_count()
     if not in_workers(len(sources)):
         for source in sources:
-            yield extract(source, all_paths, window)
+            yield (*extract(source, all_paths, window), None)
         return
     size = max(16, len(sources) // (workers * 8))
     chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
     ctx = pool_context()
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=helper_start, initargs=(os.getpid(),)) as pool:
-        for future in [pool.submit(extract_chunk, chunk, all_paths, window) for chunk in chunks]:
+        for future in [pool.submit(_extract_and_emit, chunk, all_paths, window, emitting,
+                                   {s.path: secrets[s.path] for s in chunk if s.path in secrets} if secrets else {})
+                       for chunk in chunks]:
             yield from helper_result(future, "a worker extracting the files")
+
+
+def _extract_and_emit(chunk: list[SourceFile], all_paths: set[str], window: int, emitting: EmitSettings | None,
+                      secrets: dict[str, dict[str, int]]
+                      ) -> list[tuple[Extraction | None, list[FragmentSpec], CheckedBatch | None]]:
+    extracted = extract_chunk(chunk, all_paths, window)
+    if emitting is None:
+        return [(ext, frags, None) for ext, frags in extracted]
+    from acms.ingest.emitted import emit_checked
+
+    checked = emit_checked(emitting, [(source, ext, frags, secrets.get(source.path))
+                                      for source, (ext, frags) in zip(chunk, extracted, strict=True)])
+    return [(ext, frags, c) for (ext, frags), c in zip(extracted, checked, strict=True)]
 
 
 _WORKER: dict[str, object] = {}  # a pool worker's run settings (every listed path, window lines), set once

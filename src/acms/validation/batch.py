@@ -33,14 +33,18 @@ if TYPE_CHECKING:  # rdflib is for the pyshacl reference (``validate_whole_store
     import rdflib
 
 
-def _add_context(store: GraphStore | None, batch: BatchTriples, promised: Iterable[tuple[NamedNode, NamedNode]]
-                 ) -> bool:
+def _add_context(store: GraphStore | None, batch: BatchTriples, promised: Iterable[tuple[NamedNode, NamedNode]],
+                 described: Mapping[str, str] | None = None) -> bool:
     """The classes of the nodes the batch links to: from the store, and ``promised`` (node, class)
     pairs of nodes a streamed run writes later. A promised node is not looked up: its class is the
-    promise, so a group that links to nothing else asks the store nothing. Without a store: False
-    when the batch links to a node only the store could type."""
+    promise, so a group that links to nothing else asks the store nothing. ``described``: node -> class
+    (N-Triples text) of nodes the run writes and validated elsewhere, taken the same way. Without a
+    store: False when the batch links to a node only the store could type."""
     promised = [(str(node), str(cls)) for node, cls in promised]
     known = {node for node, _ in promised}
+    if described:
+        promised += [(n, described[n]) for n in batch.linked() if n in described and n not in known]
+        known.update(n for n, _ in promised)
     linked = [NamedNode(n[1:-1]) for n in batch.linked() if n not in known]
     if linked:
         if store is None:
@@ -74,17 +78,18 @@ def check_batch(store: GraphStore, quads: Sequence[Quad], checks: Iterable[Compi
 
 
 def check_emitted(store: GraphStore, lines: Iterable[str], graph: NamedNode, quads: Sequence[Quad],
-                  checks: Iterable[CompiledCheck] | None = None) -> list[Violation] | None:
+                  checks: Iterable[CompiledCheck] | None = None,
+                  described: Mapping[str, str] | None = None) -> list[Violation] | None:
     """``check_batch`` of a batch made of N-Quads lines all in ``graph`` (files as they were emitted) and
     ``quads`` (the rest: edges, the tree, versions): the lines are read as text, with no term object per
     quad (``from_quads`` printing every term of a 300-file switch's 235k emitted quads cost ~0.3-0.4 s).
-    None when a line is in another graph."""
+    ``described``: as for ``_add_context``. None when a line is in another graph."""
     batch = BatchTriples.from_lines(lines, graph)
     if batch is None:
         return None
     for q in quads:
         batch.add(str(q.subject), str(q.predicate), str(q.object))
-    _add_context(store, batch, ())
+    _add_context(store, batch, (), described)
     return validate(batch, checks)
 
 

@@ -22,6 +22,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from acms.decisions.ingest import adr_batch
 from acms.ingest import emit
+from acms.ingest.emitted import CheckedBatch, EmitSettings
 from acms.ingest.fragments import FragmentSpec
 from acms.ingest.model import Extraction, SourceFile
 from acms.ingest.pipeline import entities_of, extract_all, in_workers, read_sources, vanished
@@ -50,7 +51,7 @@ from acms.sparql import catalog
 from acms.store.protocol import Bindings, GraphStore, SupportsFileRewrite
 from acms.temporal import versions
 from acms.temporal.versions import fragment_parts
-from acms.validation.batch import check_batch, check_emitted, describe, quarantine_warning, rejection, split_by_file
+from acms.validation.batch import check_batch, check_emitted, check_links, describe, quarantine_warning, rejection, split_by_file
 from acms.validation.shapes import CompiledCheck, Violation
 from acms.vocab import GRAPH_ONTOLOGY, TIER_HOT, TIER_WARM
 
@@ -125,6 +126,7 @@ class OneBatch:
         self._old_quads: list[Quad] | None = None  # the replaced files' quads, read once by the plan
         self._old: OldQuads | None = None  # where they are read from, file by file (a store that rewrites by a diff)
         self._context: UnchangedModules | None = None  # the modules not extracted, for linking
+        self._checked: dict[str, CheckedBatch] = {}  # path -> its batch, emitted and validated where it was parsed
 
     def stored(self, store: GraphStore) -> StoredFiles:
         """The files the graph holds: every one, read here."""
@@ -212,7 +214,8 @@ class OneBatch:
         with run.phase("emitting", len(changed)):
             emitted: dict[str, emit.FileBatch] = {}
             for i, source in enumerate(changed):
-                emitted[source.path] = emit.emit_file(
+                checked = self._checked.get(source.path)
+                emitted[source.path] = checked.batch if checked is not None else emit.emit_file(
                     run.minter, source, extractions.get(source.path), specs[source.path], TIER_WARM,
                     run.generated_at, secrets=report.secrets_removed.get(source.path),
                 )
@@ -228,7 +231,8 @@ class OneBatch:
             plan = self._plan(run, changed, removed, current, stored, emitted, extractions, all_paths, migration,
                               relinked)
             with run.phase("validation", len(plan.quads)):
-                violations = self._violations(store, plan, [emitted[s.path] for s in changed], checks)
+                violations = self._violations(store, plan, [emitted[s.path] for s in changed], checks,
+                                              {} if checks is not None else self._checked)
                 if violations and plan.derived:
                     derived = set(plan.derived)
                     own = check_batch(store, [q for q in plan.quads if q not in derived], checks)
@@ -302,15 +306,38 @@ class OneBatch:
 
     @staticmethod
     def _violations(store: GraphStore, plan: Plan, batches: list[emit.FileBatch],
-                    checks: list[CompiledCheck] | None) -> list[Violation]:
+                    checks: list[CompiledCheck] | None, checked: Mapping[str, CheckedBatch]) -> list[Violation]:
         """``check_batch`` of the plan's quads, the files' part (the first ones, in ``batches``' order) read as
-        the N-Quads text it was emitted as (``check_emitted``: no term printed again for each quad)."""
+        the N-Quads text it was emitted as (``check_emitted``: no term printed again for each quad).
+
+        ``checked``: files a worker emitted and validated on their own, as a streamed first index's are
+        (:mod:`acms.ingest.emitted`): their verdicts stand, the rest of the batch is checked with their
+        nodes' classes (what it links to there), and the quads about their nodes outside their batches
+        (the cross-file edges) are checked on the constraints of those links' predicates (``check_links``),
+        as a first index checks its edges."""
         emitted = sum(len(b.lines) for b in batches)
         if all(len(b.quads) == len(b.lines) for b in batches):
-            found = check_emitted(store, (line for b in batches for line in b.lines), TIER_WARM,
-                                  plan.quads[emitted:], checks)
-            if found is not None:
-                return found
+            judged = [checked[b.path] for b in batches if b.path in checked and checked[b.path].batch is b
+                      and checked[b.path].violations is not None]
+            if not judged:
+                found = check_emitted(store, (line for b in batches for line in b.lines), TIER_WARM,
+                                      plan.quads[emitted:], checks)
+                if found is not None:
+                    return found
+                return check_batch(store, plan.quads, checks)
+            found = [v for c in judged for v in c.violations or ()]
+            described = {node: cls for c in judged for node, cls in c.types}
+            own = {id(c.batch) for c in judged}
+            rest = plan.quads[emitted:]
+            links = [q for q in rest if str(q.subject) in described]
+            others = [q for q in rest if str(q.subject) not in described] if links else rest
+            lines = (line for b in batches if id(b) not in own for line in b.lines)
+            main = check_emitted(store, lines, TIER_WARM, others, checks, described)
+            if main is not None:
+                found += main
+                if links:
+                    found += check_links(store, links, checks, {n[1:-1]: c[1:-1] for n, c in described.items()})
+                return sorted(set(found), key=lambda v: (*v.key(), v.value or ""))
         return check_batch(store, plan.quads, checks)
 
     def _symbols_before(self, run: RunContext) -> SymbolRows:
@@ -323,13 +350,21 @@ class OneBatch:
 
     def _extract(self, run: RunContext, sources: list[SourceFile], all_paths: set[str], extractions: dict[str, Extraction],
                  specs: dict[str, list[FragmentSpec]]) -> None:
-        """Extract ``sources`` into ``extractions`` and ``specs`` (the fragments to cut), noting parse errors."""
-        for i, (source, (ext, frags)) in enumerate(zip(sources, extract_all(sources, all_paths, run.settings.window_lines))):
+        """Extract ``sources`` into ``extractions`` and ``specs`` (the fragments to cut), noting parse errors.
+        Where workers parse them, they emit and validate each one too (``self._checked``)."""
+        emitting = EmitSettings(run.minter, TIER_WARM.value, run.generated_at, False)
+        for i, (source, (ext, frags, checked)) in enumerate(zip(sources, extract_all(
+                sources, all_paths, run.settings.window_lines, emitting, run.report.secrets_removed))):
             if ext is not None:
                 extractions[source.path] = ext
                 if ext.parse_error:
                     run.report.parse_errors[source.path] = ext.parse_error
             specs[source.path] = frags
+            if checked is not None:
+                self._checked[source.path] = checked
+                for phase, seconds in checked.seconds.items():
+                    key = f"{phase} (per file)"  # in a pool worker, beside the other files' parsing
+                    run.report.timings[key] = run.report.timings.get(key, 0.0) + seconds
             run.progress.update(i + 1)
 
     def _relink(self, run: RunContext, changed: list[SourceFile], removed: list[str], stored: StoredFiles,
