@@ -1,7 +1,10 @@
-"""Which unchanged Python files a moved name can reach (``python_reach``), and the texts relinking keeps."""
+"""Which unchanged Python files a moved name can reach (``python_reach``), and the texts relinking keeps
+(for a run, and across the runs of a long-lived process)."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from acms.ingest.relink import Texts, python_reach
@@ -51,3 +54,18 @@ def test_texts_over_the_budget_are_read_again_from_disk(tmp_path: Path) -> None:
     (root / "pkg" / "m.py").write_text("changed\n")
     assert texts.get(by_path["alone.py"], None) == "changed\n"
     assert texts.get(by_path["pkg/m.py"], None) == FILES["pkg/m.py"]
+
+
+def test_a_long_lived_process_keeps_unchanged_texts_across_runs_and_never_a_changed_one(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    old = time.time() - 60
+    os.utime(root / "user.py", (old, old))
+    first = {f.path: f for f in list_files(root).files}
+    assert Texts().get(first["user.py"], None) == FILES["user.py"]
+    assert Texts().get(first["chain.py"], None) == FILES["chain.py"]  # written just now: not kept
+    (root / "user.py").unlink()
+    (root / "chain.py").unlink()
+    assert Texts().get(first["user.py"], None) == FILES["user.py"]  # a later run's: kept, not read again
+    assert Texts().get(first["chain.py"], None) is None  # read again: gone
+    (root / "user.py").write_text("import chain\n")  # a new size and mtime: the listing tells
+    assert Texts().get({f.path: f for f in list_files(root).files}["user.py"], None) == "import chain\n"

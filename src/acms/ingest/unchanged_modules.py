@@ -56,9 +56,10 @@ class UnchangedModules:
 
     def _path_of(self, module: str) -> str | None:
         if self._paths is None:
+            names = _module_names(self._all_paths)
             self._paths = {}
             for path in sorted(self._files):
-                self._paths.setdefault(module_name_for(path, self._all_paths), path)
+                self._paths.setdefault(names.get(path) or module_name_for(path, self._all_paths), path)
         return self._paths.get(module)
 
     def prefetch(self, extractions: Iterable[Extraction], workers: int) -> None:
@@ -113,6 +114,23 @@ MEMO_SIZE = 512  # modules a long-lived process keeps parsed (a server refreshin
 # older than the racy window are kept: a later edit within the clock's tick could keep size and mtime.
 _memo: OrderedDict[tuple[str, int, int, str], Extraction | None] = OrderedDict()
 _memo_lock = threading.Lock()
+
+
+_names_memo: list[tuple[frozenset[str], dict[str, str]]] = []  # the last project listing's module names
+
+
+def _module_names(all_paths: set[str]) -> dict[str, str]:
+    """Path -> module name of each Python file among ``all_paths``; a long-lived process keeps those of
+    the last listing (a save changes no path: naming ~1,900 modules took ~40 ms of each refresh of a
+    standard library module)."""
+    key = frozenset(all_paths)
+    with _memo_lock:
+        if _names_memo and _names_memo[0][0] == key:
+            return _names_memo[0][1]
+    names = {p: module_name_for(p, all_paths) for p in all_paths if language_for(p) == "python"}
+    with _memo_lock:
+        _names_memo[:] = [(key, names)]
+    return names
 
 
 def _parse_one(listed: ListedFile, all_paths: set[str], max_bytes: int | None) -> Extraction | None:
