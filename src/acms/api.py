@@ -42,7 +42,7 @@ from acms.service import endpoint  # the SPARQL endpoint's store work: acms serv
 from acms.service.describe import Description, describe
 from acms.service.identity import indexed_project, project_identity, project_name
 from acms.errors import AcmsError, UsageError
-from acms.service.freshness import Manifest, Staleness, check, indexed_files_moved, last_run, still_as_indexed
+from acms.service.freshness import Manifest, Staleness, check, last_run, look_by_stats, still_as_indexed
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
@@ -284,12 +284,13 @@ class Index:
         if self.settings.refresh == "off":
             return ()
         follower = self._follower
+        looked = None
         if follower is not None and follower.watching:
-            # a watcher reports new files; the files indexed are checked by a stat each, not a walk
+            # a watcher reports new files: the files indexed are looked at by a stat each, not a walk
             with self.session.reading() as store:
-                if not indexed_files_moved(self.root, self.settings, self.layout.cache, last_run(store)):
-                    return ()
-        looked = self.look()
+                looked = look_by_stats(self.root, self.settings, self.layout.cache, last_run(store))
+        if looked is None:
+            looked = self.look()
         if not looked.stale:
             return ()
         if self.settings.refresh == "auto" and self._writable():

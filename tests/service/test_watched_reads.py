@@ -14,7 +14,7 @@ import pytest
 from acms import api
 from acms.api import Index
 from acms.results import Refreshed
-from acms.service.freshness import last_run, still_as_indexed
+from acms.service.freshness import Manifest, last_run, still_as_indexed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS = {"embed_on_index": False, "record_use": False, "watch_debounce_ms": 300}
@@ -66,12 +66,20 @@ def test_reads_do_not_walk_the_project_while_nothing_changed(watched) -> None:
 
 
 def test_an_edit_is_answered_fresh_before_the_watcher_refreshes(watched) -> None:
-    idx, root, _walks, _heard = watched
+    """The read refreshes the saved file without a walk: the listing comes from the manifest, which
+    keeps what the walk had skipped and whether git listed the files."""
+    idx, root, walks, _heard = watched
+    before = Manifest.load(idx.layout.cache)
+    assert before is not None and before.skipped
     path = root / "pkg" / "mod.py"
     path.write_text(path.read_text().replace("def make_parser()", "# a\n# b\ndef make_parser()", 1))
     found = idx.describe("pkg.mod.make_parser")  # at once: the watcher may not have heard of it yet
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("def make_parser"))
     assert found.location is not None and found.location.startswith(f"pkg/mod.py:{line}-")
+    assert threading.current_thread().name not in walks
+    after = Manifest.load(idx.layout.cache)
+    assert after is not None and after.run != before.run
+    assert (after.skipped, after.used_git, set(after.files)) == (before.skipped, before.used_git, set(before.files))
 
 
 def test_a_deleted_file_is_gone_from_the_next_answer(watched) -> None:

@@ -38,8 +38,8 @@ from acms.privacy.names import redact_path
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
-__all__ = ["Manifest", "Staleness", "check", "indexed_files_moved", "last_run", "listed_name", "stale_notice",
-           "still_as_indexed", "walk_settings"]
+__all__ = ["Manifest", "Staleness", "check", "last_run", "listed_name", "look_by_stats",
+           "stale_notice", "still_as_indexed", "walk_settings"]
 
 FORMAT = "acms.files/1"
 
@@ -63,6 +63,10 @@ class Manifest:
     listed_ns: int
     files: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     clear: bool = False
+    # what else the listing said (a look by stats rebuilds it from here): whether git listed the files
+    # (None: a manifest written before this was kept), and the paths skipped, by reason
+    used_git: bool | None = None
+    skipped: dict[str, list[str]] = field(default_factory=dict)
 
     @staticmethod
     def path(cache: Path) -> Path:
@@ -74,15 +78,19 @@ class Manifest:
             data = json.loads(cls.path(cache).read_text(encoding="utf-8"))
             if data.get("format") != FORMAT:
                 return None
+            used_git = data.get("used_git")
             return cls(str(data["run"]), int(data["listed_ns"]),
-                       {p: (int(s), int(m), str(h)) for p, (s, m, h) in data["files"].items()}, bool(data["clear"]))
+                       {p: (int(s), int(m), str(h)) for p, (s, m, h) in data["files"].items()}, bool(data["clear"]),
+                       None if used_git is None else bool(used_git),
+                       {str(r): [str(p) for p in paths] for r, paths in data.get("skipped", {}).items()})
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def save(self, cache: Path) -> None:
         """Whole or not at all; where it cannot be written the next look hashes the files instead."""
         write_whole(self.path(cache), json.dumps({"format": FORMAT, "run": self.run, "listed_ns": self.listed_ns,
-                                                  "clear": self.clear, "files": self.files}, separators=(",", ":")))
+                                                  "clear": self.clear, "used_git": self.used_git,
+                                                  "skipped": self.skipped, "files": self.files}, separators=(",", ":")))
 
 
 @dataclass
@@ -159,27 +167,53 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
                      time.perf_counter() - t0, state)
 
 
-def indexed_files_moved(root: Path, settings: Settings, cache: Path, run: str) -> bool:
-    """Whether any file the last run listed changed or went away, by a stat of each (no walk of the
-    project; only a file whose mtime is too close to the listing to tell is read and hashed): the look
-    a read makes while a watcher follows the project, which reports new files itself. A standard
-    library's walk took ~0.15 s of every answer; its stats ~10 ms. True when there is no manifest to
-    compare with for graph state ``run`` (the full look decides)."""
+def look_by_stats(root: Path, settings: Settings, cache: Path, run: str) -> Staleness | None:
+    """``check`` without the walk: the files the last run listed, each by a stat (read and hashed only
+    where size or mtime moved, or within the racy window), the listing rebuilt from the manifest. The
+    look a read makes while a watcher follows the project: new files, and the walker's own rules, are
+    the watcher's to report (its refresh looks at the whole project). A standard library's walk was
+    ~0.15 s of the first answer after every save. None when there is no manifest to go by for graph state
+    ``run``, or one of the files is no regular file any more (the full look tells what it is)."""
+    t0, listed_ns = time.perf_counter(), time.time_ns()
     manifest = _trusted(cache, run, settings)
-    if manifest is None:
-        return True
+    if manifest is None or manifest.used_git is None:
+        return None
     racy_from = manifest.listed_ns - RACY_NS
+    base = os.path.realpath(root)
+    files: list[ListedFile] = []
+    changed: list[str] = []
+    removed: list[str] = []
+    unchanged: dict[str, str] = {}
+    hashed = 0
     for path, (size, mtime_ns, digest) in manifest.files.items():
-        on_disk = root / unescape_path(path)
+        on_disk = os.path.join(base, unescape_path(path))
         try:
-            st = os.stat(on_disk)
+            st = os.lstat(on_disk)
+        except FileNotFoundError:
+            if digest:
+                removed.append(path)
+            continue
         except OSError:
-            return True
-        if st.st_size != size or st.st_mtime_ns != mtime_ns:
-            return True
-        if st.st_mtime_ns >= racy_from and _digest(ListedFile(path, on_disk, size, mtime_ns), settings) != digest:
-            return True  # the same size within the clock's tick: the text told
-    return False
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        listed = ListedFile(path, on_disk, st.st_size, st.st_mtime_ns)
+        files.append(listed)
+        if (st.st_size, st.st_mtime_ns) == (size, mtime_ns) and mtime_ns < racy_from:
+            if digest:
+                unchanged[path] = digest
+            continue
+        hashed += 1
+        now = _digest(listed, settings)
+        if now == digest:
+            if now:
+                unchanged[path] = now
+            continue
+        changed.append(path)
+    skipped = {reason: sorted(manifest.skipped.get(reason.value, ())) for reason in SkipReason}
+    listing = Listing(Path(base), files, skipped, manifest.used_git)
+    return Staleness(sorted(changed), [], sorted(removed), listing, unchanged, listed_ns, hashed,
+                     time.perf_counter() - t0, run)
 
 
 def still_as_indexed(root: Path, settings: Settings, cache: Path, run: str, paths: Iterable[str]) -> bool:
@@ -250,7 +284,7 @@ def _digest(f: ListedFile, settings: Settings) -> str:
 def manifest_after_run(run: str, listing: Listing, listed_ns: int, hashes: dict[str, str], clear: bool) -> Manifest:
     """The manifest an index run leaves: every listed file's stat as listed, the hash it indexed."""
     return Manifest(run, listed_ns, {f.path: (f.size, f.mtime_ns, hashes.get(f.path, "")) for f in listing.files},
-                    clear)
+                    clear, listing.used_git, {r.value: list(p) for r, p in listing.skipped.items() if p})
 
 
 def stale_notice(stale: Sequence[str], shown: int = 5) -> str:
