@@ -189,8 +189,8 @@ def read_and_extract(files: list[ListedFile], all_paths: set[str], window: int, 
     if emitting is not None:
         from acms.ingest.emitted import emit_and_check
 
-        got.emitted = [emit_and_check(emitting, source, ext, frags, got.secrets_removed.get(source.path))
-                       for source, (ext, frags) in zip(got.sources, got.extracted, strict=True)]
+        got.emitted = emit_and_check(emitting, [(source, ext, frags, got.secrets_removed.get(source.path))
+                                                for source, (ext, frags) in zip(got.sources, got.extracted, strict=True)])
         got.extracted = [(None if ext is None else slim(ext), []) for ext, _ in got.extracted]
         got.sources = [dataclasses.replace(source, text="") for source in got.sources]
     return got
