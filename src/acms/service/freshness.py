@@ -173,7 +173,8 @@ def look_by_stats(root: Path, settings: Settings, cache: Path, run: str) -> Stal
     look a read makes while a watcher follows the project: new files, and the walker's own rules, are
     the watcher's to report (its refresh looks at the whole project). A standard library's walk was
     ~0.15 s of the first answer after every save. None when there is no manifest to go by for graph state
-    ``run``, or one of the files is no regular file any more (the full look tells what it is)."""
+    ``run``, or one of the files is no regular file any more, or a link now leading out of the project (the
+    full look tells what it is)."""
     t0, listed_ns = time.perf_counter(), time.time_ns()
     manifest = _trusted(cache, run, settings)
     if manifest is None or manifest.used_git is None:
@@ -189,6 +190,10 @@ def look_by_stats(root: Path, settings: Settings, cache: Path, run: str) -> Stal
         on_disk = os.path.join(base, unescape_path(path))
         try:
             st = os.lstat(on_disk)
+            if stat.S_ISLNK(st.st_mode):  # a link the walker listed: while it stays inside the project
+                if not os.path.realpath(on_disk).startswith(base + os.sep):
+                    return None
+                st = os.stat(on_disk)
         except FileNotFoundError:
             if digest:
                 removed.append(path)

@@ -349,10 +349,11 @@ class OneBatch:
         return self._stored_symbols
 
     def _extract(self, run: RunContext, sources: list[SourceFile], all_paths: set[str], extractions: dict[str, Extraction],
-                 specs: dict[str, list[FragmentSpec]]) -> None:
+                 specs: dict[str, list[FragmentSpec]], *, emit_too: bool = True) -> None:
         """Extract ``sources`` into ``extractions`` and ``specs`` (the fragments to cut), noting parse errors.
-        Where workers parse them, they emit and validate each one too (``self._checked``)."""
-        emitting = EmitSettings(run.minter, TIER_WARM.value, run.generated_at, False)
+        Where workers parse them, they emit and validate each one too (``self._checked``), unless not
+        ``emit_too`` (files read again for their links: most keep their triples)."""
+        emitting = EmitSettings(run.minter, TIER_WARM.value, run.generated_at, False) if emit_too else None
         for i, (source, (ext, frags, checked)) in enumerate(zip(sources, extract_all(
                 sources, all_paths, run.settings.window_lines, emitting, run.report.secrets_removed))):
             if ext is not None:
@@ -423,7 +424,7 @@ class OneBatch:
                 read = read_sources(Listing(listing.root, [f for f in candidates if f.path in paths], {}, listing.used_git),
                                     skipped, run.report.secrets_removed, run.settings.max_file_bytes,
                                     run.settings.store_secrets)
-                self._extract(run, read, all_paths, extractions, specs)
+                self._extract(run, read, all_paths, extractions, specs, emit_too=False)
                 for reason, lost in skipped.items():
                     run.report.skipped.setdefault(reason, []).extend(lost)
                     gone += lost
