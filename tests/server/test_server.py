@@ -322,7 +322,12 @@ def test_query_over_the_timeout_is_stopped(searcher: Searcher) -> None:
             assert status == 503 and "0.5 s timeout" in body and "stopped" in body and ctype.startswith("text/plain")
             assert time.monotonic() - t < 3.0  # answered at the deadline, not when the query ends
             assert running.app.state.sparql.running == 0  # its worker process was terminated
-        assert call(q(running.url, "ASK { ?s ?p ?o }"))[0] == 200  # a fresh worker answers
+        # a fresh worker answers: the one that replaced the killed worker is starting now, and under a
+        # heavy load its start-up alone can take more than this server's 0.5 s (then a timeout again)
+        deadline = time.monotonic() + 30
+        while (status := call(q(running.url, "ASK { ?s ?p ?o }"))[0]) == 503 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert status == 200
     finally:
         running.stop()
 
