@@ -1,13 +1,14 @@
-"""A file emitted and validated where it was extracted (a pool worker of a streamed first index), so
-the process that writes the index only loads what it is handed.
+"""Files emitted and validated where they were extracted (a pool worker of a streamed first index, or
+of a refresh of many files), so the process that writes the index only loads what it is handed.
 
 Why: the writer is a streamed index's bottleneck. Emitting a standard library's files and
 validating their 2.4M triples took it ~4 and ~15 s, one file after another, while the extraction
-workers waited for it. A file's triples are validated on their own just as in its group: every node a
-file's triples describe is the file's (its IRIs hold its path), and the nodes it links to are its own
-but for the project, which is promised. A link to anything else (none is emitted today) leaves the
-file's verdict to the writer, which asks the store, as before (``violations`` None). ADR files, whose
-decisions link across files and read the store, and runs with extension checks stay on the writer.
+workers waited for it. A worker's files are validated together, and each file's verdict is what
+validating it in its run's whole batch would give: every node a file's triples describe is the
+file's (its IRIs hold its path), and the nodes it links to are its own but for the project, which is
+promised. A link to anything else (none is emitted today) leaves the files' verdicts to the writer,
+which asks the store, as before (``violations`` None). ADR files, whose decisions link across files
+and read the store, and runs with extension checks stay on the writer.
 """
 
 from __future__ import annotations
