@@ -112,7 +112,8 @@ def extract_all(sources: list[SourceFile], all_paths: set[str], window: int,
     ctx = pool_context()
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=helper_start, initargs=(os.getpid(),)) as pool:
         for future in [pool.submit(_extract_and_emit, chunk, all_paths, window, emitting,
-                                   {s.path: secrets[s.path] for s in chunk if s.path in secrets} if secrets else {})
+                                   {s.path: secrets[s.path] for s in chunk if s.path in secrets}
+                                   if secrets and emitting is not None else {})
                        for chunk in chunks]:
             yield from helper_result(future, "a worker extracting the files")
 

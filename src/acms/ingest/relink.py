@@ -17,21 +17,18 @@ file the run reads (their edges share one entity), and the files whose module an
 
 from __future__ import annotations
 
-import os
 import re
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from posixpath import basename, dirname
 
 from pyoxigraph import Literal
 
+from acms.ingest.kept import ByFileVersion
 from acms.ingest.model import Extraction
 from acms.ingest.python_extractor import INIT_FILES, module_name_for
 from acms.ingest.ts_languages import languages
-from acms.ingest.walker import RACY_NS, ListedFile, SkipReason, language_for, read_source
+from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
@@ -72,40 +69,21 @@ class Texts:
         """The file's text; None when it cannot be read as text any more."""
         if f.path in self._kept:
             return self._kept[f.path]
-        key = (os.fspath(f.abs_path), f.size, f.mtime_ns, max_bytes)
-        with _process_lock:
-            text = _process_texts.get(key, _MISSING)
-            if text is not _MISSING:
-                _process_texts.move_to_end(key)
-        if text is _MISSING:
+        key = _process_texts.key(f, max_bytes)
+        text = _process_texts.get(key, None)
+        if text is None:
             got = read_source(f, max_bytes)
-            text = None if isinstance(got, SkipReason) else got.text
-            if text is not None and f.mtime_ns and f.mtime_ns < time.time_ns() - RACY_NS and got.size == f.size:
-                _keep_for_process(key, text)
+            if not isinstance(got, SkipReason):
+                text = got.text
+                _process_texts.keep(key, text, f, got.size)
         if language_for(f.path) == "python" and (text is None or len(text) <= self._left):
             self._kept[f.path] = text
             self._left -= len(text or "")
-        return text  # type: ignore[return-value]
+        return text
 
 
 PROCESS_TEXTS = 64 << 20  # characters of unchanged files' texts a long-lived process keeps for relinking
-_MISSING = object()
-_process_texts: OrderedDict[tuple[str, int, int, int | None], str] = OrderedDict()
-_process_chars = [0]
-_process_lock = threading.Lock()
-
-
-def _keep_for_process(key: tuple[str, int, int, int | None], text: str) -> None:
-    if len(text) > PROCESS_TEXTS // 8:
-        return
-    with _process_lock:
-        if key in _process_texts:
-            return
-        _process_texts[key] = text
-        _process_chars[0] += len(text)
-        while _process_chars[0] > PROCESS_TEXTS:
-            _, gone = _process_texts.popitem(last=False)
-            _process_chars[0] -= len(gone)
+_process_texts: ByFileVersion[str] = ByFileVersion(PROCESS_TEXTS, len)
 
 
 def mentioning(files: Iterable[ListedFile], names: Collection[str], max_bytes: int | None = None,

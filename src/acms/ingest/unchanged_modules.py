@@ -22,15 +22,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-import time
-from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from acms.ingest.extractors import PARSE_MAX_BYTES, python_extraction
+from acms.ingest.kept import MISSING, ByFileVersion
 from acms.ingest.model import Extraction
 from acms.ingest.python_extractor import module_name_for
-from acms.ingest.walker import RACY_NS, ListedFile, SkipReason, language_for, read_source
+from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
 from acms.lifetime import helper_result, helper_start, pool_context
 
 __all__ = ["UnchangedModules"]
@@ -107,15 +106,11 @@ class UnchangedModules:
 
 
 MEMO_SIZE = 512  # modules a long-lived process keeps parsed (a server refreshing after every save)
-
-# (name on disk, size, mtime, module name) -> what resolution reads of the module: a process that
-# refreshes again and again (acms mcp, acms serve, acms watch) parsed the same modules a saved file
-# imports on every save (~0.1 s of a standard library module's refresh). Only files whose mtime is
-# older than the racy window are kept: a later edit within the clock's tick could keep size and mtime.
-_memo: OrderedDict[tuple[str, int, int, str], Extraction | None] = OrderedDict()
-_memo_lock = threading.Lock()
-
-
+# what resolution reads of a module, by file version (and module name): a process that refreshes again
+# and again (acms mcp, acms serve, acms watch) parsed the same modules a saved file imports on every
+# save (~0.1 s of a standard library module's refresh)
+_parsed: ByFileVersion[Extraction | None] = ByFileVersion(MEMO_SIZE)
+_names_lock = threading.Lock()
 _names_memo: list[tuple[frozenset[str], dict[str, str]]] = []  # the last project listing's module names
 
 
@@ -124,30 +119,25 @@ def _module_names(all_paths: set[str]) -> dict[str, str]:
     the last listing (a save changes no path: naming ~1,900 modules took ~40 ms of each refresh of a
     standard library module)."""
     key = frozenset(all_paths)
-    with _memo_lock:
+    with _names_lock:
         if _names_memo and _names_memo[0][0] == key:
             return _names_memo[0][1]
     names = {p: module_name_for(p, all_paths) for p in all_paths if language_for(p) == "python"}
-    with _memo_lock:
+    with _names_lock:
         _names_memo[:] = [(key, names)]
     return names
 
 
 def _parse_one(listed: ListedFile, all_paths: set[str], max_bytes: int | None) -> Extraction | None:
-    key = (os.fspath(listed.abs_path), listed.size, listed.mtime_ns, module_name_for(listed.path, all_paths))
-    with _memo_lock:
-        if key in _memo:
-            _memo.move_to_end(key)
-            return _memo[key]
+    key = _parsed.key(listed, module_name_for(listed.path, all_paths))
+    kept = _parsed.get(key, MISSING)
+    if kept is not MISSING:
+        return kept  # type: ignore[return-value]  (not MISSING: a kept extraction, or None)
     got = read_source(listed, max_bytes)
     if isinstance(got, SkipReason) or got.size > PARSE_MAX_BYTES:  # not parsed by a first index either
         return None  # (or gone, or turned odd, since it was listed: the next run sees it)
     ext = _resolved_part(python_extraction(listed.path, got.text, all_paths))
-    if listed.mtime_ns and listed.mtime_ns < time.time_ns() - RACY_NS and got.size == listed.size:
-        with _memo_lock:
-            _memo[key] = ext
-            while len(_memo) > MEMO_SIZE:
-                _memo.popitem(last=False)
+    _parsed.keep(key, ext, listed, got.size)
     return ext
 
 

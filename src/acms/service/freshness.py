@@ -140,11 +140,22 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
     else:
         known = manifest.files
         racy_from = manifest.listed_ns - RACY_NS
+    changed, added, unchanged, hashed = _compared(listing.files, known, racy_from, settings)
+    listed = {f.path for f in listing.files}
+    removed = sorted(p for p, entry in known.items() if p not in listed and entry[2])
+    return Staleness(changed, added, removed, listing, unchanged, listed_ns, hashed, time.perf_counter() - t0, state)
+
+
+def _compared(files: Iterable[ListedFile], known: dict[str, tuple[int, int, str]], racy_from: int,
+              settings: Settings) -> tuple[list[str], list[str], dict[str, str], int]:
+    """``files`` against ``known`` (path -> size, mtime and content hash as last listed): the changed and
+    the added paths (sorted), the hashes of the unchanged text files, and how many files were read and
+    hashed to tell (those whose size or mtime moved, or listed within the racy window)."""
     changed: list[str] = []
     added: list[str] = []
     unchanged: dict[str, str] = {}
     hashed = 0
-    for f in listing.files:
+    for f in files:
         entry = known.get(f.path)
         if entry is not None and (entry[0], entry[1]) == (f.size, f.mtime_ns) and f.mtime_ns < racy_from:
             if entry[2]:
@@ -161,10 +172,7 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
                 unchanged[f.path] = digest
             continue
         changed.append(f.path)
-    listed = {f.path for f in listing.files}
-    removed = sorted(p for p, entry in known.items() if p not in listed and entry[2])
-    return Staleness(sorted(changed), sorted(added), removed, listing, unchanged, listed_ns, hashed,
-                     time.perf_counter() - t0, state)
+    return sorted(changed), sorted(added), unchanged, hashed
 
 
 def look_by_stats(root: Path, settings: Settings, cache: Path, run: str) -> Staleness | None:
@@ -182,11 +190,8 @@ def look_by_stats(root: Path, settings: Settings, cache: Path, run: str) -> Stal
     racy_from = manifest.listed_ns - RACY_NS
     base = os.path.realpath(root)
     files: list[ListedFile] = []
-    changed: list[str] = []
     removed: list[str] = []
-    unchanged: dict[str, str] = {}
-    hashed = 0
-    for path, (size, mtime_ns, digest) in manifest.files.items():
+    for path, (_, _, digest) in manifest.files.items():
         on_disk = os.path.join(base, unescape_path(path))
         try:
             st = os.lstat(on_disk)
@@ -202,22 +207,11 @@ def look_by_stats(root: Path, settings: Settings, cache: Path, run: str) -> Stal
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
-        listed = ListedFile(path, on_disk, st.st_size, st.st_mtime_ns)
-        files.append(listed)
-        if (st.st_size, st.st_mtime_ns) == (size, mtime_ns) and mtime_ns < racy_from:
-            if digest:
-                unchanged[path] = digest
-            continue
-        hashed += 1
-        now = _digest(listed, settings)
-        if now == digest:
-            if now:
-                unchanged[path] = now
-            continue
-        changed.append(path)
+        files.append(ListedFile(path, on_disk, st.st_size, st.st_mtime_ns))
+    changed, _, unchanged, hashed = _compared(files, manifest.files, racy_from, settings)  # none added: all known
     skipped = {reason: sorted(manifest.skipped.get(reason.value, ())) for reason in SkipReason}
     listing = Listing(Path(base), files, skipped, manifest.used_git)
-    return Staleness(sorted(changed), [], sorted(removed), listing, unchanged, listed_ns, hashed,
+    return Staleness(changed, [], sorted(removed), listing, unchanged, listed_ns, hashed,
                      time.perf_counter() - t0, run)
 
 
