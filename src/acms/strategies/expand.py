@@ -78,6 +78,7 @@ is lambda let match mod new nil none not null or package pass pub raise return s
 switch this throw true try type use var void while with yield None True False""".split())
 HEADER_TOKENS = 12  # what a packed block's header (path:lines, name) costs beside its text, about
 AMBIGUOUS = 6  # a name with more entities than this is left to ``self.name`` resolution
+FEW_SUBCLASSES = 8  # up to this many, a class's subclasses are looked through for a namesake (not counted further)
 # Output order: bodies, the decisions about them, the next-ranked seeds as one-line references (the next
 # candidates for the place to edit, when the first is wrong), the signatures of what the bodies use, the
 # other references.
@@ -281,14 +282,36 @@ class Expansion:
         owners = self.store.select(self.query("method-classes.rq"), {"node": [NamedNode(m) for m in methods]})
         if not owners:
             return
-        tables = {"up": ("node cls name", [(r["node"], r["cls"], r["name"]) for r in owners]),
-                  "down": ("node cls name base", [(r["node"], r["cls"], r["name"], r["base"]) for r in owners])}
-        for way, (columns, table) in tables.items():
-            for r in self.store.select(self.query(f"overrides-{way}.rq"), {columns: table}):
+        down = [(r["node"], r["cls"], r["name"], r["base"]) for r in owners]
+        by_name = self._down_by_name(down)
+        calls = [("up", "overrides-up.rq", "node cls name", [(r["node"], r["cls"], r["name"]) for r in owners]),
+                 ("down", "overrides-down.rq", "node cls name base", [r for r in down if r[0] not in by_name]),
+                 ("down", "overrides-down-by-name.rq", "node cls name base", [r for r in down if r[0] in by_name])]
+        for way, query, columns, table in calls:
+            if not table:
+                continue
+            for r in self.store.select(self.query(query), {columns: table}):
                 s = weight_of[r["node"].value] * self.opts.overrides * self.opts.decay
                 if r["entity"].value != r["node"].value:
                     self._reach(reached, r["entity"].value, s, 1, f"overrides {_short(r['node'].value)}"
                                 if way == "up" else f"overridden from {_short(r['node'].value)}")
+
+    def _down_by_name(self, down: list[tuple[Any, Any, Any, Any]]) -> set[object]:
+        """The methods whose subclasses' namesakes are cheaper to find from their name than from their
+        class: the class has more than ``FEW_SUBCLASSES`` subclasses and the name fewer bearers than that
+        (``subclass-counts.rq``, ``namesake-counts.rq``; both queries give the same answer). A strategy
+        folder without the counting queries looks down from every class."""
+        try:
+            subclasses, namesakes = self.query("subclass-counts.rq"), self.query("namesake-counts.rq")
+        except ConfigError:
+            return set()
+        wide = {r["node"]: int(r["n"].value)
+                for r in self.store.select(subclasses, {"node cls": [(n, c) for n, c, _, _ in down]})
+                if int(r["n"].value) > FEW_SUBCLASSES}
+        if not wide:
+            return set()
+        counted = self.store.select(namesakes, {"node name": [(n, name) for n, _, name, _ in down if n in wide]})
+        return {r["node"] for r in counted if int(r["n"].value) < wide[r["node"]]}
 
     def constructors(self, reached: dict[str, _Reached]) -> None:
         """A class the walk reached brings its constructor, at its hop (``constructors.rq``): code that calls
