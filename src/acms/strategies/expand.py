@@ -223,15 +223,35 @@ class Expansion:
         for way, table in (("out", self.opts.edges_out), ("in", self.opts.edges_in)):
             if not table or not nodes:
                 continue
+            pairs: dict[str, list[tuple[Term, ...]]] = {"node nodeScore": nodes, "edge weight": _edge_table(table)}
+            if way == "in":
+                pairs = self._within_fan(nodes, pairs["edge weight"]) or pairs
+                if not next(iter(pairs.values())):
+                    continue
             rows = self.store.select(self.query(f"expand-{way}.rq"), {
-                "node nodeScore": nodes, "edge weight": _edge_table(table),
-                "decay": _double(self.opts.decay ** hop), "most": Literal(str(self.opts.max_fan), datatype=XSD.integer)})
+                **pairs, "decay": _double(self.opts.decay ** hop),
+                "most": Literal(str(self.opts.max_fan), datatype=XSD.integer)})
             for r in rows:
                 edge = _short(r["edge"].value)
                 why = (f"{edge} by {_short(r['node'].value)}" if way == "in"
                        else f"{_short(r['node'].value)} {edge} it")
                 for target in dict.fromkeys(r["entities"].value.split()):
                     self._reach(reached, target, float(r["score"].value), hop, why)
+
+    def _within_fan(self, nodes: list[tuple[Term, Term]], edges: list[tuple[Term, Term]]
+                    ) -> dict[str, list[tuple[Term, ...]]] | None:
+        """The ``(?node ?nodeScore ?edge ?weight)`` rows whose inward edges reach at most ``max_fan``
+        entities (``expand-in-counts.rq``): ``expand-in.rq`` answers the same for them, without reading
+        the hubs it would drop. None when the strategy's folder has no counting query."""
+        try:
+            query = self.query("expand-in-counts.rq")
+        except ConfigError:
+            return None
+        counts = {(r["node"].value, r["edge"].value): int(r["n"].value) for r in self.store.select(
+            query, {"node": [n for n, _ in nodes], "edge": [e for e, _ in edges]})}
+        return {"node nodeScore edge weight": [
+            (node, score, edge, weight) for node, score in nodes for edge, weight in edges
+            if 0 < counts.get((node.value, edge.value), 0) <= self.opts.max_fan]}  # type: ignore[attr-defined]
 
     def names(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
         """Name resolution over the seeds' code (see the module docstring): ``self.x`` in a method is its
