@@ -56,7 +56,7 @@ TASKS: tuple[tuple[str, dict[str, Any]], ...] = (
 _GENERATION = ox.NamedNode("https://w3id.org/acms/store#generation")
 # The default pipeline's queries (queries/strategies/arce/*.rq): each must be among those replayed.
 PHASES = {f"# name: {p}" for p in ("ranked", "expand-out", "expand-in", "expand-in-counts", "anchor-lines", "fragment-texts",
-                                   "entity-heads", "method-classes", "subclass-counts", "overrides-up", "overrides-down",
+                                   "entity-heads", "method-classes", "subclass-counts", "name-counts", "overrides-up", "overrides-down",
                                    "qualified-names", "defined-names", "entity-places", "decisions-current",
                                    "decision-reach")}
 _DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"

@@ -1,7 +1,8 @@
-"""The walk's inward edges and ``max_fan`` over a small project the tests index: a helper called from
-more places than ``max_fan`` brings none of its callers (the edge says little), one called from fewer
-brings them; ``expand-in-counts.rq``, which keeps the hubs from being read at all, counts what
-``expand-in.rq`` lists."""
+"""Hubs the walk passes by, over a small project the tests index: a helper called from more places than
+``max_fan`` brings none of its callers (the edge says little), one called from fewer brings them;
+``expand-in-counts.rq``, which keeps the hubs from being read at all, counts what ``expand-in.rq``
+lists; a name borne by more entities than resolve (``AMBIGUOUS``) is counted (``name-counts.rq``), not
+asked of ``defined-names.rq``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pyoxigraph import Literal, NamedNode
 from acms.assembly.protocol import parse_request
 from acms.retrieval.search import Searcher
 from acms.service.assembly import assemble
+from acms.strategies.expand import AMBIGUOUS
 from acms.strategies.registry import StrategyRegistry
 from acms.vocab import UKO, XSD
 from .walks import arce_with, searcher_of
@@ -23,7 +25,9 @@ FILES = {
     "core/log.py": 'def log(message):\n    """Write one line."""\n    return message\n',
     "core/rare.py": 'def rare(value):\n    """Seldom used."""\n    return value\n',
     "app/__init__.py": "",
-    **{f"app/job{i}.py": f"from core.log import log\n\n\ndef job{i}():\n    return log('{i}')\n" for i in range(CALLERS)},
+    **{f"app/job{i}.py": f"from core.log import log\n\n\ndef job{i}():\n    return log('{i}')\n\n\ndef run():\n    return {i}\n"
+       for i in range(CALLERS)},
+    "app/start.py": "def start(task):\n    return run(task) + rare(task)\n",
     "app/once.py": "from core.rare import rare\n\n\ndef first():\n    return rare(1)\n\n\ndef second():\n    return rare(2)\n",
 }
 
@@ -60,6 +64,22 @@ def test_a_hub_is_not_asked_for_its_callers(searcher: Searcher) -> None:
     log = "<https://w3id.org/acms/id/proj/code/core/log.py#core.log.log>"
     assert any("# name: expand-in-counts" in t and log in t for t in sent)
     assert not any(f"({log} " in t and f"<{UKO.calls.value}>" in t.split(log, 1)[1].split(")", 1)[0] for t in inward)
+
+
+def test_a_common_name_is_counted_not_read(searcher: Searcher) -> None:
+    """``run`` (12 bearers) is counted and left; ``rare`` (1) is looked up and resolves."""
+    sent: list[str] = []
+    store = searcher.store
+    store.tracer = lambda text, _seconds: sent.append(text)  # type: ignore[attr-defined]
+    try:
+        got = names(searcher, "app/start.py::start", arce_with())
+    finally:
+        store.tracer = None  # type: ignore[attr-defined]
+    assert CALLERS > AMBIGUOUS and "core.rare.rare" in got
+    counted = [t for t in sent if "# name: name-counts" in t]
+    looked_up = [t for t in sent if "# name: defined-names" in t]
+    assert any('"run"' in t for t in counted) and looked_up
+    assert not any('"run"' in t for t in looked_up) and any('"rare"' in t for t in looked_up)
 
 
 def test_the_counts_are_what_the_inward_query_lists(searcher: Searcher) -> None:

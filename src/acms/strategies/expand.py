@@ -271,9 +271,11 @@ class Expansion:
             rows = self.store.select(self.query("qualified-names.rq"), {"qn": [Literal(q) for q in sorted(own)]})
             for r in rows:
                 hits += [(c, r["entity"].value) for c in own[r["qn"].value]]
-        if bare:
+        bearers = self._name_counts(sorted(bare)) if bare else None
+        few = [n for n in sorted(bare) if bearers is None or 0 < bearers.get(n, 0) <= AMBIGUOUS]
+        if few:
             rows = self.store.select(self.query("defined-names.rq"), {
-                "name": [Literal(n) for n in sorted(bare)], "most": Literal(str(AMBIGUOUS), datatype=XSD.integer)})
+                "name": [Literal(n) for n in few], "most": Literal(str(AMBIGUOUS), datatype=XSD.integer)})
             named = {r["name"].value: r["entities"].value.split() for r in rows}
             keep = sorted({e for es in named.values() for e in es})
             places: dict[str, str] = {}
@@ -319,19 +321,29 @@ class Expansion:
     def _down_by_name(self, down: list[tuple[Any, Any, Any, Any]]) -> set[object]:
         """The methods whose subclasses' namesakes are cheaper to find from their name than from their
         class: the class has more than ``FEW_SUBCLASSES`` subclasses and the name fewer bearers than that
-        (``subclass-counts.rq``, ``namesake-counts.rq``; both queries give the same answer). A strategy
+        (``subclass-counts.rq``, ``name-counts.rq``; both queries give the same answer). A strategy
         folder without the counting queries looks down from every class."""
         try:
-            subclasses, namesakes = self.query("subclass-counts.rq"), self.query("namesake-counts.rq")
+            subclasses = self.query("subclass-counts.rq")
         except ConfigError:
             return set()
         wide = {r["node"]: int(r["n"].value)
                 for r in self.store.select(subclasses, {"node cls": [(n, c) for n, c, _, _ in down]})
                 if int(r["n"].value) > FEW_SUBCLASSES}
-        if not wide:
+        bearers = self._name_counts(sorted({name.value for n, _, name, _ in down if n in wide})) if wide else None
+        if not bearers:
             return set()
-        counted = self.store.select(namesakes, {"node name": [(n, name) for n, _, name, _ in down if n in wide]})
-        return {r["node"] for r in counted if int(r["n"].value) < wide[r["node"]]}
+        return {n for n, _, name, _ in down if n in wide and bearers.get(name.value, 0) < wide[n]}
+
+    def _name_counts(self, names: list[str]) -> dict[str, int] | None:
+        """How many entities outside the cold tier bear each of ``names`` (``name-counts.rq``, counted
+        without reading them); None when the strategy's folder has no such query."""
+        try:
+            query = self.query("name-counts.rq")
+        except ConfigError:
+            return None
+        return {r["name"].value: int(r["n"].value)
+                for r in self.store.select(query, {"name": [Literal(n) for n in names]})}
 
     def constructors(self, reached: dict[str, _Reached]) -> None:
         """A class the walk reached brings its constructor, at its hop (``constructors.rq``): code that calls
