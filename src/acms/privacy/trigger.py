@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 
@@ -79,21 +80,27 @@ _TRIGGER_ITEMS = (
        ("pass", r"[ \t]*:?[ \t]*[\"'`]"), ("pw", r"[ \t]*:"), ("${", r"[\w.\-]{0,100}:-?[^}\s]"),
        ("name", r"[ \t]*=[ \t]*[\"'][\w.\-]{0,40}(?:pass|pwd|secret|token|key|auth|cred)")])
 _QUOTED_LONG = r"[A-Za-z0-9+/=_\-.]{16}"
-_TRIGGER = re.compile(_trie(_anchored(_TRIGGER_ITEMS)))
 _TRIGGER_QUOTED = re.compile(r"[\"'`]" + _QUOTED_LONG)
-# both in one pass over the lower-cased text, for ASCII texts (where lower-casing maps no other
-# character into _QUOTED_LONG)
-_TRIGGER_ASCII = re.compile(_trie(_anchored(_TRIGGER_ITEMS + [(q, _QUOTED_LONG) for q in "\"'`"])))
+
+
+@cache
+def _triggers() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The trigger, and for ASCII texts the trigger and the quoted strings in one pass over the
+    lower-cased text (lower-casing maps no other character into ``_QUOTED_LONG`` there). Compiled on
+    first use: ~30 ms that a read command, which imports this through the walker, never needs."""
+    return (re.compile(_trie(_anchored(_TRIGGER_ITEMS))),
+            re.compile(_trie(_anchored(_TRIGGER_ITEMS + [(q, _QUOTED_LONG) for q in "\"'`"]))))
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 
 
 def _candidate_lines(text: str, low: str) -> list[tuple[int, int]]:
     """(start, end) of every line a trigger fires on, in order. No trigger spans a line break, so
     a match that starts before the end of the last one's line is on that line."""
+    trigger, trigger_ascii = _triggers()
     if text.isascii():
-        passes = ((_TRIGGER_ASCII, low),)
+        passes = ((trigger_ascii, low),)
     else:  # lower-casing may make a letter ASCII (the Kelvin sign a "k"): quotes read the text
-        passes = ((_TRIGGER, low), (_TRIGGER_QUOTED, text))
+        passes = ((trigger, low), (_TRIGGER_QUOTED, text))
     spans: dict[int, int] = {}
     for pattern, subject in passes:
         end = -1
@@ -110,7 +117,8 @@ def _candidate_lines(text: str, low: str) -> list[tuple[int, int]]:
 
 def _trigger_spots(line: str, low_line: str) -> list[re.Match[str]]:
     """Where the trigger fires in one line, in order (the windows a long line is scanned in)."""
+    trigger, trigger_ascii = _triggers()
     if line.isascii():
-        return list(_TRIGGER_ASCII.finditer(low_line))
-    found = list(_TRIGGER.finditer(low_line)) + list(_TRIGGER_QUOTED.finditer(line))
+        return list(trigger_ascii.finditer(low_line))
+    found = list(trigger.finditer(low_line)) + list(_TRIGGER_QUOTED.finditer(line))
     return sorted(found, key=lambda m: m.start())
