@@ -10,15 +10,17 @@ room at all), and reaches:
 
 - structural edges outward and inward (``expand-out.rq`` / ``expand-in.rq``; the edge kinds and their
   weights are the strategy's data, ``[phase.edges_out]`` / ``[phase.edges_in]``; an edge kind that
-  reaches more than ``max_fan`` entities from one node says little and is not followed);
+  reaches more than ``max_fan`` entities from one node says little and is not followed, nor read: the
+  inward edges are counted first, ``expand-in-counts.rq``);
 - the names the seeds' code uses: ``self.x`` in a method is its class's ``x``, a bare name counts when
-  exactly one definition outside tests and in the code's language family bears it (``defined-names.rq``:
-  the resolution a reader does, which catches what static call edges miss, such as ``response.url`` or
-  a class used only in an annotation);
+  exactly one definition outside tests and in the code's language family bears it (``defined-names.rq``,
+  asked only for the names ``name-counts.rq`` finds few bear: the resolution a reader does, which
+  catches what static call edges miss, such as ``response.url`` or a class used only in an annotation);
 - what is beside the focus (``beside-members.rq`` / ``beside-file.rq``): its class's other members and
   its file's top level, nearest first, as one-line references; without a focus, beside the best seed;
 - a method's namesakes one level up and down its class hierarchy (``overrides-up.rq`` /
-  ``overrides-down.rq``: a change to a method is often due where it is overridden);
+  ``overrides-down.rq``, or from the name where the class has more subclasses than the name bearers,
+  ``overrides-down-by-name.rq``: a change to a method is often due where it is overridden);
 - the constructor of each class it reached (``constructors.rq``), at the class's hop: code that calls a
   class runs it, and its parameters, which the class's declaration does not show, are what a call
   must pass;
@@ -251,7 +253,7 @@ class Expansion:
             query, {"node": [n for n, _ in nodes], "edge": [e for e, _ in edges]})}
         return {"node nodeScore edge weight": [
             (node, score, edge, weight) for node, score in nodes for edge, weight in edges
-            if 0 < counts.get((node.value, edge.value), 0) <= self.opts.max_fan]}  # type: ignore[attr-defined]
+            if 0 < counts.get((node.value, edge.value), 0) <= self.opts.max_fan]}
 
     def names(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
         """Name resolution over the seeds' code (see the module docstring): ``self.x`` in a method is its
