@@ -42,7 +42,8 @@ from acms.store.http_client import Endpoints
 from acms.store.protocol import Bindings, Row
 from acms.store.remote import RemoteStore, RemoteTarget
 from acms.store.scope import LOGICAL_GRAPHS, GraphScope
-from acms.vocab import PREFIXES
+from acms.strategies.registry import StrategyRegistry
+from acms.vocab import PREFIXES, UKO
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
 TRACE = 'Traceback (most recent call last):\n  File "app/pkg/mod.py", line 22, in parse_header\nValueError: bad'
@@ -303,9 +304,6 @@ def test_the_hierarchy_from_a_method_s_name_answers_on_virtuoso_as_embedded(remo
     with ``name-counts.rq`` deciding); the sample project has no such class, so both queries are sent
     here for every method it has, beside the class-first query they must agree with, and for rows that
     ask Base for the names its subclass Parser defines (the sample overrides nothing: these find some)."""
-    from acms.strategies.registry import StrategyRegistry
-    from acms.vocab import UKO
-
     folder = StrategyRegistry.default().get("arce").folder
     assert folder is not None
     text = {n: (folder / f"{n}.rq").read_text(encoding="utf-8")

@@ -90,6 +90,8 @@ def _triggers() -> tuple[re.Pattern[str], re.Pattern[str]]:
     first use: ~30 ms that a read command, which imports this through the walker, never needs."""
     return (re.compile(_trie(_anchored(_TRIGGER_ITEMS))),
             re.compile(_trie(_anchored(_TRIGGER_ITEMS + [(q, _QUOTED_LONG) for q in "\"'`"]))))
+
+
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 
 
