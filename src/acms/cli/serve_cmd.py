@@ -116,9 +116,9 @@ def serve_cmd(host: str, port: int, allow_update: bool, allow_record: bool, allo
     try:
         _run_until_stopped(server, sock)
     finally:
+        app.state.sparql.close()  # first: a query still running in a worker holds the lock a refresh may wait for
         if follower is not None:
             follower.stop()
-        app.state.sparql.close()  # a query still running in a worker is terminated
     click.echo("acms: stopped", err=True)
 
 

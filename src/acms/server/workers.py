@@ -67,9 +67,17 @@ class Workers:
         """The job's result, or ``Deadline`` once ``deadline`` passed (the worker is terminated then)."""
         future = self._pool.schedule(job, args=(*args, deadline))
         self.running += 1
+        waiting = asyncio.wrap_future(future)
         try:
             with anyio.move_on_after(_left(deadline)):
-                return await asyncio.wrap_future(future)  # cancelling the wait cancels the job
+                return await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            # Cancelled from outside: the server is stopping (uvicorn cancels what outlives its grace).
+            # Terminating the worker now would make the pool start a replacement while ``close`` tears the
+            # pool down, and that replacement dies on the closed channels with a traceback. ``close``
+            # ends the worker; should the server go on, the job still ends at its deadline.
+            asyncio.get_running_loop().call_later(_left(deadline), future.cancel)
+            raise
         except ProcessExpired as exc:
             if self.memory_mb and exc.exitcode == endpoint.ABORTED:  # an allocation past RLIMIT_AS aborts
                 raise endpoint.memory_error(self.memory_mb) from None
@@ -79,7 +87,7 @@ class Workers:
             raise endpoint.memory_error(self.memory_mb or 0) from None
         finally:
             self.running -= 1
-        future.cancel()  # pebble terminates the worker of a started job
+        future.cancel()  # the deadline passed: pebble terminates the worker of a started job
         if writes:
             await anyio.to_thread.run_sync(self._settle_write)
         raise Deadline()
