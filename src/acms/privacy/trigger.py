@@ -84,12 +84,17 @@ _TRIGGER_QUOTED = re.compile(r"[\"'`]" + _QUOTED_LONG)
 
 
 @cache
-def _triggers() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The trigger, and for ASCII texts the trigger and the quoted strings in one pass over the
-    lower-cased text (lower-casing maps no other character into ``_QUOTED_LONG`` there). Compiled on
-    first use: ~30 ms that a read command, which imports this through the walker, never needs."""
-    return (re.compile(_trie(_anchored(_TRIGGER_ITEMS))),
-            re.compile(_trie(_anchored(_TRIGGER_ITEMS + [(q, _QUOTED_LONG) for q in "\"'`"]))))
+def _trigger() -> re.Pattern[str]:
+    """The trigger. Each pattern is compiled on first use (~10 ms each): a read command, which imports
+    this through the walker, needs neither, and a refresh of ASCII files needs only ``_trigger_ascii``."""
+    return re.compile(_trie(_anchored(_TRIGGER_ITEMS)))
+
+
+@cache
+def _trigger_ascii() -> re.Pattern[str]:
+    """For ASCII texts, the trigger and the quoted strings in one pass over the lower-cased text
+    (lower-casing maps no other character into ``_QUOTED_LONG`` there)."""
+    return re.compile(_trie(_anchored(_TRIGGER_ITEMS + [(q, _QUOTED_LONG) for q in "\"'`"])))
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
@@ -98,11 +103,10 @@ _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 def _candidate_lines(text: str, low: str) -> list[tuple[int, int]]:
     """(start, end) of every line a trigger fires on, in order. No trigger spans a line break, so
     a match that starts before the end of the last one's line is on that line."""
-    trigger, trigger_ascii = _triggers()
     if text.isascii():
-        passes = ((trigger_ascii, low),)
+        passes = ((_trigger_ascii(), low),)
     else:  # lower-casing may make a letter ASCII (the Kelvin sign a "k"): quotes read the text
-        passes = ((trigger, low), (_TRIGGER_QUOTED, text))
+        passes = ((_trigger(), low), (_TRIGGER_QUOTED, text))
     spans: dict[int, int] = {}
     for pattern, subject in passes:
         end = -1
@@ -119,8 +123,7 @@ def _candidate_lines(text: str, low: str) -> list[tuple[int, int]]:
 
 def _trigger_spots(line: str, low_line: str) -> list[re.Match[str]]:
     """Where the trigger fires in one line, in order (the windows a long line is scanned in)."""
-    trigger, trigger_ascii = _triggers()
     if line.isascii():
-        return list(trigger_ascii.finditer(low_line))
-    found = list(trigger.finditer(low_line)) + list(_TRIGGER_QUOTED.finditer(line))
+        return list(_trigger_ascii().finditer(low_line))
+    found = list(_trigger().finditer(low_line)) + list(_TRIGGER_QUOTED.finditer(line))
     return sorted(found, key=lambda m: m.start())

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import re
 from enum import Enum
-from pathlib import PurePosixPath
 
 from acms.index.tokenize import code_tokens
 
@@ -91,22 +90,23 @@ def role_of(path: str) -> Role:
     """The role of a project-relative POSIX path, from its folders, file name and language. Remembered:
     every new index state's ranking index asks it for every file again (a standard library: ~65 ms of
     a server's first answer after each refresh)."""
-    p = PurePosixPath(path.lower())
-    dirs = set(p.parts[:-1])
-    if dirs & _VENDORED_DIRS or _VENDORED_FILE.match(p.name):
+    *folders, name = path.lower().split("/")  # string work, not PurePosixPath: a fifth of the time
+    dirs = set(folders)
+    if dirs & _VENDORED_DIRS or _VENDORED_FILE.match(name):
         return Role.VENDORED
-    if dirs & _TEST_DIRS or _TEST_FILE.match(p.name):
+    if dirs & _TEST_DIRS or _TEST_FILE.match(name):
         return Role.TEST
-    if dirs & _EXAMPLE_DIRS or _EXAMPLE_FILE.match(p.name):
+    if dirs & _EXAMPLE_DIRS or _EXAMPLE_FILE.match(name):
         return Role.EXAMPLE
-    if _BUILD_FILE.match(p.name) or dirs & _BUILD_DIRS or any(d.startswith(".") for d in dirs):
+    if _BUILD_FILE.match(name) or dirs & _BUILD_DIRS or any(d.startswith(".") for d in dirs):
         return Role.BUILD  # a hidden folder holds a tool's configuration (.github, .storybook, .husky)
-    if _STUB_FILE.match(p.name):
+    if _STUB_FILE.match(name):
         return Role.STUB
-    original = PurePosixPath(path).name
-    if dirs & _DOC_DIRS or p.suffix in _DOC_SUFFIXES or (not p.suffix and original.isupper()):
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # as ``PurePosixPath.suffix``
+    if dirs & _DOC_DIRS or suffix in _DOC_SUFFIXES or (not suffix and path.rsplit("/", 1)[-1].isupper()):
         return Role.DOCS  # README, CHANGES, LICENSE: no suffix, upper case
-    if p.suffix in _DATA_SUFFIXES or (not p.suffix and _RC_FILE.match(p.name)):
+    if suffix in _DATA_SUFFIXES or (not suffix and _RC_FILE.match(name)):
         return Role.DATA
     return Role.SOURCE
 
