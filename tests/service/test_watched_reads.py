@@ -14,7 +14,7 @@ import pytest
 from acms import api
 from acms.api import Index
 from acms.results import Refreshed
-from acms.service.freshness import Manifest, last_run, still_as_indexed
+from acms.service.freshness import Manifest, last_run, look_by_stats, still_as_indexed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS = {"embed_on_index": False, "record_use": False, "watch_debounce_ms": 300}
@@ -114,6 +114,32 @@ def test_the_watcher_does_not_look_again_at_saves_a_read_already_refreshed(watch
     assert found.location is not None and found.location.startswith("pkg/mod.py:")
     time.sleep(1.5)  # the watcher's report (300 ms of quiet) has come and gone
     assert walks.count("acms-follower") == before and idx.look().paths == []
+
+
+def test_a_read_whose_refresh_the_watcher_ran_first_looks_again_without_a_walk(watched) -> None:
+    """A read found the saved file changed, and while it waited for the writer's lock the watcher's refresh
+    took the file in (another graph state): the read looks again by a stat of each indexed file, as its
+    first look did, finds nothing left to refresh, and walks nothing."""
+    idx, root, walks, _heard = watched
+    assert _settle(walks)
+    before = walks.count("acms-follower")
+    path = root / "pkg" / "mod.py"
+    path.write_text(path.read_text().replace("def make_parser()", "# e\ndef make_parser()", 1))
+    with idx.reading() as store:
+        looked = look_by_stats(root, idx.settings, idx.layout.cache, last_run(store))
+    assert looked is not None and looked.changed == ["pkg/mod.py"]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # the watcher's refresh lands: a new graph state
+        with idx.reading() as store:
+            if last_run(store) != looked.run:
+                break
+        time.sleep(0.1)
+    assert walks.count("acms-follower") > before
+    mine = walks.count(threading.current_thread().name)
+    assert idx.refresh(looked=looked) is None
+    assert walks.count(threading.current_thread().name) == mine
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("def make_parser"))
+    assert idx.describe("pkg.mod.make_parser").location.startswith(f"pkg/mod.py:{line}-")  # type: ignore[union-attr]
 
 
 def test_a_save_no_read_refreshed_is_refreshed_by_the_watcher(watched) -> None:
