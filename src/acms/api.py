@@ -219,28 +219,37 @@ class Index:
         (``refresh = warn``, or a refresh that could not run); () when it answered from fresh files."""
         return getattr(self._local, "stale", ())
 
-    def look(self) -> Staleness:
+    def look(self, wait: float | None = None) -> Staleness:
         """Which indexed files changed on disk, without changing anything."""
-        with self.session.reading() as store:
+        with self.session.reading(wait) as store:
             return check(self.root, self.settings, store, self.layout.cache)
 
     def refresh(self, *, progress: Progress | None = None, wait: float | None = None,
                 looked: Staleness | None = None,
                 on_look: Callable[[Staleness], object] | None = None) -> IndexReport | None:
         """Re-index what changed on disk since the last run, reading only the files whose size or
-        mtime moved; None when nothing changed. The same write as ``index`` (whole or not at all).
-        ``looked``: a look just taken (a read's): used when the index is still in the state it looked
-        against, else the files are looked at again under the writer's lock (another writer ran between).
+        mtime moved; None when nothing changed (found under a reader's share: no writer's lock is taken).
+        The same write as ``index`` (whole or not at all). ``looked``: a look just taken (a read's): used
+        when the index is still in the state it looked against, else the files are looked at again under
+        the writer's lock (another writer ran between).
         ``on_look``: hears the look the refresh went by (what a watcher names as skipped comes from it)."""
         from acms.service.indexing import IndexRun
 
         if self.session.mode is Mode.READ:
             return self._refresh_beside_reader(progress, wait, looked, on_look)
+        own = looked is None
+        if own:  # looked at under a reader's share: finding nothing changed blocks no reader
+            looked = self.look(wait)
+            if not looked.stale:
+                if on_look is not None:
+                    on_look(looked)
+                return None
+        assert looked is not None
         with self.session.writing(wait) as store:
-            if looked is None or not looked.run:
-                looked = check(self.root, self.settings, store, self.layout.cache)
-            elif looked.run != last_run(store):  # a read's look, and a writer ran since (the watcher, most often)
-                looked = self._read_look(store)
+            if not looked.run or looked.run != last_run(store):  # another writer ran since: look again, alike
+                # (a read's look, while a watcher follows, is a stat of each indexed file; the walk of
+                # this refresh's own look is what finds new files)
+                looked = check(self.root, self.settings, store, self.layout.cache) if own else self._read_look(store)
             if on_look is not None:
                 on_look(looked)
             if not looked.stale:

@@ -142,6 +142,44 @@ def test_a_read_whose_refresh_the_watcher_ran_first_looks_again_without_a_walk(w
     assert idx.describe("pkg.mod.make_parser").location.startswith(f"pkg/mod.py:{line}-")  # type: ignore[union-attr]
 
 
+def test_a_refresh_that_finds_nothing_changed_waits_for_no_reader(watched) -> None:
+    """Nothing changed: the look is a reader's, so a refresh (a watcher's catch-up, an agent's call) neither
+    waits for the readers of the index nor makes them wait."""
+    idx, root, walks, _heard = watched
+    assert _settle(walks)
+    with Index.open(root, mode="shared", **SETTINGS) as other, other.reading():
+        assert idx.refresh(wait=0) is None  # the writer's lock, which a reader's share refuses, is not asked for
+
+
+def test_a_refresh_another_writer_overtook_walks_again_for_new_files(watched, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refresh's own look (a walk: what finds new files) is overtaken by another writer, one that refreshed
+    only the edited file it was told of: the refresh walks the project again under the writer's lock, not a
+    stat of the indexed files as a read's look would, so the new file is not left out."""
+    idx, root, walks, _heard = watched
+    assert _settle(walks)
+    (root / "pkg" / "overtaken.py").write_text("def brand_new_overtaken_name():\n    return 1\n")
+    path = root / "pkg" / "mod.py"
+    path.write_text(path.read_text().replace("def make_parser()", "# f\ndef make_parser()", 1))
+    real_look = idx.look
+    me = threading.current_thread().name
+
+    def overtaken(wait: float | None = None) -> object:
+        got = real_look(wait)
+        with Index.open(root, mode="shared", **SETTINGS) as other, other.reading() as store:
+            edited = look_by_stats(root, other.settings, other.layout.cache, last_run(store))
+        assert edited is not None and edited.changed == ["pkg/mod.py"]
+        with Index.open(root, mode="shared", **SETTINGS) as other:
+            assert other.refresh(looked=edited) is not None  # lands first: a new graph state
+        return got
+
+    monkeypatch.setattr(idx, "look", overtaken)
+    mine = walks.count(me)
+    idx.refresh()
+    assert walks.count(me) - mine == 2  # its own look, and the look again after the other writer
+    monkeypatch.undo()
+    assert any(h.path == "pkg/overtaken.py" for h in idx.search("brand_new_overtaken_name", "keyword", 3).hits)
+
+
 def test_a_save_no_read_refreshed_is_refreshed_by_the_watcher(watched) -> None:
     idx, root, walks, _heard = watched
     assert _settle(walks)
