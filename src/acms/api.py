@@ -238,13 +238,12 @@ class Index:
         if self.session.mode is Mode.READ:
             return self._refresh_beside_reader(progress, wait, looked, on_look)
         own = looked is None
-        if own:  # looked at under a reader's share: finding nothing changed blocks no reader
+        if looked is None:  # looked at under a reader's share: finding nothing changed blocks no reader
             looked = self.look(wait)
             if not looked.stale:
                 if on_look is not None:
                     on_look(looked)
                 return None
-        assert looked is not None
         with self.session.writing(wait) as store:
             if not looked.run or looked.run != last_run(store):  # another writer ran since: look again, alike
                 # (a read's look, while a watcher follows, is a stat of each indexed file; the walk of
