@@ -220,7 +220,8 @@ class Index:
         return getattr(self._local, "stale", ())
 
     def look(self, wait: float | None = None) -> Staleness:
-        """Which indexed files changed on disk, without changing anything."""
+        """Which indexed files changed on disk, without changing the index (files a look had to read to tell
+        them unchanged are recorded in its manifest, so the next look need not read them)."""
         with self.session.reading(wait) as store:
             return check(self.root, self.settings, store, self.layout.cache)
 

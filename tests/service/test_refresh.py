@@ -102,6 +102,30 @@ def test_a_look_reads_only_what_moved_and_sees_an_edit_that_kept_size_and_mtime(
         assert idx.look().changed == ["pkg/util.py"]
 
 
+def test_files_a_look_had_to_read_are_recorded_and_not_read_again(tmp_path: Path) -> None:
+    """Files a run listed within the racy window of their writes (a formatter run indexed at once) and a
+    file touched without a change: a look reads them and finds them unchanged, and records them as of its
+    listing, as git refreshes its index. A file still racy as of that listing is read again; past the
+    window the next look reads none of them, and an edit after that is still found."""
+    root = project(tmp_path)
+    formatted = sorted((root / "pkg").glob("*.py"))
+    with Index.open(root, **SETTINGS) as idx:
+        for path in formatted:
+            path.write_text(path.read_text() + "# formatted\n")
+        idx.index()  # lists them within 2 s of their writes: a later edit could keep size and mtime
+        os.utime(root / "notes.txt")  # touched now: its mtime moved, its text did not
+        at_once = idx.look()
+        assert not at_once.stale and at_once.hashed == len(formatted) + 1
+        assert idx.look().hashed >= 1  # the touch is racy as of the look that recorded it: read again
+        time.sleep(2.1)  # past every write's racy window
+        assert not idx.look().stale
+        settled = idx.look()
+        assert not settled.stale and settled.hashed == 0
+        edit(root / "pkg" / "util.py", "Small helpers.", "Small helpers, edited.")
+        looked = idx.look()
+        assert looked.changed == ["pkg/util.py"] and looked.hashed == 1
+
+
 def test_a_manifest_of_another_state_is_not_trusted(tmp_path: Path) -> None:
     root = project(tmp_path)
     with Index.open(root, **SETTINGS) as idx:
