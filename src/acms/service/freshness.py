@@ -144,8 +144,7 @@ def check(root: Path, settings: Settings, store: GraphStore, cache: Path) -> Sta
     listed = {f.path for f in listing.files}
     removed = sorted(p for p, entry in known.items() if p not in listed and entry[2])
     looked = Staleness(changed, added, removed, listing, unchanged, listed_ns, hashed, time.perf_counter() - t0, state)
-    if hashed and state and not looked.stale:
-        _record(looked, cache, settings)
+    _record(looked, cache, settings)
     return looked
 
 
@@ -158,6 +157,8 @@ def _record(looked: Staleness, cache: Path, settings: Settings) -> None:
     rule to this listing as to a run's: a file written within 2 s of it is read again. Written under the
     look's lock (no writer lands meanwhile: the manifest stays of the graph state it names); where the
     cache cannot be written, the next look reads them again."""
+    if not looked.hashed or not looked.run or looked.stale:
+        return
     try:
         manifest_after_run(looked.run, looked.listing, looked.listed_ns, looked.unchanged, settings.store_secrets).save(cache)
     except OSError:
@@ -231,8 +232,7 @@ def look_by_stats(root: Path, settings: Settings, cache: Path, run: str) -> Stal
     listing = Listing(Path(base), files, skipped, manifest.used_git)
     looked = Staleness(changed, [], sorted(removed), listing, unchanged, listed_ns, hashed,
                        time.perf_counter() - t0, run)
-    if hashed and run and not looked.stale:  # a branch switch the watcher refreshed at once: 300 files a read
-        _record(looked, cache, settings)
+    _record(looked, cache, settings)  # a branch switch the watcher refreshed at once: 300 files a read
     return looked
 
 

@@ -218,6 +218,13 @@ class Expansion:
     def query(self, name: str) -> str:
         return self.desc.query_text(Phase("expand", 1.0, name))
 
+    def optional_query(self, name: str) -> str | None:
+        """A query the walk can do without (a strategy folder written before it): None when absent."""
+        try:
+            return self.query(name)
+        except ConfigError:
+            return None
+
     # -- breadth ---------------------------------------------------------------------------------
     def edges(self, frontier: dict[str, float], hop: int, reached: dict[str, _Reached]) -> None:
         """One hop each way; the query scores what it reaches (``?nodeScore * ?weight * ?decay``)."""
@@ -245,9 +252,8 @@ class Expansion:
         """The ``(?node ?nodeScore ?edge ?weight)`` rows whose inward edges reach at most ``max_fan``
         entities (``expand-in-counts.rq``): ``expand-in.rq`` answers the same for them, without reading
         the hubs it would drop. None when the strategy's folder has no counting query."""
-        try:
-            query = self.query("expand-in-counts.rq")
-        except ConfigError:
+        query = self.optional_query("expand-in-counts.rq")
+        if query is None:
             return None
         counts = {(r["node"].value, r["edge"].value): int(r["n"].value) for r in self.store.select(
             query, {"node": [n for n, _ in nodes], "edge": [e for e, _ in edges]})}
@@ -322,12 +328,11 @@ class Expansion:
 
     def _down_by_name(self, down: list[tuple[Any, Any, Any, Any]]) -> set[object]:
         """The methods whose subclasses' namesakes are cheaper to find from their name than from their
-        class: the class has more than ``FEW_SUBCLASSES`` subclasses and the name fewer bearers than that
-        (``subclass-counts.rq``, ``name-counts.rq``; both queries give the same answer). A strategy
-        folder without the counting queries looks down from every class."""
-        try:
-            subclasses = self.query("subclass-counts.rq")
-        except ConfigError:
+        class: the class has more than ``FEW_SUBCLASSES`` subclasses and the name fewer bearers than the
+        class has subclasses (``subclass-counts.rq``, ``name-counts.rq``; both queries give the same
+        answer). A strategy folder without the counting queries looks down from every class."""
+        subclasses = self.optional_query("subclass-counts.rq")
+        if subclasses is None:
             return set()
         wide = {r["node"]: int(r["n"].value)
                 for r in self.store.select(subclasses, {"node cls": [(n, c) for n, c, _, _ in down]})
@@ -340,9 +345,8 @@ class Expansion:
     def _name_counts(self, names: list[str]) -> dict[str, int] | None:
         """How many entities outside the cold tier bear each of ``names`` (``name-counts.rq``, counted
         without reading them); None when the strategy's folder has no such query."""
-        try:
-            query = self.query("name-counts.rq")
-        except ConfigError:
+        query = self.optional_query("name-counts.rq")
+        if query is None:
             return None
         return {r["name"].value: int(r["n"].value)
                 for r in self.store.select(query, {"name": [Literal(n) for n in names]})}
