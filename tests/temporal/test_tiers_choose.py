@@ -102,3 +102,26 @@ def test_the_hot_tier_s_entities_are_taken_as_current_without_asking(seed: int, 
     monkeypatch.setattr(OxigraphStore, "select_stream", counted)
     assert tiers.choose(store, policy, NOW, current=hot) == _as_the_rule_reads(store, policy)
     assert not set(asked) & hot
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_choice_after_a_rebalance_asks_only_about_gone_candidates(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the policy's choice is the hot tier (a steady state, as after every refresh), the next choice
+    asks about no current entity: the leading ranks are hot, and only candidates that are gone (in no
+    current tier) are not known to be current."""
+    store = _store(seed, 300)
+    policy = tiers.Policy(hot_commits=0, hot_days=7, hot_use_days=7, hot_max=40)
+    tiers.rebalance(store, policy, NOW)
+    hot = {r["e"] for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIER_HOT})}
+    current = {r["e"] for r in store.select("SELECT DISTINCT ?e WHERE { GRAPH ?g { ?e a ?k } }")}
+    asked: list[NamedNode] = []
+    real = OxigraphStore.select_stream
+
+    def counted(self: OxigraphStore, query: str, bindings: object = None):  # type: ignore[no-untyped-def]
+        if query == catalog.text("history/current-entities"):
+            asked.extend(bindings["e"])  # type: ignore[index]
+        return real(self, query, bindings)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(OxigraphStore, "select_stream", counted)
+    assert tiers.choose(store, policy, NOW, current=hot) == _as_the_rule_reads(store, policy)
+    assert not set(asked) & current

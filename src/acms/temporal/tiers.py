@@ -63,8 +63,10 @@ def time_literal(moment: datetime) -> Literal:
     return Literal(iso(moment), datatype=XSD.dateTime)
 
 
-def hot_entities(store: GraphStore, policy: Policy, now: datetime | None = None) -> dict[str, dict[NamedNode, str]]:
-    """Entity IRIs the policy calls hot, by reason, each with the time of its latest activity."""
+def hot_entities(store: GraphStore, policy: Policy, now: datetime | None = None,
+                 revised: Mapping[str, str] | None = None) -> dict[str, dict[NamedNode, str]]:
+    """Entity IRIs the policy calls hot, by reason, each with the time of its latest activity. ``revised``:
+    what ``revised_since`` gives for this ``now`` (an index run's ledger, :mod:`acms.temporal.revisions`)."""
     now = now or datetime.now(UTC)
     out: dict[str, dict[NamedNode, str]] = {}
 
@@ -80,11 +82,24 @@ def hot_entities(store: GraphStore, policy: Policy, now: datetime | None = None)
         if recent:
             collect("recent commits", "rules/touched-by", {"change": recent})
     if policy.hot_days > 0:  # changed by a re-index (a new version) or by a commit
-        since = {"since": time_literal(now - timedelta(days=policy.hot_days))}
-        collect("changed recently", "rules/revised-since", since)
-        collect("changed recently", "rules/changed-since", since)
+        since = now - timedelta(days=policy.hot_days)
+        found = out.setdefault("changed recently", {})
+        for e, last in (revised_since(store, since) if revised is None else revised).items():
+            found[NamedNode(e)] = max(_sortable(last), found.get(NamedNode(e), ""))
+        collect("changed recently", "rules/changed-since", {"since": time_literal(since)})
     if policy.hot_use_days > 0:
         collect("used recently", "rules/used-since", {"since": time_literal(now - timedelta(days=policy.hot_use_days))})
+    return out
+
+
+def revised_since(store: GraphStore, since: datetime) -> dict[str, str]:
+    """Entity IRI -> the latest time one of its versions was superseded (by a re-index or a commit), for
+    those superseded at or after ``since`` (``rules/revised-since.rq``)."""
+    out: dict[str, str] = {}
+    for r in _rows(store, "rules/revised-since", {"since": time_literal(since)}):
+        e, last = r["e"], r["last"]
+        if isinstance(e, NamedNode) and isinstance(last, Literal):
+            out[e.value] = last.value
     return out
 
 
@@ -106,40 +121,45 @@ def _sortable(stamp: str) -> str:
         return stamp
 
 
-def choose(store: GraphStore, policy: Policy, now: datetime | None = None,
-           current: Collection[NamedNode] = ()) -> tuple[list[NamedNode], dict[str, int]]:
+def choose(store: GraphStore, policy: Policy, now: datetime | None = None, current: Collection[NamedNode] = (),
+           revised: Mapping[str, str] | None = None) -> tuple[list[NamedNode], dict[str, int]]:
     """The hot set: current entities only, most recent activity first, at most ``hot_max``. ``current``:
-    entities known to be current (the hot tier's, which a rebalance reads anyway): not asked about (in a
-    steady state most of the leading candidates are hot already; asking for a chunk of 1,000 took
-    ~18 ms of every refresh)."""
-    by_reason = hot_entities(store, policy, now)
+    entities known to be current (the hot tier's, which a rebalance reads anyway): not asked about.
+    ``revised``: as for ``hot_entities``."""
+    by_reason = hot_entities(store, policy, now, revised)
     last: dict[NamedNode, str] = {}
     for found in by_reason.values():
         for e, stamp in found.items():
             last[e] = max(last.get(e, ""), stamp)
     if not last:
         return [], {}
-    # The candidates by rank, asked whether they are current in rank order, a chunk at a time, until
-    # ``hot_max`` are: the ranks below never count (asking for all ~3.4k candidates of a standard library
-    # whose contexts were used took ~0.05 s of every run)
+    # The candidates by rank, asked whether they are current in rank order until ``hot_max`` are: each
+    # round asks about the candidates not known to be current among the fewest that would fill the set
+    # if they all were. In a steady state the leading ones are hot already, and a one-file refresh asks
+    # about the few it changed (asking for the ~340 a standard library's rank 1,000 reached took ~25 ms
+    # of every refresh; for all ~3.4k candidates whose contexts were used, ~0.05 s)
     ranked = sorted(last, key=lambda e: (last[e], e.value), reverse=True)
     wanted = max(policy.hot_max, 0)
     chosen: list[NamedNode] = []
     start = 0
     while len(chosen) < wanted and start < len(ranked):
-        chunk = ranked[start : start + max(2 * (wanted - len(chosen)), 64)]
+        need = wanted - len(chosen)
+        chunk = ranked[start : start + need]
         start += len(chunk)
         ask = [e for e in chunk if e not in current]
         found = {r["e"] for r in _rows(store, "history/current-entities", {"e": ask})} if ask else set()
-        chosen += [e for e in chunk if e in found or e in current][: wanted - len(chosen)]
+        chosen += [e for e in chunk if e in found or e in current]
     kept = set(chosen)
     return chosen, {k: sum(1 for e in v if e in kept) for k, v in sorted(by_reason.items())}
 
 
-def rebalance(store: GraphStore, policy: Policy, now: datetime | None = None) -> Rebalance:
-    """Apply the policy: move only what changes tier (a steady state moves nothing), in one transaction."""
+def rebalance(store: GraphStore, policy: Policy, now: datetime | None = None,
+              revised: Mapping[str, str] | None = None) -> Rebalance:
+    """Apply the policy: move only what changes tier (a steady state moves nothing), in one transaction.
+    ``revised``: as for ``hot_entities``."""
     hot_now = {r["e"] for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIERS["hot"]})}
-    chosen, reasons = choose(store, policy, now, current={e for e in hot_now if isinstance(e, NamedNode)})
+    chosen, reasons = choose(store, policy, now, current={e for e in hot_now if isinstance(e, NamedNode)},
+                             revised=revised)
     wanted = set(chosen)
     demote = sorted((e for e in hot_now - wanted if isinstance(e, NamedNode)), key=lambda n: n.value)
     promote = sorted(wanted - hot_now, key=lambda n: n.value)

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pyoxigraph import NamedNode
@@ -32,11 +33,13 @@ from acms.retrieval.corpus_read import CountOnce
 from acms.retrieval.corpus_spill import beside, read_texts
 from acms.retrieval.embedding_store import Phases, active_model, embed_missing, lsa_model_dir, lsa_model_id
 from acms.retrieval.segment import Segment
+from acms.service.freshness import last_run
 from acms.service.indexing.context import RunContext
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore, SupportsThreads
 from acms.temporal import git_history, tiers
+from acms.temporal.revisions import RevisionLedger
 from acms.vocab import IriMinter
 
 __all__ = ["AfterFiles", "EmbeddingBeside", "forget_old_runs"]
@@ -69,7 +72,8 @@ class AfterFiles:
             listed = _FileIris([f.path for f in run.listing.files] if run.listing is not None else [], run.minter)
             report.copies = mark_copies(store, listed, marks_for(run.root, list(listed)), self._touched()).copies
         with run.phase("tiers"):
-            rebalanced = tiers.rebalance(store, tiers.Policy.of(settings))
+            policy, now = tiers.Policy.of(settings), datetime.now(UTC)
+            rebalanced = tiers.rebalance(store, policy, now, self._revised(policy, now))
             report.hot_entities, self.tiers_moved = rebalanced.hot_entities, bool(rebalanced.promoted + rebalanced.demoted)
         with run.phase("secrets"):
             report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
@@ -97,6 +101,24 @@ class AfterFiles:
                 ahead.close()
         with run.phase("vectors", 1):
             self.warm_vectors(run.layout)
+
+    def _revised(self, policy: tiers.Policy, now: datetime) -> dict[str, str] | None:
+        """What the tier policy's window holds of the entities re-indexes and commits revised: the
+        previous run's ledger carried forward with what this run archived, where it can be, else asked
+        (:mod:`acms.temporal.revisions`); the ledger of this run's state is left for the next one. None
+        (the policy asks) without a cache directory or a window."""
+        run = self.run
+        if run.layout is None or policy.hot_days <= 0:
+            return None
+        since = now - timedelta(days=policy.hot_days)
+        revised = None
+        if run.revised is not None and not run.history:  # the versions this run archived are all it added
+            ledger = RevisionLedger.load(run.layout.cache)
+            revised = ledger.carried(run.previous_run, since, run.revised) if ledger is not None else None
+        if revised is None:
+            revised = tiers.revised_since(run.store, since)
+        RevisionLedger(last_run(run.store), since, revised).save(run.layout.cache)
+        return revised
 
     def _touched(self) -> list[str] | None:
         """The paths this run wrote or removed when it was an incremental run of the files (their copies'

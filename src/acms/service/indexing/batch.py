@@ -50,6 +50,7 @@ from acms.service.indexing.old_quads import OldQuads, stay_hot
 from acms.sparql import catalog
 from acms.store.protocol import Bindings, GraphStore, SupportsFileRewrite
 from acms.temporal import versions
+from acms.temporal.revisions import archived_times
 from acms.temporal.versions import fragment_parts
 from acms.validation.batch import check_batch, check_emitted, check_links, describe, quarantine_warning, rejection, split_by_file
 from acms.validation.shapes import CompiledCheck, Violation
@@ -149,6 +150,7 @@ class OneBatch:
     def _write(self, run: RunContext, listing: Listing) -> None:
         report, store, settings, migration = run.report, run.store, run.settings, self.migration
         stored = self.stored(store)
+        run.revised = {}  # nothing archived unless the plan says so
         self._old = OldQuads(store) if stored and not migration and isinstance(store, SupportsFileRewrite) else None
         with run.phase("reading", len(listing.files)):
             # A file whose content hash is stored is not scrubbed and its text not kept (scrubbing
@@ -267,6 +269,7 @@ class OneBatch:
                 return
 
         report.triples_written = len(plan.quads)
+        run.revised = archived_times(plan.archived.quads)
         if run.layout is not None and not migration:  # the caches follow: only these files' rows are read again
             before = DerivedCaches(store, run.layout)
             touched = {f.value for f in plan.replaced_files} | {run.minter.file(s.path).value for s in changed}

@@ -82,6 +82,10 @@ class RunContext:
         # Collect cycles and give freed memory back after each heavy phase (``phase``): off for a run whose
         # batch is bounded (a live refresh), which ends before what it keeps could add up
         self.tidy_phases = True
+        self.previous_run = ""  # the graph state the run started from (``freshness.last_run``)
+        # entity IRI -> the time its version this run archived was superseded, when those are all the
+        # versions the run adds (an incremental run of the files); None: not known (the tier policy asks)
+        self.revised: dict[str, str] | None = None
 
     def adopt(self, started: datetime, report: IndexReport, head: str | None) -> None:
         """Continue another process's run (:mod:`acms.service.indexing.child`): its start time (so the

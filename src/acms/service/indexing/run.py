@@ -118,6 +118,7 @@ class IndexRun(RunContext):
     def _files(self) -> None:
         """The files' part: the ontology and the listing here, the write in the mode ``_mode`` chooses."""
         report, store, settings = self.report, self.store, self.settings
+        self.previous_run = last_run(store)
         migration = plan_migration(store, self.full_ontology)
         self._extraction_changed(migration)
         if not migration:  # a new index, or nothing changed: (re)loading here mixes nothing
