@@ -195,6 +195,14 @@ def test_load_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(StoreError, match="rebuild"):
         KeywordIndex.load(target)
     monkeypatch.undo()
+    ids = list(KeywordIndex.load(target).ids)
+    np.save(target / "ids.offsets.npy", np.asarray([0, 1], dtype=np.int64))  # one id, of more documents
+    with pytest.raises(StoreError, match="unreadable"):
+        KeywordIndex.load(target)
+    for name in ("ids.blob.npy", "ids.offsets.npy"):
+        (target / name).unlink()
+    (target / "ids.txt").write_text("\n".join(ids), encoding="utf-8")  # as an older acms saved them: still read
+    assert list(KeywordIndex.load(target).ids) == ids
     (target / "ids.txt").write_text("only one id", encoding="utf-8")  # of more documents
     with pytest.raises(StoreError, match="unreadable"):
         KeywordIndex.load(target)

@@ -260,3 +260,24 @@ def test_a_save_killed_between_files_leaves_the_index_that_was_there(tmp_path: P
     _same(KeywordIndex.load(tmp_path / "cache"), _build(texts))
     assert half.parent in sweep(tmp_path)  # what the killed saver left goes with the next sweep
     assert [p.name for p in tmp_path.iterdir()] == ["cache"]
+
+
+def test_a_loaded_layered_index_reads_its_ids_where_they_are(tmp_path: Path) -> None:
+    """Loaded, a layered index's ids are read one by one or a few at once (the base's from its memory-mapped
+    column, the delta's from its list), and are every id of a full build, in order."""
+    texts = {f"frag{i:03d}": f"w{i % 7} w{i % 5} parse_header" for i in range(60)}
+    base = _build(texts)
+    base.save(tmp_path / "base")
+    texts = {**{d: t for d, t in texts.items() if d not in {"frag003", "frag040"}}, "frag041": "HTTPServer x",
+             "frag0055": "read_bytes", "zz": "return"}
+    _update(KeywordIndex.load(tmp_path / "base"), texts, {"frag041"}).save(tmp_path / "layered")
+    loaded = KeywordIndex.load(tmp_path / "layered")
+    want = sorted(texts)
+    ids = loaded.ids
+    assert isinstance(ids, layers.GatheredIds) and len(ids) == len(want)
+    assert [ids[i] for i in range(len(want))] == want and ids[-1] == "zz" and ids[np.int64(5)] == want[5]
+    assert ids[3:9] == want[3:9] and ids.take(np.asarray([0, 40, 6, 41])) == [want[i] for i in (0, 40, 6, 41)]
+    assert ids == want and list(ids) == want
+    with pytest.raises(IndexError):
+        ids[len(want)]
+    assert loaded.top("HTTPServer read_bytes", 2) == _build(texts).top("HTTPServer read_bytes", 2)

@@ -52,11 +52,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from acms.errors import StoreError, StoreMissing
-from acms.index.layers import BaseFiles, Delta, Layered, Positions, positional
+from acms.index.layers import BaseFiles, Delta, GatheredIds, Layered, Positions, positional
 from acms.index.postings import Postings as Postings_
 from acms.index.postings import lucene_postings
 from acms.index.scratch import atomic_directory
-from acms.index.string_column import StringColumn
+from acms.index.string_column import StringColumn, as_column
 from acms.index.tokenize import SEARCH_TERMS_VERSION, search_terms
 
 if TYPE_CHECKING:  # bm25s imports scipy.sparse (~0.15 s): only the writer (``build``/``save``) needs it
@@ -70,7 +70,8 @@ FORMAT = "acms.keyword-index/1"
 LAYERED_FORMAT = f"{FORMAT}+delta/1"
 _DELTA_DIR = "delta"
 _MANIFEST = "manifest.json"
-_IDS, _ID_LINES, _POSITIONS = "ids.json", "ids.txt", "ids.positions"  # one of them: see _write_ids
+_IDS, _ID_LINES, _POSITIONS = "ids.json", "ids.txt", "ids.positions"  # one of them, or the column: see _write_ids
+_ID_COLUMN = "ids"
 _BM25_DIR = "bm25"
 _COUNTS_DIR = "counts"
 
@@ -246,8 +247,8 @@ class KeywordIndex:
         and for a layered one (``retriever`` a :class:`~acms.index.layers.Layered`: its base's counts and
         its delta). ``files``: where a loaded index's files are, linked rather than written by the
         updates layered on it."""
-        # a column (an update's fragments) stays one: made a tuple, its 73k strings were decoded (~12 ms)
-        self._ids: Sequence[str] = ids if isinstance(ids, (Positions, StringColumn)) else tuple(ids)
+        # a column (an update's fragments, a loaded base's) stays one: made a tuple, its 73k strings were decoded (~12 ms)
+        self._ids: Sequence[str] = ids if isinstance(ids, (Positions, StringColumn, GatheredIds)) else tuple(ids)
         self._retriever = retriever  # None when the corpus has no tokens at all
         self._key = key
         self.counts = counts
@@ -497,7 +498,7 @@ class KeywordIndex:
         return cls(ids, retriever, key=str(manifest.get("key", "")), counts=counts, files=files)
 
     @classmethod
-    def _layered(cls, directory: Path, manifest: dict[str, Any], base_ids: list[str], base: Postings | None,
+    def _layered(cls, directory: Path, manifest: dict[str, Any], base_ids: Sequence[str], base: Postings | None,
                  counts: Counts | None, files: BaseFiles, mmap: bool) -> KeywordIndex:
         """A base and its delta, checked to fit each other (else ``StoreError``: rebuild)."""
         delta = Delta.load(directory / _DELTA_DIR, mmap=mmap)
@@ -521,21 +522,24 @@ def _write_base(directory: Path, postings: Postings, counts: Counts, ids: Sequen
 
 def _write_ids(directory: Path, ids: Sequence[str]) -> None:
     """The documents' ids: none when they are their positions (``ids.positions``, empty: the ranking
-    index's 100k windows), else one a line (``ids.txt``), else JSON (an id with a line break). Every load
-    of an index read them back: 100k positions, or a standard library's 73k fragment IRIs (5.6 MB of JSON,
-    ~12 ms to parse against ~4 ms to split)."""
+    index's 100k windows), else a string column (``ids.blob.npy``, ``ids.offsets.npy``), memory-mapped
+    by a load and read an id at a time (a standard library's 73k fragment IRIs: ~25 ms to read and split
+    as lines at every load, ~12 ms more to parse as JSON)."""
     if positional(ids):
         (directory / _POSITIONS).write_text("", encoding="utf-8")
-    elif not any("\n" in i or "\r" in i for i in ids):
-        (directory / _ID_LINES).write_text("\n".join(ids), encoding="utf-8", newline="")
     else:
-        (directory / _IDS).write_text(json.dumps(list(ids), ensure_ascii=False), encoding="utf-8")
+        as_column(ids).save(directory, _ID_COLUMN)
 
 
 def _read_ids(directory: Path, n: int) -> Sequence[str]:
-    """What ``_write_ids`` wrote for ``n`` documents (``ids.json`` alone: an index saved before)."""
+    """What ``_write_ids`` wrote for ``n`` documents (``ids.txt`` or ``ids.json``: an index saved before)."""
     if (directory / _POSITIONS).is_file():
         return Positions(n)
+    if (directory / f"{_ID_COLUMN}.blob.npy").is_file():
+        ids = StringColumn.load(directory, _ID_COLUMN)
+        if len(ids) != n or ids.nulls is not None:
+            raise ValueError(f"{directory}: {len(ids)} ids for {n} documents")
+        return ids
     if (directory / _ID_LINES).is_file():
         ids = (directory / _ID_LINES).read_text(encoding="utf-8").split("\n") if n else []
         if len(ids) != n:

@@ -24,6 +24,7 @@ full base instead (:func:`acms.index.splice.spliced`), as the vector matrix comp
 from __future__ import annotations
 
 import json
+import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -34,11 +35,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from acms.index.postings import idfs, norms, scores
+from acms.index.string_column import StringColumn
 
 if TYPE_CHECKING:
     from acms.index.keyword import Counts, Postings
 
-__all__ = ["BASE_FILES", "MERGE_SHARE", "BaseFiles", "Delta", "Layered", "Positions", "positional"]
+__all__ = ["BASE_FILES", "MERGE_SHARE", "BaseFiles", "Delta", "GatheredIds", "Layered", "Positions", "positional"]
 
 # Dead base documents and delta documents allowed, as a share of the live documents, before an update
 # merges them into a new base: the share the vector matrix and the tokenised corpus allow. A query pays
@@ -48,7 +50,7 @@ __all__ = ["BASE_FILES", "MERGE_SHARE", "BaseFiles", "Delta", "Layered", "Positi
 MERGE_SHARE = 0.25
 
 # A base's files, relative to its index directory: linked, never written, by the updates layered on it.
-BASE_FILES = ("ids.json", "ids.txt", "ids.positions", "bm25/data.csc.index.npy", "bm25/indices.csc.index.npy",
+BASE_FILES = ("ids.json", "ids.txt", "ids.positions", "ids.blob.npy", "ids.offsets.npy", "bm25/data.csc.index.npy", "bm25/indices.csc.index.npy",
               "bm25/indptr.csc.index.npy", "bm25/vocab.index.json", "bm25/params.index.json", "counts/tf.npy",
               "counts/lengths.npy", "counts/numbers.npy", "counts/numbering.txt")
 
@@ -125,6 +127,66 @@ class Positions(Sequence[str]):
 
     def __repr__(self) -> str:
         return f"Positions({self.n})"
+
+
+class GatheredIds(Sequence[str]):
+    """A layered index's current ids, each read where it is when asked for: document ``i``'s is the base's
+    at ``source[i]`` when that is >= 0, else delta document ``-1 - source[i]``'s. A query reads the ids of
+    a few hundred documents, while gathering them all into a list at every load of a standard library's
+    fragment index (73k ids, with reading the base's) cost ~40 ms of each command and of a server's first
+    answer after a refresh."""
+
+    def __init__(self, base: Sequence[str], delta: Sequence[str], source: np.ndarray) -> None:
+        self._base, self._delta, self._source = base, delta, source
+
+    def __len__(self) -> int:
+        return int(self._source.size)
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return self.take(np.arange(len(self))[i])
+        n = len(self)
+        i = operator.index(i)
+        if not -n <= i < n:
+            raise IndexError("document out of range")
+        at = int(self._source[i % n])
+        return self._base[at] if at >= 0 else self._delta[-1 - at]
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> list[str]:
+        """The ids of ``rows``, those of the base read together where it is a column."""
+        at = np.asarray(self._source, dtype=np.int64)[np.asarray(rows, dtype=np.int64)]
+        out: list[Any] = [None] * at.size
+        in_base = np.flatnonzero(at >= 0)
+        base = self._base
+        found = base.take(at[in_base]) if isinstance(base, StringColumn) else [base[k] for k in at[in_base].tolist()]
+        for k, value in zip(in_base.tolist(), found):
+            out[k] = value
+        for k in np.flatnonzero(at < 0).tolist():
+            out[k] = self._delta[-1 - int(at[k])]
+        return out
+
+    def tolist(self) -> list[str]:
+        """Every id, gathered in C (a standard library's 73k in a few milliseconds, once decoded)."""
+        source = np.asarray(self._source, dtype=np.int64)
+        base = self._base.tolist() if isinstance(self._base, StringColumn) else self._base
+        out = np.empty(source.size, dtype=object)
+        live = source >= 0
+        out[live] = np.asarray(base, dtype=object)[source[live]]
+        out[~live] = np.asarray(list(self._delta), dtype=object)
+        return out.tolist()  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == len(self) and self.tolist() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"GatheredIds({len(self)})"
 
 
 def positional(ids: Sequence[str]) -> bool:
@@ -231,19 +293,14 @@ class Layered:
         k1, b = float(self.params.get("k1", 1.5)), float(self.params.get("b", 0.75))
         return norms(self.lengths, k1, b)
 
-    def ids(self) -> list[str]:
+    def ids(self) -> Sequence[str]:
         """The current documents' ids."""
         delta = self.delta
         if delta.positional:
-            return Positions(self.num_docs)  # type: ignore[return-value]
+            return Positions(self.num_docs)
         if delta.all_ids is not None:
             return list(delta.all_ids)
-        source = np.asarray(delta.source, dtype=np.int64)
-        out = np.empty(source.size, dtype=object)  # gathered in C: a standard library's 73k ids in ~2 ms
-        live = source >= 0
-        out[live] = np.asarray(self.base_ids, dtype=object)[source[live]]
-        out[~live] = np.asarray(delta.ids or [], dtype=object)
-        return out.tolist()
+        return GatheredIds(self.base_ids, delta.ids or [], delta.source)
 
     # -- terms --------------------------------------------------------------------------------------------
     @property

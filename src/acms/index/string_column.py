@@ -185,9 +185,11 @@ def as_column(strings: Sequence[str | None]) -> StringColumn:
 
 
 def taken(strings: Sequence[Any], rows: np.ndarray) -> list[Any]:
-    """``strings`` at ``rows``: a column's decoded together (:meth:`StringColumn.take`), a list's indexed."""
-    if isinstance(strings, StringColumn):
-        return strings.take(rows)
+    """``strings`` at ``rows``: a column's decoded together (:meth:`StringColumn.take`, and the like of a
+    sequence that reads many at once), a list's indexed."""
+    take = getattr(strings, "take", None)
+    if take is not None and not isinstance(strings, np.ndarray):
+        return take(rows)  # type: ignore[no-any-return]
     return [strings[i] for i in np.asarray(rows, dtype=np.int64).tolist()]
 
 
