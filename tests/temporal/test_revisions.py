@@ -114,3 +114,25 @@ def test_carrying_keeps_the_window_and_the_latest_time() -> None:
                        "e:new": "2026-03-01T11:59:00Z"}
     assert ledger.carried("run-b", since, added) is None
     assert ledger.carried("run-a", since - timedelta(days=1), added) is None  # the window grew: asked
+
+
+def test_the_caches_a_run_updates_hold_the_hot_tier_the_policy_left(project: Path) -> None:
+    """The run hands the tier policy's choice to the caches' update (no query for the hot tier's
+    entities): what the saved segment holds is what the hot tier holds, after edits that move entities
+    in and out of it."""
+    from acms.retrieval.segment import Segment
+    from acms.sparql import catalog
+    from acms.vocab import TIER_HOT
+
+    with Index.open(project, **SETTINGS, hot_max=3) as idx:
+        idx.index()
+        mod, util = project / "pkg" / "mod.py", project / "pkg" / "util.py"
+        seen = []
+        for i, path in enumerate([mod, util, mod, util]):
+            path.write_text(path.read_text() + f"\n\ndef edited_{i}():\n    return {i}\n")
+            assert idx.refresh() is not None
+            with idx.reading() as store:
+                hot = sorted({r["e"].value for r in store.select(catalog.text("rules/entities-in-tier"), {"tier": TIER_HOT})})
+            assert Segment.load(idx.layout.cache_dir("tokens")).hot == hot
+            seen.append(hot)
+        assert all(seen) and seen[0] != seen[1]  # entities moved in and out

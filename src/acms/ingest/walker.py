@@ -31,6 +31,7 @@ as ``vanished``; one whose size, mtime or inode moves while it is read is read a
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -495,8 +496,10 @@ def read_text_file(f: ListedFile) -> str | SkipReason:
     return got.text
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def language_for(path: str) -> str:
-    """A coarse language tag from the file name, used to pick an extractor and label fragments."""
+    """A coarse language tag from the file name, used to pick an extractor and label fragments. Kept per
+    path: a refresh asks for every listed file's four to five times (~10k calls a standard library)."""
     lower = path.rsplit("/", 1)[-1].lower()  # PurePosixPath's name and suffix, without two objects a call
     if lower in ("makefile", "gnumakefile"):
         return "makefile"

@@ -50,6 +50,9 @@ class Migration:
 
     reasons: list[str] = field(default_factory=list)
     reindex: bool = False
+    # the ontology graph was found to hold exactly the ontology wanted (nothing to load: comparing them
+    # again read its quads a second time, ~13 ms of every refresh)
+    ontology_current: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.reasons)
@@ -91,6 +94,7 @@ def plan(store: GraphStore, desired_ontology: Sequence[Quad]) -> Migration:
         return migration  # a new index: nothing to migrate
     have = set(store.quads(GRAPH_ONTOLOGY))
     want = set(desired_ontology)
+    migration.ontology_current = have == want
     if have != want and not migration.reindex:
         old, new = _loaded_extensions(have), _loaded_extensions(want)
         for name in sorted(set(old) | set(new)):

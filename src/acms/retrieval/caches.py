@@ -69,7 +69,7 @@ _Loaded_co = TypeVar("_Loaded_co", covariant=True)
 class DerivedCaches:
     def __init__(self, store: GraphStore, layout: IndexLayout, progress: Callable[[int], object] | None = None,
                  spill: Path | None = None, complete: bool = False, delta: CacheDelta | None = None,
-                 fragments: CountOnce | None = None) -> None:
+                 fragments: CountOnce | None = None, hot: Sequence[str] | None = None) -> None:
         """``progress(step)`` hears of each of ``BUILD_STEPS`` steps of building the keyword and ranking
         caches (a standard library's took ~20 s). ``spill``: the corpus rows the index run that made
         this graph state spilled (:mod:`acms.retrieval.corpus_spill`), read instead of the store's join;
@@ -77,7 +77,8 @@ class DerivedCaches:
         found none in the store and moved none to another tier), so the store is not asked for the rest.
         ``delta``: what the index run that made this graph state changed; stale caches saved for the
         state before it are updated rather than built again. ``fragments``: how many searchable fragments
-        there are, counted once for the index run (the embedding beside the update asks too)."""
+        there are, counted once for the index run (the embedding beside the update asks too). ``hot``: the
+        hot tier's entities, sorted, when the caller knows them (the index run's tier policy just moved them)."""
         self.store = store
         self.layout = layout
         self._spill = spill
@@ -98,6 +99,7 @@ class DerivedCaches:
         # follows in the same run, with no fragment written between, takes it rather than counting again
         self.fragments: int | None = None
         self._count_fragments = fragments or CountOnce(store, "embeddings/count-fragments")
+        self._known_hot = None if hot is None else list(hot)
 
     @cached_property
     def _state(self) -> tuple[str, str, str]:
@@ -498,6 +500,8 @@ class DerivedCaches:
 
     def _hot(self) -> list[str]:
         """The entities in the hot tier (``search/fragments-near.rq`` says why a segment keeps them)."""
+        if self._known_hot is not None:
+            return self._known_hot
         return sorted({r["e"].value for r in self.store.select(catalog.text("rules/entities-in-tier"),
                                                                  {"tier": TIER_HOT})})
 

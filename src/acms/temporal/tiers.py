@@ -53,6 +53,7 @@ class Rebalance:
     promoted: int
     demoted: int
     reasons: dict[str, int]
+    hot: tuple[str, ...] = ()  # the hot tier's entities now, sorted (what ``rules/entities-in-tier.rq`` gives)
 
 
 def iso(moment: datetime) -> str:
@@ -170,7 +171,8 @@ def rebalance(store: GraphStore, policy: Policy, now: datetime | None = None,
         ops.append((catalog.text("rules/promote-hot.ru"), {"e": promote}))
     if ops:
         store.replace(ops, [])  # type: ignore[arg-type]
-    return Rebalance(hot_entities=len(wanted), promoted=len(promote), demoted=len(demote), reasons=reasons)
+    return Rebalance(hot_entities=len(wanted), promoted=len(promote), demoted=len(demote), reasons=reasons,
+                     hot=tuple(sorted(e.value for e in wanted)))
 
 
 def violations(store: GraphStore) -> list[tuple[str, int]]:

@@ -58,6 +58,7 @@ class AfterFiles:
         self.segment: Segment | None = None  # the segment the text caches' update built (the vectors' update reads it)
         self.fragments: int | None = None  # the searchable fragments the caches' update counted (the embedding takes it)
         self._fragments: CountOnce | None = None  # their count, when the embedding beside the update asks for it too
+        self.hot: list[str] | None = None  # the hot tier's entities, as the tier policy left them
 
     def write(self) -> None:
         """After the files: commits (when asked), the tier policy, the secrets policy, vectors, caches."""
@@ -75,6 +76,7 @@ class AfterFiles:
             policy, now = tiers.Policy.of(settings), datetime.now(UTC)
             rebalanced = tiers.rebalance(store, policy, now, self._revised(policy, now))
             report.hot_entities, self.tiers_moved = rebalanced.hot_entities, bool(rebalanced.promoted + rebalanced.demoted)
+            self.hot = list(rebalanced.hot)
         with run.phase("secrets"):
             report.texts_rescrubbed = apply_policy(store, settings.store_secrets, fresh=report.first_run)
         forget_old_runs(store)
@@ -209,7 +211,7 @@ class AfterFiles:
         # run, and no entity changed tier since its files were written (a place query joins two)
         caches = DerivedCaches(self.run.store, layout, progress=self.run.progress.update,  # steps 1 … CACHE_STEPS
                                spill=spill, complete=self.run.spill_whole and not self.tiers_moved, delta=self._delta(),
-                               fragments=self._fragments)
+                               fragments=self._fragments, hot=self.hot)
         caches.warm()
         self.segment, self.fragments = caches.segment, caches.fragments
         self.run.report.warnings.extend(caches.warnings)

@@ -121,7 +121,7 @@ class IndexRun(RunContext):
         self.previous_run = last_run(store)
         migration = plan_migration(store, self.full_ontology)
         self._extraction_changed(migration)
-        if not migration:  # a new index, or nothing changed: (re)loading here mixes nothing
+        if not migration and not migration.ontology_current:  # a new index: loading here mixes nothing
             store.ensure_ontology(ontology_extensions.ontology_quads(self.extensions))
         report.ontology = list(migration.reasons)
 
