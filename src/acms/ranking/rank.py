@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from acms.index.keyword import KeywordIndex
+from acms.index.string_column import taken
 from acms.ranking.index import CONTAINER, NESTING, TEST_SCOPE, RankingIndex
 from acms.ranking.roles import Role, role_factors
 from acms.ranking.task import code_terms, named_symbols
@@ -244,18 +245,25 @@ def rank(task: str, fragments: KeywordIndex, index: RankingIndex, *, equal_roles
     rows = np.flatnonzero(np.isin(loc[:, 0], top))
     by_file: dict[int, list[Cand]] = {f: [] for f in top}
     named_in: dict[int, list[tuple[str, str]]] = {}  # file number -> (fragment, its outline) the task names
-    ids = fragments.ids
     factor = {CONTAINER["Module"]: MODULE_HEADER_FACTOR, TEST_SCOPE: role_factors(task, equal=equal_roles)[Role.TEST]}
     qualified: dict[str, str] = {}  # fragment -> its symbol's qualified name, for the types declared apart
-    for i in rows.tolist():
-        if loc[i, 4] >= 0 and int(loc[i, 3]) in (0, CONTAINER["Class"], NESTING) and (name := index.qualified[int(loc[i, 4])]):
-            qualified[ids[i]] = name
-        lines = int(loc[i, 2]) - int(loc[i, 1]) + 1
-        s = float(frag_scores[i]) * factor.get(int(loc[i, 3]), 1.0) * lines ** LENGTH_PRIOR
-        by_file[int(loc[i, 0])].append((s, ids[i], int(loc[i, 1]), int(loc[i, 2]), int(loc[i, 3])))
-        if named and loc[i, 4] >= 0 and _names(index.qualified[int(loc[i, 4])], named):
-            outline = index.outline_of(ids[i]) if int(loc[i, 3]) == CONTAINER["Class"] else ""
-            named_in.setdefault(int(loc[i, 0]), []).append((ids[i], outline))
+    # the rows' ids and qualified names decoded together: one by one from the memory-mapped columns, the
+    # thousands of fragments of the top files cost ~40 ms of a ranking
+    ids = taken(fragments.ids, rows)
+    placed = loc[rows, 4]
+    names: list[str] = [""] * rows.size
+    for k, name in zip(np.flatnonzero(placed >= 0).tolist(), taken(index.qualified, placed[placed >= 0])):
+        names[k] = name or ""
+    scores = frag_scores[rows].tolist()
+    for k, (f, start, end, container, at) in enumerate(loc[rows].tolist()):
+        fid, name = ids[k], names[k]
+        if at >= 0 and container in (0, CONTAINER["Class"], NESTING) and name:
+            qualified[fid] = name
+        s = float(scores[k]) * factor.get(container, 1.0) * (end - start + 1) ** LENGTH_PRIOR
+        by_file[f].append((s, fid, start, end, container))
+        if named and at >= 0 and _names(name, named):
+            outline = index.outline_of(fid) if container == CONTAINER["Class"] else ""
+            named_in.setdefault(f, []).append((fid, outline))
     out: list[Ranked] = []
     for rank_no, f in enumerate(top, 1):
         cands = by_file[f]
