@@ -25,7 +25,7 @@ import functools
 import os
 import socket
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -42,7 +42,7 @@ from acms.service import endpoint  # the SPARQL endpoint's store work: acms serv
 from acms.service.describe import Description, describe
 from acms.service.identity import indexed_project, project_identity, project_name
 from acms.errors import AcmsError, UsageError
-from acms.service.freshness import Manifest, Staleness, check, last_run, look_by_stats, still_as_indexed
+from acms.service.freshness import Manifest, Staleness, all_listed, check, last_run, look_by_stats, still_as_indexed
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
@@ -219,28 +219,40 @@ class Index:
         (``refresh = warn``, or a refresh that could not run); () when it answered from fresh files."""
         return getattr(self._local, "stale", ())
 
-    def look(self, wait: float | None = None) -> Staleness:
+    def look(self, wait: float | None = None, *, saved: Collection[str] = ()) -> Staleness:
         """Which indexed files changed on disk, without changing the index (files a look had to read to tell
-        them unchanged are recorded in its manifest, so the next look need not read them)."""
+        them unchanged are recorded in its manifest, so the next look need not read them). ``saved``: what
+        a watcher reported changed (absolute paths); when each is a file the last run listed, the listed
+        files are looked at by a stat each, without a walk."""
         with self.session.reading(wait) as store:
-            return check(self.root, self.settings, store, self.layout.cache)
+            return self._own_look(store, saved)
+
+    def _own_look(self, store: GraphStore, saved: Collection[str]) -> Staleness:
+        if saved:
+            run = last_run(store)
+            if all_listed(self.root, self.settings, self.layout.cache, run, saved):
+                looked = look_by_stats(self.root, self.settings, self.layout.cache, run)
+                if looked is not None:
+                    return looked
+        return check(self.root, self.settings, store, self.layout.cache)
 
     def refresh(self, *, progress: Progress | None = None, wait: float | None = None,
-                looked: Staleness | None = None,
-                on_look: Callable[[Staleness], object] | None = None) -> IndexReport | None:
+                looked: Staleness | None = None, on_look: Callable[[Staleness], object] | None = None,
+                saved: Collection[str] = ()) -> IndexReport | None:
         """Re-index what changed on disk since the last run, reading only the files whose size or
         mtime moved; None when nothing changed (found under a reader's share: no writer's lock is taken).
         The same write as ``index`` (whole or not at all). ``looked``: a look just taken (a read's): used
         when the index is still in the state it looked against, else the files are looked at again under
         the writer's lock (another writer ran between).
-        ``on_look``: hears the look the refresh went by (what a watcher names as skipped comes from it)."""
+        ``on_look``: hears the look the refresh went by (what a watcher names as skipped comes from it).
+        ``saved``: what a watcher reported changed, for the refresh's own look (``look``)."""
         from acms.service.indexing import IndexRun
 
         if self.session.mode is Mode.READ:
-            return self._refresh_beside_reader(progress, wait, looked, on_look)
+            return self._refresh_beside_reader(progress, wait, looked, on_look, saved)
         own = looked is None
         if looked is None:  # looked at under a reader's share: finding nothing changed blocks no reader
-            looked = self.look(wait)
+            looked = self.look(wait, saved=saved)
             if not looked.stale:
                 if on_look is not None:
                     on_look(looked)
@@ -249,7 +261,7 @@ class Index:
             if not looked.run or looked.run != last_run(store):  # another writer ran since: look again, alike
                 # (a read's look, while a watcher follows, is a stat of each indexed file; the walk of
                 # this refresh's own look is what finds new files)
-                looked = check(self.root, self.settings, store, self.layout.cache) if own else self._read_look(store)
+                looked = self._own_look(store, saved) if own else self._read_look(store)
             if on_look is not None:
                 on_look(looked)
             if not looked.stale:
@@ -257,7 +269,8 @@ class Index:
             return IndexRun(self.root, store, self.settings, self.layout, progress=progress, looked=looked).run()
 
     def _refresh_beside_reader(self, progress: Progress | None, wait: float | None, looked: Staleness | None,
-                               on_look: Callable[[Staleness], object] | None) -> IndexReport | None:
+                               on_look: Callable[[Staleness], object] | None,
+                               saved: Collection[str]) -> IndexReport | None:
         """A reader holds its share for its lifetime: it lets go, refreshes as a writer, takes it again."""
         self.session.close()
         writer: Index | None = None
@@ -265,7 +278,7 @@ class Index:
             writer = Index(self.root, self.settings, self._location, mode=Mode.WRITE, command=self._command,
                            create=False, registry=self.registry,
                            wait=self.settings.lock_wait if wait is None else wait)
-            return writer.refresh(progress=progress, looked=looked, on_look=on_look)
+            return writer.refresh(progress=progress, looked=looked, on_look=on_look, saved=saved)
         finally:
             if writer is not None:
                 writer.session.close()  # not close(): what it moved aside is removed while this reader answers

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,14 @@ from acms.service.freshness import Manifest, last_run, look_by_stats, still_as_i
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS = {"embed_on_index": False, "record_use": False, "watch_debounce_ms": 300}
+
+
+class Looks(list[str]):
+    """The threads that walked the project; ``stats``: those that looked by a stat of each listed file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats: list[str] = []
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +42,19 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def watched(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     root = tmp_path / "proj"
     shutil.copytree(template, root)  # files with their times: the index's look finds nothing changed
-    walks: list[str] = []  # the threads that walked the project
-    real = api.check
+    walks = Looks()
+    real, real_stats = api.check, api.look_by_stats
 
     def counted(project: Path, *args: object) -> object:
         walks.append(threading.current_thread().name)
         return real(project, *args)  # type: ignore[arg-type]
 
+    def counted_stats(project: Path, *args: object) -> object:
+        walks.stats.append(threading.current_thread().name)
+        return real_stats(project, *args)  # type: ignore[arg-type]
+
     monkeypatch.setattr(api, "check", counted)
+    monkeypatch.setattr(api, "look_by_stats", counted_stats)
     heard: list[Refreshed] = []  # what the follower reported
     with Index.open(root, mode="shared", **SETTINGS) as idx:  # as acms serve and acms mcp hold it
         following = idx.follower(heard.append).start()
@@ -49,7 +63,12 @@ def watched(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         following.stop()
 
 
-def _settle(walks: list[str]) -> bool:
+def _followers(walks: Looks) -> int:
+    """The watcher's looks so far: walks and looks by a stat of each listed file."""
+    return walks.count("acms-follower") + walks.stats.count("acms-follower")
+
+
+def _settle(walks: Looks) -> bool:
     """Wait for the watcher's catch-up look (in its own thread, at the start)."""
     deadline = time.monotonic() + 20
     while "acms-follower" not in walks and time.monotonic() < deadline:
@@ -107,13 +126,13 @@ def test_the_watcher_does_not_look_again_at_saves_a_read_already_refreshed(watch
     as it is (a stat of the reported file) and neither refreshes nor walks the project again."""
     idx, root, walks, _heard = watched
     assert _settle(walks)
-    before = walks.count("acms-follower")
+    before = _followers(walks)
     path = root / "pkg" / "mod.py"
     path.write_text(path.read_text().replace("def make_parser()", "# c\ndef make_parser()", 1))
     found = idx.describe("pkg.mod.make_parser")
     assert found.location is not None and found.location.startswith("pkg/mod.py:")
     time.sleep(1.5)  # the watcher's report (300 ms of quiet) has come and gone
-    assert walks.count("acms-follower") == before and idx.look().paths == []
+    assert _followers(walks) == before and idx.look().paths == []
 
 
 def test_a_read_whose_refresh_the_watcher_ran_first_looks_again_without_a_walk(watched) -> None:
@@ -122,7 +141,7 @@ def test_a_read_whose_refresh_the_watcher_ran_first_looks_again_without_a_walk(w
     first look did, finds nothing left to refresh, and walks nothing."""
     idx, root, walks, _heard = watched
     assert _settle(walks)
-    before = walks.count("acms-follower")
+    before = _followers(walks)
     path = root / "pkg" / "mod.py"
     path.write_text(path.read_text().replace("def make_parser()", "# e\ndef make_parser()", 1))
     with idx.reading() as store:
@@ -134,7 +153,7 @@ def test_a_read_whose_refresh_the_watcher_ran_first_looks_again_without_a_walk(w
             if last_run(store) != looked.run:
                 break
         time.sleep(0.1)
-    assert walks.count("acms-follower") > before
+    assert _followers(walks) > before
     mine = walks.count(threading.current_thread().name)
     assert idx.refresh(looked=looked) is None
     assert walks.count(threading.current_thread().name) == mine
@@ -163,8 +182,8 @@ def test_a_refresh_another_writer_overtook_walks_again_for_new_files(watched, mo
     real_look = idx.look
     me = threading.current_thread().name
 
-    def overtaken(wait: float | None = None) -> object:
-        got = real_look(wait)
+    def overtaken(wait: float | None = None, *, saved: Collection[str] = ()) -> object:
+        got = real_look(wait, saved=saved)
         with Index.open(root, mode="shared", **SETTINGS) as other, other.reading() as store:
             edited = look_by_stats(root, other.settings, other.layout.cache, last_run(store))
         assert edited is not None and edited.changed == ["pkg/mod.py"]
@@ -180,20 +199,44 @@ def test_a_refresh_another_writer_overtook_walks_again_for_new_files(watched, mo
     assert any(h.path == "pkg/overtaken.py" for h in idx.search("brand_new_overtaken_name", "keyword", 3).hits)
 
 
-def test_a_save_no_read_refreshed_is_refreshed_by_the_watcher(watched) -> None:
-    idx, root, walks, _heard = watched
+def test_a_save_no_read_refreshed_is_refreshed_by_the_watcher_without_a_walk(watched) -> None:
+    """The watcher's refresh of saved files the last run listed looks by a stat of each listed file: the
+    walk (what finds new files and applies the rules) is not needed for them."""
+    idx, root, walks, heard = watched
     assert _settle(walks)
-    before = walks.count("acms-follower")
+    walked, stated = walks.count("acms-follower"), walks.stats.count("acms-follower")
     path = root / "pkg" / "mod.py"
     path.write_text(path.read_text().replace("def make_parser()", "# d\ndef make_parser()", 1))
     deadline = time.monotonic() + 20
-    while walks.count("acms-follower") == before and time.monotonic() < deadline:
+    while not any("pkg/mod.py" in r.paths for r in heard) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert walks.count("acms-follower") > before
+    assert any("pkg/mod.py" in r.paths and r.indexed == 1 for r in heard), heard
+    assert walks.count("acms-follower") == walked and walks.stats.count("acms-follower") > stated
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith("def make_parser"))
+    assert idx.describe("pkg.mod.make_parser").location.startswith(f"pkg/mod.py:{line}-")  # type: ignore[union-attr]
+
+
+def test_the_watcher_walks_for_a_new_path_or_a_rule_file(watched) -> None:
+    """A saved path the last run did not list (a new file) or one of the walker's rule files (what the
+    walk lists depends on it) is looked for by the walk: the new file is indexed, the newly ignored one
+    goes."""
+    idx, root, walks, heard = watched
+    assert _settle(walks)
+    walked = walks.count("acms-follower")
+    (root / "pkg" / "fresh_one.py").write_text("def brand_new_walked_name():\n    return 1\n")
     deadline = time.monotonic() + 20
-    while idx.look().paths and time.monotonic() < deadline:
+    while not any("pkg/fresh_one.py" in r.paths for r in heard) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert idx.look().paths == []
+    assert any("pkg/fresh_one.py" in r.paths for r in heard), heard
+    assert walks.count("acms-follower") > walked
+    walked = walks.count("acms-follower")
+    (root / ".gitignore").write_text("pkg/fresh_one.py\n")
+    deadline = time.monotonic() + 20
+    while (any(h.path == "pkg/fresh_one.py" for h in idx.search("brand_new_walked_name", "keyword", 3).hits)
+           and time.monotonic() < deadline):
+        time.sleep(0.2)
+    assert walks.count("acms-follower") > walked
+    assert not any(h.path == "pkg/fresh_one.py" for h in idx.search("brand_new_walked_name", "keyword", 3).hits)
 
 
 def test_a_saved_file_left_out_for_what_it_holds_is_named_once_with_its_reason(watched) -> None:
@@ -215,13 +258,16 @@ def test_a_saved_file_left_out_for_what_it_holds_is_named_once_with_its_reason(w
     removal = next(r for r in heard if "pkg/mod.py" in r.paths)
     assert removal.removed == 1 and "pkg/mod.py (binary)" in removal.line()
     assert not any(h.path == "pkg/mod.py" for h in idx.search("make_parser", "keyword", 5).hits)
-    looks = walks.count("acms-follower")
+    def looks() -> int:  # the watcher's looks, a walk or a stat of each listed file
+        return walks.count("acms-follower") + walks.stats.count("acms-follower")
+
+    before = looks()
     (root / "pkg" / "blob.dat").write_bytes(b"\x00\x03" * 64)
     deadline = time.monotonic() + 20
-    while walks.count("acms-follower") == looks and time.monotonic() < deadline:
+    while looks() == before and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.3)
-    assert walks.count("acms-follower") > looks and named() == ["pkg/blob.dat", "pkg/mod.py"], heard
+    assert looks() > before and named() == ["pkg/blob.dat", "pkg/mod.py"], heard
 
 
 def test_still_as_indexed_is_true_only_for_indexed_files_as_they_are(watched, tmp_path: Path) -> None:

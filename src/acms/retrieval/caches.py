@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
@@ -20,7 +19,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 import numpy as np
 from pyoxigraph import NamedNode
 
-from acms.arrays import distinct
 from acms.index.keyword import KeywordIndex
 from acms.index.scratch import sweep
 from acms.index.splice import spliced
@@ -35,7 +33,7 @@ from acms.ranking.window_tokens import file_windows
 from acms.retrieval.cache_delta import CacheDelta
 from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow, CountOnce
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
-from acms.retrieval.segment import GARBAGE_SHARE, Segment, merged, rows_named
+from acms.retrieval.segment import GARBAGE_SHARE, Segment, Update, merged, rows_named
 from acms.retrieval.segment_rows import Places, SegmentRows, keyword_rows, places_of
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
@@ -84,7 +82,7 @@ class DerivedCaches:
         self._spill = spill
         self._complete = complete and spill is not None
         self._delta = delta
-        self._update: _Update | None = None  # how the segment was updated, when it was
+        self._update: Update | None = None  # how the segment was updated, when it was
         self._progress = progress or (lambda _step: None)
         self.rebuilt: list[str] = []
         self.updated: list[str] = []  # those of ``rebuilt`` made from the saved caches and the delta
@@ -297,7 +295,7 @@ class DerivedCaches:
             release_freed()
         step(4)
 
-    def _spliced_keyword(self, segment: Segment, update: _Update) -> KeywordIndex | None:
+    def _spliced_keyword(self, segment: Segment, update: Update) -> KeywordIndex | None:
         """The keyword index saved for the state before the run with the rows read again replaced
         (:func:`acms.index.splice.spliced`); None when there is none to update."""
         assert self._delta is not None
@@ -309,7 +307,7 @@ class DerivedCaches:
         return spliced(old, segment.frags, source, *segment.documents_of(np.flatnonzero(source < 0)),
                        segment.text.tokens, segment.numbering)
 
-    def _spliced_ranking(self, segment: Segment, update: _Update) -> RankingIndex | None:
+    def _spliced_ranking(self, segment: Segment, update: Update) -> RankingIndex | None:
         """The ranking index saved for the state before the run, updated for the files whose rows were
         read again and the places that moved (:func:`acms.ranking.splice.spliced_ranking`)."""
         assert self._delta is not None
@@ -457,7 +455,7 @@ class DerivedCaches:
         segment, fresh = merged(old, keep, new, nesting, hot)
         was = np.full(len(segment), -1, dtype=np.int64)
         was[fresh] = [rows.was.get(i, -1) for i in order]  # the fresh rows are the new ones, in order
-        self._update = _Update.of(old, keep, new, segment, fresh, set(nesting), was)
+        self._update = Update.of(old, keep, new, segment, fresh, set(nesting), was)
         del old, new, rows
         segment = segment.tidied(GARBAGE_SHARE)
         numbering = table.numbering()  # None: looked up, or compacted
@@ -639,40 +637,6 @@ class _Kind(Protocol[_Loaded_co]):
     def load(self, directory: Path) -> _Loaded_co: ...
 
     def saved_key(self, directory: Path) -> str | None: ...
-
-
-@dataclass(frozen=True)
-class _Update:
-    """How an updated segment came from the one saved before: what splicing the caches needs."""
-
-    old_rows: int  # rows of the old segment: documents of the old keyword index
-    old_placed: int  # of them placed: fragments of the old ranking index
-    kept: np.ndarray  # the old rows kept, ascending: the updated segment's rows not read again, in order
-    kept_placed: np.ndarray  # per kept row its position in the old ranking index (-1: not placed)
-    fresh: np.ndarray  # per row of the updated segment: read again
-    moved: set[str]  # kept fragments whose nesting outline was read again
-    changed: set[str]  # the paths of the rows dropped or read again
-    was: np.ndarray  # per row of the updated segment read again, the old row of the same keyword document (-1: none)
-
-    @classmethod
-    def of(cls, old: Segment, keep: np.ndarray, new: Segment, segment: Segment, fresh: np.ndarray,
-           moved: set[str], was: np.ndarray) -> _Update | None:
-        """None when a fragment has two rows (a dict of places, not splicing, decides which counts).
-        ``fresh``: per row of ``segment``, whether it is one of ``new``'s (``merged`` says); ``was``: per
-        row of ``segment``, the old row whose keyword document it has again (a fragment written again)."""
-        if not segment.ordered:
-            return None
-        kept = np.flatnonzero(keep)
-        if int((~fresh).sum()) != kept.size:
-            return None
-        placed = old.placed()
-        position = np.cumsum(placed) - 1
-        old_file_of = np.asarray(old.file_of, dtype=np.int64)
-        changed = {old.paths[f] for f in distinct(old_file_of[~np.asarray(keep, dtype=bool)]).tolist() if f >= 0}
-        changed |= {path for path in new.paths}
-        changed.discard(None)  # type: ignore[arg-type]
-        return cls(len(old), int(placed.sum()), kept, np.where(placed[kept], position[kept], -1), fresh, moved,
-                   changed, was)  # type: ignore[arg-type]
 
 
 def _stacked(rows: Sequence[np.ndarray]) -> np.ndarray:

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from acms.arrays import distinct
 from acms.errors import StoreError, StoreMissing
 from acms.index.appended import appended
 from acms.index.keyword import FORMAT as KEYWORD_FORMAT
@@ -50,7 +51,7 @@ from acms.ranking.index import FORMAT as RANKING_FORMAT
 from acms.ranking.index import NESTING, TEST_SCOPE, FragmentPlace
 from acms.ranking.roles import in_test_scope
 
-__all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Merged", "Segment", "merged", "rows_named"]
+__all__ = ["DOCUMENTS_AT_ONCE", "FORMAT", "GARBAGE_SHARE", "Merged", "Segment", "Update", "merged", "rows_named"]
 
 # The caches' formats are part of it: a change in how places become a ranking index may change what a
 # row's place means, so a segment of another version is not updated but built again.
@@ -467,6 +468,40 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
                       both(old.containers, new.containers, np.int8), column(old.outlines, new.outlines), outer, text,
                       hot, numbering=old.numbering, dead_bound=dead_bound, prefix=old.prefix, strict=strict)
     return Merged(segment, source < 0)
+
+
+@dataclass(frozen=True)
+class Update:
+    """How an updated segment came from the one saved before: what splicing the caches needs."""
+
+    old_rows: int  # rows of the old segment: documents of the old keyword index
+    old_placed: int  # of them placed: fragments of the old ranking index
+    kept: np.ndarray  # the old rows kept, ascending: the updated segment's rows not read again, in order
+    kept_placed: np.ndarray  # per kept row its position in the old ranking index (-1: not placed)
+    fresh: np.ndarray  # per row of the updated segment: read again
+    moved: set[str]  # kept fragments whose nesting outline was read again
+    changed: set[str]  # the paths of the rows dropped or read again
+    was: np.ndarray  # per row of the updated segment read again, the old row of the same keyword document (-1: none)
+
+    @classmethod
+    def of(cls, old: Segment, keep: np.ndarray, new: Segment, segment: Segment, fresh: np.ndarray,
+           moved: set[str], was: np.ndarray) -> Update | None:
+        """None when a fragment has two rows (a dict of places, not splicing, decides which counts).
+        ``fresh``: per row of ``segment``, whether it is one of ``new``'s (``merged`` says); ``was``: per
+        row of ``segment``, the old row whose keyword document it has again (a fragment written again)."""
+        if not segment.ordered:
+            return None
+        kept = np.flatnonzero(keep)
+        if int((~fresh).sum()) != kept.size:
+            return None
+        placed = old.placed()
+        position = np.cumsum(placed) - 1
+        old_file_of = np.asarray(old.file_of, dtype=np.int64)
+        changed = {old.paths[f] for f in distinct(old_file_of[~np.asarray(keep, dtype=bool)]).tolist() if f >= 0}
+        changed |= {path for path in new.paths}
+        changed.discard(None)  # type: ignore[arg-type]
+        return cls(len(old), int(placed.sum()), kept, np.where(placed[kept], position[kept], -1), fresh, moved,
+                   changed, was)  # type: ignore[arg-type]
 
 
 def _line_starts(line_ends: Any, lines: np.ndarray) -> np.ndarray:

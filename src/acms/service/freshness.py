@@ -38,7 +38,7 @@ from acms.privacy.names import redact_path
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
-__all__ = ["Manifest", "Staleness", "check", "last_run", "listed_name", "look_by_stats",
+__all__ = ["Manifest", "Staleness", "all_listed", "check", "last_run", "listed_name", "look_by_stats",
            "stale_notice", "still_as_indexed", "walk_settings"]
 
 FORMAT = "acms.files/1"
@@ -262,6 +262,26 @@ def still_as_indexed(root: Path, settings: Settings, cache: Path, run: str, path
             return False
         if st.st_mtime_ns >= racy_from and _digest(ListedFile(listed, path, st.st_size, st.st_mtime_ns),
                                                    settings) != entry[2]:
+            return False
+    return True
+
+
+# The walker's own rule files: a save of one changes what the walk lists, which only a walk tells
+RULE_FILES = frozenset({".gitignore", ".gitattributes"})
+
+
+def all_listed(root: Path, settings: Settings, cache: Path, run: str, paths: Iterable[str]) -> bool:
+    """Whether each of ``paths`` (a watcher's report of what changed, absolute) is a file the last run, of
+    graph state ``run``, listed (indexed or not), and none is one of the walker's rule files: then a look
+    by a stat of each listed file (``look_by_stats``) finds what a walk would, and the walk is spared (a
+    standard library's: ~0.1 s of every save the watcher refreshes). False for a new path, a deleted
+    folder's, a rule file, or no trusted manifest: the walk finds new files and applies the rules."""
+    manifest = _trusted(cache, run, settings)
+    if manifest is None:
+        return False
+    for path in paths:
+        listed = listed_name(root, path)
+        if listed is None or listed not in manifest.files or listed.rsplit("/", 1)[-1] in RULE_FILES:
             return False
     return True
 

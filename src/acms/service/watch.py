@@ -3,9 +3,11 @@
 The operating system tells of changes (``watchfiles``: inotify, FSEvents, ReadDirectoryChangesW); they
 are gathered until ``debounce_ms`` pass without one (at most ``BATCH_MS`` in all), so a branch switch or
 a formatter run over hundreds of files is one refresh, not hundreds. An event only says "look": the
-refresh itself lists the project by the walker's rules and compares sizes, mtimes and hashes
-(:mod:`acms.service.freshness`), so an ignored path costs one look and never a write, and a change
-made while a refresh ran is found by the next one (the watcher keeps gathering meanwhile). The index
+refresh itself compares sizes, mtimes and hashes (:mod:`acms.service.freshness`), by a stat of each
+file the last run listed when every saved path is one of them, else by listing the project by the
+walker's rules (a new path, a rule file such as ``.gitignore``), so an ignored path costs one look and
+never a write, and a change made while a refresh ran is found by the next one (the watcher keeps
+gathering meanwhile). The index
 directory and the version-control internals are not watched at all.
 """
 
@@ -79,7 +81,8 @@ class Follower:
     def __init__(self, root: Path, refresh: Callable[..., IndexReport | None], *, debounce_ms: int = 150,
                  ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None,
                  settled: Callable[[set[str]], bool] | None = None) -> None:
-        """``refresh(on_look=...)``: refresh, handing ``on_look`` the look it took at the project.
+        """``refresh(on_look=..., saved=...)``: refresh, handing ``on_look`` the look it took at the project
+        (told the paths saved, ``Index.refresh``).
         ``settled(paths)``: whether the index already holds these changed files as they are now (a read
         refreshed them before the burst of saves ended): then no refresh, and no look at the project."""
         self.root = root
@@ -126,7 +129,7 @@ class Follower:
         t0 = time.perf_counter()
         looks: list[Staleness] = []
         try:
-            report = self._refresh(on_look=looks.append)
+            report = self._refresh(on_look=looks.append, saved=saved)
         except AcmsError as exc:
             self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, error=exc.message))
             return
