@@ -247,7 +247,8 @@ class KeywordIndex:
         and for a layered one (``retriever`` a :class:`~acms.index.layers.Layered`: its base's counts and
         its delta). ``files``: where a loaded index's files are, linked rather than written by the
         updates layered on it."""
-        # a column (an update's fragments, a loaded base's) stays one: made a tuple, its 73k strings were decoded (~12 ms)
+        # a column (an update's fragments, a loaded base's) stays one: made a tuple, its 73k strings were
+        # decoded (~12 ms)
         self._ids: Sequence[str] = ids if isinstance(ids, (Positions, StringColumn, GatheredIds)) else tuple(ids)
         self._retriever = retriever  # None when the corpus has no tokens at all
         self._key = key
