@@ -136,3 +136,34 @@ def test_the_caches_a_run_updates_hold_the_hot_tier_the_policy_left(project: Pat
             assert Segment.load(idx.layout.cache_dir("tokens")).hot == hot
             seen.append(hot)
         assert all(seen) and seen[0] != seen[1]  # entities moved in and out
+
+
+def test_a_run_that_ingests_commits_asks_and_the_refresh_after_it_carries_its_ledger(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commits' versions are superseded at the commits' times, which an incremental run does not archive:
+    a run that ingests them asks the query, and the refresh after it carries that run's ledger, commit
+    versions within the window included."""
+    from .gitrepo import SHAPES_V1, commit, git
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "pkg" / "__init__.py").write_text("")
+    shapes = root / "pkg" / "shapes.py"
+    shapes.write_text(SHAPES_V1)
+    yesterday = datetime.now(UTC) - timedelta(days=1)
+    commit(root, "Add shapes", "Ada", (yesterday - timedelta(hours=2)).isoformat())
+    shapes.write_text(SHAPES_V1.replace("return 3.14 * r * r", "return 3.1416 * r * r"))
+    commit(root, "Sharper pi", "Grace", yesterday.isoformat())
+    with Index.open(root, **SETTINGS) as idx:
+        idx.index()
+        asked = _asked(monkeypatch)
+        idx.index(history=10)  # nothing else changed: only the commits' versions are new
+        assert asked  # commits ingested: asked
+        ledger = _ledger_is_the_query(idx)
+        assert any(e.endswith("area") for e in ledger.last), ledger.last  # the commit's version, in the window
+        before = len(asked)
+        shapes.write_text(shapes.read_text().replace("return 2 * 3.14 * r", "return 2 * 3.1416 * r"))
+        assert idx.refresh() is not None
+        assert len(asked) == before  # carried
+        assert set(_ledger_is_the_query(idx).last) >= set(ledger.last)
