@@ -7,8 +7,7 @@ refresh itself compares sizes, mtimes and hashes (:mod:`acms.service.freshness`)
 file the last run listed when every saved path is one of them, else by listing the project by the
 walker's rules (a new path, a rule file such as ``.gitignore``), so an ignored path costs one look and
 never a write, and a change made while a refresh ran is found by the next one (the watcher keeps
-gathering meanwhile). The index
-directory and the version-control internals are not watched at all.
+gathering meanwhile). The index directory and the version-control internals are not watched at all.
 """
 
 from __future__ import annotations

@@ -85,8 +85,9 @@ def hot_entities(store: GraphStore, policy: Policy, now: datetime | None = None,
     if policy.hot_days > 0:  # changed by a re-index (a new version) or by a commit
         since = now - timedelta(days=policy.hot_days)
         found = out.setdefault("changed recently", {})
-        for e, last in (revised_since(store, since) if revised is None else revised).items():
-            found[NamedNode(e)] = max(_sortable(last), found.get(NamedNode(e), ""))
+        for iri, last in (revised_since(store, since) if revised is None else revised).items():
+            e = NamedNode(iri)
+            found[e] = max(_sortable(last), found.get(e, ""))
         collect("changed recently", "rules/changed-since", {"since": time_literal(since)})
     if policy.hot_use_days > 0:
         collect("used recently", "rules/used-since", {"since": time_literal(now - timedelta(days=policy.hot_use_days))})

@@ -118,7 +118,8 @@ class IndexRun(RunContext):
     def _files(self) -> None:
         """The files' part: the ontology and the listing here, the write in the mode ``_mode`` chooses."""
         report, store, settings = self.report, self.store, self.settings
-        self.previous_run = last_run(store)
+        # a live refresh's look was checked against the last run under this writer's lock: no query again
+        self.previous_run = self.looked.run if self.looked is not None and self.looked.run else last_run(store)
         migration = plan_migration(store, self.full_ontology)
         self._extraction_changed(migration)
         if not migration and not migration.ontology_current:  # a new index: loading here mixes nothing
