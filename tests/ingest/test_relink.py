@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
-from acms.ingest.relink import Texts, python_reach
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from acms.ingest.relink import FIND_AT_MOST, Texts, Words, python_reach
 from acms.ingest.walker import list_files
 
 FILES = {
@@ -69,3 +73,18 @@ def test_a_long_lived_process_keeps_unchanged_texts_across_runs_and_never_a_chan
     assert Texts().get(first["chain.py"], None) is None  # read again: gone
     (root / "user.py").write_text("import chain\n")  # a new size and mtime: the listing tells
     assert Texts().get({f.path: f for f in list_files(root).files}["user.py"], None) == "import chain\n"
+
+
+# letters, digits and underscore of several scripts (``\w``), ``$``, and characters that end a word
+_CHARS = st.sampled_from(list("abgetrunAZ_09$ .-(\n") + ["é", "ß", "٣", "²", "Ω", "\u00a0"])
+_NAMES = st.lists(st.text(_CHARS, min_size=1, max_size=4), min_size=1, max_size=2 * FIND_AT_MOST + 8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(names=_NAMES, text=st.text(_CHARS, max_size=120))
+def test_a_whole_word_is_found_where_the_bounded_regex_finds_it(names: list[str], text: str) -> None:
+    """Relinking reads a file again when its text names a moved name as a whole word; the test it uses
+    (str.find for a few names, the text's words for more) answers as the regex it replaced."""
+    regex = re.compile(r"(?<![\w$])(?:" + "|".join(map(re.escape, sorted(set(names), key=lambda n: (-len(n), n))))
+                       + r")(?![\w$])")
+    assert Words(names).found_in(text) == (regex.search(text) is not None)
