@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyoxigraph import Literal
 
 from acms.api import Index
 from acms.ingest import copies as copies_module
@@ -17,9 +18,10 @@ from acms.ingest import symbols as symbols_module
 from acms.ingest.symbols import SymbolRows
 from acms.retrieval.segment import Segment
 from acms.service.freshness import Manifest, last_run
+from acms.service.indexing.batch import OneBatch
 from acms.sparql import catalog
 from acms.store.oxigraph import OxigraphStore
-from acms.vocab import UKO
+from acms.vocab import UKO, IriMinter
 
 from ..conftest import copy_of_indexed
 from .indexes import edit, indexed_project
@@ -128,24 +130,57 @@ def test_a_quarantined_file_is_no_hash_of_the_manifest(project: Path, monkeypatc
         assert manifest is not None and manifest.files["pkg/util.py"][2] == ""
 
 
-def test_the_tree_is_written_again_only_when_it_moves(project: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """A body edit leaves the project and directory nodes as they are; a file added, or the project
-    moved to another folder, writes them again (the root path is the new one)."""
-    trees = _Calls(monkeypatch, emit, "emit_tree")
+def test_the_tree_is_written_again_only_where_it_moves(project: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body edit leaves the project and directory nodes as they are; a file added writes again only the
+    directory it is in, and the tree is then the one a first index writes; the project moved to another
+    folder writes every node again (the root path is the new one)."""
+    trees: list[emit.TreeWrite | None] = []
+    real = OneBatch._tree
+
+    def kept(*args: Any) -> emit.TreeWrite | None:
+        trees.append(real(*args))
+        return trees[-1]
+
+    monkeypatch.setattr(OneBatch, "_tree", staticmethod(kept))
+    tree = "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s a ?k ; ?p ?o VALUES ?k { uko:Directory uko:Project } } }"
     edit(project / "pkg" / "util.py", "return text.strip().lower()", "return text.strip().casefold()")
     with Index.open(project, **SETTINGS) as idx:
-        assert idx.index().files_indexed == 1 and len(trees) == 1  # a copy: its root path moved
+        assert idx.index().files_indexed == 1 and trees[-1] is not None and trees[-1].nodes is None  # a copy: moved
         edit(project / "pkg" / "util.py", "casefold()", "casefold().lower()")
-        assert idx.index().files_indexed == 1 and len(trees) == 1
-        (project / "pkg" / "fresh.py").write_text("def fresh():\n    return 1\n")
-        assert idx.index().files_indexed == 1 and len(trees) == 2
+        assert idx.index().files_indexed == 1 and trees[-1] is None
+        with idx.reading() as store:
+            before = {tuple(r[v] for v in "spo") for r in store.select(tree)}
+        (project / "pkg" / "deeper").mkdir()
+        (project / "pkg" / "deeper" / "fresh.py").write_text("def fresh():\n    return 1\n")
+        assert idx.index().files_indexed == 1
+        written = trees[-1]
+        assert written is not None and written.quads
+        minter = IriMinter.of_iri(written.quads[0].subject.value)
+        pkg, deeper = minter.directory("pkg"), minter.directory("pkg/deeper")
+        assert written.nodes == [pkg] and {q.subject for q in written.quads} == {pkg, deeper}
+        with idx.reading() as store:
+            after = {tuple(r[v] for v in "spo") for r in store.select(tree)}
+    first = tmp_path / "first"
+    shutil.copytree(project, first / project.name, ignore=shutil.ignore_patterns(".acms"))
+    with Index.open(first / project.name, **SETTINGS) as idx:
+        idx.index()
+        with idx.reading() as store:
+            fresh = {tuple(r[v] for v in "spo") for r in store.select(tree)}
+    root = {(s, p, o) for s, p, o in fresh if p == UKO.rootPath}
+    assert after == (fresh - root) | {(s, p, Literal(str(project))) for s, p, _ in root}
+    shutil.rmtree(project / "pkg" / "deeper")  # the directory goes with its only file
+    with Index.open(project, **SETTINGS) as idx:
+        assert idx.index().files_removed == 1
+        assert trees[-1] is not None and trees[-1].nodes == [pkg, deeper]
+        with idx.reading() as store:
+            assert {tuple(r[v] for v in "spo") for r in store.select(tree)} == before
     moved = tmp_path / "elsewhere" / project.name
     moved.parent.mkdir()
     shutil.move(project, moved)
     edit(moved / "pkg" / "util.py", "casefold().lower()", "casefold().strip()")
     with Index.open(moved, **SETTINGS) as idx:
-        assert idx.index().files_indexed == 1 and len(trees) == 3
+        assert idx.index().files_indexed == 1 and trees[-1] is not None and trees[-1].nodes is None
         with idx.reading() as store:
             roots = {r["root"].value for r in store.select(
                 "SELECT ?root WHERE { GRAPH ?g { ?p a uko:Project ; uko:rootPath ?root } }")}

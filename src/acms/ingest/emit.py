@@ -312,3 +312,31 @@ def emit_tree(minter: IriMinter, root_name: str, root_path: str, paths: Iterable
             Quad(node, UKO.inProject, project, graph),
         ]
     return list(dict.fromkeys(q))
+
+
+class TreeWrite(NamedTuple):
+    """The tree quads a run writes, and the nodes whose stored quads go first (None: every node)."""
+
+    quads: list[Quad]
+    nodes: list[NamedNode] | None
+
+
+def tree_changes(minter: IriMinter, root_name: str, root_path: str, before: Iterable[str], after: Iterable[str],
+                 graph: NamedNode) -> TreeWrite:
+    """The nodes of ``emit_tree`` whose quads differ between the trees of the ``before`` and ``after`` files
+    (the directories above a file added or gone, the project for a top-level one; a directory emptied or
+    new): their quads after, to write, and those that were there before, to delete first. The other
+    nodes' stored quads are what a whole tree would write again."""
+    old = _by_subject(emit_tree(minter, root_name, root_path, before, graph))
+    new_quads = emit_tree(minter, root_name, root_path, after, graph)
+    new = _by_subject(new_quads)
+    touched = {node for node in old.keys() | new.keys() if old.get(node) != new.get(node)}
+    return TreeWrite([q for q in new_quads if q.subject in touched],
+                     sorted((n for n in touched if n in old), key=lambda n: n.value))  # type: ignore[union-attr]
+
+
+def _by_subject(quads: Iterable[Quad]) -> dict[object, set[Quad]]:
+    out: dict[object, set[Quad]] = {}
+    for q in quads:
+        out.setdefault(q.subject, set()).add(q)
+    return out
