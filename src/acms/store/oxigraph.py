@@ -47,6 +47,8 @@ class OxigraphStore:
     seconds, and ``close`` releases it, so a reader never reads while another process writes.
     """
 
+    parallel_reads = True  # queries from several threads at once, each without the GIL (acms.store.parallel)
+
     def __init__(self, path: Path | None, *, tracer: Tracer | None = None, read_only: bool = False,
                  wait: float | None = None, command: str = "") -> None:
         self.path = path

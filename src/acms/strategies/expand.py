@@ -49,7 +49,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
@@ -62,6 +62,7 @@ from acms.ingest.walker import language_for
 from acms.ranking.roles import Role, role_of
 from acms.strategies.anchors import frame_bindings, frames, literal_part, messages
 from acms.strategies.cochange import CoChangeOptions, co_changed
+from acms.store.parallel import run_all
 from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.terms import Term
 from acms.tokens import estimate
@@ -188,6 +189,28 @@ class _Reached:
     brief: bool = False  # shown as a one-line reference even at one hop (the focus's neighbourhood)
 
 
+def _reach(reached: dict[str, _Reached], target: str, score: float, hop: int, why: str, brief: bool = False) -> None:
+    old = reached.get(target)
+    if old is None or score > old.score:
+        reached[target] = _Reached(score, hop if old is None else min(hop, old.hop), why, brief)
+
+
+class _Hits:
+    """What one step of the walk reached, in the order it reached it. The first steps run at once
+    (:func:`acms.store.parallel.run_all`) and hand theirs to the walk's table after all finished, in
+    the order they would have run one after another: the table is the same."""
+
+    def __init__(self) -> None:
+        self.hits: list[tuple[str, float, int, str, bool]] = []
+
+    def __call__(self, target: str, score: float, hop: int, why: str, brief: bool = False) -> None:
+        self.hits.append((target, score, hop, why, brief))
+
+    def into(self, reached: dict[str, _Reached]) -> None:
+        for hit in self.hits:
+            _reach(reached, *hit)
+
+
 def identifiers(text: str) -> tuple[set[str], set[str]]:
     """Names a piece of code uses: bare and attribute names, and those read through ``self``/``cls``/``this``
     (a method of the same class). Comment lines are skipped; a name in a string still counts (cheap,
@@ -226,26 +249,30 @@ class Expansion:
             return None
 
     # -- breadth ---------------------------------------------------------------------------------
-    def edges(self, frontier: dict[str, float], hop: int, reached: dict[str, _Reached]) -> None:
+    def edges(self, frontier: dict[str, float], hop: int, reach: _Hits) -> None:
         """One hop each way; the query scores what it reaches (``?nodeScore * ?weight * ?decay``)."""
         nodes = [(NamedNode(n), _double(frontier[n])) for n in sorted(frontier)]
-        for way, table in (("out", self.opts.edges_out), ("in", self.opts.edges_in)):
-            if not table or not nodes:
-                continue
-            pairs: dict[str, list[tuple[Term, ...]]] = {"node nodeScore": nodes, "edge weight": _edge_table(table)}
-            if way == "in":
-                pairs = self._within_fan(nodes, pairs["edge weight"]) or pairs
-                if not next(iter(pairs.values())):
-                    continue
-            rows = self.store.select(self.query(f"expand-{way}.rq"), {
-                **pairs, "decay": _double(self.opts.decay ** hop),
-                "most": Literal(str(self.opts.max_fan), datatype=XSD.integer)})
+        ways = [(way, table) for way, table in (("out", self.opts.edges_out), ("in", self.opts.edges_in))
+                if table and nodes]
+        found = run_all(self.store, [partial(self._hop, way, table, nodes, hop) for way, table in ways])
+        for (way, _), rows in zip(ways, found):
             for r in rows:
                 edge = _short(r["edge"].value)
                 why = (f"{edge} by {_short(r['node'].value)}" if way == "in"
                        else f"{_short(r['node'].value)} {edge} it")
                 for target in dict.fromkeys(r["entities"].value.split()):
-                    self._reach(reached, target, float(r["score"].value), hop, why)
+                    reach(target, float(r["score"].value), hop, why)
+
+    def _hop(self, way: str, table: Mapping[str, float], nodes: list[tuple[Term, Term]], hop: int) -> list[dict[str, Term]]:
+        """One way's rows of one hop (``expand-out.rq`` / ``expand-in.rq``); the two ways are asked at once."""
+        pairs: dict[str, list[tuple[Term, ...]]] = {"node nodeScore": nodes, "edge weight": _edge_table(table)}
+        if way == "in":
+            pairs = self._within_fan(nodes, pairs["edge weight"]) or pairs
+            if not next(iter(pairs.values())):
+                return []
+        return self.store.select(self.query(f"expand-{way}.rq"), {
+            **pairs, "decay": _double(self.opts.decay ** hop),
+            "most": Literal(str(self.opts.max_fan), datatype=XSD.integer)})
 
     def _within_fan(self, nodes: list[tuple[Term, Term]], edges: list[tuple[Term, Term]]
                     ) -> dict[str, list[tuple[Term, ...]]] | None:
@@ -261,7 +288,7 @@ class Expansion:
             (node, score, edge, weight) for node, score in nodes for edge, weight in edges
             if 0 < counts.get((node.value, edge.value), 0) <= self.opts.max_fan]}
 
-    def names(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
+    def names(self, seeds: list[Candidate], weight_of: Mapping[str, float], reach: _Hits) -> None:
         """Name resolution over the seeds' code (see the module docstring): ``self.x`` in a method is its
         class's ``x``; a bare name counts when exactly one definition outside tests bears it."""
         bare: dict[str, list[Candidate]] = {}
@@ -302,9 +329,9 @@ class Expansion:
         for seed, target in hits:
             if target != seed.entity:
                 s = weight_of[seed.entity] * self.opts.names * self.opts.decay
-                self._reach(reached, target, s, 1, f"{_short(seed.entity)} names it")
+                reach(target, s, 1, f"{_short(seed.entity)} names it")
 
-    def overrides(self, seeds: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
+    def overrides(self, seeds: list[Candidate], weight_of: Mapping[str, float], reach: _Hits) -> None:
         """Methods of the same name one level up and down the class hierarchy."""
         methods = [c.entity for c in seeds if c.kind == "Method"]
         if not methods or not self.opts.overrides:
@@ -323,7 +350,7 @@ class Expansion:
             for r in self.store.select(self.query(query), {columns: table}):
                 s = weight_of[r["node"].value] * self.opts.overrides * self.opts.decay
                 if r["entity"].value != r["node"].value:
-                    self._reach(reached, r["entity"].value, s, 1, f"overrides {_short(r['node'].value)}"
+                    reach(r["entity"].value, s, 1, f"overrides {_short(r['node'].value)}"
                                 if way == "up" else f"overridden from {_short(r['node'].value)}")
 
     def _down_by_name(self, down: list[tuple[Any, Any, Any, Any]]) -> set[object]:
@@ -362,18 +389,17 @@ class Expansion:
         rows = self.store.select(self.query("constructors.rq"), {"node": [NamedNode(e) for e in sorted(kept)]})
         for r in rows:
             cls = reached[r["node"].value]
-            self._reach(reached, r["entity"].value, cls.score * self.opts.constructors, cls.hop,
+            _reach(reached, r["entity"].value, cls.score * self.opts.constructors, cls.hop,
                         f"constructs {_short(r['node'].value)}", cls.brief)
 
-    def co_change(self, starts: list[Candidate], weight_of: Mapping[str, float],
-                  reached: dict[str, _Reached]) -> None:
+    def co_change(self, starts: list[Candidate], weight_of: Mapping[str, float], reach: _Hits) -> None:
         """The definitions of the files that change with the starts' files (:mod:`acms.strategies.cochange`)."""
         seeds = {c.entity: weight_of[c.entity] for c in starts}
         for hit in co_changed(self.store, self.query, seeds, self.opts.decay, self.opts.co_change):
             if hit.entity not in seeds:
-                self._reach(reached, hit.entity, hit.score, 1, hit.why)
+                reach(hit.entity, hit.score, 1, hit.why)
 
-    def beside(self, focus: list[Candidate], weight_of: Mapping[str, float], reached: dict[str, _Reached]) -> None:
+    def beside(self, focus: list[Candidate], weight_of: Mapping[str, float], reach: _Hits) -> None:
         """The definitions beside the focus (``beside-members.rq``, ``beside-file.rq``): its class's other
         members, then its file's top-level classes and functions, nearest first, ``beside_max`` of them
         per focus. A change at a focus most often continues in its siblings, and the helpers it will
@@ -399,14 +425,7 @@ class Expansion:
             for i, (top_level, _, entity) in enumerate(order):
                 why = f"beside {_short(f)}" + (" in its file" if top_level else " in its class")
                 # nearest first: the list's order survives the plan, at most a quarter off the score
-                self._reach(reached, entity, base * (1.0 - i / (4 * len(order))), 1, why, brief=True)
-
-    @staticmethod
-    def _reach(reached: dict[str, _Reached], target: str, score: float, hop: int, why: str,
-               brief: bool = False) -> None:
-        old = reached.get(target)
-        if old is None or score > old.score:
-            reached[target] = _Reached(score, hop if old is None else min(hop, old.hop), why, brief)
+                reach(entity, base * (1.0 - i / (4 * len(order))), 1, why, brief=True)
 
     def anchors(self) -> list[str]:
         """Entities the task's stack-trace frames and quoted error messages point at
@@ -460,11 +479,16 @@ class Expansion:
 
     # -- depth -----------------------------------------------------------------------------------
     def heads(self, entities: Iterable[str]) -> dict[str, dict[str, Term]]:
+        """``entity-heads.rq`` answers each entity on its own: it is asked for two halves of them at once
+        (the depth step's largest read, ~300 entities at 8,000 tokens)."""
         wanted = sorted(set(entities))
         if not wanted:
             return {}
+        query, half = self.query("entity-heads.rq"), (len(wanted) + 1) // 2
+        parts = run_all(self.store, [partial(self.store.select, query, {"entity": [NamedNode(e) for e in part]})
+                                     for part in (wanted[:half], wanted[half:]) if part])
         out: dict[str, dict[str, Term]] = {}
-        for r in self.store.select(self.query("entity-heads.rq"), {"entity": [NamedNode(e) for e in wanted]}):
+        for r in (r for rows in parts for r in rows):
             kind = _short(r["kind"].value)
             if kind in _KINDS or r["entity"].value not in out:
                 out[r["entity"].value] = r
@@ -516,14 +540,21 @@ class Expansion:
             weight_of.update((c.entity, min(1.0, c.score / top)) for c in listed)
             starts += listed
         reached: dict[str, _Reached] = {}
-        self.names(starts, weight_of, reached)
-        self.overrides(starts, weight_of, reached)
-        self.co_change(starts, weight_of, reached)
         given = [c for c in bodies if c.entity in {f.entity for f in focus}]
-        self.beside(given or bodies[: self.opts.beside_seeds], weight_of, reached)
         frontier = {c.entity: weight_of[c.entity] for c in starts}
+        # the steps from the starts, at once (names resolve longest), their hits taken in this order
+        steps = [(self.names, starts), (self.overrides, starts), (self.co_change, starts),
+                 (self.beside, given or bodies[: self.opts.beside_seeds])]
+        first = [_Hits() for _ in range(len(steps) + 1)]
+        run_all(self.store, [partial(step, nodes, weight_of, hits) for (step, nodes), hits in zip(steps, first)]
+                + ([partial(self.edges, frontier, 1, first[-1])] if self.opts.depth >= 1 else []))
+        for hits in first[:-1]:
+            hits.into(reached)
         for hop in range(1, self.opts.depth + 1):
-            self.edges(frontier, hop, reached)
+            hits = first[-1] if hop == 1 else _Hits()
+            if hop > 1:
+                self.edges(frontier, hop, hits)
+            hits.into(reached)
             nxt = {e: r.score for e, r in reached.items() if r.hop == hop}
             frontier = dict(sorted(nxt.items(), key=lambda kv: (-kv[1], kv[0]))[: self.opts.max_reached // 2])
             if not frontier:
