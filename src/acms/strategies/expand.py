@@ -241,6 +241,14 @@ class Expansion:
     def query(self, name: str) -> str:
         return self.desc.query_text(Phase("expand", 1.0, name))
 
+    def _each(self, name: str, entities: list[str]) -> list[dict[str, Term]]:
+        """The rows of a query that answers each ``?entity`` on its own (``entity-heads.rq``,
+        ``entity-places.rq``), asked for two halves of them at once."""
+        query, half = self.query(name), (len(entities) + 1) // 2
+        parts = run_all(self.store, [partial(self.store.select, query, {"entity": [NamedNode(e) for e in part]})
+                                     for part in (entities[:half], entities[half:]) if part])
+        return [r for rows in parts for r in rows]
+
     def optional_query(self, name: str) -> str | None:
         """A query the walk can do without (a strategy folder written before it): None when absent."""
         try:
@@ -315,7 +323,7 @@ class Expansion:
             keep = sorted({e for es in named.values() for e in es})
             places: dict[str, str] = {}
             if keep:
-                for r in self.store.select(self.query("entity-places.rq"), {"entity": [NamedNode(e) for e in keep]}):
+                for r in self._each("entity-places.rq", keep):
                     if _short(r["kind"].value) in _KINDS:
                         places[r["entity"].value] = r["path"].value
             for name, es in named.items():
@@ -479,16 +487,13 @@ class Expansion:
 
     # -- depth -----------------------------------------------------------------------------------
     def heads(self, entities: Iterable[str]) -> dict[str, dict[str, Term]]:
-        """``entity-heads.rq`` answers each entity on its own: it is asked for two halves of them at once
-        (the depth step's largest read, ~300 entities at 8,000 tokens)."""
+        """The entities' ``entity-heads.rq`` rows (the depth step's largest read, ~300 entities at 8,000
+        tokens), by entity."""
         wanted = sorted(set(entities))
         if not wanted:
             return {}
-        query, half = self.query("entity-heads.rq"), (len(wanted) + 1) // 2
-        parts = run_all(self.store, [partial(self.store.select, query, {"entity": [NamedNode(e) for e in part]})
-                                     for part in (wanted[:half], wanted[half:]) if part])
         out: dict[str, dict[str, Term]] = {}
-        for r in (r for rows in parts for r in rows):
+        for r in self._each("entity-heads.rq", wanted):
             kind = _short(r["kind"].value)
             if kind in _KINDS or r["entity"].value not in out:
                 out[r["entity"].value] = r
