@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import time
+from functools import partial
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ from acms.retrieval.search import Mode, SearchResult, Searcher
 from acms.sparql import catalog
 from acms.sparql.catalog import parse_spec
 from acms.sparql.functions import ScoreTables, functions, score_literal
+from acms.store.parallel import run_all
 from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.strategies.traits import edge_direction
 from acms.terms import Term
@@ -115,7 +117,8 @@ def _first_stage(ctx: RunContext) -> list[Ranked]:
 
 
 def rank_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[Candidate]:
-    """The first stage picks and scores fragments; the phase's query describes them."""
+    """The first stage picks and scores fragments; the phase's query describes each on its own (it is
+    asked for two halves of them at once, the embedded store's largest read of a request), best first."""
     ranked = _first_stage(ctx)
     if ctx.request.filters.k:
         ranked = ranked[: ctx.request.filters.k]
@@ -124,11 +127,12 @@ def rank_phase(desc: StrategyDescriptor, phase: Phase, ctx: RunContext) -> list[
         return []
     tables = ScoreTables(rank={r.fragment: r.score for r in ranked},
                          rank_reason={r.fragment: r.reason for r in ranked})
-    rows = ctx.searcher.store.select(
-        desc.query_text(phase),
-        {"frag fragScore fragReason": [(NamedNode(r.fragment), score_literal(r.score), Literal(r.reason)) for r in ranked]},
-        functions(tables))
-    return [_candidate(r, desc.name, float(r["score"].value), "") for r in rows]
+    store, query, half = ctx.searcher.store, desc.query_text(phase), (len(ranked) + 1) // 2
+    parts = run_all(store, [partial(store.select, query, {"frag fragScore fragReason": [
+        (NamedNode(r.fragment), score_literal(r.score), Literal(r.reason)) for r in part]}, functions(tables))
+        for part in (ranked[:half], ranked[half:]) if part])
+    found = [_candidate(r, desc.name, float(r["score"].value), "") for rows in parts for r in rows]
+    return sorted(found, key=lambda c: (-c.score, c.fragment))
 
 
 def _query(name: str, ctx: RunContext, desc: StrategyDescriptor | None = None) -> str:
