@@ -39,7 +39,6 @@ from acms.retrieval.search import SearchResult, Searcher
 from acms.service.progress import Progress
 from acms.service.session import Mode, Session, open_session
 from acms.service import endpoint  # the SPARQL endpoint's store work: acms serve runs it in its worker processes
-from acms.service.describe import Description, describe
 from acms.service.identity import indexed_project, project_identity, project_name
 from acms.errors import AcmsError, UsageError
 from acms.service.freshness import Manifest, Staleness, all_listed, check, last_run, look_by_stats, still_as_indexed
@@ -65,6 +64,7 @@ if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``)
     from acms.assembly.protocol import RenderRequest
     from acms.service.assembly import Assembler, AssemblyResult
 
+    from acms.service.describe import Description
     from acms.service.embeddings import Embeddings
     from acms.service.export import Exporter
     from acms.service.indexing import IndexReport
@@ -522,6 +522,8 @@ class Index:
         """Kind, location, signature, docstring, callers, callees, members and a history summary of one
         entity (a qualified name, a path, ``path::Qualified.name``, a unique short name or an IRI); one
         only the history holds (removed by an edit) has no ``location``."""
+        from acms.service.describe import describe  # decisions and validation: only this command's
+
         self.freshen()
         with self.session.reading() as store:
             return describe(store, entity)

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from acms.ingest import emit
+if TYPE_CHECKING:  # the writer's types only: a reader of the caches does not import the emitting stack
+    from acms.ingest import emit
 
 __all__ = ["CacheDelta", "Written"]
 

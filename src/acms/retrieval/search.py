@@ -17,7 +17,6 @@ from acms.config import Settings
 from acms.embeddings.base import EmbeddingProvider
 from acms.errors import ProviderError, UsageError
 from acms.retrieval.caches import DerivedCaches
-from acms.retrieval.embedding_store import query_provider
 from acms.sparql import catalog
 from acms.sparql.functions import ScoreTables, score_literal
 from acms.store.layout import IndexLayout
@@ -83,6 +82,8 @@ class Searcher:
     def provider(self) -> EmbeddingProvider | None:
         """The query embedder, checked against the index's model once per Searcher (one graph state)."""
         if not self._provider_checked:
+            from acms.retrieval.embedding_store import query_provider  # vectors: only a search that uses them
+
             self._provider = query_provider(self.store, self.settings, self.layout)
             self._provider_checked = True
         return self._provider
