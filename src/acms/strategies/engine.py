@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 import time
-from functools import partial
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode

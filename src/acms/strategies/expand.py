@@ -359,7 +359,7 @@ class Expansion:
                 s = weight_of[r["node"].value] * self.opts.overrides * self.opts.decay
                 if r["entity"].value != r["node"].value:
                     reach(r["entity"].value, s, 1, f"overrides {_short(r['node'].value)}"
-                                if way == "up" else f"overridden from {_short(r['node'].value)}")
+                          if way == "up" else f"overridden from {_short(r['node'].value)}")
 
     def _down_by_name(self, down: list[tuple[Any, Any, Any, Any]]) -> set[object]:
         """The methods whose subclasses' namesakes are cheaper to find from their name than from their
@@ -398,7 +398,7 @@ class Expansion:
         for r in rows:
             cls = reached[r["node"].value]
             _reach(reached, r["entity"].value, cls.score * self.opts.constructors, cls.hop,
-                        f"constructs {_short(r['node'].value)}", cls.brief)
+                   f"constructs {_short(r['node'].value)}", cls.brief)
 
     def co_change(self, starts: list[Candidate], weight_of: Mapping[str, float], reach: _Hits) -> None:
         """The definitions of the files that change with the starts' files (:mod:`acms.strategies.cochange`)."""
