@@ -41,7 +41,7 @@ from acms.service.session import Mode, Session, open_session
 from acms.service import endpoint  # the SPARQL endpoint's store work: acms serve runs it in its worker processes
 from acms.service.identity import indexed_project, project_identity, project_name
 from acms.errors import AcmsError, UsageError
-from acms.service.freshness import Manifest, Staleness, all_listed, check, last_run, look_by_stats, still_as_indexed
+from acms.service.freshness import Manifest, Staleness, check, last_run, look_by_stats, still_as_indexed
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
@@ -228,12 +228,10 @@ class Index:
             return self._own_look(store, saved)
 
     def _own_look(self, store: GraphStore, saved: Collection[str]) -> Staleness:
-        if saved:
-            run = last_run(store)
-            if all_listed(self.root, self.settings, self.layout.cache, run, saved):
-                looked = look_by_stats(self.root, self.settings, self.layout.cache, run)
-                if looked is not None:
-                    return looked
+        if saved:  # the manifest read once: whether the saved files were all listed, and their stats
+            looked = look_by_stats(self.root, self.settings, self.layout.cache, last_run(store), saved)
+            if looked is not None:
+                return looked
         return check(self.root, self.settings, store, self.layout.cache)
 
     def refresh(self, *, progress: Progress | None = None, wait: float | None = None,

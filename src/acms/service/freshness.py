@@ -38,7 +38,7 @@ from acms.privacy.names import redact_path
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
-__all__ = ["Manifest", "Staleness", "all_listed", "check", "last_run", "listed_name", "look_by_stats",
+__all__ = ["Manifest", "Staleness", "check", "last_run", "listed_name", "look_by_stats",
            "stale_notice", "still_as_indexed", "walk_settings"]
 
 FORMAT = "acms.files/1"
@@ -194,17 +194,19 @@ def _compared(files: Iterable[ListedFile], known: dict[str, tuple[int, int, str]
     return sorted(changed), sorted(added), unchanged, hashed
 
 
-def look_by_stats(root: Path, settings: Settings, cache: Path, run: str) -> Staleness | None:
+def look_by_stats(root: Path, settings: Settings, cache: Path, run: str,
+                  saved: Iterable[str] | None = None) -> Staleness | None:
     """``check`` without the walk: the files the last run listed, each by a stat (read and hashed only
     where size or mtime moved, or within the racy window), the listing rebuilt from the manifest. The
     look a read makes while a watcher follows the project: new files, and the walker's own rules, are
     the watcher's to report (its refresh looks at the whole project). A standard library's walk was
     ~0.15 s of the first answer after every save. None when there is no manifest to go by for graph state
     ``run``, or one of the files is no regular file any more, or a link now leading out of the project (the
-    full look tells what it is)."""
+    full look tells what it is). ``saved``: what a watcher reported changed (absolute paths); None also
+    unless each is a file the last run listed and none a walker's rule file (``_all_listed``)."""
     t0, listed_ns = time.perf_counter(), time.time_ns()
     manifest = _trusted(cache, run, settings)
-    if manifest is None or manifest.used_git is None:
+    if manifest is None or manifest.used_git is None or (saved is not None and not _all_listed(root, manifest, saved)):
         return None
     racy_from = manifest.listed_ns - RACY_NS
     base = os.path.realpath(root)
@@ -270,15 +272,12 @@ def still_as_indexed(root: Path, settings: Settings, cache: Path, run: str, path
 RULE_FILES = frozenset({".gitignore", ".gitattributes"})
 
 
-def all_listed(root: Path, settings: Settings, cache: Path, run: str, paths: Iterable[str]) -> bool:
-    """Whether each of ``paths`` (a watcher's report of what changed, absolute) is a file the last run, of
-    graph state ``run``, listed (indexed or not), and none is one of the walker's rule files: then a look
-    by a stat of each listed file (``look_by_stats``) finds what a walk would, and the walk is spared (a
-    standard library's: ~0.1 s of every save the watcher refreshes). False for a new path, a deleted
-    folder's, a rule file, or no trusted manifest: the walk finds new files and applies the rules."""
-    manifest = _trusted(cache, run, settings)
-    if manifest is None:
-        return False
+def _all_listed(root: Path, manifest: Manifest, paths: Iterable[str]) -> bool:
+    """Whether each of ``paths`` (a watcher's report of what changed, absolute) is a file the run of
+    ``manifest`` listed (indexed or not), and none is one of the walker's rule files: then a look by a stat
+    of each listed file (``look_by_stats``) finds what a walk would, and the walk is spared (a standard
+    library's: ~0.1 s of every save the watcher refreshes). False for a new path, a deleted folder's or a
+    rule file: the walk finds new files and applies the rules."""
     for path in paths:
         listed = listed_name(root, path)
         if listed is None or listed not in manifest.files or listed.rsplit("/", 1)[-1] in RULE_FILES:
