@@ -52,7 +52,7 @@ from tests.provenance import (
 FIXTURES = Path(__file__).parent / "fixtures"
 ACMS = str(Path(sys.executable).parent / "acms")
 RUN_TIMEOUT = 60.0  # one CLI command, refresh included
-FRESH_TIMEOUT = 15.0  # a watcher's refresh after a save: debounce (150 ms) + a refresh of a few files
+FRESH_TIMEOUT = 15.0  # a watcher's refresh after a save: debounce (50 ms) + a refresh of a few files
 STALE = re.compile(r"stale: (\d+) files? changed on disk since indexed \(([^)]*)\)")
 BUDGET = 2500
 UNKNOWN = "no entity named"  # describe of a removed entity no earlier version names

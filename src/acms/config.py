@@ -67,7 +67,7 @@ class Settings:
     record_use: bool = _setting(True, "Record the entities whose code assembled contexts showed (meta graph), for the hot tier.")
     store_secrets: bool = _setting(False, "Store file text with its secrets in clear (default: secrets are replaced by [REDACTED:kind] at ingest and never stored). Only for an index that never leaves a trusted machine.")
     refresh: str = _setting("auto", "Before every read, look for indexed files changed on disk (size and mtime): auto refreshes them first (a short write), warn answers and names them, off does not look.", choices=("auto", "warn", "off"))
-    watch_debounce_ms: int = _setting(150, "acms mcp, acms serve and acms watch: milliseconds of quiet after a save before the changed files are refreshed (a burst of saves is one refresh).", 10)
+    watch_debounce_ms: int = _setting(50, "acms mcp, acms serve and acms watch: milliseconds of quiet after a save before the changed files are refreshed (a burst of saves is one refresh; a save is refreshed this to twice this long after it, then a refresh's own time).", 10)
     lock_wait: float = _setting(60.0, "Seconds a command waits for the index while another acms process writes it (readers) or uses it (the writer); `--wait` overrides.", 0)
     extensions: tuple[str, ...] = _setting((), "Ontology extensions to load: shipped names (web-api) or folder paths relative to the project root (`acms ontology add`).")
 

@@ -296,8 +296,8 @@ def burst(root: Path, saves: int = SAVES, seconds: float = 1.0) -> None:
 def test_a_burst_of_a_thousand_saves_is_a_few_refreshes_and_loses_nothing(base: Base, tmp_path: Path,
                                                                          debounce_ms: int | None) -> None:
     """`acms watch --json` through 1,000 saves in about a second: it ends on the final files, having
-    refreshed far fewer times than files were saved. With the default quiet time (150 ms) the burst is
-    gathered whole; with 10 ms the refreshes run while the files are being written."""
+    refreshed far fewer times than files were saved. With the default quiet time (50 ms) the burst is
+    gathered in a few; with 10 ms the refreshes run while the files are being written."""
     root = copy(base, tmp_path / "p")
     watch = Watch(root, debounce_ms)
     try:

@@ -13,7 +13,7 @@ from acms.cli.common import boundary, follower, open_index, project_argument, pr
 
 @click.command("watch")
 @click.option("--debounce-ms", type=click.IntRange(min=10), default=None,
-              help="Milliseconds of quiet after a save before refreshing (default 150, the watch_debounce_ms setting).")
+              help="Milliseconds of quiet after a save before refreshing (default 50, the watch_debounce_ms setting).")
 @project_options
 @project_argument
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per refresh instead of a line of text.")

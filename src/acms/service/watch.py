@@ -77,7 +77,7 @@ def _shown(items: list[str], most: int = 3) -> str:
 class Follower:
     """Calls ``refresh()`` after saves under ``root``; ``run`` blocks, ``start`` runs it in a thread."""
 
-    def __init__(self, root: Path, refresh: Callable[..., IndexReport | None], *, debounce_ms: int = 150,
+    def __init__(self, root: Path, refresh: Callable[..., IndexReport | None], *, debounce_ms: int = 50,
                  ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None,
                  settled: Callable[[set[str]], bool] | None = None) -> None:
         """``refresh(on_look=..., saved=...)``: refresh, handing ``on_look`` the look it took at the project
