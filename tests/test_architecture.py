@@ -55,6 +55,7 @@ FRONT_END_MAY_IMPORT = {
     "acms.results",                # the types the façade's operations return
     "acms.assembly.protocol",      # the render_request / render_context_reply v0 wire format
     "acms.config",                 # Settings, and the sources they come from (acms config)
+    "acms.paths",                  # the project's root and its index directory, found without the engine
     "acms.text_checks",            # argument and JSON input checks
     "acms.resources",              # shipped assets (the MCP server's instructions)
     "acms.tokens",                 # the tokenizer, loaded ahead by the commands sure to count (preload)

@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from acms.config import Settings, load_settings
-from acms.paths import project_root
+from acms.paths import index_location, is_remote, project_root
 from acms.removal import removals_settled
 from acms.retrieval.search import Mode as SearchMode
 from acms.retrieval.search import SearchResult, Searcher
@@ -51,7 +51,7 @@ from acms.sparql.results import DEFAULT_MAX_ROWS, QueryResult, collect
 from acms.sparql.runner import QueryLimits
 from acms.temporal.history import EntityHistory, entity_history, resolve
 from acms.terms import Term
-from acms.store.http_client import Endpoints, is_remote
+from acms.store.http_client import Endpoints
 from acms.store.layout import IndexLayout
 from acms.store.remote import RemoteTarget
 from acms.store.protocol import Bindings, GraphStore, Row, SupportsOwnership
@@ -81,16 +81,7 @@ REFRESH_WAIT = 5.0  # seconds a read waits for the index's writer lock to refres
 def store_dir(root: Path, settings: Settings, store: str | Path | None = None) -> Path | str:
     """The index directory: ``store`` when given, else the ``store`` setting (relative to the root); an
     ``http(s)://`` URL (a SPARQL 1.1 engine) is returned as it is."""
-    if store is not None:
-        return str(store) if is_remote(str(store)) else Path(store).resolve()
-    return _configured_location(root, settings)
-
-
-def _configured_location(root: Path, settings: Settings) -> Path | str:
-    if is_remote(settings.store):
-        return settings.store
-    path = Path(settings.store)
-    return path if path.is_absolute() else root / path
+    return index_location(root, settings.store, store)
 
 
 def remote_target(url: str, root: Path, settings: Settings) -> RemoteTarget:
@@ -111,7 +102,7 @@ class Index:
         self.settings = settings
         self._local = threading.local()
         self._follower: Follower | None = None  # the watcher following the project, once one is made
-        location = store_dir if store_dir is not None else _configured_location(root, settings)
+        location = store_dir if store_dir is not None else index_location(root, settings.store)
         self._location, self._wait, self._command = location, wait, command
         self.remote = remote_target(location, root, settings) if isinstance(location, str) and is_remote(location) else None
         if self.remote is not None:  # the index is in the engine; derived caches stay on this machine

@@ -19,6 +19,24 @@ def project_root(path: str | Path) -> Path:
     return p.resolve()
 
 
+def is_remote(location: object) -> bool:
+    """True for an ``http://`` or ``https://`` store location (a SPARQL engine, not a directory)."""
+    return isinstance(location, str) and location.lower().startswith(("http://", "https://"))
+
+
+def index_location(root: Path, configured: str, given: str | Path | None = None) -> Path | str:
+    """The index directory: ``given`` (``--store``) when there is one, else the ``store`` setting
+    (``configured``, relative to the root); an ``http(s)://`` URL (a SPARQL 1.1 engine) as it is. Here
+    rather than in the façade: a command that hands its work to a running ``acms watch`` finds the index
+    without importing the engine."""
+    if given is not None:
+        return str(given) if is_remote(str(given)) else Path(given).resolve()
+    if is_remote(configured):
+        return configured
+    path = Path(configured)
+    return path if path.is_absolute() else root / path
+
+
 def write_whole(path: Path, text: str | bytes) -> bool:
     """Write ``text`` (UTF-8 when a string) to ``path`` atomically (a reader sees the old file or the new
     one); False, and the old file left as it was, when it cannot be written (a read-only index: the state

@@ -5,16 +5,19 @@ from __future__ import annotations
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from acms.api import Index
-from acms.assembly.protocol import WIRE_MAX_BYTES, parse_request, request_id_of
-from acms.cli.common import REQUEST_ID, boundary, echo_json, json_option, open_index, project_options, refresh_option
+from acms.cli import relay
+from acms.cli.common import (REQUEST_ID, boundary, echo_json, json_option, open_index, project_options, refresh_option,
+                             relay_target)
 from acms.errors import UsageError
 from acms.text_checks import clip
-from acms.tokens import preload as preload_tokenizer
+
+if TYPE_CHECKING:  # the engine is imported once the command runs it, not for an answer a watcher gives
+    from acms.api import Index
+    from acms.results import AssemblyResult
 
 WARNING_MAX_CHARS = 500
 TASK_MAX_BYTES = 4 * 1024 * 1024  # 1 MiB of characters (the schema's intent limit) in up to 4 bytes each
@@ -73,7 +76,6 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
     TASK - reads the task from stdin: an issue with its logs and traces is longer than a command
     line takes; ranking reads its first 24,000 and last 8,000 characters.
     """
-    preload_tokenizer()  # every context is counted: the load overlaps opening the store and ranking
     if task == "-":
         task = _stdin_task()
     filters: dict[str, Any] = {}
@@ -98,18 +100,46 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
         data["breadth"] = breadth
     if plan:
         data["plan"] = plan
-    request = parse_request(data)
-    with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
-        result = index.render(request, output="json" if fmt == "json" else None)
+    target = None if strategies_dir else relay_target(project, store, refresh=refresh)
+    answer = None if target is None else relay.ask(target.location, {
+        "command": "assemble", "root": target.root, "settings": target.fingerprint, "request": data, "format": fmt},
+        target.wait)
+    if answer is None:
+        from acms.assembly.protocol import parse_request
+        from acms.tokens import preload as preload_tokenizer
+
+        preload_tokenizer()  # every context is counted: the load overlaps opening the store and ranking
+        request = parse_request(data)
+        with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
+            answer = printed(index.render(request, output="json" if fmt == "json" else None), fmt, budget)
+    click.echo(answer["stdout"])
+    for line in answer.get("stderr", []):
+        click.echo(line, err=True)
+
+
+def printed(result: AssemblyResult, fmt: str, budget: int) -> dict[str, Any]:
+    """What ``acms assemble`` prints of a result: the context on stdout; for markdown and text, a
+    summary line and the warnings on stderr."""
     if fmt == "json":
-        click.echo(result.assembled.rendered)
-        return
-    click.echo(result.assembled.rendered)
+        return {"stdout": result.assembled.rendered, "stderr": []}
     metrics = result.reply["metrics"]
-    click.echo(f"-- {metrics['used_tokens']}/{budget} tokens, {len(result.assembled.items)} fragments, "
-               f"strategy {result.strategy} ({result.reason}), {metrics['planner_ms']} ms", err=True)
-    for w in metrics.get("warnings", []):
-        click.echo(f"-- warning: {clip(w, WARNING_MAX_CHARS)}", err=True)  # a warning may quote 64 long focus names
+    summary = (f"-- {metrics['used_tokens']}/{budget} tokens, {len(result.assembled.items)} fragments, "
+               f"strategy {result.strategy} ({result.reason}), {metrics['planner_ms']} ms")
+    # a warning may quote 64 long focus names
+    return {"stdout": result.assembled.rendered,
+            "stderr": [summary, *(f"-- warning: {clip(w, WARNING_MAX_CHARS)}" for w in metrics.get("warnings", []))]}
+
+
+def answering(index: Index) -> dict[str, relay.Handler]:
+    """What ``acms watch`` answers for other commands over its index (``acms.cli.relay``)."""
+    from acms.assembly.protocol import parse_request
+
+    def assemble(message: dict[str, Any]) -> dict[str, Any]:
+        request = parse_request(message["request"])
+        fmt = str(message["format"])
+        return printed(index.render(request, output="json" if fmt == "json" else None), fmt, request.tokens_max)
+
+    return {"assemble": assemble}
 
 
 def _stdin_task() -> str:
@@ -135,6 +165,9 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str
 
     Errors are printed as the v0 error envelope (on stdout, as JSON) with a non-zero exit code.
     """
+    from acms.assembly.protocol import WIRE_MAX_BYTES, parse_request, request_id_of
+    from acms.tokens import preload as preload_tokenizer
+
     preload_tokenizer()
     raw = request_file.read(WIRE_MAX_BYTES + 1)  # past the limit is refused: no need to hold all of it
     click.get_current_context().meta[REQUEST_ID] = request_id_of(raw)  # the error envelope quotes it
@@ -150,6 +183,8 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str
 @boundary
 def strategies_cmd(strategies_dir: tuple[Path, ...], as_json: bool) -> None:
     """List the strategies with their quality, what they need, and their budget split."""
+    from acms.api import Index
+
     rows = Index.strategies(strategies_dir)
     if as_json:
         echo_json(rows)

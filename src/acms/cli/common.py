@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -17,6 +18,7 @@ from click.core import ParameterSource
 
 from acms.config import Settings, load_settings
 from acms.errors import AcmsError, UsageError, environment_error
+from acms.paths import index_location, project_root
 from acms.text_checks import text_problem, walk_strings
 
 if TYPE_CHECKING:  # the façade pulls in the engine: imported when a command opens an index, not before
@@ -105,8 +107,6 @@ def json_option(func: F) -> F:
 
 
 def resolve_project(project: Path) -> Path:
-    from acms.api import project_root
-
     return project_root(project)
 
 
@@ -140,6 +140,35 @@ def settings_for(root: Path, **overrides: Any) -> Settings:
     """Defaults < file < ACMS_* < the command's flags < ``--set``: checked against their types here,
     before the command does anything (a bad value is exit 6)."""
     return load_settings(root).merged(overrides).merged(flag_settings(), "--set")
+
+
+@dataclass(frozen=True)
+class RelayTarget:
+    """Where a running ``acms watch`` would answer this command (``acms.cli.relay``), and what it must match."""
+
+    location: Path | str
+    root: str
+    fingerprint: str
+    wait: float
+
+
+def relay_target(project: Path, store: Path | str | None, **overrides: Any) -> RelayTarget | None:
+    """The index this command would open, found without the engine; None when the command must run on its
+    own anyway (a remote store, or a mistake in the project or the settings, which it reports as always)."""
+    from acms.cli import relay
+
+    try:
+        root = resolve_project(project)
+        settings = settings_for(root, **overrides)
+    except AcmsError:
+        return None
+    location = index_location(root, settings.store, store)
+    if isinstance(location, str):
+        return None
+    return RelayTarget(location, str(root), relay.fingerprint(settings), wait_seconds(settings) + RELAY_MARGIN)
+
+
+RELAY_MARGIN = 60.0  # seconds an answer may take beyond the wait for the index (a refresh first)
 
 
 def open_index(project: Path, store: Path | str | None, *, write: bool = False, shared: bool = False,

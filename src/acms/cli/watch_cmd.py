@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import signal
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from acms.cli.assemble_cmd import answering
 from acms.cli.common import boundary, follower, open_index, project_argument, project_options
+from acms.cli.relay import Answering
+from acms.errors import AcmsError
+
+if TYPE_CHECKING:
+    from acms.api import Index
 
 
 @click.command("watch")
@@ -28,33 +36,66 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
     A saved file the index leaves out for what it holds (binary, over `max_file_bytes`, a symlink
     loop, gone while read) is named once with its reason; ignored and hidden paths are not news.
 
+    While it runs, `acms assemble` in this project is answered by it, warm and fresh, rather than
+    by a process of its own (the same context; a line per answer here). A command with other
+    settings or another project root runs on its own.
+
     \b
     Example:
       acms watch
       refreshed: 1 file re-indexed in 0.41 s: src/app.py
       skipped data/dump.json (too-large)
+      answered: assemble in 0.48 s
     """
     from acms.results import Refreshed
 
     index = open_index(project, store, shared=True, watch_debounce_ms=debounce_ms)  # missing index: exit 4
+    printing = threading.Lock()  # the follower and the answers print from their own threads
+
+    def say(text: str, err: bool = False) -> None:
+        with printing:
+            click.echo(text, err=err)
 
     def report(done: Refreshed) -> None:
         if as_json:
-            click.echo(json.dumps({"indexed": done.indexed, "removed": done.removed, "relinked": done.relinked,
-                                   "paths": done.paths, "skipped": done.skipped, "seconds": round(done.seconds, 3),
-                                   "error": done.error or None}), nl=True)
+            say(json.dumps({"indexed": done.indexed, "removed": done.removed, "relinked": done.relinked,
+                            "paths": done.paths, "skipped": done.skipped, "seconds": round(done.seconds, 3),
+                            "error": done.error or None}))
         elif done.error:
-            click.echo("acms watch: " + done.line(), err=True)
+            say("acms watch: " + done.line(), err=True)
         else:
-            click.echo(("refreshed: " if done.changed else "") + done.line())
+            say(("refreshed: " if done.changed else "") + done.line())
+
+    def answered(command: str, seconds: float) -> None:
+        say(json.dumps({"answered": command, "seconds": round(seconds, 3)}) if as_json
+            else f"answered: {command} in {seconds:.2f} s")
 
     following = follower(index, report)
+    answers = Answering(index.location, index.root, index.settings, answering(index), answered)
     signal.signal(signal.SIGTERM, lambda *_: following.stop(timeout=0))
     if not as_json:
-        click.echo(f"acms watch: following {index.root} (Ctrl-C to stop)", err=True)
+        say(f"acms watch: following {index.root} (Ctrl-C to stop)", err=True)
+    if why := answers.start():
+        say(f"acms watch: note: not answering other commands: {why}", err=True)
+    else:
+        threading.Thread(target=_warm, args=(index,), name="acms-warm", daemon=True).start()
     try:
         following.run()
     except KeyboardInterrupt:
         pass
     finally:
+        answers.stop()
         index.close()
+
+
+def _warm(index: Index) -> None:
+    """What the first answer would load (the caches, the tokenizer), loaded while nothing is asked; a
+    failure here is the first answer's to report."""
+    from acms.assembly.protocol import parse_request  # noqa: F401 - the request schema's checker, imported
+    from acms.tokens import preload
+
+    preload()
+    try:
+        index.warm()
+    except (AcmsError, OSError):
+        pass

@@ -28,22 +28,18 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from acms.errors import ConfigError, QuerySyntaxError, StoreError
+from acms.paths import is_remote
 from acms.sparql.runner import QueryLimits, memory_limit_error, time_limit_error
 
 if TYPE_CHECKING:  # requests is imported when a client is made: a local index never pays for it
     import requests
 
-__all__ = ["Endpoints", "SparqlClient", "is_remote"]
+__all__ = ["Endpoints", "SparqlClient"]
 
 _RETRY_STATUS = {429, 502, 503, 504}
 _BODY_CHARS = 300  # of an engine's error page in a message
 _HANDSHAKE_RTTS = 20  # a TLS server answers a ClientHello in one round trip; wait this many connects' worth
 _HANDSHAKE_MIN = 1.0  # seconds, at least
-
-
-def is_remote(location: object) -> bool:
-    """True for an ``http://`` or ``https://`` store location (a SPARQL engine, not a directory)."""
-    return isinstance(location, str) and location.lower().startswith(("http://", "https://"))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,173 @@
+"""``acms assemble`` answered by a running ``acms watch`` (``acms.cli.relay``).
+
+The watcher holds the index warm and fresh; a command hands it the request over a Unix socket in the
+index directory and prints its answer. It must be the context the command gives on its own, fresh after
+an edit, and the command must run on its own whenever the watcher cannot answer for it: other settings,
+an error to report, a watcher killed with -9 (its socket left behind), a second watcher. Real processes,
+a real socket, real file edits.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from acms import __version__
+from acms.api import Index
+from acms.cli import relay
+from acms.cli.assemble_cmd import answering
+from tests.provenance import check_markdown
+from tests.service.test_refresh_races import Watch
+from tests.test_live_provenance import ACMS, EDITS, RUN_TIMEOUT, check_context, copy_of, indexed, look  # noqa: F401
+
+TASK = "how are header lines parsed, and the area of a circle"
+BUDGET = "2500"
+WAIT = 20.0
+MS = re.compile(r", \d+ ms$")  # the planner's time on the summary line: the one part that differs run to run
+
+
+def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    out = subprocess.run([ACMS, *args, "-C", str(root)], check=False, capture_output=True, text=True,
+                         timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
+    assert "Traceback" not in out.stderr, out.stderr
+    return out
+
+
+def summary(out: subprocess.CompletedProcess[str]) -> list[str]:
+    return [MS.sub("", line) for line in out.stderr.splitlines()]
+
+
+def answers(watch: Watch) -> int:
+    return sum(1 for line in watch.lines if line.get("answered") == "assemble")
+
+
+def listening(root: Path, watch: Watch) -> None:
+    """Until the watcher follows saves and answers on its socket."""
+    watch.wait_watching()
+    deadline = time.monotonic() + WAIT
+    while not (root / ".acms" / relay.SOCKET_NAME).exists():
+        assert watch.proc.poll() is None and time.monotonic() < deadline, watch.stderr
+        time.sleep(0.05)
+
+
+@dataclass
+class Watched:
+    root: Path
+    watch: Watch
+    alone: subprocess.CompletedProcess[str]  # the command on its own, before any watcher ran
+    alone_error: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def watched(indexed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
+    root = copy_of(indexed, tmp_path_factory.mktemp("answers"))
+    alone = run(root, "assemble", TASK, "--budget", BUDGET)
+    alone_error = run(root, "assemble", TASK, "--strategy", "no-such-strategy")
+    assert alone.returncode == 0 and alone_error.returncode != 0, (alone.stderr, alone_error.stderr)
+    watch = Watch(root)
+    try:
+        listening(root, watch)
+        yield Watched(root, watch, alone, alone_error)
+    finally:
+        assert watch.stop() == 0, watch.stderr
+    assert not (root / ".acms" / relay.SOCKET_NAME).exists(), "the watcher left its socket behind"
+
+
+def test_the_watcher_answers_with_the_context_the_command_gives_alone(watched: Watched) -> None:
+    before = answers(watched.watch)
+    out = run(watched.root, "assemble", TASK, "--budget", BUDGET)
+    assert out.returncode == 0, out.stderr
+    assert answers(watched.watch) == before + 1, (watched.watch.lines, watched.watch.stderr)
+    assert out.stdout == watched.alone.stdout
+    assert summary(out) == summary(watched.alone)
+
+
+def test_a_command_the_watcher_answers_does_not_start_the_engine(watched: Watched) -> None:
+    """What makes it fast: the command finds the watcher with the settings and paths alone."""
+    before = answers(watched.watch)
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "acms", "assemble", TASK, "--budget", BUDGET,
+                          "-C", str(watched.root)], check=False, capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 0 and out.stdout == watched.alone.stdout, out.stderr[-2000:]
+    assert answers(watched.watch) == before + 1
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert {"click", "acms.cli.relay"} <= imported, sorted(imported)  # the lines were read
+    assert not imported & {"numpy", "pyoxigraph", "acms.api", "acms.assembly.protocol", "tiktoken"}, sorted(imported)
+
+
+def test_an_answer_after_an_edit_holds_the_lines_on_disk(watched: Watched) -> None:
+    edit = EDITS[0]  # lines inserted above the functions of two files
+    before = answers(watched.watch)
+    edit.apply(watched.root)
+    out = run(watched.root, "assemble", edit.task, "--budget", BUDGET)  # at once: the watcher may not have refreshed
+    assert out.returncode == 0, out.stderr
+    assert answers(watched.watch) == before + 1
+    check_context(watched.root, edit, check_markdown(watched.root, out.stdout, where="[watch] "), "[watch] ")
+    assert not look(watched.root)
+
+
+def test_other_settings_and_errors_run_on_their_own(watched: Watched) -> None:
+    before = answers(watched.watch)
+    warned = run(watched.root, "assemble", TASK, "--budget", BUDGET, "--refresh", "warn")  # another setting
+    assert warned.returncode == 0, warned.stderr
+    failed = run(watched.root, "assemble", TASK, "--strategy", "no-such-strategy")  # the watcher declines
+    assert (failed.returncode, failed.stdout, failed.stderr) == (
+        watched.alone_error.returncode, watched.alone_error.stdout, watched.alone_error.stderr)
+    assert answers(watched.watch) == before
+
+
+def test_a_watcher_killed_leaves_the_command_answering_alone(indexed: Path, tmp_path: Path) -> None:
+    root = copy_of(indexed, tmp_path)
+    alone = run(root, "assemble", TASK, "--budget", BUDGET)
+    first = Watch(root)
+    listening(root, first)
+    second = Watch(root)  # a second watcher of the project: it follows, the first answers
+    try:
+        deadline = time.monotonic() + WAIT
+        while not any("another acms process answers" in line for line in second.stderr):
+            assert second.proc.poll() is None and time.monotonic() < deadline, second.stderr
+            time.sleep(0.05)
+        assert run(root, "assemble", TASK, "--budget", BUDGET).stdout == alone.stdout
+        assert answers(first) == 1 and answers(second) == 0
+    finally:
+        assert second.stop() == 0
+    os.kill(first.proc.pid, signal.SIGKILL)
+    first.stop()
+    assert (root / ".acms" / relay.SOCKET_NAME).exists()  # left behind: nobody listens on it
+    out = run(root, "assemble", TASK, "--budget", BUDGET)
+    assert out.returncode == 0 and out.stdout == alone.stdout, out.stderr
+
+
+def test_the_watcher_declines_what_it_cannot_answer_for(indexed: Path, tmp_path: Path) -> None:
+    """The socket's own checks, in process over a real index: another protocol or version, another
+    root, other settings or an unknown command are declined (the command then runs on its own)."""
+    root = copy_of(indexed, tmp_path)
+    with Index.open(root, mode="shared") as index:
+        answers_here = relay.Answering(index.location, index.root, index.settings, answering(index))
+        assert answers_here.start() == ""
+        try:
+            request = {"version": "v0", "id": str(uuid.uuid4()), "intent": TASK, "request_id": "cli",
+                       "budgets": {"tokens_max": 1500, "time_ms": 2000}, "privacy_mode": "allow",
+                       "strategy": "auto", "format": "markdown"}
+            good = {"command": "assemble", "root": str(index.root), "settings": relay.fingerprint(index.settings),
+                    "request": request, "format": "markdown"}
+            answer = relay.ask(index.location, good, WAIT)
+            assert answer is not None and answer["stdout"].startswith("# Context for: ")
+            assert answer["stderr"][0].startswith("-- ")
+            for changed in ({"protocol": relay.PROTOCOL + 1}, {"version": f"{__version__}.0"}, {"command": "search"},
+                            {"root": str(tmp_path)}, {"settings": "{}"},
+                            {"request": {**request, "budgets": {"tokens_max": -1, "time_ms": 2000}}}):
+                assert relay.ask(index.location, {**good, **changed}, WAIT) is None, changed
+        finally:
+            answers_here.stop()
+    assert not (root / ".acms" / relay.SOCKET_NAME).exists()
