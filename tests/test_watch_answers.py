@@ -9,8 +9,10 @@ a real socket, real file edits.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,12 +27,13 @@ import pytest
 from acms import __version__
 from acms.api import Index
 from acms.cli import relay
-from acms.cli.assemble_cmd import answering
+from acms.cli.watch_cmd import answering
 from tests.provenance import check_markdown
 from tests.service.test_refresh_races import Watch
-from tests.test_live_provenance import ACMS, EDITS, RUN_TIMEOUT, check_context, copy_of, indexed, look  # noqa: F401
+from tests.test_live_provenance import ACMS, EDITS, FIXTURES, RUN_TIMEOUT, check_context, copy_of, index, look
 
 TASK = "how are header lines parsed, and the area of a circle"
+QUERY = "parse header circle area"
 BUDGET = "2500"
 WAIT = 20.0
 MS = re.compile(r", \d+ ms$")  # the planner's time on the summary line: the one part that differs run to run
@@ -47,8 +50,15 @@ def summary(out: subprocess.CompletedProcess[str]) -> list[str]:
     return [MS.sub("", line) for line in out.stderr.splitlines()]
 
 
-def answers(watch: Watch) -> int:
-    return sum(1 for line in watch.lines if line.get("answered") == "assemble")
+def answers(watch: Watch, command: str = "assemble") -> int:
+    return sum(1 for line in watch.lines if line.get("answered") == command)
+
+
+def untimed(out: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    """``acms search --json`` without its timings, the one part that differs run to run."""
+    found = json.loads(out.stdout)
+    del found["timings_ms"]
+    return found
 
 
 def listening(root: Path, watch: Watch) -> None:
@@ -66,6 +76,18 @@ class Watched:
     watch: Watch
     alone: subprocess.CompletedProcess[str]  # the command on its own, before any watcher ran
     alone_error: subprocess.CompletedProcess[str]
+    alone_search: subprocess.CompletedProcess[str]
+    alone_search_json: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The projects the live-provenance tests edit, indexed once by ``acms index``."""
+    root = tmp_path_factory.mktemp("indexed") / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
+    index(root)
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -73,11 +95,13 @@ def watched(indexed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     root = copy_of(indexed, tmp_path_factory.mktemp("answers"))
     alone = run(root, "assemble", TASK, "--budget", BUDGET)
     alone_error = run(root, "assemble", TASK, "--strategy", "no-such-strategy")
+    alone_search, alone_search_json = run(root, "search", QUERY), run(root, "search", QUERY, "--json")
     assert alone.returncode == 0 and alone_error.returncode != 0, (alone.stderr, alone_error.stderr)
+    assert alone_search.returncode == alone_search_json.returncode == 0, alone_search.stderr
     watch = Watch(root)
     try:
         listening(root, watch)
-        yield Watched(root, watch, alone, alone_error)
+        yield Watched(root, watch, alone, alone_error, alone_search, alone_search_json)
     finally:
         assert watch.stop() == 0, watch.stderr
     assert not (root / ".acms" / relay.SOCKET_NAME).exists(), "the watcher left its socket behind"
@@ -90,6 +114,15 @@ def test_the_watcher_answers_with_the_context_the_command_gives_alone(watched: W
     assert answers(watched.watch) == before + 1, (watched.watch.lines, watched.watch.stderr)
     assert out.stdout == watched.alone.stdout
     assert summary(out) == summary(watched.alone)
+
+
+def test_the_watcher_answers_search_as_the_command_alone(watched: Watched) -> None:
+    before = answers(watched.watch, "search")
+    text, as_json = run(watched.root, "search", QUERY), run(watched.root, "search", QUERY, "--json")
+    assert answers(watched.watch, "search") == before + 2
+    assert (text.returncode, text.stdout, text.stderr) == (0, watched.alone_search.stdout, watched.alone_search.stderr)
+    assert as_json.returncode == 0 and untimed(as_json) == untimed(watched.alone_search_json)
+    assert untimed(as_json)["hits"]
 
 
 def test_a_command_the_watcher_answers_does_not_start_the_engine(watched: Watched) -> None:

@@ -37,7 +37,7 @@ _WHERE = {
     "ANSWER_FORMATS": "acms.service.queries",
     # what the domain packages return through the façade
     "SearchResult": "acms.retrieval.search",
-    "SearchMode": "acms.retrieval.search",
+    "SearchMode": "acms.retrieval.modes",
     "EmbedReport": "acms.retrieval.embedding_store",
     "EntityHistory": "acms.temporal.history",
     "Rebalance": "acms.temporal.tiers",
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from acms.ontology.service import Change, Loaded
     from acms.ontology.service import Description as TermDescription
     from acms.retrieval.embedding_store import EmbedReport
-    from acms.retrieval.search import Mode as SearchMode
+    from acms.retrieval.modes import Mode as SearchMode
     from acms.retrieval.search import SearchResult
     from acms.service.assembly import AssemblyResult
     from acms.service.describe import Description

@@ -130,8 +130,8 @@ def printed(result: AssemblyResult, fmt: str, budget: int) -> dict[str, Any]:
             "stderr": [summary, *(f"-- warning: {clip(w, WARNING_MAX_CHARS)}" for w in metrics.get("warnings", []))]}
 
 
-def answering(index: Index) -> dict[str, relay.Handler]:
-    """What ``acms watch`` answers for other commands over its index (``acms.cli.relay``)."""
+def answer_assemble(index: Index) -> relay.Handler:
+    """``acms assemble`` as ``acms watch`` answers it for the command (``acms.cli.relay``)."""
     from acms.assembly.protocol import parse_request
 
     def assemble(message: dict[str, Any]) -> dict[str, Any]:
@@ -139,7 +139,7 @@ def answering(index: Index) -> dict[str, relay.Handler]:
         fmt = str(message["format"])
         return printed(index.render(request, output="json" if fmt == "json" else None), fmt, request.tokens_max)
 
-    return {"assemble": assemble}
+    return assemble
 
 
 def _stdin_task() -> str:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from acms.cli.common import boundary, echo_json, json_option, note_stale, open_index, project_options, refresh_option
-from acms.cli.progress import Phases, reporter
+from acms.cli import relay
+from acms.cli.common import boundary, echo_json, json_option, open_index, project_options, refresh_option, relay_target
 from acms.errors import UsageError
 from acms.results import SearchMode as Mode
+
+if TYPE_CHECKING:  # the engine is imported once the command runs it, not for an answer a watcher gives
+    from acms.api import Index
 
 PROVIDERS = ["lsa", "openai", "local"]
 
@@ -26,31 +31,51 @@ PROVIDERS = ["lsa", "openai", "local"]
 def search_cmd(text: str, mode: str, k: int, refresh: str | None, project: Path, store: Path | None,
                as_json: bool) -> None:
     """Rank fragments for TEXT and print them with path:start-end, score and why."""
-    idx = open_index(project, store, refresh=refresh)
-    try:
-        result = idx.search(text, mode, k)
-        stale = idx.stale
-    finally:
-        idx.close()
-    note_stale(stale)
+    target = relay_target(project, store, refresh=refresh)
+    answer = None if target is None else relay.ask(target.location, {
+        "command": "search", "root": target.root, "settings": target.fingerprint, "text": text, "mode": mode, "k": k,
+        "json": as_json}, target.wait)
+    if answer is None:
+        with open_index(project, store, refresh=refresh) as idx:
+            answer = searched(idx, text, mode, k, as_json)
+    for line in answer.get("stderr", []):
+        click.echo(line, err=True)
+    if answer["stdout"]:
+        click.echo(answer["stdout"])
+
+
+def searched(index: Index, text: str, mode: str, k: int, as_json: bool) -> dict[str, Any]:
+    """What ``acms search`` prints of a search: the hits on stdout (text or JSON), the note on files it
+    answered without and the search's warnings on stderr."""
+    from acms.results import stale_notice
+
+    result = index.search(text, mode, k)
+    stale = index.stale
+    notes = [f"acms: note: {notice}"] if (notice := stale_notice(list(stale))) else []
     if as_json:
-        echo_json({
+        return {"stderr": notes, "stdout": json.dumps({
             "hits": [{"fragment": h.fragment, "entity": h.entity, "name": h.name, "kind": h.kind, "lod": h.lod,
                       "source_ref": h.source_ref, "score": round(h.score, 6), "keyword": round(h.keyword, 6),
                       "vector": round(h.vector, 6), "why": h.why, "tier": h.tier} for h in result.hits],
             "warnings": result.warnings,
             "stale_files": list(stale),
             "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
-        })
-        return
-    for w in result.warnings:
-        click.echo(f"warning: {w}", err=True)
-    if not result.hits:
-        click.echo("no matching fragments")
+        }, indent=2, sort_keys=True, default=str)}
+    notes += [f"warning: {w}" for w in result.warnings]
+    lines = [] if result.hits else ["no matching fragments"]
     for i, h in enumerate(result.hits, 1):
         first = next((ln.strip() for ln in h.text.splitlines() if ln.strip()), "")
-        click.echo(f"{i:>3}. {h.score:.3f}  {h.source_ref}  {h.name} ({h.kind})  [{h.why}]")
-        click.echo(f"       {first[:100]}")
+        lines += [f"{i:>3}. {h.score:.3f}  {h.source_ref}  {h.name} ({h.kind})  [{h.why}]", f"       {first[:100]}"]
+    return {"stderr": notes, "stdout": "\n".join(lines)}
+
+
+def answer_search(index: Index) -> relay.Handler:
+    """``acms search`` as ``acms watch`` answers it for the command (``acms.cli.relay``)."""
+
+    def search(message: dict[str, Any]) -> dict[str, Any]:
+        return searched(index, str(message["text"]), str(message["mode"]), int(message["k"]), bool(message["json"]))
+
+    return search
 
 
 @click.group("embeddings")
@@ -97,6 +122,8 @@ def reindex_cmd(embeddings: bool, provider: str | None, progress: bool | None, p
     All vectors are computed first and swapped for the old ones in one transaction: an interrupted
     migration leaves the old vectors in place and usable.
     """
+    from acms.cli.progress import Phases, reporter
+
     if not embeddings:
         raise UsageError("say what to reindex: --embeddings")
     with open_index(project, store, write=True, embedding_provider=provider) as idx:

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from acms.cli.assemble_cmd import answering
+from acms.cli.assemble_cmd import answer_assemble
 from acms.cli.common import boundary, follower, open_index, project_argument, project_options
-from acms.cli.relay import Answering
+from acms.cli.relay import Answering, Handler
+from acms.cli.search_cmd import answer_search
 from acms.errors import AcmsError
 
 if TYPE_CHECKING:
@@ -36,9 +37,9 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
     A saved file the index leaves out for what it holds (binary, over `max_file_bytes`, a symlink
     loop, gone while read) is named once with its reason; ignored and hidden paths are not news.
 
-    While it runs, `acms assemble` in this project is answered by it, warm and fresh, rather than
-    by a process of its own (the same context; a line per answer here). A command with other
-    settings or another project root runs on its own.
+    While it runs, `acms assemble` and `acms search` in this project are answered by it, warm and
+    fresh, rather than by a process of their own (the same output; a line per answer here). A
+    command with other settings or another project root runs on its own.
 
     \b
     Example:
@@ -86,6 +87,11 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
     finally:
         answers.stop()
         index.close()
+
+
+def answering(index: Index) -> dict[str, Handler]:
+    """The commands ``acms watch`` answers over its index (``acms.cli.relay``)."""
+    return {"assemble": answer_assemble(index), "search": answer_search(index)}
 
 
 def _warm(index: Index) -> None:

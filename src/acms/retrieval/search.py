@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from enum import Enum
 
 from pyoxigraph import Literal, NamedNode
 
@@ -17,6 +16,7 @@ from acms.config import Settings
 from acms.embeddings.base import EmbeddingProvider
 from acms.errors import ProviderError, UsageError
 from acms.retrieval.caches import DerivedCaches
+from acms.retrieval.modes import Mode
 from acms.sparql import catalog
 from acms.sparql.functions import ScoreTables, score_literal
 from acms.store.layout import IndexLayout
@@ -25,12 +25,6 @@ from acms.vocab import XSD
 
 CANDIDATE_FACTOR = 2  # candidates per signal = k x this, before the SPARQL ranking (cost is linear in it)
 MIN_SIMILARITY = 0.05  # cosine below this is noise, not a vector signal
-
-
-class Mode(str, Enum):
-    KEYWORD = "keyword"
-    VECTOR = "vector"
-    HYBRID = "hybrid"
 
 
 @dataclass(frozen=True)
