@@ -4,7 +4,8 @@ Indexes a small project (click's source, copied from the installed ``click`` pac
 depends on) once, then runs ``acms --help``, ``acms search`` and ``acms assemble`` on it as separate
 processes, ``--runs`` times each, and prints the median and best wall time next to the target of
 issue 14 and to the floor measured in the same run: ``python -c "import click"`` (an interpreter
-start plus the CLI library, which no command can avoid).
+start plus the CLI library, which no command can avoid). Then the same two reads while ``acms watch``
+runs on the project, which answers them (``acms.cli.relay``): each must print what it printed alone.
 
     python bench/startup.py [--runs 5] [--keep DIR]
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import click
 from installed import as_installed
+from watching import watching
 
 ACMS = [sys.executable, "-m", "acms"]
 TARGETS = {"--help": 0.3, "search": 0.8, "assemble": 0.8}
@@ -37,6 +39,10 @@ def timed(argv: list[str], runs: int) -> list[float]:
         if done.returncode != 0:
             raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-500:]}")
     return out
+
+
+def output(argv: list[str]) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
 
 
 def main() -> None:
@@ -74,6 +80,17 @@ def main() -> None:
         floor = floor or median
         mark = "" if target is None else f"{target:.1f} {'met' if median < target else 'MISSED'}"
         print(f"| {name} | {median:.3f} | {min(times):.3f} | {mark} | {median / floor:.1f}x |")
+    reads = rows[2:]
+    alone = {name: output(argv) for name, argv, _ in reads}
+    with watching(ACMS, project):
+        for name, argv, target in reads:
+            output(argv)  # the watcher's first answer loads what it did not warm
+            if output(argv) != alone[name]:
+                raise SystemExit(f"{name} printed otherwise through acms watch than on its own")
+            times = timed(argv, args.runs)
+            median = statistics.median(times)
+            mark = "" if target is None else f"{target:.1f} {'met' if median < target else 'MISSED'}"
+            print(f"| {name}, acms watch running | {median:.3f} | {min(times):.3f} | {mark} | {median / floor:.1f}x |")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

@@ -85,6 +85,14 @@ def test_the_timed_commands_and_a_server_see_an_edit(refresh: ModuleType, projec
     assert refresh.needle(ident) in answer.out  # the read re-indexed the edit before answering
     assert answer.wall > 0 and answer.peak_mb > 0
 
+    with refresh.watching([refresh.ACMS], project) as watcher:  # section 6's reads through a watcher
+        module, ident = probes.next()
+        refresh.edit_function(project / module, ident)
+        relayed = refresh.assemble_cli(project, refresh.task_for(ident), "auto", timeout=120)
+        assert refresh.needle(ident) in relayed.out
+        assert refresh.peak_rss_mb(watcher.pid) > 0
+    assert not (project / ".acms" / "answers.sock").exists()
+
     served = refresh.serve_session(project, probes, 1, False, tmp_path, timeout=60, idle=1)
     agent = refresh.mcp_session(project, probes, 1, True, tmp_path, timeout=60, idle=1)
     for session in (served, agent):  # each: an answer with no change, then one that showed a save
