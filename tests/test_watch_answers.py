@@ -153,6 +153,8 @@ def test_other_settings_and_errors_run_on_their_own(watched: Watched) -> None:
     before = answers(watched.watch)
     warned = run(watched.root, "assemble", TASK, "--budget", BUDGET, "--refresh", "warn")  # another setting
     assert warned.returncode == 0, warned.stderr
+    waited = run(watched.root, "assemble", TASK, "--budget", BUDGET, "--wait", "5")  # its own wait for a writer
+    assert waited.returncode == 0, waited.stderr
     failed = run(watched.root, "assemble", TASK, "--strategy", "no-such-strategy")  # the watcher declines
     assert (failed.returncode, failed.stdout, failed.stderr) == (
         watched.alone_error.returncode, watched.alone_error.stdout, watched.alone_error.stderr)

@@ -154,9 +154,12 @@ class RelayTarget:
 
 def relay_target(project: Path, store: Path | str | None, **overrides: Any) -> RelayTarget | None:
     """The index this command would open, found without the engine; None when the command must run on its
-    own anyway (a remote store, or a mistake in the project or the settings, which it reports as always)."""
+    own anyway (a remote store, a ``--wait`` of its own, or a mistake in the project or the settings,
+    which it reports as always)."""
     from acms.cli import relay
 
+    if "seconds" in _wait:  # how long to wait for a writer is the command's to decide
+        return None
     try:
         root = resolve_project(project)
         settings = settings_for(root, **overrides)

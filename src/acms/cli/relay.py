@@ -37,8 +37,8 @@ PROTOCOL = 1
 SOCKET_NAME = "answers.sock"
 MAX_SOCKET_PATH = 100  # bytes: a Unix socket's path is limited to 104 (macOS) or 108 (Linux)
 CONNECT_SECONDS = 1.0
-# Settings that shape no answer: how a watcher gathers saves, how long a command waits for a writer.
-NOT_ANSWERS = frozenset({"watch_debounce_ms", "lock_wait"})
+# The setting that shapes no answer: how a watcher gathers saves.
+NOT_ANSWERS = frozenset({"watch_debounce_ms"})
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
