@@ -865,30 +865,30 @@ def bench(work: Path, edits: int, reps: int, short_reps: int, quick: bool, skip_
 
     # 6. acms assemble as a command
     t_load = load()
-    after, idle, off = [], [], []
-    for i in range(short_reps):
-        module, ident = probes.next()
-        edit_function(project / module, ident)
-        say(f"section 6: acms assemble after an edit ({module}), run {i + 1}/{short_reps}")
-        got = assemble_cli(project, task_for(ident), "auto", timeout)
-        if needle(ident) not in got.out:
-            problems.append(f"acms assemble {task_for(ident)!r} --refresh auto after editing {module}: "
-                            f"the answer does not hold {ident}")
-        after.append(got)
-        idle.append(assemble_cli(project, task_for(ident), "auto", timeout))
-        off.append(assemble_cli(project, task_for(ident), "off", timeout))
-    via, via_idle = [], []
-    with watching([ACMS], project, timeout) as watcher:
-        assemble_cli(project, task_for(probes.next()[1]), "auto", timeout)  # its first answer loads what it did not warm
+
+    def after_edits(how: str, off: list[Run] | None = None) -> tuple[list[Run], list[Run]]:
+        """Per repetition: an edit, the first acms assemble after it, then one with nothing changed (and
+        ``off``: one with --refresh off)."""
+        after, idle = [], []
         for i in range(short_reps):
             module, ident = probes.next()
             edit_function(project / module, ident)
-            say(f"section 6: acms assemble through acms watch after an edit ({module}), run {i + 1}/{short_reps}")
+            say(f"section 6: acms assemble{how} after an edit ({module}), run {i + 1}/{short_reps}")
             got = assemble_cli(project, task_for(ident), "auto", timeout)
             if needle(ident) not in got.out:
-                problems.append(f"acms assemble through acms watch after editing {module}: the answer does not hold {ident}")
-            via.append(got)
-            via_idle.append(assemble_cli(project, task_for(ident), "auto", timeout))
+                problems.append(f"acms assemble{how} {task_for(ident)!r} after editing {module}: "
+                                f"the answer does not hold {ident}")
+            after.append(got)
+            idle.append(assemble_cli(project, task_for(ident), "auto", timeout))
+            if off is not None:
+                off.append(assemble_cli(project, task_for(ident), "off", timeout))
+        return after, idle
+
+    off: list[Run] = []
+    after, idle = after_edits("", off)
+    with watching([ACMS], project, timeout) as watcher:
+        assemble_cli(project, task_for(probes.next()[1]), "auto", timeout)  # its first answer loads what it did not warm
+        via, via_idle = after_edits(" through acms watch")
         watcher_mb = peak_rss_mb(watcher.pid)
     a, b, c = median_run(after), median_run(idle), median_run(off)
     d, e = median_run(via), median_run(via_idle)

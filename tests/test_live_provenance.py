@@ -273,14 +273,19 @@ def acms_many(root: Path, commands: Sequence[Sequence[str]]) -> list[subprocess.
     return done
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample package with the polyglot project inside, indexed once by ``acms index``."""
-    root = tmp_path_factory.mktemp("live") / "proj"
+def live_project(parent: Path) -> Path:
+    """The sample package with the polyglot project inside, indexed by ``acms index``."""
+    root = parent / "proj"
     shutil.copytree(FIXTURES / "sample_project", root)
     shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
     index(root)
     return root
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The projects the tests edit, indexed once per module."""
+    return live_project(tmp_path_factory.mktemp("live"))
 
 
 def copy_of(indexed: Path, parent: Path) -> Path:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from acms.cli import relay
 from acms.cli.watch_cmd import answering
 from tests.provenance import check_markdown
 from tests.service.test_refresh_races import Watch
-from tests.test_live_provenance import ACMS, EDITS, FIXTURES, RUN_TIMEOUT, check_context, copy_of, index, look
+from tests.test_live_provenance import ACMS, EDITS, RUN_TIMEOUT, check_context, copy_of, live_project, look
 
 TASK = "how are header lines parsed, and the area of a circle"
 QUERY = "parse header circle area"
@@ -82,12 +81,8 @@ class Watched:
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The projects the live-provenance tests edit, indexed once by ``acms index``."""
-    root = tmp_path_factory.mktemp("indexed") / "proj"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    shutil.copytree(FIXTURES / "polyglot_project", root / "poly")
-    index(root)
-    return root
+    """The projects the live-provenance tests edit, indexed once."""
+    return live_project(tmp_path_factory.mktemp("indexed"))
 
 
 @pytest.fixture(scope="module")

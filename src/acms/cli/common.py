@@ -142,6 +142,9 @@ def settings_for(root: Path, **overrides: Any) -> Settings:
     return load_settings(root).merged(overrides).merged(flag_settings(), "--set")
 
 
+RELAY_MARGIN = 60.0  # seconds an answer may take beyond the wait for the index (a refresh first)
+
+
 @dataclass(frozen=True)
 class RelayTarget:
     """Where a running ``acms watch`` would answer this command (``acms.cli.relay``), and what it must match."""
@@ -169,9 +172,6 @@ def relay_target(project: Path, store: Path | str | None, **overrides: Any) -> R
     if isinstance(location, str):
         return None
     return RelayTarget(location, str(root), relay.fingerprint(settings), wait_seconds(settings) + RELAY_MARGIN)
-
-
-RELAY_MARGIN = 60.0  # seconds an answer may take beyond the wait for the index (a refresh first)
 
 
 def open_index(project: Path, store: Path | str | None, *, write: bool = False, shared: bool = False,

@@ -142,11 +142,14 @@ class Answering:
         try:
             message = json.loads(rfile.read())
             reply = self._answer(message) if isinstance(message, dict) else {"declined": "not a message"}
-        except ValueError:
+        except (ValueError, KeyError, TypeError):  # not what a command sends
             reply = {"declined": "not a message"}
-        wfile.write(json.dumps(reply).encode("utf-8"))
+        try:
+            wfile.write(json.dumps(reply).encode("utf-8"))
+        except OSError:  # the command gave up waiting: it runs on its own
+            return
         if "stdout" in reply:
-            self.on_answer(str(message.get("command")), time.perf_counter() - start)
+            self.on_answer(str(message["command"]), time.perf_counter() - start)
 
     def _answer(self, message: dict[str, Any]) -> dict[str, Any]:
         handler = self.handlers.get(str(message.get("command")))
