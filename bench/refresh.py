@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
 
-from watching import watching  # bench/ is sys.path[0] when run as a script
+from watching import answering_at, watching  # bench/ is sys.path[0] when run as a script
 
 BIN = Path(sys.executable).parent
 ACMS = str(BIN / "acms")

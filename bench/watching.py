@@ -9,6 +9,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from acms.cli.relay import socket_path
+
+
+def answering_at(project: Path) -> Path | None:
+    """Where a watcher of ``project``'s index (``.acms``) answers (``acms.cli.relay``)."""
+    return socket_path(project / ".acms")
+
 
 @contextmanager
 def watching(acms: Sequence[str], project: Path, timeout: float = 60.0) -> Iterator[subprocess.Popen[str]]:
@@ -18,7 +25,7 @@ def watching(acms: Sequence[str], project: Path, timeout: float = 60.0) -> Itera
                             stdin=subprocess.DEVNULL, text=True)
     try:
         deadline = time.monotonic() + timeout
-        while not (project / ".acms" / "answers.sock").exists():
+        while not (sock := answering_at(project)) or not sock.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
                 raise SystemExit(f"acms watch did not start answering: {proc.communicate()[1][-2000:]}")

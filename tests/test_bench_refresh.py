@@ -91,7 +91,7 @@ def test_the_timed_commands_and_a_server_see_an_edit(refresh: ModuleType, projec
         relayed = refresh.assemble_cli(project, refresh.task_for(ident), "auto", timeout=120)
         assert refresh.needle(ident) in relayed.out
         assert refresh.peak_rss_mb(watcher.pid) > 0
-    assert not (project / ".acms" / "answers.sock").exists()
+    assert refresh.answering_at(project) is not None and not refresh.answering_at(project).exists()
 
     served = refresh.serve_session(project, probes, 1, False, tmp_path, timeout=60, idle=1)
     agent = refresh.mcp_session(project, probes, 1, True, tmp_path, timeout=60, idle=1)

@@ -49,6 +49,13 @@ def summary(out: subprocess.CompletedProcess[str]) -> list[str]:
     return [MS.sub("", line) for line in out.stderr.splitlines()]
 
 
+def sock(root: Path) -> Path:
+    """Where a watcher of ``root``'s index answers."""
+    path = relay.socket_path(root / ".acms", create=True)
+    assert path is not None
+    return path
+
+
 def answers(watch: Watch, command: str = "assemble") -> int:
     return sum(1 for line in watch.lines if line.get("answered") == command)
 
@@ -64,7 +71,7 @@ def listening(root: Path, watch: Watch) -> None:
     """Until the watcher follows saves and answers on its socket."""
     watch.wait_watching()
     deadline = time.monotonic() + WAIT
-    while not (root / ".acms" / relay.SOCKET_NAME).exists():
+    while not sock(root).exists():
         assert watch.proc.poll() is None and time.monotonic() < deadline, watch.stderr
         time.sleep(0.05)
 
@@ -99,7 +106,7 @@ def watched(indexed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         yield Watched(root, watch, alone, alone_error, alone_search, alone_search_json)
     finally:
         assert watch.stop() == 0, watch.stderr
-    assert not (root / ".acms" / relay.SOCKET_NAME).exists(), "the watcher left its socket behind"
+    assert not sock(root).exists(), "the watcher left its socket behind"
 
 
 def test_the_watcher_answers_with_the_context_the_command_gives_alone(watched: Watched) -> None:
@@ -123,14 +130,50 @@ def test_the_watcher_answers_search_as_the_command_alone(watched: Watched) -> No
 def test_a_command_the_watcher_answers_does_not_start_the_engine(watched: Watched) -> None:
     """What makes it fast: the command finds the watcher with the settings and paths alone."""
     before = answers(watched.watch)
-    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "acms", "assemble", TASK, "--budget", BUDGET,
-                          "-C", str(watched.root)], check=False, capture_output=True, text=True, timeout=RUN_TIMEOUT,
-                         stdin=subprocess.DEVNULL)
-    assert out.returncode == 0 and out.stdout == watched.alone.stdout, out.stderr[-2000:]
+    out = relayed(watched.root, "assemble", TASK, "--budget", BUDGET)
+    assert out.stdout == watched.alone.stdout and not engine_started(out)
     assert answers(watched.watch) == before + 1
+
+
+def relayed(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A command run with ``-X importtime``: whether it started the engine is in its stderr."""
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "acms", *args, "-C", str(root)], check=False,
+                         capture_output=True, text=True, timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out
+
+
+def engine_started(out: subprocess.CompletedProcess[str]) -> bool:
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
     assert {"click", "acms.cli.relay"} <= imported, sorted(imported)  # the lines were read
-    assert not imported & {"numpy", "pyoxigraph", "acms.api", "acms.assembly.protocol", "tiktoken"}, sorted(imported)
+    return bool(imported & {"numpy", "pyoxigraph", "acms.api", "acms.assembly.protocol", "tiktoken"})
+
+
+@pytest.mark.parametrize("server", [("serve", "--port", "0"), ("mcp",)], ids=["serve", "mcp"])
+def test_servers_that_follow_the_project_answer_too(server: tuple[str, ...], watched: Watched,
+                                                    tmp_path: Path) -> None:
+    """`acms serve` and `acms mcp` follow the project as `acms watch` does, and answer as it does."""
+    root = copy_of(watched.root, tmp_path)  # the watched project as it is now (a copy: a socket of its own)
+    alone = run(root, "assemble", TASK, "--budget", BUDGET)
+    proc = subprocess.Popen([ACMS, *server, "-C", str(root)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + WAIT
+        while not sock(root).exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.05)
+        out = relayed(root, "assemble", TASK, "--budget", BUDGET)
+        assert out.stdout == alone.stdout and not engine_started(out)
+    finally:  # how each is stopped: an MCP client closes its stdin, a supervisor sends SIGTERM
+        if server[0] == "mcp" and proc.stdin is not None:
+            proc.stdin.close()
+        else:
+            proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        for pipe in (proc.stdin, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+    assert not sock(root).exists()
 
 
 def test_an_answer_after_an_edit_holds_the_lines_on_disk(watched: Watched) -> None:
@@ -173,7 +216,7 @@ def test_a_watcher_killed_leaves_the_command_answering_alone(indexed: Path, tmp_
         assert second.stop() == 0
     os.kill(first.proc.pid, signal.SIGKILL)
     first.stop()
-    assert (root / ".acms" / relay.SOCKET_NAME).exists()  # left behind: nobody listens on it
+    assert sock(root).exists()  # left behind: nobody listens on it
     out = run(root, "assemble", TASK, "--budget", BUDGET)
     assert out.returncode == 0 and out.stdout == alone.stdout, out.stderr
 
@@ -200,4 +243,4 @@ def test_the_watcher_declines_what_it_cannot_answer_for(indexed: Path, tmp_path:
                 assert relay.ask(index.location, {**good, **changed}, WAIT) is None, changed
         finally:
             answers_here.stop()
-    assert not (root / ".acms" / relay.SOCKET_NAME).exists()
+    assert not sock(root).exists()

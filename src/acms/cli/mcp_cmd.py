@@ -10,6 +10,7 @@ import click
 
 from acms.cli.assemble_cmd import strategies_option
 from acms.cli.common import boundary, index_opener, project_argument, project_options, start_following, watch_option
+from acms.cli.watch_cmd import start_answering
 from acms.errors import AcmsError, StoreMissing, environment_error
 from acms.tokens import preload as preload_tokenizer
 
@@ -58,6 +59,10 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, allow_record: b
         index = opener()
         if watch:
             followers.append(start_following(index, "acms mcp"))
+            # following the project, it answers `acms assemble` and `acms search` there as `acms watch`
+            # does (not with strategies of its own: the command would choose among others)
+            if not strategies_dir and (answers := start_answering(index, "acms mcp")) is not None:
+                followers.append(answers)
         return index
 
     try:

@@ -1,4 +1,4 @@
-"""Reads answered by a running ``acms watch``, over a Unix socket in the index directory.
+"""Reads answered by a running ``acms watch``, over a Unix socket only this user can reach.
 
 Why: a command started on its own pays for the engine before its first query (imports, the store
 opened, the caches mapped, the tokenizer loaded: ~0.7 s of ``acms assemble``'s ~1.3 s on a standard
@@ -9,17 +9,19 @@ The answer is the one the command would print on its own: the watcher runs the s
 index. It declines, and the command runs on its own, whenever that could differ: another protocol or
 acms version, another project root, other settings (``fingerprint``: what shapes an answer), or an error
 (the command on its own reports it exactly as it always does). Nothing else connects: the socket is the
-owner's alone (mode 0600, and on Linux the peer's user is checked).
+user's alone (in a directory of mode 0700, itself 0600, and on Linux the peer's user is checked).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
 import socketserver
 import stat
 import struct
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +36,6 @@ from acms.errors import AcmsError
 __all__ = ["Answering", "ask", "fingerprint", "socket_path"]
 
 PROTOCOL = 1
-SOCKET_NAME = "answers.sock"
 MAX_SOCKET_PATH = 100  # bytes: a Unix socket's path is limited to 104 (macOS) or 108 (Linux)
 CONNECT_SECONDS = 1.0
 # The setting that shapes no answer: how a watcher gathers saves.
@@ -43,13 +44,34 @@ NOT_ANSWERS = frozenset({"watch_debounce_ms"})
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def socket_path(location: Path | str) -> Path | None:
-    """Where the watcher of the index at ``location`` listens; None for a remote store (no directory of
-    its own) or a path too long for a socket."""
+def socket_path(location: Path | str, *, create: bool = False) -> Path | None:
+    """Where the watcher of the index at ``location`` listens: a socket named for the index directory, in
+    a directory only this user can enter (``create``: made if missing, by the watcher). Not in the index
+    directory: a project copied while a watcher runs (``cp -r``, ``shutil.copytree``) would meet a file it
+    cannot copy. None for a remote store, where no such directory is to be had, or a path too long."""
     if not isinstance(location, Path) or not hasattr(socket, "AF_UNIX"):
         return None
-    path = location / SOCKET_NAME
+    folder = _private_dir(create)
+    if folder is None:
+        return None
+    path = folder / f"{hashlib.sha256(os.fsencode(location.resolve())).hexdigest()[:24]}.sock"
     return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
+
+
+def _private_dir(create: bool) -> Path | None:
+    """``$XDG_RUNTIME_DIR/acms``, else ``acms-UID`` in the temporary directory (as ssh-agent's): this user's,
+    and no one else may enter it (refused otherwise)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(runtime) / "acms" if runtime else Path(tempfile.gettempdir()) / f"acms-{os.getuid()}"
+    try:
+        if create:
+            folder.mkdir(mode=stat.S_IRWXU, exist_ok=True)
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return None
+    return folder
 
 
 def fingerprint(settings: Settings) -> str:
@@ -89,7 +111,7 @@ class Answering:
 
     def __init__(self, location: Path | str, root: Path, settings: Settings, handlers: dict[str, Handler],
                  on_answer: Callable[[str, float], object] | None = None) -> None:
-        self.path = socket_path(location)
+        self.path = socket_path(location, create=True)
         self.root, self.fingerprint, self.handlers = str(root), fingerprint(settings), handlers
         self.on_answer = on_answer or (lambda _command, _seconds: None)
         self._server: socketserver.ThreadingUnixStreamServer | None = None
@@ -99,7 +121,7 @@ class Answering:
         """Listen in a thread; "" once listening, else why not (another process answers here, a path too
         long for a socket, a directory this process cannot write)."""
         if self.path is None:
-            return "the index is remote or its path is too long for a socket"
+            return "the index is remote, or no private directory for a socket could be made"
         if self.path.exists() or self.path.is_symlink():
             if _answered(self.path):
                 return f"another acms process answers at {self.path}"

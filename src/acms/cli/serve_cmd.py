@@ -12,6 +12,7 @@ import click
 
 from acms.cli.assemble_cmd import strategies_option
 from acms.cli.common import boundary, open_index, project_argument, project_options, start_following, watch_option
+from acms.cli.watch_cmd import start_answering
 from acms.errors import UsageError
 from acms.results import DefaultGraph
 from acms.tokens import preload as preload_tokenizer
@@ -113,9 +114,14 @@ def serve_cmd(host: str, port: int, allow_update: bool, allow_record: bool, allo
     click.echo(f"acms: serving {url}  (SPARQL {url}/sparql, {mode}; render {url}/v0/render; Ctrl-C to stop)",
                err=True)
     follower = start_following(index, "acms serve") if watch else None
+    # following the project, it answers `acms assemble` and `acms search` there as `acms watch` does (not
+    # with strategies of its own: the command would choose among others)
+    answers = start_answering(index, "acms serve") if watch and not strategies_dir else None
     try:
         _run_until_stopped(server, sock)
     finally:
+        if answers is not None:
+            answers.stop()
         app.state.sparql.close()  # first: a query still running in a worker holds the lock a refresh may wait for
         if follower is not None:
             follower.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,26 +73,36 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
             else f"answered: {command} in {seconds:.2f} s")
 
     following = follower(index, report)
-    answers = Answering(index.location, index.root, index.settings, answering(index), answered)
     signal.signal(signal.SIGTERM, lambda *_: following.stop(timeout=0))
     if not as_json:
         say(f"acms watch: following {index.root} (Ctrl-C to stop)", err=True)
-    if why := answers.start():
-        say(f"acms watch: note: not answering other commands: {why}", err=True)
-    else:
+    answers = start_answering(index, "acms watch", answered, note=lambda text: say(text, err=True))
+    if answers is not None:
         threading.Thread(target=_warm, args=(index,), name="acms-warm", daemon=True).start()
     try:
         following.run()
     except KeyboardInterrupt:
         pass
     finally:
-        answers.stop()
+        if answers is not None:
+            answers.stop()
         index.close()
 
 
 def answering(index: Index) -> dict[str, Handler]:
     """The commands ``acms watch`` answers over its index (``acms.cli.relay``)."""
     return {"assemble": answer_assemble(index), "search": answer_search(index)}
+
+
+def start_answering(index: Index, name: str, on_answer: Callable[[str, float], object] | None = None,
+                    note: Callable[[str], object] | None = None) -> Answering | None:
+    """``index``'s answers to the commands run in its project (``acms watch``, and beside ``acms mcp``
+    and ``acms serve`` while they follow the project), or None with a note on stderr saying why not."""
+    answers = Answering(index.location, index.root, index.settings, answering(index), on_answer)
+    if why := answers.start():
+        (note or (lambda text: click.echo(text, err=True)))(f"{name}: note: not answering other commands: {why}")
+        return None
+    return answers
 
 
 def _warm(index: Index) -> None:
