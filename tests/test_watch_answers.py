@@ -33,6 +33,7 @@ from tests.test_live_provenance import ACMS, EDITS, RUN_TIMEOUT, check_context, 
 
 TASK = "how are header lines parsed, and the area of a circle"
 QUERY = "parse header circle area"
+DESCRIBES = (("pkg.mod.make_parser",), ("pkg.mod.make_parser", "--json"), ("pkg.mod.no_such_function",))
 BUDGET = "2500"
 WAIT = 20.0
 MS = re.compile(r", \d+ ms$")  # the planner's time on the summary line: the one part that differs run to run
@@ -84,6 +85,7 @@ class Watched:
     alone_error: subprocess.CompletedProcess[str]
     alone_search: subprocess.CompletedProcess[str]
     alone_search_json: subprocess.CompletedProcess[str]
+    alone_describe: list[subprocess.CompletedProcess[str]]  # text, JSON, an entity no file defines
 
 
 @pytest.fixture(scope="module")
@@ -98,12 +100,13 @@ def watched(indexed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     alone = run(root, "assemble", TASK, "--budget", BUDGET)
     alone_error = run(root, "assemble", TASK, "--strategy", "no-such-strategy")
     alone_search, alone_search_json = run(root, "search", QUERY), run(root, "search", QUERY, "--json")
+    alone_describe = [run(root, "describe", *args) for args in DESCRIBES]
     assert alone.returncode == 0 and alone_error.returncode != 0, (alone.stderr, alone_error.stderr)
     assert alone_search.returncode == alone_search_json.returncode == 0, alone_search.stderr
     watch = Watch(root)
     try:
         listening(root, watch)
-        yield Watched(root, watch, alone, alone_error, alone_search, alone_search_json)
+        yield Watched(root, watch, alone, alone_error, alone_search, alone_search_json, alone_describe)
     finally:
         assert watch.stop() == 0, watch.stderr
     assert not sock(root).exists(), "the watcher left its socket behind"
@@ -125,6 +128,15 @@ def test_the_watcher_answers_search_as_the_command_alone(watched: Watched) -> No
     assert (text.returncode, text.stdout, text.stderr) == (0, watched.alone_search.stdout, watched.alone_search.stderr)
     assert as_json.returncode == 0 and untimed(as_json) == untimed(watched.alone_search_json)
     assert untimed(as_json)["hits"]
+
+
+def test_the_watcher_answers_describe_as_the_command_alone(watched: Watched) -> None:
+    before = answers(watched.watch, "describe")
+    got = [run(watched.root, "describe", *args) for args in DESCRIBES]
+    assert [(o.returncode, o.stdout, o.stderr) for o in got] == [
+        (o.returncode, o.stdout, o.stderr) for o in watched.alone_describe]
+    assert [o.returncode for o in got] == [0, 0, 2] and "make_parser" in got[0].stdout
+    assert answers(watched.watch, "describe") == before + 2  # the unknown entity: declined, told by the command
 
 
 def test_a_command_the_watcher_answers_does_not_start_the_engine(watched: Watched) -> None:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from acms.cli import relay
-from acms.cli.common import boundary, echo_json, json_option, open_index, project_options, refresh_option, relay_target
+from acms.cli.common import (boundary, echo_json, json_option, open_index, project_options, refresh_option, relay_target,
+                             stale_lines)
 from acms.errors import UsageError
 from acms.results import SearchMode as Mode
 
@@ -47,11 +48,9 @@ def search_cmd(text: str, mode: str, k: int, refresh: str | None, project: Path,
 def searched(index: Index, text: str, mode: str, k: int, as_json: bool) -> dict[str, Any]:
     """What ``acms search`` prints of a search: the hits on stdout (text or JSON), the note on files it
     answered without and the search's warnings on stderr."""
-    from acms.results import stale_notice
-
     result = index.search(text, mode, k)
     stale = index.stale
-    notes = [f"acms: note: {notice}"] if (notice := stale_notice(list(stale))) else []
+    notes = stale_lines(stale)
     if as_json:
         return {"stderr": notes, "stdout": json.dumps({
             "hits": [{"fragment": h.fragment, "entity": h.entity, "name": h.name, "kind": h.kind, "lod": h.lod,
