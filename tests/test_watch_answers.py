@@ -61,6 +61,15 @@ def answers(watch: Watch, command: str = "assemble") -> int:
     return sum(1 for line in watch.lines if line.get("answered") == command)
 
 
+def answered(watch: Watch, count: int, command: str = "assemble") -> int:
+    """The watcher's answers to ``command`` so far, once ``count`` of them are read or ``WAIT`` passed:
+    its line comes through a pipe a thread reads, a moment after the command has printed."""
+    deadline = time.monotonic() + WAIT
+    while answers(watch, command) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return answers(watch, command)
+
+
 def untimed(out: subprocess.CompletedProcess[str]) -> dict[str, object]:
     """``acms search --json`` without its timings, the one part that differs run to run."""
     found = json.loads(out.stdout)
@@ -116,7 +125,7 @@ def test_the_watcher_answers_with_the_context_the_command_gives_alone(watched: W
     before = answers(watched.watch)
     out = run(watched.root, "assemble", TASK, "--budget", BUDGET)
     assert out.returncode == 0, out.stderr
-    assert answers(watched.watch) == before + 1, (watched.watch.lines, watched.watch.stderr)
+    assert answered(watched.watch, before + 1) == before + 1, (watched.watch.lines, watched.watch.stderr)
     assert out.stdout == watched.alone.stdout
     assert summary(out) == summary(watched.alone)
 
@@ -124,7 +133,7 @@ def test_the_watcher_answers_with_the_context_the_command_gives_alone(watched: W
 def test_the_watcher_answers_search_as_the_command_alone(watched: Watched) -> None:
     before = answers(watched.watch, "search")
     text, as_json = run(watched.root, "search", QUERY), run(watched.root, "search", QUERY, "--json")
-    assert answers(watched.watch, "search") == before + 2
+    assert answered(watched.watch, before + 2, "search") == before + 2
     assert (text.returncode, text.stdout, text.stderr) == (0, watched.alone_search.stdout, watched.alone_search.stderr)
     assert as_json.returncode == 0 and untimed(as_json) == untimed(watched.alone_search_json)
     assert untimed(as_json)["hits"]
@@ -136,7 +145,7 @@ def test_the_watcher_answers_describe_as_the_command_alone(watched: Watched) -> 
     assert [(o.returncode, o.stdout, o.stderr) for o in got] == [
         (o.returncode, o.stdout, o.stderr) for o in watched.alone_describe]
     assert [o.returncode for o in got] == [0, 0, 2] and "make_parser" in got[0].stdout
-    assert answers(watched.watch, "describe") == before + 2  # the unknown entity: declined, told by the command
+    assert answered(watched.watch, before + 2, "describe") == before + 2  # the unknown entity: declined, told by the command
 
 
 def test_a_command_the_watcher_answers_does_not_start_the_engine(watched: Watched) -> None:
@@ -144,7 +153,7 @@ def test_a_command_the_watcher_answers_does_not_start_the_engine(watched: Watche
     before = answers(watched.watch)
     out = relayed(watched.root, "assemble", TASK, "--budget", BUDGET)
     assert out.stdout == watched.alone.stdout and not engine_started(out)
-    assert answers(watched.watch) == before + 1
+    assert answered(watched.watch, before + 1) == before + 1
 
 
 def relayed(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -194,7 +203,7 @@ def test_an_answer_after_an_edit_holds_the_lines_on_disk(watched: Watched) -> No
     edit.apply(watched.root)
     out = run(watched.root, "assemble", edit.task, "--budget", BUDGET)  # at once: the watcher may not have refreshed
     assert out.returncode == 0, out.stderr
-    assert answers(watched.watch) == before + 1
+    assert answered(watched.watch, before + 1) == before + 1
     check_context(watched.root, edit, check_markdown(watched.root, out.stdout, where="[watch] "), "[watch] ")
     assert not look(watched.root)
 
@@ -208,6 +217,9 @@ def test_other_settings_and_errors_run_on_their_own(watched: Watched) -> None:
     failed = run(watched.root, "assemble", TASK, "--strategy", "no-such-strategy")  # the watcher declines
     assert (failed.returncode, failed.stdout, failed.stderr) == (
         watched.alone_error.returncode, watched.alone_error.stdout, watched.alone_error.stderr)
+    described = answers(watched.watch, "describe")
+    run(watched.root, "describe", *DESCRIBES[0])  # answered: its line comes after any of theirs
+    assert answered(watched.watch, described + 1, "describe") == described + 1
     assert answers(watched.watch) == before
 
 
@@ -223,7 +235,7 @@ def test_a_watcher_killed_leaves_the_command_answering_alone(indexed: Path, tmp_
             assert second.proc.poll() is None and time.monotonic() < deadline, second.stderr
             time.sleep(0.05)
         assert run(root, "assemble", TASK, "--budget", BUDGET).stdout == alone.stdout
-        assert answers(first) == 1 and answers(second) == 0
+        assert answered(first, 1) == 1 and answers(second) == 0
     finally:
         assert second.stop() == 0
     os.kill(first.proc.pid, signal.SIGKILL)
