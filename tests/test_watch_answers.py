@@ -1,10 +1,11 @@
-"""``acms assemble`` answered by a running ``acms watch`` (``acms.cli.relay``).
+"""Commands answered by a running ``acms watch``, ``acms mcp`` or ``acms serve`` (``acms.cli.relay``).
 
-The watcher holds the index warm and fresh; a command hands it the request over a Unix socket in the
-index directory and prints its answer. It must be the context the command gives on its own, fresh after
-an edit, and the command must run on its own whenever the watcher cannot answer for it: other settings,
-an error to report, a watcher killed with -9 (its socket left behind), a second watcher. Real processes,
-a real socket, real file edits.
+The server holds the index warm and fresh; ``acms assemble``, ``acms search`` and ``acms describe`` hand
+it the request over a Unix socket only their user can reach and print its answer. It must be what the
+command prints on its own, fresh after an edit, without the command starting the engine; and the
+command must run on its own whenever the server cannot answer for it: other settings, its own
+``--wait``, an error to report, a watcher killed with -9 (its socket left behind), a second watcher.
+Real processes, a real socket, real file edits.
 """
 
 from __future__ import annotations
