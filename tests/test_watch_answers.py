@@ -1,11 +1,12 @@
 """Commands answered by a running ``acms watch``, ``acms mcp`` or ``acms serve`` (``acms.cli.relay``).
 
-The server holds the index warm and fresh; ``acms assemble``, ``acms search`` and ``acms describe`` hand
-it the request over a Unix socket only their user can reach and print its answer. It must be what the
-command prints on its own, fresh after an edit, without the command starting the engine; and the
-command must run on its own whenever the server cannot answer for it: other settings, its own
-``--wait``, an error to report, a watcher killed with -9 (its socket left behind), a second watcher.
-Real processes, a real socket, real file edits.
+The server holds the index warm and fresh; ``acms assemble``, ``acms search``, ``acms describe``, ``acms
+sparql`` and ``acms history`` hand it the request over a Unix socket only their user can reach and print
+its answer. It must be what the command prints on its own, fresh after an edit, without the command
+starting the engine; and the command must run on its own whenever the server cannot answer for it:
+other settings, its own ``--wait``, an error to report, a watcher killed with -9 (its socket left
+behind), a second watcher. A query's error comes back as the command prints it (one stopped at its
+time limit is not run twice). Real processes, a real socket, real file edits.
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ from tests.test_live_provenance import ACMS, EDITS, RUN_TIMEOUT, check_context, 
 TASK = "how are header lines parsed, and the area of a circle"
 QUERY = "parse header circle area"
 DESCRIBES = (("pkg.mod.make_parser",), ("pkg.mod.make_parser", "--json"), ("pkg.mod.no_such_function",))
+# Reads whose answer the watcher gives, or whose error it reports, as the command alone: a table, JSON, a
+# syntax error told in the JSON envelope, a saved query without its parameter, an entity's history.
+READS = (("sparql", "SELECT ?f WHERE { ?f a uko:Function } ORDER BY ?f"),
+         ("sparql", "SELECT ?f WHERE { ?f a uko:Function } ORDER BY ?f", "--format", "json"),
+         ("sparql", "SELECT ?f WHERE { ?f a uko:Function", "--format", "json"),
+         ("sparql", "--saved", "callers"),
+         ("history", "pkg.mod.make_parser"), ("history", "pkg.mod.make_parser", "--json"))
+QUERY_TIMEOUT = 2  # seconds (the project's acms.toml): what stops the endless query
+ENDLESS = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
 BUDGET = "2500"
 WAIT = 20.0
 MS = re.compile(r", \d+ ms$")  # the planner's time on the summary line: the one part that differs run to run
@@ -96,6 +106,7 @@ class Watched:
     alone_search: subprocess.CompletedProcess[str]
     alone_search_json: subprocess.CompletedProcess[str]
     alone_describe: list[subprocess.CompletedProcess[str]]  # text, JSON, an entity no file defines
+    alone_reads: list[subprocess.CompletedProcess[str]]  # READS
 
 
 @pytest.fixture(scope="module")
@@ -107,16 +118,19 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def watched(indexed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
     root = copy_of(indexed, tmp_path_factory.mktemp("answers"))
+    (root / "acms.toml").write_text(f"query_timeout = {QUERY_TIMEOUT}\n", encoding="utf-8")
     alone = run(root, "assemble", TASK, "--budget", BUDGET)
     alone_error = run(root, "assemble", TASK, "--strategy", "no-such-strategy")
     alone_search, alone_search_json = run(root, "search", QUERY), run(root, "search", QUERY, "--json")
     alone_describe = [run(root, "describe", *args) for args in DESCRIBES]
+    alone_reads = [run(root, *args) for args in READS]
+    assert [o.returncode for o in alone_reads] == [0, 0, 3, 2, 0, 0], [o.stderr for o in alone_reads]
     assert alone.returncode == 0 and alone_error.returncode != 0, (alone.stderr, alone_error.stderr)
     assert alone_search.returncode == alone_search_json.returncode == 0, alone_search.stderr
     watch = Watch(root)
     try:
         listening(root, watch)
-        yield Watched(root, watch, alone, alone_error, alone_search, alone_search_json, alone_describe)
+        yield Watched(root, watch, alone, alone_error, alone_search, alone_search_json, alone_describe, alone_reads)
     finally:
         assert watch.stop() == 0, watch.stderr
     assert not sock(root).exists(), "the watcher left its socket behind"
@@ -149,12 +163,36 @@ def test_the_watcher_answers_describe_as_the_command_alone(watched: Watched) -> 
     assert answered(watched.watch, before + 2, "describe") == before + 2  # the unknown entity: declined, told by the command
 
 
+def test_the_watcher_answers_queries_and_histories_as_the_commands_alone(watched: Watched) -> None:
+    """Their errors too: a syntax error (with its JSON envelope) and a saved query missing its parameter are
+    answered as the command prints them, with its exit code."""
+    queries, histories = answers(watched.watch, "sparql"), answers(watched.watch, "history")
+    got = [run(watched.root, *args) for args in READS]
+    assert [(o.returncode, o.stdout, o.stderr) for o in got] == [
+        (o.returncode, o.stdout, o.stderr) for o in watched.alone_reads]
+    assert "pkg.mod.make_parser" in got[1].stdout and json.loads(got[2].stdout)["error"]
+    assert answered(watched.watch, queries + 4, "sparql") == queries + 4
+    assert answered(watched.watch, histories + 2, "history") == histories + 2
+
+
+def test_a_query_stopped_at_its_time_limit_is_not_run_again(watched: Watched) -> None:
+    """The watcher reports the limit as the command would; the command does not run the query itself."""
+    before = answers(watched.watch, "sparql")
+    out = run(watched.root, "sparql", ENDLESS)
+    assert out.returncode != 0 and out.stdout == "", out.stderr
+    assert out.stderr.startswith(f"acms: error: the query ran past its {QUERY_TIMEOUT:g} s"), out.stderr
+    assert answered(watched.watch, before + 1, "sparql") == before + 1
+
+
 def test_a_command_the_watcher_answers_does_not_start_the_engine(watched: Watched) -> None:
     """What makes it fast: the command finds the watcher with the settings and paths alone."""
     before = answers(watched.watch)
     out = relayed(watched.root, "assemble", TASK, "--budget", BUDGET)
     assert out.stdout == watched.alone.stdout and not engine_started(out)
     assert answered(watched.watch, before + 1) == before + 1
+    for args, alone in zip(READS[:1] + READS[4:5], watched.alone_reads[:1] + watched.alone_reads[4:5]):
+        out = relayed(watched.root, *args)
+        assert out.stdout == alone.stdout and not engine_started(out, {"numpy", "acms.api", "tiktoken"}), args
 
 
 def relayed(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -165,16 +203,23 @@ def relayed(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return out
 
 
-def engine_started(out: subprocess.CompletedProcess[str]) -> bool:
+ENGINE = frozenset({"numpy", "pyoxigraph", "acms.api", "acms.assembly.protocol", "tiktoken"})
+
+
+def engine_started(out: subprocess.CompletedProcess[str], engine: frozenset[str] | set[str] = ENGINE) -> bool:
+    """``acms sparql``'s options name the default graphs with pyoxigraph's terms (~5 ms): it passes
+    the engine without it."""
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
     assert {"click", "acms.cli.relay"} <= imported, sorted(imported)  # the lines were read
-    return bool(imported & {"numpy", "pyoxigraph", "acms.api", "acms.assembly.protocol", "tiktoken"})
+    return bool(imported & engine)
 
 
-@pytest.mark.parametrize("server", [("serve", "--port", "0"), ("mcp",)], ids=["serve", "mcp"])
-def test_servers_that_follow_the_project_answer_too(server: tuple[str, ...], watched: Watched,
+@pytest.mark.parametrize(("server", "stop"), [(("serve", "--port", "0"), "sigterm"), (("mcp",), "stdin"),
+                                             (("mcp",), "sigterm")], ids=["serve", "mcp", "mcp-sigterm"])
+def test_servers_that_follow_the_project_answer_too(server: tuple[str, ...], stop: str, watched: Watched,
                                                     tmp_path: Path) -> None:
-    """`acms serve` and `acms mcp` follow the project as `acms watch` does, and answer as it does."""
+    """`acms serve` and `acms mcp` follow the project as `acms watch` does, and answer as it does; stopped,
+    they take their socket away (an MCP server as its client closes stdin, or as a supervisor stops it)."""
     root = copy_of(watched.root, tmp_path)  # the watched project as it is now (a copy: a socket of its own)
     alone = run(root, "assemble", TASK, "--budget", BUDGET)
     proc = subprocess.Popen([ACMS, *server, "-C", str(root)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
@@ -187,7 +232,7 @@ def test_servers_that_follow_the_project_answer_too(server: tuple[str, ...], wat
         out = relayed(root, "assemble", TASK, "--budget", BUDGET)
         assert out.stdout == alone.stdout and not engine_started(out)
     finally:  # how each is stopped: an MCP client closes its stdin, a supervisor sends SIGTERM
-        if server[0] == "mcp" and proc.stdin is not None:
+        if stop == "stdin" and proc.stdin is not None:
             proc.stdin.close()
         else:
             proc.send_signal(signal.SIGTERM)

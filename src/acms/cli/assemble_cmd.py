@@ -11,7 +11,7 @@ import click
 
 from acms.cli import relay
 from acms.cli.common import (REQUEST_ID, boundary, echo_json, json_option, open_index, project_options, refresh_option,
-                             relay_target)
+                             relay_answer)
 from acms.errors import UsageError
 from acms.text_checks import clip
 
@@ -100,10 +100,7 @@ def assemble_cmd(task: str, budget: int, strategy: str, focus: tuple[str, ...], 
         data["breadth"] = breadth
     if plan:
         data["plan"] = plan
-    target = None if strategies_dir else relay_target(project, store, refresh=refresh)
-    answer = None if target is None else relay.ask(target.location, {
-        "command": "assemble", "root": target.root, "settings": target.fingerprint, "request": data, "format": fmt},
-        target.wait)
+    answer = None if strategies_dir else relay_answer("assemble", project, store, refresh, {"request": data, "format": fmt})
     if answer is None:
         from acms.assembly.protocol import parse_request
         from acms.tokens import preload as preload_tokenizer

@@ -106,10 +106,6 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
 
 
-def resolve_project(project: Path) -> Path:
-    return project_root(project)
-
-
 def set_option(func: F) -> F:
     """``--set NAME=VALUE`` (repeatable) on the ``acms`` group: any setting, for this command only."""
     return click.option(
@@ -164,7 +160,7 @@ def relay_target(project: Path, store: Path | str | None, **overrides: Any) -> R
     if "seconds" in _wait:  # how long to wait for a writer is the command's to decide
         return None
     try:
-        root = resolve_project(project)
+        root = project_root(project)
         settings = settings_for(root, **overrides)
     except AcmsError:
         return None
@@ -172,6 +168,20 @@ def relay_target(project: Path, store: Path | str | None, **overrides: Any) -> R
     if isinstance(location, str):
         return None
     return RelayTarget(location, str(root), relay.fingerprint(settings), wait_seconds(settings) + RELAY_MARGIN)
+
+
+def relay_answer(command: str, project: Path, store: Path | str | None, refresh: str | None,
+                 fields: dict[str, Any]) -> dict[str, Any] | None:
+    """A running watcher's answer to this command (``acms.cli.relay``): what the command prints, on
+    ``stdout`` and ``stderr`` (and ``exit``, the code of an error it reports); None when the command runs
+    on its own."""
+    from acms.cli import relay
+
+    target = relay_target(project, store, refresh=refresh)
+    if target is None:
+        return None
+    return relay.ask(target.location, {"command": command, "root": target.root, "settings": target.fingerprint,
+                                       **fields}, target.wait)
 
 
 def open_index(project: Path, store: Path | str | None, *, write: bool = False, shared: bool = False,
@@ -190,7 +200,7 @@ def index_opener(project: Path, store: Path | str | None, *, write: bool = False
     writer, which may start a new index (as ``acms index`` does)."""
     from acms.api import Index
 
-    root = resolve_project(project)
+    root = project_root(project)
     settings = settings_for(root, **overrides)
     mode = "write" if create or write else "shared" if shared else "read"
     return Index.opener(root, store=store, mode=mode, wait=wait_seconds(settings), create=create,
@@ -259,18 +269,33 @@ def _check_arguments(kwargs: dict[str, Any]) -> None:
 REQUEST_ID = "acms.request_id"  # click context meta: the request id a command's error envelope quotes
 
 
-def _fail(exc: AcmsError, envelope: bool) -> None:
-    """The one place the CLI maps an error: the v0 error envelope on stdout when a machine reads the
-    output, one line (and the error's report) on stderr, and the error's exit code from the table."""
+def failure(exc: AcmsError, envelope: bool, request_id: str = "") -> dict[str, Any]:
+    """What the CLI prints of an error, as a command's answer (``echo_failure`` prints it; a watcher sends
+    it, ``acms.cli.relay``): the v0 error envelope on stdout when a machine reads the output, one line
+    (and the error's report) on stderr, and the error's exit code from the table."""
+    stdout = ""
     if envelope and not exc.reported:
         from acms.assembly.protocol import envelope_for
 
-        ctx = click.get_current_context(silent=True)
-        echo_json(envelope_for(exc, request_id=str(ctx.meta.get(REQUEST_ID, "")) if ctx else ""))
-    click.echo(f"acms: error: {exc.message}", err=True)
-    for line in getattr(exc, "report", [])[:50]:
-        click.echo(f"  {line}", err=True)
-    sys.exit(exc.exit_code)
+        stdout = json.dumps(envelope_for(exc, request_id=request_id), indent=2, sort_keys=True, default=str)
+    return {"stdout": stdout, "stderr": [f"acms: error: {exc.message}", *(f"  {line}" for line in
+                                                                         getattr(exc, "report", [])[:50])],
+            "exit": exc.exit_code}
+
+
+def echo_failure(answer: dict[str, Any]) -> NoReturn:
+    """Print a ``failure`` and end the command with its exit code."""
+    if answer["stdout"]:
+        click.echo(answer["stdout"])
+    for line in answer["stderr"]:
+        click.echo(line, err=True)
+    sys.exit(answer["exit"])
+
+
+def _fail(exc: AcmsError, envelope: bool) -> NoReturn:
+    """The one place the CLI maps an error (``failure``)."""
+    ctx = click.get_current_context(silent=True)
+    echo_failure(failure(exc, envelope, request_id=str(ctx.meta.get(REQUEST_ID, "")) if ctx else ""))
 
 
 def _guarded(func: F, always_envelope: bool) -> F:

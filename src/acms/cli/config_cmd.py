@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from acms.cli.common import boundary, echo_json, flag_settings, json_option, resolve_project, settings_for
+from acms.cli.common import boundary, echo_json, flag_settings, json_option, settings_for
 from acms.config import Settings, env_values, file_values
+from acms.paths import project_root
 
 
 def _sources(root: Path) -> dict[str, str]:
@@ -28,7 +29,7 @@ def _sources(root: Path) -> dict[str, str]:
 def config_cmd(project: Path, as_json: bool) -> None:
     """Show the effective settings (defaults < acms.toml / [tool.acms] < ACMS_* < flags and --set), each with its
     type and source. A value of the wrong type is exit 6 naming the setting and the type it expects."""
-    root = resolve_project(project)
+    root = project_root(project)
     settings = settings_for(root)
     sources, types = _sources(root), Settings.type_table()
     rows = {f.name: {"value": getattr(settings, f.name), "type": types[f.name], "source": sources[f.name]}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from acms.cli import relay
-from acms.cli.common import boundary, json_option, open_index, project_options, refresh_option, relay_target, stale_lines
+from acms.cli.common import boundary, json_option, open_index, project_options, refresh_option, relay_answer, stale_lines
 
 if TYPE_CHECKING:  # the engine is imported once the command runs it, not for an answer a watcher gives
     from acms.api import Index
@@ -27,10 +27,7 @@ def describe_cmd(entity: str, refresh: str | None, project: Path, store: Path | 
     ENTITY is a qualified name, a name, a path, path::Qualified.name or an IRI. One that an edit removed
     is shown as gone, with the count of its earlier versions (`acms history ENTITY` shows them).
     """
-    target = relay_target(project, store, refresh=refresh)
-    answer = None if target is None else relay.ask(target.location, {
-        "command": "describe", "root": target.root, "settings": target.fingerprint, "entity": entity,
-        "json": as_json}, target.wait)
+    answer = relay_answer("describe", project, store, refresh, {"entity": entity, "json": as_json})
     if answer is None:
         with open_index(project, store, refresh=refresh) as idx:
             answer = described(idx, entity, as_json)

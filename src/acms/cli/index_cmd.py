@@ -15,13 +15,13 @@ from acms.cli.common import (
     open_index,
     project_argument,
     project_options,
-    resolve_project,
     settings_for,
     wait_option,
     wait_seconds,
 )
 from acms.cli.progress import reporter
 from acms.errors import Unsatisfied
+from acms.paths import project_root
 from acms.results import IndexReport
 
 
@@ -110,7 +110,7 @@ def index_cmd(path: Path, store: Path | None, max_file_bytes: int | None, exclud
     UTF-8 or hold control characters are stored escaped (\\xHH, \\n, \\t, \\\\). A changed or deleted file's previous
     entities go to the cold tier as versions; the tier policy (`acms tiers`) is applied at the end.
     """
-    root = resolve_project(path)
+    root = project_root(path)
     settings = settings_for(root, max_file_bytes=max_file_bytes)
     if exclude:
         settings = settings.merged({"exclude": tuple(settings.exclude) + exclude})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,6 +12,7 @@ import click
 
 from acms.cli.assemble_cmd import strategies_option
 from acms.cli.common import boundary, index_opener, project_argument, project_options, start_following, watch_option
+from acms.cli.relay import Answering
 from acms.cli.watch_cmd import start_answering
 from acms.errors import AcmsError, StoreMissing, environment_error
 from acms.tokens import preload as preload_tokenizer
@@ -59,8 +62,8 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, allow_record: b
         index = opener()
         if watch:
             followers.append(start_following(index, "acms mcp"))
-            # following the project, it answers `acms assemble` and `acms search` there as `acms watch`
-            # does (not with strategies of its own: the command would choose among others)
+            # following the project, it answers the reading commands there as `acms watch` does (not with
+            # strategies of its own: the command would choose among others)
             if not strategies_dir and (answers := start_answering(index, "acms mcp")) is not None:
                 followers.append(answers)
         return index
@@ -87,12 +90,29 @@ def mcp_cmd(http: bool, host: str, port: int, allow_index: bool, allow_record: b
 
             from acms.mcp_server.strict import serve_stdio
 
+            _socket_gone_on_term(followers)
             anyio.run(serve_stdio, server)  # every line read strictly first (a key twice is refused)
             return
         _serve_http(server, host, port)
     finally:
         for follower in followers:
             follower.stop()
+
+
+def _socket_gone_on_term(followers: list[Any]) -> None:
+    """SIGTERM (a supervisor stopping the stdio server, rather than its client closing stdin) takes the
+    socket that answers other commands away first, then ends the process as SIGTERM always did."""
+    answering = [f for f in followers if isinstance(f, Answering)]
+    if not answering:
+        return
+
+    def terminate(signum: int, _frame: object) -> None:
+        for answers in answering:
+            answers.stop()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, terminate)
 
 
 def _serve_http(server: object, host: str, port: int) -> None:

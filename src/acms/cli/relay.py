@@ -8,7 +8,9 @@ warm and follows the project, so ``acms assemble`` hands it the request and prin
 The answer is the one the command would print on its own: the watcher runs the same code over the same
 index. It declines, and the command runs on its own, whenever that could differ: another protocol or
 acms version, another project root, other settings (``fingerprint``: what shapes an answer), or an error
-(the command on its own reports it exactly as it always does). Nothing else connects: the socket is the
+(the command on its own reports it exactly as it always does). A command whose work an error may come
+after (``acms sparql``: a query stopped at its time or memory limit) gets the error as the command
+would print it, rather than run the work again. Nothing else connects: the socket is the
 user's alone (in a directory of mode 0700, itself 0600, and on Linux the peer's user is checked).
 """
 
@@ -81,7 +83,8 @@ def fingerprint(settings: Settings) -> str:
 
 
 def ask(location: Path | str, message: dict[str, Any], wait: float) -> dict[str, Any] | None:
-    """The watcher's answer to ``message`` (``{"stdout": …, "stderr": [lines]}``), or None: no watcher
+    """The watcher's answer to ``message`` (``{"stdout": …, "stderr": [lines]}``, and ``"exit"``: the exit
+    code of an error the command reports as its own, ``acms.cli.common.failure``), or None: no watcher
     listens, it declined, or it broke off (the caller then runs the command itself). ``wait``: seconds
     the answer may take (a refresh waiting for another writer included)."""
     path = socket_path(location)
@@ -99,7 +102,8 @@ def ask(location: Path | str, message: dict[str, Any], wait: float) -> dict[str,
     except (OSError, ValueError):
         return None
     if not isinstance(reply, dict) or not isinstance(reply.get("stdout"), str) or \
-            not all(isinstance(line, str) for line in reply.get("stderr", [])):
+            not all(isinstance(line, str) for line in reply.get("stderr", [])) or \
+            not isinstance(reply.get("exit", 0), int) or isinstance(reply.get("exit"), bool):
         return None
     return reply
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from acms.cli import relay
-from acms.cli.common import (boundary, echo_json, json_option, open_index, project_options, refresh_option, relay_target,
+from acms.cli.common import (boundary, echo_json, json_option, open_index, project_options, refresh_option, relay_answer,
                              stale_lines)
 from acms.errors import UsageError
 from acms.results import SearchMode as Mode
@@ -32,17 +32,13 @@ PROVIDERS = ["lsa", "openai", "local"]
 def search_cmd(text: str, mode: str, k: int, refresh: str | None, project: Path, store: Path | None,
                as_json: bool) -> None:
     """Rank fragments for TEXT and print them with path:start-end, score and why."""
-    target = relay_target(project, store, refresh=refresh)
-    answer = None if target is None else relay.ask(target.location, {
-        "command": "search", "root": target.root, "settings": target.fingerprint, "text": text, "mode": mode, "k": k,
-        "json": as_json}, target.wait)
+    answer = relay_answer("search", project, store, refresh, {"text": text, "mode": mode, "k": k, "json": as_json})
     if answer is None:
         with open_index(project, store, refresh=refresh) as idx:
             answer = searched(idx, text, mode, k, as_json)
     for line in answer.get("stderr", []):
         click.echo(line, err=True)
-    if answer["stdout"]:
-        click.echo(answer["stdout"])
+    click.echo(answer["stdout"])
 
 
 def searched(index: Index, text: str, mode: str, k: int, as_json: bool) -> dict[str, Any]:

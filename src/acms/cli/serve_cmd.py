@@ -114,8 +114,8 @@ def serve_cmd(host: str, port: int, allow_update: bool, allow_record: bool, allo
     click.echo(f"acms: serving {url}  (SPARQL {url}/sparql, {mode}; render {url}/v0/render; Ctrl-C to stop)",
                err=True)
     follower = start_following(index, "acms serve") if watch else None
-    # following the project, it answers `acms assemble` and `acms search` there as `acms watch` does (not
-    # with strategies of its own: the command would choose among others)
+    # following the project, it answers the reading commands there as `acms watch` does (not with
+    # strategies of its own: the command would choose among others)
     answers = start_answering(index, "acms serve") if watch and not strategies_dir else None
     try:
         _run_until_stopped(server, sock)

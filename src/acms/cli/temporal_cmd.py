@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from acms.cli.common import boundary, echo_json, json_option, note_stale, open_index, project_options, refresh_option
+from acms.cli import relay
+from acms.cli.common import (boundary, echo_json, json_option, open_index, project_options, refresh_option, relay_answer,
+                             stale_lines)
 from acms.errors import TiersInconsistent
+
+if TYPE_CHECKING:  # the engine is imported once the command runs it, not for an answer a watcher gives
+    from acms.api import Index
 
 
 @click.group("tiers", invoke_without_command=True)
@@ -86,31 +93,48 @@ def history_cmd(entity: str, refresh: str | None, project: Path, store: Path | N
     Lists, oldest first, the commits that touched it (`acms index --history N`) and every earlier
     version acms kept in the cold tier, with where it was and what ended it.
     """
-    idx = open_index(project, store, refresh=refresh)
-    try:
-        found = idx.history(entity)
-        note_stale(idx.stale)
-    finally:
-        idx.close()
+    answer = relay_answer("history", project, store, refresh, {"entity": entity, "text": show_text, "json": as_json})
+    if answer is None:
+        with open_index(project, store, refresh=refresh) as idx:
+            answer = histories(idx, entity, show_text, as_json)
+    for line in answer["stderr"]:
+        click.echo(line, err=True)
+    if answer["stdout"]:  # no entity, no line
+        click.echo(answer["stdout"])
+
+
+def histories(index: Index, entity: str, show_text: bool, as_json: bool) -> dict[str, Any]:
+    """What ``acms history`` prints of an entity's history: the versions and commits on stdout (text or
+    JSON), the note on files it answered without on stderr."""
+    found = index.history(entity)
+    notes = stale_lines(index.stale)
     if as_json:
-        echo_json([h.as_dict() for h in found])
-        return
+        return {"stderr": notes, "stdout": json.dumps([h.as_dict() for h in found], indent=2, sort_keys=True, default=str)}
+    lines: list[str] = []
     for h in found:
         where = f"{h.current_ref} ({h.tier})" if h.current_ref is not None else "no longer exists"
-        click.echo(f"{h.name} [{h.kind}] {where}")
-        click.echo(f"  {h.entity}")
+        lines += [f"{h.name} [{h.kind}] {where}", f"  {h.entity}"]
         if not h.events:
-            click.echo("  no commit or earlier version recorded for it (`acms index --history N` reads the last N "
-                       "commits; none of those read touched it)")
+            lines.append("  no commit or earlier version recorded for it (`acms index --history N` reads the last N "
+                         "commits; none of those read touched it)")
         for ev in h.events:
             if ev.what == "commit":
-                click.echo(f"  {ev.time}  commit {ev.commit[:10]} {ev.author}: {_first_line(ev.message)}")
-            else:
-                ended = f"commit {ev.commit[:10]} {ev.author}: {_first_line(ev.message)}" if ev.commit else "re-index"
-                click.echo(f"  {ev.time}  version {ev.ref} ended by {ended}")
-                if show_text and ev.text:
-                    for line in ev.text.splitlines():
-                        click.echo(f"      | {line}")
+                lines.append(f"  {ev.time}  commit {ev.commit[:10]} {ev.author}: {_first_line(ev.message)}")
+                continue
+            ended = f"commit {ev.commit[:10]} {ev.author}: {_first_line(ev.message)}" if ev.commit else "re-index"
+            lines.append(f"  {ev.time}  version {ev.ref} ended by {ended}")
+            if show_text and ev.text:
+                lines += [f"      | {line}" for line in ev.text.splitlines()]
+    return {"stderr": notes, "stdout": "\n".join(lines)}
+
+
+def answer_history(index: Index) -> relay.Handler:
+    """``acms history`` as ``acms watch`` answers it for the command (``acms.cli.relay``)."""
+
+    def history(message: dict[str, Any]) -> dict[str, Any]:
+        return histories(index, str(message["entity"]), bool(message["text"]), bool(message["json"]))
+
+    return history
 
 
 def _first_line(message: str) -> str:
