@@ -4,8 +4,9 @@ Indexes a small project (click's source, copied from the installed ``click`` pac
 depends on) once, then runs ``acms --help``, ``acms search`` and ``acms assemble`` on it as separate
 processes, ``--runs`` times each, and prints the median and best wall time next to the target of
 issue 14 and to the floor measured in the same run: ``python -c "import click"`` (an interpreter
-start plus the CLI library, which no command can avoid). Then the same two reads while ``acms watch``
-runs on the project, which answers them (``acms.cli.relay``): each must print what it printed alone.
+start plus the CLI library, which no command can avoid), and ``acms sparql`` (a saved query) and
+``acms history``. Then the same reads while ``acms watch`` runs on the project, which answers them
+(``acms.cli.relay``): each must print what it printed alone.
 
     python bench/startup.py [--runs 5] [--keep DIR]
 """
@@ -67,6 +68,8 @@ def main() -> None:
          TARGETS["search"]),
         ("acms assemble", [*ACMS, "assemble", "-C", str(project), "how are command line options parsed",
                            "--budget", "2000"], TARGETS["assemble"]),
+        ("acms sparql", [*ACMS, "sparql", "-C", str(project), "--saved", "callers", "--bind", "name=echo"], None),
+        ("acms history", [*ACMS, "history", "-C", str(project), "core.py::Command.invoke"], None),
     ]
     print(f"start-up: click's source ({files} .py files), {args.runs} runs each, "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
