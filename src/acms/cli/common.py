@@ -238,14 +238,9 @@ def start_following(index: Index, name: str) -> Any:
     return follower(index, note).start()
 
 
-def note_stale(stale: Iterable[str]) -> None:
-    """On stderr: the indexed files a read answered without (``refresh = warn``, or a refresh that could not run)."""
-    for line in stale_lines(stale):
-        click.echo(line, err=True)
-
-
 def stale_lines(stale: Iterable[str]) -> list[str]:
-    """``note_stale``'s lines, for a command whose output a watcher may make (``acms.cli.relay``)."""
+    """On stderr, as a read prints them: the indexed files it answered without (``refresh = warn``, or a
+    refresh that could not run)."""
     from acms.results import stale_notice
 
     return [f"acms: note: {notice}"] if (notice := stale_notice(list(stale))) else []
