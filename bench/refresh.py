@@ -63,7 +63,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
 
-from watching import answering_at, watching  # bench/ is sys.path[0] when run as a script
+try:
+    from watching import answering_at, watching  # bench/ is sys.path[0] when run as a script
+except ImportError:  # imported as bench.refresh (tests/sparql/test_query_limits.py, run on its own)
+    from bench.watching import answering_at, watching
 
 BIN = Path(sys.executable).parent
 ACMS = str(BIN / "acms")
