@@ -64,9 +64,9 @@ from pathlib import Path
 from typing import IO, Any, Self
 
 try:
-    from watching import answering_at, watching  # bench/ is sys.path[0] when run as a script
+    from watching import watching  # bench/ is sys.path[0] when run as a script
 except ImportError:  # imported as bench.refresh (tests/sparql/test_query_limits.py, run on its own)
-    from bench.watching import answering_at, watching
+    from bench.watching import watching
 
 BIN = Path(sys.executable).parent
 ACMS = str(BIN / "acms")
