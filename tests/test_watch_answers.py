@@ -184,6 +184,32 @@ def test_a_query_stopped_at_its_time_limit_is_not_run_again(watched: Watched) ->
     assert answered(watched.watch, before + 1, "sparql") == before + 1
 
 
+def untimed_reply(out: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    """A render_context_reply.v0 without its timings, the one part that differs run to run."""
+    reply = json.loads(out.stdout)
+    for key in ("planner_ms", "timings_ms"):
+        reply.get("metrics", {}).pop(key, None)
+    return reply
+
+
+def test_the_watcher_answers_render_as_the_command_alone(watched: Watched, tmp_path: Path) -> None:
+    """A request file: the reply; an invalid request: the error envelope with its id and exit code 2.
+    With ``--wait`` of its own the command runs alone: what it prints then is the measure."""
+    good, bad = tmp_path / "request.json", tmp_path / "bad.json"
+    request = {"version": "v0", "id": str(uuid.uuid4()), "intent": TASK, "request_id": "relayed",
+               "budgets": {"tokens_max": 1500, "time_ms": 5000}, "privacy_mode": "allow", "format": "markdown"}
+    good.write_text(json.dumps(request), encoding="utf-8")
+    bad.write_text(json.dumps({**request, "budgets": {"tokens_max": -1, "time_ms": 5000}}), encoding="utf-8")
+    before = answers(watched.watch, "render")
+    got = [run(watched.root, "render", str(path)) for path in (good, bad)]
+    alone = [run(watched.root, "render", str(path), "--wait", "5") for path in (good, bad)]
+    assert answered(watched.watch, before + 2, "render") == before + 2
+    assert got[0].returncode == alone[0].returncode == 0, (got[0].stderr, alone[0].stderr)
+    assert untimed_reply(got[0]) == untimed_reply(alone[0]) and json.loads(got[0].stdout)["fragments"]
+    assert (got[1].returncode, got[1].stdout, got[1].stderr) == (alone[1].returncode, alone[1].stdout, alone[1].stderr)
+    assert got[1].returncode == 2 and json.loads(got[1].stdout)["request_id"] == "relayed"
+
+
 def test_a_command_the_watcher_answers_does_not_start_the_engine(watched: Watched) -> None:
     """What makes it fast: the command finds the watcher with the settings and paths alone."""
     before = answers(watched.watch)

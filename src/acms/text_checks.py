@@ -11,7 +11,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["InputProblem", "bad_iri", "clip", "strict_json", "strict_toml", "text_problem", "walk_strings"]
+__all__ = ["WIRE_MAX_BYTES", "InputProblem", "bad_iri", "clip", "strict_json", "strict_toml", "text_problem",
+           "walk_strings"]
+
+# A render_request.v0 on the wire: a task may be long (an issue with its logs and traces: up to the
+# schema's 1 MiB intent); the limit leaves room for that and the other fields in JSON escapes. Here, not
+# with the request's schema, so that a command reads a request without importing its checker.
+WIRE_MAX_BYTES = 8 * 1024 * 1024
 
 # C0 controls other than tab, newline and carriage return; DEL; C1 controls; lone surrogates.
 _BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f\ud800-\udfff]")

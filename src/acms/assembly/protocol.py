@@ -54,7 +54,7 @@ from acms.assembly.model import Assembled, Candidate, Packed
 from acms.assembly.privacy import PrivacyMode, protect
 from acms.assembly.render import Format
 from acms.errors import CODES, AcmsError, BudgetTooSmall, ErrorCode, InvalidRequest, UsageError
-from acms.text_checks import InputProblem, bad_iri, clip, strict_json, text_problem, walk_strings
+from acms.text_checks import WIRE_MAX_BYTES, InputProblem, bad_iri, clip, strict_json, text_problem, walk_strings
 from acms.tokens import count
 
 SCHEMA_NAME = "render_request.v0.json"
@@ -65,9 +65,6 @@ LABEL_MAX_TOKENS = 12  # kinds, strategy names, timing keys
 MESSAGE_MAX_CHARS = 300
 VALUE_SHOWN_CHARS = 60  # of a refused value, in the error that names it
 REQUEST_ID_MAX_CHARS = 256
-# A task may be long (an issue with its logs and traces: up to the schema's 1 MiB intent); the wire
-# limit leaves room for that and the other fields in JSON escapes. Ranking reads a bounded part of it.
-WIRE_MAX_BYTES = 8 * 1024 * 1024
 ID_HEX = 12
 # envelope_bound: the reply around the text, with every capped field at its cap (see the tests)
 ENVELOPE_BASE, ENVELOPE_PER_FRAGMENT, ENVELOPE_PER_EVICTED = 600, 200, 12

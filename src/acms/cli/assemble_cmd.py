@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import sys
 import uuid
 from pathlib import Path
@@ -10,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from acms.cli import relay
-from acms.cli.common import (REQUEST_ID, boundary, echo_json, json_option, open_index, project_options, refresh_option,
-                             relay_answer)
-from acms.errors import UsageError
-from acms.text_checks import clip
+from acms.cli.common import (REQUEST_ID, boundary, echo_failure, echo_json, failure, json_option, open_index,
+                             project_options, refresh_option, relay_answer)
+from acms.errors import AcmsError, UsageError
+from acms.text_checks import WIRE_MAX_BYTES, clip
 
 if TYPE_CHECKING:  # the engine is imported once the command runs it, not for an answer a watcher gives
     from acms.api import Index
+    from acms.assembly.protocol import RenderRequest
     from acms.results import AssemblyResult
 
 WARNING_MAX_CHARS = 500
@@ -162,16 +164,42 @@ def render_cmd(request_file: Any, strategies_dir: tuple[Path, ...], refresh: str
 
     Errors are printed as the v0 error envelope (on stdout, as JSON) with a non-zero exit code.
     """
-    from acms.assembly.protocol import WIRE_MAX_BYTES, parse_request, request_id_of
-    from acms.tokens import preload as preload_tokenizer
-
-    preload_tokenizer()
     raw = request_file.read(WIRE_MAX_BYTES + 1)  # past the limit is refused: no need to hold all of it
-    click.get_current_context().meta[REQUEST_ID] = request_id_of(raw)  # the error envelope quotes it
-    request = parse_request(raw)
-    with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
-        result = index.render(request, output="json")
-    click.echo(result.assembled.rendered)
+    answer = None if strategies_dir else relay_answer("render", project, store, refresh,
+                                                      {"request": base64.b64encode(raw).decode("ascii")})
+    if answer is None:
+        from acms.assembly.protocol import parse_request, request_id_of
+        from acms.tokens import preload as preload_tokenizer
+
+        preload_tokenizer()
+        click.get_current_context().meta[REQUEST_ID] = request_id_of(raw)  # the error envelope quotes it
+        request = parse_request(raw)
+        with open_index(project, store, strategies_dirs=strategies_dir, refresh=refresh) as index:
+            answer = rendered(index, request)
+    if "exit" in answer:
+        echo_failure(answer)
+    click.echo(answer["stdout"])
+
+
+def rendered(index: Index, request: RenderRequest) -> dict[str, Any]:
+    """What ``acms render`` prints of a request: the render_context_reply.v0."""
+    return {"stdout": index.render(request, output="json").assembled.rendered, "stderr": []}
+
+
+def answer_render(index: Index) -> relay.Handler:
+    """``acms render`` as ``acms watch`` answers it for the command (``acms.cli.relay``). Its output is
+    JSON, errors included: an error comes back as the envelope the command prints (``failure``), the
+    request's id quoted."""
+    from acms.assembly.protocol import parse_request, request_id_of
+
+    def render(message: dict[str, Any]) -> dict[str, Any]:
+        raw = base64.b64decode(str(message["request"]), validate=True)
+        try:
+            return rendered(index, parse_request(raw))
+        except AcmsError as exc:
+            return failure(exc, True, request_id_of(raw))
+
+    return render
 
 
 @click.command("strategies")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from acms.cli.assemble_cmd import answer_assemble
+from acms.cli.assemble_cmd import answer_assemble, answer_render
 from acms.cli.common import boundary, follower, open_index, project_argument, project_options
 from acms.cli.describe_cmd import answer_describe
 from acms.cli.relay import Answering, Handler
@@ -41,10 +41,10 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
     A saved file the index leaves out for what it holds (binary, over `max_file_bytes`, a symlink
     loop, gone while read) is named once with its reason; ignored and hidden paths are not news.
 
-    While it runs, `acms assemble`, `acms search`, `acms describe`, `acms sparql` and `acms history` in
-    this project are answered by it, warm and fresh, rather than by a process of their own (the same
-    output; a line per answer here). A command with other settings or another project root runs on its
-    own.
+    While it runs, `acms assemble`, `acms render`, `acms search`, `acms describe`, `acms sparql` and
+    `acms history` in this project are answered by it, warm and fresh, rather than by a process of their
+    own (the same output; a line per answer here). A command with other settings or another project root
+    runs on its own.
 
     \b
     Example:
@@ -96,7 +96,7 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
 def answering(index: Index) -> dict[str, Handler]:
     """The commands ``acms watch`` answers over its index (``acms.cli.relay``)."""
     return {"assemble": answer_assemble(index), "search": answer_search(index), "describe": answer_describe(index),
-            "sparql": answer_sparql(index), "history": answer_history(index)}
+            "sparql": answer_sparql(index), "history": answer_history(index), "render": answer_render(index)}
 
 
 def start_answering(index: Index, name: str, on_answer: Callable[[str, float], object] | None = None,
