@@ -173,6 +173,8 @@ def test_the_watcher_answers_queries_and_histories_as_the_commands_alone(watched
     assert "pkg.mod.make_parser" in got[1].stdout and json.loads(got[2].stdout)["error"]
     assert answered(watched.watch, queries + 4, "sparql") == queries + 4
     assert answered(watched.watch, histories + 2, "history") == histories + 2
+    codes = [line.get("exit", 0) for line in watched.watch.lines if line.get("answered") == "sparql"][-4:]
+    assert codes == [0, 0, 3, 2]  # the watcher's line says which answers were errors
 
 
 def test_a_query_stopped_at_its_time_limit_is_not_run_again(watched: Watched) -> None:

@@ -111,13 +111,14 @@ def ask(location: Path | str, message: dict[str, Any], wait: float) -> dict[str,
 class Answering:
     """The watcher's side: answers on ``socket_path(location)`` for the project at ``root`` read with
     ``settings``, one thread per connection; ``handlers``: command name -> its answer to a message.
-    ``on_answer(command, seconds)`` hears of each answer given."""
+    ``on_answer(command, seconds, exit_code)`` hears of each answer given (an error the command reports
+    as its own has its exit code; 0 otherwise)."""
 
     def __init__(self, location: Path | str, root: Path, settings: Settings, handlers: dict[str, Handler],
-                 on_answer: Callable[[str, float], object] | None = None) -> None:
+                 on_answer: Callable[[str, float, int], object] | None = None) -> None:
         self.path = socket_path(location, create=True)
         self.root, self.fingerprint, self.handlers = str(root), fingerprint(settings), handlers
-        self.on_answer = on_answer or (lambda _command, _seconds: None)
+        self.on_answer = on_answer or (lambda _command, _seconds, _exit: None)
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         self._inode: int | None = None
 
@@ -175,7 +176,7 @@ class Answering:
         except OSError:  # the command gave up waiting: it runs on its own
             return
         if "stdout" in reply:
-            self.on_answer(str(message["command"]), time.perf_counter() - start)
+            self.on_answer(str(message["command"]), time.perf_counter() - start, int(reply.get("exit", 0)))
 
     def _answer(self, message: dict[str, Any]) -> dict[str, Any]:
         handler = self.handlers.get(str(message.get("command")))

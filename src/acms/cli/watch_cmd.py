@@ -72,9 +72,11 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
         else:
             say(("refreshed: " if done.changed else "") + done.line())
 
-    def answered(command: str, seconds: float) -> None:
-        say(json.dumps({"answered": command, "seconds": round(seconds, 3)}) if as_json
-            else f"answered: {command} in {seconds:.2f} s")
+    def answered(command: str, seconds: float, code: int) -> None:
+        if as_json:
+            say(json.dumps({"answered": command, "seconds": round(seconds, 3), **({"exit": code} if code else {})}))
+        else:
+            say(f"answered: {command} in {seconds:.2f} s" + (f" (an error, exit {code})" if code else ""))
 
     following = follower(index, report)
     signal.signal(signal.SIGTERM, lambda *_: following.stop(timeout=0))
@@ -99,7 +101,7 @@ def answering(index: Index) -> dict[str, Handler]:
             "sparql": answer_sparql(index), "history": answer_history(index), "render": answer_render(index)}
 
 
-def start_answering(index: Index, name: str, on_answer: Callable[[str, float], object] | None = None,
+def start_answering(index: Index, name: str, on_answer: Callable[[str, float, int], object] | None = None,
                     note: Callable[[str], object] | None = None) -> Answering | None:
     """``index``'s answers to the commands run in its project (``acms watch``, and beside ``acms mcp``
     and ``acms serve`` while they follow the project), or None with a note on stderr saying why not."""
