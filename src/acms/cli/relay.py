@@ -9,9 +9,10 @@ The answer is the one the command would print on its own: the watcher runs the s
 index. It declines, and the command runs on its own, whenever that could differ: another protocol or
 acms version, another project root, other settings (``fingerprint``: what shapes an answer), or an error
 (the command on its own reports it exactly as it always does). A command whose work an error may come
-after (``acms sparql``: a query stopped at its time or memory limit) gets the error as the command
-would print it, rather than run the work again. Nothing else connects: the socket is the
-user's alone (in a directory of mode 0700, itself 0600, and on Linux the peer's user is checked).
+after (``acms sparql``: a query stopped at its time or memory limit) or whose errors are part of its
+output (``acms render``: the JSON envelope) gets the error as the command would print it, rather than
+run the work again. Nothing else connects: the socket is the user's alone (in a directory of mode
+0700, itself 0600, and on Linux the peer's user is checked).
 """
 
 from __future__ import annotations
