@@ -41,7 +41,7 @@ from acms.service.session import Mode, Session, open_session
 from acms.service import endpoint  # the SPARQL endpoint's store work: acms serve runs it in its worker processes
 from acms.service.identity import indexed_project, project_identity, project_name
 from acms.errors import AcmsError, UsageError
-from acms.service.freshness import Manifest, Staleness, check, last_run, look_by_stats, still_as_indexed
+from acms.service.freshness import Manifest, Staleness, check, last_run, look_by_stats
 from acms.sparql import catalog
 from acms.sparql.bind import term_from_text
 from acms.sparql.catalog import QuerySpec
@@ -213,8 +213,8 @@ class Index:
     def look(self, wait: float | None = None, *, saved: Collection[str] = ()) -> Staleness:
         """Which indexed files changed on disk, without changing the index (files a look had to read to tell
         them unchanged are recorded in its manifest, so the next look need not read them). ``saved``: what
-        a watcher reported changed (absolute paths); when each is a file the last run listed, the listed
-        files are looked at by a stat each, without a walk."""
+        a watcher reported changed (absolute paths); when each is a file the last run listed, those are
+        looked at by a stat each, without a walk (``look_by_stats``)."""
         with self.session.reading(wait) as store:
             return self._own_look(store, saved)
 
@@ -282,13 +282,8 @@ class Index:
         from acms.service.watch import Follower
 
         self._follower = Follower(self.root, self.refresh, debounce_ms=self.settings.watch_debounce_ms,
-                                  ignore=[self.layout.root], on_refresh=on_refresh, settled=self._settled)
+                                  ignore=[self.layout.root], on_refresh=on_refresh)
         return self._follower
-
-    def _settled(self, paths: set[str]) -> bool:
-        """Whether these saved files are in the index as they are now (a read refreshed them already)."""
-        with self.session.reading() as store:
-            return still_as_indexed(self.root, self.settings, self.layout.cache, last_run(store), paths)
 
     def freshen(self) -> tuple[str, ...]:
         """Apply the ``refresh`` setting now, as every read does first: the stale files it answers

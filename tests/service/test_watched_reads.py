@@ -15,7 +15,7 @@ import pytest
 from acms import api
 from acms.api import Index
 from acms.results import Refreshed
-from acms.service.freshness import Manifest, last_run, look_by_stats, still_as_indexed
+from acms.service.freshness import Manifest, last_run, look_by_stats
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SETTINGS = {"embed_on_index": False, "record_use": False, "watch_debounce_ms": 300}
@@ -124,15 +124,16 @@ def test_a_new_file_arrives_through_the_watcher(watched) -> None:
 def test_the_watcher_does_not_look_again_at_saves_a_read_already_refreshed(watched) -> None:
     """A read refreshed the saved file first: the watcher's report of the same save finds it in the index
     as it is (a stat of the reported file) and neither refreshes nor walks the project again."""
-    idx, root, walks, _heard = watched
+    idx, root, walks, heard = watched
     assert _settle(walks)
-    before = _followers(walks)
+    walked, stated, reports = walks.count("acms-follower"), walks.stats.count("acms-follower"), len(heard)
     path = root / "pkg" / "mod.py"
     path.write_text(path.read_text().replace("def make_parser()", "# c\ndef make_parser()", 1))
     found = idx.describe("pkg.mod.make_parser")
     assert found.location is not None and found.location.startswith("pkg/mod.py:")
     time.sleep(1.5)  # the watcher's report (300 ms of quiet) has come and gone
-    assert _followers(walks) == before and idx.look().paths == []
+    assert walks.stats.count("acms-follower") > stated and walks.count("acms-follower") == walked
+    assert len(heard) == reports and idx.look().paths == []
 
 
 def test_a_read_whose_refresh_the_watcher_ran_first_looks_again_without_a_walk(watched) -> None:
@@ -270,21 +271,29 @@ def test_a_saved_file_left_out_for_what_it_holds_is_named_once_with_its_reason(w
     assert looks() > before and named() == ["pkg/blob.dat", "pkg/mod.py"], heard
 
 
-def test_still_as_indexed_is_true_only_for_indexed_files_as_they_are(watched, tmp_path: Path) -> None:
-    idx, root, _walks, _heard = watched
-    with idx.session.reading() as store:
-        run = last_run(store)
+def test_a_look_told_the_saved_files_stats_only_them(template: Path, tmp_path: Path) -> None:
+    """The watcher's refresh looks at the files it saw saved, by a stat each: an edit among them is found,
+    a file it was not told of is left to the next read's look (which stats every listed file), and a
+    path that is no listed file (new, outside, a rule file) means a walk."""
+    root = tmp_path / "proj"
+    shutil.copytree(template, root)
+    with Index.open(root, mode="shared", **SETTINGS) as idx, idx.session.reading() as store:
+        run, settings, cache = last_run(store), idx.settings, idx.layout.cache
 
-    def settled(*paths: Path) -> bool:
-        return still_as_indexed(root, idx.settings, idx.layout.cache, run, [str(p) for p in paths])
+    def looked(*paths: Path, saved: bool = True) -> object:
+        return look_by_stats(root, settings, cache, run, [str(p) for p in paths] if saved else None)
 
-    mod = root / "pkg" / "mod.py"
-    assert settled(mod)
-    (root / ".gitignore").write_text("*.log\n")  # the walker's own rules: a look decides
+    mod, other = root / "pkg" / "mod.py", root / "pkg" / "__init__.py"
+    assert looked(mod).stale is False  # type: ignore[attr-defined]
+    (root / ".gitignore").write_text("*.log\n")  # the walker's own rules: a walk decides
     (root / "pkg" / "new.py").write_text("x = 1\n")
     outside = tmp_path / "elsewhere.py"
     outside.write_text("x = 1\n")
     for path in (root / ".gitignore", root / "pkg" / "new.py", outside, root / "pkg" / "gone.py"):
-        assert not settled(mod, path), path
+        assert looked(mod, path) is None, path
     mod.write_text(mod.read_text() + "\n# grown\n")
-    assert not settled(mod)
+    other.write_text(other.read_text() + "\n# grown too\n")
+    assert looked(mod).paths == ["pkg/mod.py"]  # type: ignore[attr-defined]
+    assert looked(mod, saved=False).paths == ["pkg/__init__.py", "pkg/mod.py"]  # type: ignore[attr-defined]
+    mod.unlink()
+    assert looked(mod).removed == ["pkg/mod.py"]  # type: ignore[attr-defined]

@@ -203,6 +203,7 @@ def choose_original(members: Iterable[FileSketch]) -> FileSketch:
     return min(members, key=preference)
 
 
+@lru_cache(maxsize=1 << 16)  # every listed path, on every run: a long-lived process refreshes again and again
 def _stem(path: str) -> str:
     name = basename(path)
     return name.split(".", 1)[0] if not name.startswith(".") else name

@@ -39,7 +39,7 @@ from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 
 __all__ = ["Manifest", "Staleness", "check", "last_run", "listed_name", "look_by_stats",
-           "stale_notice", "still_as_indexed", "walk_settings"]
+           "stale_notice", "walk_settings"]
 
 FORMAT = "acms.files/1"
 
@@ -203,7 +203,10 @@ def look_by_stats(root: Path, settings: Settings, cache: Path, run: str,
     ~0.15 s of the first answer after every save. None when there is no manifest to go by for graph state
     ``run``, or one of the files is no regular file any more, or a link now leading out of the project (the
     full look tells what it is). ``saved``: what a watcher reported changed (absolute paths); None also
-    unless each is a file the last run listed and none a walker's rule file (``_all_listed``)."""
+    unless each is a file the last run listed and none a walker's rule file (``_all_listed``). Only those
+    are stat'ed then, the others taken as the manifest has them: the watcher saw no change to them, and a
+    change it missed (its queue overflowed) is found by the next read's look, which stats them all (a
+    standard library's 2,250 stats were ~35 ms of every refresh after a save)."""
     t0, listed_ns = time.perf_counter(), time.time_ns()
     manifest = _trusted(cache, run, settings)
     if manifest is None or manifest.used_git is None or (saved is not None and not _all_listed(root, manifest, saved)):
@@ -212,8 +215,12 @@ def look_by_stats(root: Path, settings: Settings, cache: Path, run: str,
     base = os.path.realpath(root)
     files: list[ListedFile] = []
     removed: list[str] = []
-    for path, (_, _, digest) in manifest.files.items():
+    only = None if saved is None else {listed_name(root, p) for p in saved}
+    for path, (size, mtime_ns, digest) in manifest.files.items():
         on_disk = os.path.join(base, unescape_path(path))
+        if only is not None and path not in only:
+            files.append(ListedFile(path, on_disk, size, mtime_ns))
+            continue
         try:
             st = os.lstat(on_disk)
             if stat.S_ISLNK(st.st_mode):  # a link the walker listed: while it stays inside the project
@@ -236,36 +243,6 @@ def look_by_stats(root: Path, settings: Settings, cache: Path, run: str,
                        time.perf_counter() - t0, run)
     _record(looked, cache, settings)  # a branch switch the watcher refreshed at once: 300 files a read
     return looked
-
-
-def still_as_indexed(root: Path, settings: Settings, cache: Path, run: str, paths: Iterable[str]) -> bool:
-    """Whether each of ``paths`` (a watcher's report of what changed, absolute) is a file the last run, of
-    graph state ``run``, indexed as text and still holds as it did: then the changes are already in the
-    index (a read refreshed them first) and a look at the whole project would find nothing. False for
-    anything else: a path not indexed (new, deleted, not text, ignored, the walker's own rule files such
-    as ``.gitignore``), a symlink, a file that moved, no trusted manifest. Only the reported files are
-    stat'ed (a standard library's walk: ~50-100 ms of a server's CPU beside the answer it is giving)."""
-    manifest = _trusted(cache, run, settings)
-    if manifest is None:
-        return False
-    racy_from = manifest.listed_ns - RACY_NS
-    for path in paths:
-        listed = listed_name(root, path)
-        if listed is None:
-            return False
-        entry = manifest.files.get(listed) if redact_path(listed) == listed else None  # a redacted name: the look tells
-        if entry is None or not entry[2]:
-            return False
-        try:
-            st = os.lstat(path)
-        except OSError:
-            return False
-        if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns) != (entry[0], entry[1]):
-            return False
-        if st.st_mtime_ns >= racy_from and _digest(ListedFile(listed, path, st.st_size, st.st_mtime_ns),
-                                                   settings) != entry[2]:
-            return False
-    return True
 
 
 # The walker's own rule files: a save of one changes what the walk lists, which only a walk tells

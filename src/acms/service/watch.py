@@ -4,9 +4,9 @@ The operating system tells of changes (``watchfiles``: inotify, FSEvents, ReadDi
 are gathered until ``debounce_ms`` pass without one (at most ``BATCH_MS`` in all), so a branch switch or
 a formatter run over hundreds of files is one refresh, not hundreds. An event only says "look": the
 refresh itself compares sizes, mtimes and hashes (:mod:`acms.service.freshness`), by a stat of each
-file the last run listed when every saved path is one of them, else by listing the project by the
-walker's rules (a new path, a rule file such as ``.gitignore``), so an ignored path costs one look and
-never a write, and a change made while a refresh ran is found by the next one (the watcher keeps
+saved path when every one is a file the last run listed, else by listing the project by the walker's
+rules (a new path, a rule file such as ``.gitignore``), so an ignored path, or a save a read refreshed
+already, costs one look and never a write, and a change made while a refresh ran is found by the next one (the watcher keeps
 gathering meanwhile). The index directory and the version-control internals are not watched at all.
 """
 
@@ -78,15 +78,11 @@ class Follower:
     """Calls ``refresh()`` after saves under ``root``; ``run`` blocks, ``start`` runs it in a thread."""
 
     def __init__(self, root: Path, refresh: Callable[..., IndexReport | None], *, debounce_ms: int = 50,
-                 ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None,
-                 settled: Callable[[set[str]], bool] | None = None) -> None:
+                 ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None) -> None:
         """``refresh(on_look=..., saved=...)``: refresh, handing ``on_look`` the look it took at the project
-        (told the paths saved, ``Index.refresh``).
-        ``settled(paths)``: whether the index already holds these changed files as they are now (a read
-        refreshed them before the burst of saves ended): then no refresh, and no look at the project."""
+        (told the paths saved, ``Index.refresh``)."""
         self.root = root
         self._refresh = refresh
-        self._settled = settled
         self.debounce_ms = debounce_ms
         self._ignore = [p.resolve() for p in ignore]
         self._on_refresh = on_refresh or (lambda _r: None)
@@ -113,16 +109,7 @@ class Follower:
                 break
             if batch or not caught_up:
                 caught_up = True
-                saved = {path for _, path in batch}
-                if saved and self._already_in(saved):
-                    continue
-                self._once(saved)
-
-    def _already_in(self, paths: set[str]) -> bool:
-        try:
-            return self._settled is not None and self._settled(paths)
-        except (AcmsError, OSError):
-            return False  # the refresh looks and says
+                self._once({path for _, path in batch})
 
     def _once(self, saved: set[str]) -> None:
         t0 = time.perf_counter()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from pyoxigraph import Literal, NamedNode
 
@@ -113,6 +114,7 @@ def _rows(store: GraphStore, key: str, bindings: Mapping[str, object]) -> Iterab
     return store.select(catalog.text(key), bindings)  # type: ignore[arg-type]
 
 
+@lru_cache(maxsize=1 << 16)  # the same stamps every run: a refresh's window holds thousands of revisions
 def _sortable(stamp: str) -> str:
     """Commit times carry offsets (+01:00), acms' own are UTC (Z): compare them as UTC."""
     if not stamp:
