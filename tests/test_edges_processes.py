@@ -311,10 +311,13 @@ def test_a_full_disk_under_export_and_index_is_one_line_and_the_old_state_is_kep
 
 
 def test_a_full_disk_while_the_lsa_model_is_saved_is_one_line_and_the_old_model_answers(
-        copy: Path, tmp_path: Path) -> None:
+        _fully_indexed_sample_template: Path, tmp_path: Path) -> None:
     """The index's caches (the LSA model among them) on a full tmpfs of their own, the graph beside it."""
     if not ROOT or shutil.which("mount") is None:
         pytest.skip("needs root and mount for a small tmpfs")
+    copy = copy_of_indexed(_fully_indexed_sample_template, tmp_path)  # its vectors and caches made by the run
+    before = acms("search", "strip a string", "--mode", "vector", "-C", str(copy), "--refresh", "off").stdout
+    assert "pkg.util.normalize" in before, before
     cache = copy / ".acms" / "cache"
     saved = tmp_path / "cache-saved"
     shutil.copytree(cache, saved)
@@ -323,7 +326,7 @@ def test_a_full_disk_while_the_lsa_model_is_saved_is_one_line_and_the_old_model_
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:
         shutil.copytree(saved, cache, dirs_exist_ok=True)
-        before = acms("search", "strip a string", "--mode", "vector", "-C", str(copy), "--refresh", "off").stdout
+        assert acms("search", "strip a string", "--mode", "vector", "-C", str(copy), "--refresh", "off").stdout == before
         fill(cache, 0)
         one_line_error(acms("reindex", "--embeddings", "--quiet", "-C", str(copy)), 4, "no space left on device")
         after = acms("search", "strip a string", "--mode", "vector", "-C", str(copy), "--refresh", "off")

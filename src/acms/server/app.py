@@ -33,7 +33,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from acms.api import Index
-from acms.assembly.protocol import WIRE_MAX_BYTES, RenderRequest, parse_request, request_id_of
+from acms.assembly.protocol import RenderRequest, parse_request, request_id_of
 from acms.errors import AcmsError
 from acms.results import AssemblyResult, DefaultGraph
 from acms.server.endpoint import SparqlEndpoint
@@ -42,7 +42,7 @@ from acms.server.reads import routes as read_routes
 from acms.server.records import routes as record_routes
 from acms.server.sparql_protocol import Limits, read_body
 from acms.server.workers import Workers
-
+from acms.text_checks import WIRE_MAX_BYTES
 
 
 def create_app(
