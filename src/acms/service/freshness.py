@@ -34,7 +34,6 @@ from acms.ingest.walker import (
     unescape_path,
 )
 from acms.paths import write_whole
-from acms.privacy.names import redact_path
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 

@@ -6,8 +6,9 @@ a formatter run over hundreds of files is one refresh, not hundreds. An event on
 refresh itself compares sizes, mtimes and hashes (:mod:`acms.service.freshness`), by a stat of each
 saved path when every one is a file the last run listed, else by listing the project by the walker's
 rules (a new path, a rule file such as ``.gitignore``), so an ignored path, or a save a read refreshed
-already, costs one look and never a write, and a change made while a refresh ran is found by the next one (the watcher keeps
-gathering meanwhile). The index directory and the version-control internals are not watched at all.
+already, costs one look and never a write, and a change made while a refresh ran is found by the next
+one (the watcher keeps gathering meanwhile). The index directory and the version-control internals are
+not watched at all.
 """
 
 from __future__ import annotations
