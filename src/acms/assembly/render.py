@@ -27,6 +27,7 @@ at the last line shown.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from enum import Enum
@@ -62,8 +63,10 @@ def parse_format(fmt: Format | str) -> Format:
         raise UsageError(f"unknown format {fmt!r} (valid: {valid})") from None
 
 
+@functools.lru_cache(maxsize=4096)
 def fence_language(path: str) -> str:
-    """The info string of a code fence, from the file extension ("" when unknown)."""
+    """The info string of a code fence, from the file extension ("" when unknown); kept per path, as
+    every candidate's block is rendered to be counted and a context's few hundred share few files."""
     name = PurePosixPath(path).name
     if name in {"Makefile", "makefile"}:
         return "make"

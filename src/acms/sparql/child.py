@@ -53,7 +53,7 @@ def write(result: object, out: io.BufferedWriter, max_rows: int | None) -> str:
         names = [v.value for v in result.variables]
         out.write(("\t".join(f"?{n}" for n in names) + "\n").encode())
         for s in islice(result, max_rows + 1):
-            out.write(("\t".join(_cell(s[n]) for n in names) + "\n").encode())
+            out.write(("\t".join(_cell(v) for v in s) + "\n").encode())
         return "select"
     if max_rows is None:
         ox.serialize(result, out, format=ox.RdfFormat.N_TRIPLES)  # type: ignore[arg-type]
