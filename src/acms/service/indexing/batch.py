@@ -194,11 +194,12 @@ class OneBatch:
                 raise
         if stored and not migration.reindex:
             # what linking reads of the Python modules this run did not extract (another module's imports, a base
-            # class defined elsewhere); with many files, those they import are parsed by one worker while the
-            # run waits for the old quads' reading (a core idle then), the others when a lookup passes through
+            # class defined elsewhere); with many files, those they import are parsed by two workers while the
+            # run relinks (the old quads' reading ahead ends with the parsing), the others when a lookup passes
+            # through
             self._context = UnchangedModules(listing.files, all_paths, set(extractions), settings.max_file_bytes)
             if in_workers(len(changed)):
-                self._context.prefetch(extractions.values(), 1)
+                self._context.prefetch(extractions.values(), 2)
             again, links_only, gone = self._relink(run, changed, removed, stored, listing, all_paths, extractions,
                                                    specs)
             if run.extensions:  # the rules may read any file's whole batch
