@@ -86,6 +86,20 @@ def test_counts_equal_tiktokens(plain: tiktoken.Encoding, cached: tiktoken.Encod
     assert tokens.count(text) == len(plain.encode_ordinary(text))
 
 
+PARTS = st.lists(st.one_of(CODE, st.text(max_size=8), st.sampled_from(["\n", "\n\n", " \n", "\t\n", "\u2028", "\x1c\n",
+                                                                      "```\n", "    return x\n", "\r"]),
+                           st.lists(CODE, min_size=60, max_size=90).map("".join)), max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(PARTS)
+def test_a_text_counted_in_parts_counts_as_the_whole(parts: list[str]) -> None:
+    """The packer prices blocks and whole contexts by their parts (a body counted once per process):
+    the sum is the count of the text they make, wherever the joins fall, asked once or again."""
+    assert tokens.count_parts(parts) == tokens.count("".join(parts))
+    assert tokens.count_parts(parts) == tokens.count("".join(parts))
+
+
 def test_a_first_load_writes_the_cache_and_the_next_reads_it(fresh: Constructor, plain: tiktoken.Encoding) -> None:
     path = tokens.cache_path()
     assert path is not None and not path.exists()

@@ -18,13 +18,14 @@ read-only cache directory, all fall back to the plugin (and rewrite the file whe
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
 import marshal
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +184,52 @@ def estimate(text: str, overhead: float = 0) -> float:
 
 def count(text: str) -> int:
     return len(encoding().encode_ordinary(text))
+
+
+# Parts whose counts a process keeps (``count_parts``), and the longest kept: a context's bodies, priced
+# again and again while it is packed and by the next contexts that show them (at most ~32 MB held);
+# apart, the short ones (headers, closing fences: a call into tiktoken costs ~20 µs however short).
+KEPT_COUNTS, KEPT_CHARS = 1024, 32_768
+SHORT_COUNTS, SHORT_CHARS = 8192, 200
+
+
+def count_parts(parts: Iterable[str]) -> int:
+    """``count("".join(parts))``, exactly, with each part that begins a line counted on its own (a long
+    one once per process). cl100k_base's pre-tokenizer ends a piece at the last line break of a run, so
+    no token spans a join after a line break when the next part's leading whitespace holds none: the
+    packer prices every candidate's block (header, body, closing fence) and every whole context, and
+    the bodies, most of the text, are then counted once."""
+    total, chunk = 0, ""
+    for part in parts:
+        if chunk.endswith("\n") and _begins_line(part):
+            total += _counted(chunk)
+            chunk = part
+        else:
+            chunk += part
+    return total + (_counted(chunk) if chunk else 0)
+
+
+def _begins_line(part: str) -> bool:
+    if not part:
+        return False
+    lead = part[: len(part) - len(part.lstrip())]  # str.isspace covers the regex's \s
+    return "\n" not in lead and "\r" not in lead
+
+
+def _counted(text: str) -> int:
+    if len(text) < SHORT_CHARS:
+        return _short_count(text)
+    return _kept_count(text) if len(text) <= KEPT_CHARS else count(text)
+
+
+@functools.lru_cache(maxsize=KEPT_COUNTS)
+def _kept_count(text: str) -> int:
+    return count(text)
+
+
+@functools.lru_cache(maxsize=SHORT_COUNTS)
+def _short_count(text: str) -> int:
+    return count(text)
 
 
 def count_many(texts: Sequence[str]) -> list[int]:

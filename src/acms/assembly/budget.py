@@ -42,9 +42,9 @@ from typing import Any, Protocol
 
 from acms.assembly.dedupe import dedupe, fuller_forms, overlaps, rank_key
 from acms.assembly.model import Assembled, Candidate, Packed
-from acms.assembly.render import Format, parse_format, render, render_packed
+from acms.assembly.render import Format, block_parts, packed_parts, parse_format, preamble, render, render_packed
 from acms.errors import BudgetTooSmall, UsageError
-from acms.tokens import count
+from acms.tokens import count, count_parts
 
 ReplyBuilder = Callable[[Assembled], dict[str, Any]]
 # Block costs are counted one by one; the whole output can count a few tokens less (joins merge
@@ -71,13 +71,17 @@ class _DocumentLayout:
     notice: str = ""
 
     def cost(self, cand: Candidate, text: str, end_line: int, truncated: bool) -> int:
-        return count(render_packed(Packed(cand, text, end_line, truncated, 0), self.fmt))
+        return count_parts(block_parts(text, cand, self.fmt, truncated, end_line))
 
     def piece_cost(self, item: Packed) -> int:
         return item.cost_tokens
 
     def used(self, skeleton: Assembled) -> int:
-        return self.finish(skeleton).used_tokens
+        """The count of the whole output, as ``finish`` renders it (its bodies' counts kept)."""
+        parts = [preamble(self.task, self.fmt, self.notice)]
+        for item in skeleton.items:
+            parts += packed_parts(item, self.fmt)
+        return count_parts(parts)
 
     def finish(self, skeleton: Assembled) -> Assembled:
         rendered = render((render_packed(i, self.fmt) for i in skeleton.items), self.fmt, self.task, self.notice)

@@ -100,6 +100,14 @@ def render_block(
     text: str, cand: Candidate, fmt: Format | str, truncated: bool, end_line: int | None = None
 ) -> str:
     """One fragment with its provenance header, starting with the blank line that separates it."""
+    return "".join(block_parts(text, cand, fmt, truncated, end_line))
+
+
+def block_parts(
+    text: str, cand: Candidate, fmt: Format | str, truncated: bool, end_line: int | None = None
+) -> tuple[str, str, str]:
+    """``render_block``'s text as (header, body, closing): the body is the fragment's text whatever the
+    score and header, so its token count is taken once (:func:`acms.tokens.count_parts`)."""
     fmt = parse_format(fmt)
     end = cand.end_line if end_line is None else end_line
     ref = _one_line(f"{cand.path}:{cand.start_line}-{end}")
@@ -114,17 +122,20 @@ def render_block(
     if fmt is Format.MARKDOWN:
         fence = _fence(body)
         mark = " (truncated)" if truncated else ""
-        return (
-            f"\n### {ref} · {name} ({kind}){mark}\n<!-- {' '.join(meta).replace('--', '- -')} -->\n"
-            + (f"> {copies}\n" if copies else "")
-            + f"{fence}{fence_language(cand.path)}\n{body_lines}{fence}\n"
-        )
+        head = (f"\n### {ref} · {name} ({kind}){mark}\n<!-- {' '.join(meta).replace('--', '- -')} -->\n"
+                + (f"> {copies}\n" if copies else "") + f"{fence}{fence_language(cand.path)}\n")
+        return head, body_lines, f"{fence}\n"
     mark = " | truncated" if truncated else ""
-    return f"\n=== {ref} | {name} | {kind} | {' | '.join(meta)}{mark} ===\n" + (f"{copies}\n" if copies else "") + body_lines
+    return f"\n=== {ref} | {name} | {kind} | {' | '.join(meta)}{mark} ===\n" + (f"{copies}\n" if copies else ""), \
+        body_lines, ""
 
 
 def render_packed(item: Packed, fmt: Format | str) -> str:
     return render_block(item.text, item.candidate, fmt, item.truncated, item.end_line)
+
+
+def packed_parts(item: Packed, fmt: Format | str) -> tuple[str, str, str]:
+    return block_parts(item.text, item.candidate, fmt, item.truncated, item.end_line)
 
 
 def render(blocks: Iterable[str], fmt: Format | str, task: str, notice: str = "") -> str:
