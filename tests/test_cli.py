@@ -165,6 +165,20 @@ def test_sparql_default_graph_and_describe(indexed_sample: Path) -> None:
     assert code == 2 and "is for CONSTRUCT/DESCRIBE" in err
 
 
+def test_describe_and_history_take_the_end_of_a_qualified_name(indexed_sample: Path) -> None:
+    """``Class.method``, as an agent writes it, names the one entity whose qualified name ends with it."""
+    for command in ("describe", "history"):
+        code, out, err = run(command, "-C", str(indexed_sample), "Parser.parse_header")
+        assert code == 0, err
+        assert out.startswith("pkg.mod.Parser.parse_header [Method] pkg/mod.py:20"), out
+    code, out, err = run("describe", "-C", str(indexed_sample), "mod.Parser")
+    assert code == 0 and out.startswith("pkg.mod.Parser [Class]"), (out, err)
+    code, _, err = run("describe", "-C", str(indexed_sample), "Base.parse_header")
+    assert code == 2 and "no entity named 'Base.parse_header'" in err and "Traceback" not in err
+    code, _, err = run("history", "-C", str(indexed_sample), "Base.parse_header")
+    assert code == 2 and "no entity, file or earlier version is named 'Base.parse_header'" in err
+
+
 def test_locked_store_is_a_clear_error(sample_project: Path) -> None:
     """A second writer waits for the first up to --wait, then says who holds the index (exit 4)."""
     holder = OxigraphStore(sample_project / ".acms" / "graph", command="acms index (test)")

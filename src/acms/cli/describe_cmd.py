@@ -24,8 +24,9 @@ if TYPE_CHECKING:  # the engine is imported once the command runs it, not for an
 def describe_cmd(entity: str, refresh: str | None, project: Path, store: Path | None, as_json: bool) -> None:
     """Kind, location, signature, docstring, callers, callees and members of one ENTITY.
 
-    ENTITY is a qualified name, a name, a path, path::Qualified.name or an IRI. One that an edit removed
-    is shown as gone, with the count of its earlier versions (`acms history ENTITY` shows them).
+    ENTITY is a qualified name or its end (Class.method), a name, a path, path::Qualified.name or an
+    IRI. One that an edit removed is shown as gone, with the count of its earlier versions (`acms
+    history ENTITY` shows them).
     """
     answer = relay_answer("describe", project, store, refresh, {"entity": entity, "json": as_json})
     if answer is None:

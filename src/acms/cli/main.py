@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "watch": ("acms.cli.watch_cmd", "watch_cmd",
               "Follow the project: refresh the index shortly after files are saved, a line per refresh."),
     "history": ("acms.cli.temporal_cmd", "history_cmd",
-                "Versions and commits of one ENTITY (qualified name, name, path, path::Qualified.name or IRI)."),
+                "Versions and commits of one ENTITY (qualified name or its end, Class.method; name, path, path::Qualified.name or IRI)."),
     "plan": ("acms.cli.plan_cmd", "plan_group",
              "Plans: named units of work (with sub-plans) that decisions are recorded in."),
     "decision": ("acms.cli.plan_cmd", "decision_group",

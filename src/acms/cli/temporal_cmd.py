@@ -88,7 +88,8 @@ def check_cmd(project: Path, store: Path | None, as_json: bool) -> None:
 @boundary
 def history_cmd(entity: str, refresh: str | None, project: Path, store: Path | None, show_text: bool,
                 as_json: bool) -> None:
-    """Versions and commits of one ENTITY (qualified name, name, path, path::Qualified.name or IRI).
+    """Versions and commits of one ENTITY (qualified name or its end, Class.method; name, path,
+    path::Qualified.name or IRI).
 
     Lists, oldest first, the commits that touched it (`acms index --history N`) and every earlier
     version acms kept in the cold tier, with where it was and what ended it.

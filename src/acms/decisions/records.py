@@ -127,9 +127,23 @@ def resolve_entity(store: GraphStore, key: str) -> tuple[NamedNode, str]:
         if hits:
             raise UsageError(f"{key!r} names {len(hits)} entities, give one of: "
                              f"{', '.join(label for label, _ in hits[:8])}")
+    if _dotted(key):  # the end of a qualified name (Class.method): by the short name, then the tail
+        rows = store.select(_q("resolve-entity"), {"key": Literal(key.rsplit(".", 1)[1])})
+        hits = sorted({(r["label"].value, r["entity"].value) for r in rows
+                       if r["match"].value == "name" and r["label"].value.endswith("." + key)})
+        if len(hits) == 1:
+            return NamedNode(hits[0][1]), hits[0][0]
+        if hits:
+            raise UsageError(f"{key!r} names {len(hits)} entities, give one of: "
+                             f"{', '.join(label for label, _ in hits[:8])}")
     hint = _near_entities(store, key)
-    raise UsageError(f"no entity named {key!r} in the index (give a qualified name, a path, "
+    raise UsageError(f"no entity named {key!r} in the index (give a qualified name or its end, Class.method; a path; "
                      f"path::Qualified.name or an IRI){hint}")
+
+
+def _dotted(key: str) -> bool:
+    """Whether ``key`` can be the end of a qualified name: dotted parts, no path or IRI."""
+    return "." in key and "/" not in key and ":" not in key and all(key.split("."))
 
 
 def _skips_scopes(qual: str, qualname: str) -> bool:

@@ -76,8 +76,8 @@ Format = Annotated[Literal["markdown", "text", "json"], Field(description=(
     "markdown (default): a document with a 'path:start-end' header per fragment; text: the same "
     "without markdown; json: a render_context_reply.v0 (fragment ids, scores, kv_policy, metrics)."))]
 Entity = Annotated[str, Field(min_length=1, description=(
-    "A qualified name (pkg.mod.Class.method), a path (pkg/mod.py), path::Qualified.name, a unique "
-    "short name, or an IRI."))]
+    "A qualified name (pkg.mod.Class.method) or its end (Class.method), a path (pkg/mod.py), "
+    "path::Qualified.name, a unique short name, or an IRI."))]
 Depth = Annotated[int, Field(ge=0, le=4, description="Hops of structural edges (calls, defines, imports, ...) around the entity.")]
 GraphFormat = Annotated[Literal["turtle", "nquads", "jsonld", "graphml", "dot", "cytoscape"], Field(description=(
     "turtle (default), nquads or jsonld (RDF); graphml, dot or cytoscape (JSON) for graph viewers."))]

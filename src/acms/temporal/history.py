@@ -51,9 +51,12 @@ def resolve(store: GraphStore, key: str) -> list[NamedNode]:
         if found:
             return found
     found = _lookup(store, key)
+    if not found and "." in key and "/" not in key and all(key.split(".")):  # Class.method: by its short
+        # name, then the end of the qualified name in the IRI
+        found = [e for e in _lookup(store, key.rsplit(".", 1)[1]) if e.value.endswith(("." + key, "#" + key))]
     if not found:
         raise UsageError(f"no entity, file or earlier version is named {key!r} "
-                         "(use a qualified name like pkg.mod.func, a path, or an IRI)")
+                         "(use a qualified name like pkg.mod.func or its end, Class.method; a path; or an IRI)")
     return found
 
 
