@@ -104,6 +104,18 @@ def fragment_iri_parts(iri: str) -> tuple[str, str, str] | None:
     return parts[2], parts[3], parts[4].split("-", 1)[0]
 
 
+def names_end(key: str) -> bool:
+    """Whether ``key`` can be the end of a qualified name (``Class.method``, as an agent writes it):
+    dotted parts, no path or IRI."""
+    return "." in key and "/" not in key and ":" not in key and all(key.split("."))
+
+
+def code_iri_ends(iri: str, key: str) -> bool:
+    """Whether a code entity's IRI (``IriMinter.code``) is that of a qualified name ending with ``key``."""
+    tail = quote(key, safe=".")
+    return "/code/" in iri and iri.endswith(("." + tail, "#" + tail))
+
+
 class IriMinter:
     """Mints the IRIs of one project; paths are POSIX, relative to the project root."""
 

@@ -85,6 +85,18 @@ def test_auto_runs_the_default_pipeline_with_and_without_focus(session) -> None:
     assert without.strategy == "arce"
 
 
+def test_a_focus_may_be_the_end_of_a_qualified_name(session) -> None:
+    """``Parser.parse_header``, as an agent writes it, is the focus ``pkg/mod.py::Parser.parse_header``
+    names; an end no entity has is said to match nothing."""
+    searcher, reg = session
+    scoped = assemble(request("parse", focus=["pkg/mod.py::Parser.parse_header"]), searcher, reg)
+    ended = assemble(request("parse", focus=["Parser.parse_header"]), searcher, reg)
+    assert ended.assembled.rendered == scoped.assembled.rendered
+    assert ended.assembled.items[0].candidate.name == "pkg.mod.Parser.parse_header"
+    missing = assemble(request("parse", focus=["Base.parse_header"]), searcher, reg)
+    assert "matches no entity" in missing.assembled.rendered
+
+
 def test_arce_dedupes_by_entity(session) -> None:
     searcher, reg = session
     result = assemble(request("parse header lines", strategy="arce", budget=3000), searcher, reg)

@@ -35,7 +35,8 @@ def strategies_option(func: Any) -> Any:
 @click.option("--budget", type=int, default=4000, show_default=True, help="Token budget: the whole document for markdown/text; the fragments' text for json "
                    "(sum of cost_tokens; the compact envelope around it is not counted).")
 @click.option("--strategy", default="auto", show_default=True, help="Strategy name, or auto (see `acms strategies`).")
-@click.option("--focus", multiple=True, help="Focus entity: IRI, path, path::Qualified.name or name (repeatable).")
+@click.option("--focus", multiple=True, help="Focus entity: IRI, path, path::Qualified.name, qualified name or its end "
+              "(Class.method), or name (repeatable).")
 @click.option("--breadth", type=click.IntRange(0, 4), default=None, help="Graph hops from the focus (default 2).")
 @click.option("--plan", default=None, help="The plan (name or IRI) the task belongs to: its decisions and its ancestors' come first.")
 @click.option("--privacy", type=click.Choice(["allow", "redact", "block"]), default="allow", show_default=True,

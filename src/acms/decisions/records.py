@@ -22,7 +22,7 @@ from acms.ingest.emit import A, lit, time_lit
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
 from acms.validation.batch import validate_batch
-from acms.vocab import PROV, TIER_WARM, UKO, IriMinter
+from acms.vocab import PROV, TIER_WARM, UKO, IriMinter, code_iri_ends, names_end
 
 MAX_NAME = 200
 MAX_TITLE = 80
@@ -127,10 +127,10 @@ def resolve_entity(store: GraphStore, key: str) -> tuple[NamedNode, str]:
         if hits:
             raise UsageError(f"{key!r} names {len(hits)} entities, give one of: "
                              f"{', '.join(label for label, _ in hits[:8])}")
-    if _dotted(key):  # the end of a qualified name (Class.method): by the short name, then the tail
+    if names_end(key):  # the end of a qualified name (Class.method): by the short name, then the tail
         rows = store.select(_q("resolve-entity"), {"key": Literal(key.rsplit(".", 1)[1])})
         hits = sorted({(r["label"].value, r["entity"].value) for r in rows
-                       if r["match"].value == "name" and r["label"].value.endswith("." + key)})
+                       if r["match"].value == "name" and code_iri_ends(r["entity"].value, key)})
         if len(hits) == 1:
             return NamedNode(hits[0][1]), hits[0][0]
         if hits:
@@ -139,11 +139,6 @@ def resolve_entity(store: GraphStore, key: str) -> tuple[NamedNode, str]:
     hint = _near_entities(store, key)
     raise UsageError(f"no entity named {key!r} in the index (give a qualified name or its end, Class.method; a path; "
                      f"path::Qualified.name or an IRI){hint}")
-
-
-def _dotted(key: str) -> bool:
-    """Whether ``key`` can be the end of a qualified name: dotted parts, no path or IRI."""
-    return "." in key and "/" not in key and ":" not in key and all(key.split("."))
 
 
 def _skips_scopes(qual: str, qualname: str) -> bool:

@@ -63,8 +63,8 @@ Strategy = Annotated[str, Field(description=(
     "focus entities), temporal-archaeology (why/when did X change), plan-decision-context (recorded "
     "decisions), simple-keyword, semantic-embedding."))]
 Focus = Annotated[list[str] | None, Field(description=(
-    "Entities to centre on: qualified names (pkg.mod.func), paths (pkg/mod.py) or "
-    "path::Class.method: their bodies come first, then what they call and use."))]
+    "Entities to centre on: qualified names (pkg.mod.func) or their ends (Class.method), paths "
+    "(pkg/mod.py) or path::Class.method: their bodies come first, then what they call and use."))]
 Paths = Annotated[list[str] | None, Field(description="Only fragments whose path matches one of these globs, e.g. 'src/**/*.py'.")]
 Privacy = Annotated[Literal["allow", "redact", "block"], Field(description=(
     "allow: clear secrets are redacted (default); redact: every secret-looking value; block: no raw "

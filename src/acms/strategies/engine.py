@@ -33,7 +33,7 @@ from acms.strategies.descriptor import Phase, StrategyDescriptor
 from acms.strategies.traits import edge_direction
 from acms.terms import Term
 from acms.tokens import estimate
-from acms.vocab import XSD
+from acms.vocab import XSD, code_iri_ends, names_end
 
 if TYPE_CHECKING:  # the request's module brings jsonschema (~35 ms of a command that only writes)
     from acms.assembly.protocol import RenderRequest
@@ -172,8 +172,14 @@ def resolve_focus(ctx: RunContext, *, ranked: bool = True, desc: StrategyDescrip
     if not ctx.request.focus:
         keys = sorted({w for w in _IDENT.findall(ctx.request.intent) if _identifier_like(w) or not ranked})
     if keys:
-        rows = store.select(_query("resolve-focus.rq", ctx, desc), {"key": [Literal(k) for k in keys]})
-        out += [r["entity"].value for r in rows]
+        query = _query("resolve-focus.rq", ctx, desc)
+        named = [r["entity"].value for r in store.select(query, {"key": [Literal(k) for k in keys]})]
+        out += named
+        ends = [k for k in keys if names_end(k) and not any(code_iri_ends(e, k) for e in named)] \
+            if ctx.request.focus else []
+        if ends:  # a given focus that ends a qualified name (Class.method): by its last part, then its end
+            rows = store.select(query, {"key": [Literal(k.rsplit(".", 1)[1]) for k in ends]})
+            out += [e for r in rows if any(code_iri_ends(e := r["entity"].value, k) for k in ends)]
     for path, qual in scoped:
         found = store.select(catalog.text("index/entities-in-file"), {"path": Literal(path)})
         out += [r["entity"].value for r in found if r["qn"].value == qual or r["qn"].value.endswith("." + qual)]

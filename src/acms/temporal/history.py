@@ -10,6 +10,7 @@ from pyoxigraph import Literal, NamedNode
 from acms.errors import UsageError
 from acms.sparql import catalog
 from acms.store.protocol import GraphStore
+from acms.vocab import code_iri_ends, names_end
 
 
 @dataclass
@@ -51,9 +52,8 @@ def resolve(store: GraphStore, key: str) -> list[NamedNode]:
         if found:
             return found
     found = _lookup(store, key)
-    if not found and "." in key and "/" not in key and all(key.split(".")):  # Class.method: by its short
-        # name, then the end of the qualified name in the IRI
-        found = [e for e in _lookup(store, key.rsplit(".", 1)[1]) if e.value.endswith(("." + key, "#" + key))]
+    if not found and names_end(key):  # Class.method: by its short name, then the end of the qualified name
+        found = [e for e in _lookup(store, key.rsplit(".", 1)[1]) if code_iri_ends(e.value, key)]
     if not found:
         raise UsageError(f"no entity, file or earlier version is named {key!r} "
                          "(use a qualified name like pkg.mod.func or its end, Class.method; a path; or an IRI)")
