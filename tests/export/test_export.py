@@ -89,6 +89,9 @@ def test_scopes_and_cap(project: Path) -> None:
     labels = {e["data"]["label"] for e in json.loads(out)["elements"] if "source" not in e["data"]}
     assert {"pkg.util.normalize", "pkg.mod.Parser.parse_header", "pkg.util"} <= labels
     assert "Usage" not in labels
+    code, out, _ = export(project, "--neighbourhood", "Parser.parse_header", "--depth", "1", "--format", "cytoscape")
+    labels = {e["data"]["label"] for e in json.loads(out)["elements"] if "source" not in e["data"]}
+    assert code == 0 and {"pkg.mod.Parser.parse_header", "pkg.util.normalize"} <= labels  # the end of its name
     code, out, err = export(project, "--format", "graphml", "--max-nodes", "3")
     assert code == 0 and "left out" in err
     assert len(ET.fromstring(out).findall(".//{http://graphml.graphdrawing.org/xmlns}node")) == 3

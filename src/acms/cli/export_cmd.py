@@ -24,7 +24,8 @@ from acms.results import ExportScope, is_binary
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write here (default stdout).")
 @click.option("--tier", type=click.Choice(["hot", "warm", "cold"]), help="Only this tier's graph.")
 @click.option("--modules", is_flag=True, help="The module-level dependency graph (modules and imports).")
-@click.option("--neighbourhood", "entity", help="An entity (IRI, path, qualified or short name) and its surroundings.")
+@click.option("--neighbourhood", "entity", help="An entity (IRI, path, qualified name or its end, Class.method, "
+              "or short name) and its surroundings.")
 @click.option("--depth", type=click.IntRange(0, 4), default=1, show_default=True, help="Hops for --neighbourhood.")
 @click.option("--construct", "construct_file", type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="Export the result of a CONSTRUCT query in this file.")

@@ -20,7 +20,7 @@ from acms.sparql.guard import check_query
 from acms.store.protocol import GraphStore
 from acms.strategies.descriptor import Phase
 from acms.strategies.registry import StrategyRegistry
-from acms.vocab import GRAPH_META, RDF, TIERS
+from acms.vocab import GRAPH_META, RDF, TIERS, code_iri_ends, names_end
 
 NAV = "breadth-depth-navigator"
 
@@ -79,8 +79,12 @@ def neighbourhood(store: GraphStore, entity: str, depth: int) -> list[Quad]:
         from pyoxigraph import Literal
 
         seeds = [r["entity"] for r in store.select(resolve, {"key": Literal(entity)})]  # type: ignore[misc]
+        if not seeds and names_end(entity):  # Class.method: by its last part, then the end of the IRI
+            seeds = [r["entity"] for r in store.select(resolve, {"key": Literal(entity.rsplit(".", 1)[1])})
+                     if code_iri_ends(r["entity"].value, entity)]  # type: ignore[misc]
     if not seeds:
-        raise UsageError(f"no entity matches {entity!r} (give an IRI, a path, a qualified or a short name)")
+        raise UsageError(f"no entity matches {entity!r} (give an IRI, a path, a qualified name or its end, "
+                         "Class.method, or a short name)")
     seen = {s.value: s for s in seeds}
     frontier = list(seeds)
     for _ in range(depth):
