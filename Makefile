@@ -25,7 +25,7 @@ demo: $(STAMP)
 	$(BIN)/acms sparql --saved callers --bind name=index_project
 	$(BIN)/acms search "incremental re-index of changed files" -k 5
 	$(BIN)/acms assemble "how does acms keep the rendered context inside the token budget" --budget 3000
-	$(BIN)/acms history index_project
+	$(BIN)/acms history src/acms/api.py
 	@echo "acms is installed in $(BIN)/: 'source $(VENV)/bin/activate' puts it on PATH for this shell (README: Install)"
 
 # Two workers for the two cores the suite must fit; --dist loadfile keeps a module's tests on one worker,
