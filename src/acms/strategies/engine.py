@@ -179,7 +179,7 @@ def resolve_focus(ctx: RunContext, *, ranked: bool = True, desc: StrategyDescrip
             if ctx.request.focus else []
         if ends:  # a given focus that ends a qualified name (Class.method): by its last part, then its end
             rows = store.select(query, {"key": [Literal(k.rsplit(".", 1)[1]) for k in ends]})
-            out += [e for r in rows if any(code_iri_ends(e := r["entity"].value, k) for k in ends)]
+            out += [r["entity"].value for r in rows if any(code_iri_ends(r["entity"].value, k) for k in ends)]
     for path, qual in scoped:
         found = store.select(catalog.text("index/entities-in-file"), {"path": Literal(path)})
         out += [r["entity"].value for r in found if r["qn"].value == qual or r["qn"].value.endswith("." + qual)]
