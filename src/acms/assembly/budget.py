@@ -98,7 +98,7 @@ class _JsonLayout:
     max_rounds: int = 16
 
     def cost(self, cand: Candidate, text: str, end_line: int, truncated: bool) -> int:
-        return count(text)
+        return count_parts((text,))  # a body's count kept for the next contexts that show it
 
     def piece_cost(self, item: Packed) -> int:
         return item.cost_tokens
