@@ -120,25 +120,20 @@ def resolve_entity(store: GraphStore, key: str) -> tuple[NamedNode, str]:
                                          else f"; no indexed file {path!r}")
         raise UsageError(f"no entity {qual!r} in {path}{hint}")
     rows = store.select(_q("resolve-entity"), {"key": Literal(key)})
-    for match in ("qualified", "path", "name"):
-        hits = sorted({(r["label"].value, r["entity"].value) for r in rows if r["match"].value == match})
-        if len(hits) == 1:
-            return NamedNode(hits[0][1]), hits[0][0]
-        if hits:
-            raise UsageError(f"{key!r} names {len(hits)} entities, give one of: "
-                             f"{', '.join(label for label, _ in hits[:8])}")
-    if names_end(key):  # the end of a qualified name (Class.method): by the short name, then the tail
-        rows = store.select(_q("resolve-entity"), {"key": Literal(key.rsplit(".", 1)[1])})
-        hits = sorted({(r["label"].value, r["entity"].value) for r in rows
-                       if r["match"].value == "name" and code_iri_ends(r["entity"].value, key)})
+    tiers = [[r for r in rows if r["match"].value == match] for match in ("qualified", "path", "name")]
+    if not rows and names_end(key):  # the end of a qualified name (Class.method): by the short name, then the tail
+        ends = store.select(_q("resolve-entity"), {"key": Literal(key.rsplit(".", 1)[1])})
+        tiers.append([r for r in ends if r["match"].value == "name" and code_iri_ends(r["entity"].value, key)])
+    for tier in tiers:
+        hits = sorted({(r["label"].value, r["entity"].value) for r in tier})
         if len(hits) == 1:
             return NamedNode(hits[0][1]), hits[0][0]
         if hits:
             raise UsageError(f"{key!r} names {len(hits)} entities, give one of: "
                              f"{', '.join(label for label, _ in hits[:8])}")
     hint = _near_entities(store, key)
-    raise UsageError(f"no entity named {key!r} in the index (give a qualified name or its end, Class.method; a path; "
-                     f"path::Qualified.name or an IRI){hint}")
+    raise UsageError(f"no entity named {key!r} in the index (give a qualified name or its end, Class.method; "
+                     f"a path; path::Qualified.name or an IRI){hint}")
 
 
 def _skips_scopes(qual: str, qualname: str) -> bool:
