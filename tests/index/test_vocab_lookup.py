@@ -4,11 +4,14 @@ the ids the parsed vocabulary gives, for any terms (quotes, backslashes, separat
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acms.index.keyword import Postings
+from acms.index.keyword import Postings, _save_postings
 
 terms = st.text(alphabet=st.sampled_from(list('ab"\\\\,: {}_1\u00e9\u4e2d\n')), min_size=0, max_size=6)
 
@@ -36,3 +39,44 @@ def test_a_long_lived_index_parses_the_vocabulary_once_its_lookups_add_up() -> N
         assert saved.token_ids(asked) == list(range(start, start + 5))
     assert saved._vocab is not None  # more than LOOKUP_TERMS terms looked up: parsed, and used from then on
     assert saved.token_ids(["term99", "absent"]) == [99]
+
+
+def _postings(vocab: dict[str, int] | None, n_terms: int, text: bytes = b"{}") -> Postings:
+    scores = {"data": np.zeros(0, dtype=np.float32), "indices": np.zeros(0, dtype=np.int32),
+              "indptr": np.zeros(n_terms + 1, dtype=np.int64), "num_docs": 0}
+    return Postings(scores, vocab, {"method": "lucene", "num_docs": 0}, text)
+
+
+words = st.text(alphabet=st.sampled_from(list('ab"\\\\,: _1\u00e9\u4e2d')), min_size=1, max_size=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(vocab=st.lists(words, unique=True, max_size=20), added=st.lists(words, unique=True, max_size=4),
+       asked=st.lists(words, max_size=6))
+def test_a_saved_vocabularys_terms_are_found_by_hash_as_the_parsed_one_finds_them(
+        tmp_path_factory: pytest.TempPathFactory, vocab: list[str], added: list[str], asked: list[str]) -> None:
+    """The terms saved hashed beside the JSON (every build's, and an update's with its added terms after
+    them) answer as the parsed vocabulary does, without the text being parsed or searched."""
+    added = [w for w in added if w not in vocab]
+    numbered = {w: i for i, w in enumerate(vocab)}
+    first = tmp_path_factory.mktemp("bm25") / "a"
+    _save_postings(_postings(numbered, len(vocab)), first)
+    loaded = Postings.load(first)
+    assert loaded.terms is not None and list(loaded.terms) == vocab
+    grown = loaded.extended(loaded.scores | {"indptr": np.zeros(len(vocab) + len(added) + 1, dtype=np.int64)},
+                            loaded.params, {w: len(vocab) + i for i, w in enumerate(added)})
+    second = tmp_path_factory.mktemp("bm25") / "b"
+    _save_postings(grown, second)
+    whole = {**numbered, **{w: len(vocab) + i for i, w in enumerate(added)}}
+    for postings in (loaded, grown, Postings.load(second)):
+        queried = asked + list(whole)
+        expected = [whole[t] for t in queried if t in whole] if postings is not loaded else \
+            [numbered[t] for t in queried if t in numbered]
+        assert postings.token_ids(queried) == expected
+        assert postings._vocab is None and not postings._found  # neither parsed nor searched
+
+
+def test_a_vocabulary_not_numbered_in_order_is_saved_without_hashed_terms(tmp_path: Path) -> None:
+    _save_postings(_postings({"b": 1, "a": 0}, 2), tmp_path / "bm25")
+    loaded = Postings.load(tmp_path / "bm25")
+    assert loaded.terms is None and loaded.token_ids(["a", "b", "c"]) == [0, 1]

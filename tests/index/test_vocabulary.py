@@ -60,3 +60,12 @@ def test_a_table_that_looks_tokens_up_numbers_as_one_that_numbered_them_all(befo
     assert a.ids.tolist() == b.ids.tolist() and a.line_ends.tolist() == b.line_ends.tolist()
     assert list(a.tokens) == list(b.tokens)
     assert looked.numbering() is None and eager.numbering() is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(WORD, unique=True, max_size=30), st.lists(WORD, unique=True, max_size=8))
+def test_a_tail_hashed_into_the_base_is_what_hashing_every_token_makes(tokens: list[str], added: list[str]) -> None:
+    grown = Vocabulary.of(tokens).extended([t for t in added if t not in tokens])
+    whole, again = grown.whole(), Vocabulary.of(list(grown))
+    assert list(whole) == list(again) and not whole.tail
+    assert whole.hashes.tolist() == again.hashes.tolist() and whole.order.tolist() == again.order.tolist()

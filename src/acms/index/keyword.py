@@ -58,6 +58,7 @@ from acms.index.postings import lucene_postings
 from acms.index.scratch import atomic_directory
 from acms.index.string_column import StringColumn, as_column, taken
 from acms.index.tokenize import SEARCH_TERMS_VERSION, search_terms
+from acms.index.vocabulary import Vocabulary
 
 if TYPE_CHECKING:  # bm25s imports scipy.sparse (~0.15 s): only the writer (``build``/``save``) needs it
     import bm25s
@@ -143,6 +144,7 @@ def _retriever(postings: Postings_, vocab: dict[str, int], k1: float, b: float) 
     return retriever
 
 
+_TERMS = "vocab.terms"  # the hashed terms' files in a bm25s directory (``Vocabulary.files``)
 LOOKUP_TERMS = 24  # distinct terms (one query's, or a process's so far) looked up before the vocabulary is parsed
 
 
@@ -156,14 +158,17 @@ class Postings:
     """
 
     def __init__(self, scores: dict[str, Any], vocab: dict[str, int] | None, params: dict[str, Any],
-                 vocab_text: bytes = b"{}", added: dict[str, int] | None = None) -> None:
+                 vocab_text: bytes = b"{}", added: dict[str, int] | None = None,
+                 terms: Vocabulary | None = None) -> None:
         """``vocab``, or the vocabulary as saved (``vocab_text``, JSON) and the terms ``added`` after it:
         parsed only when a query needs it (an update that adds a few terms writes the text it read
-        with them appended, never parsing it)."""
+        with them appended, never parsing it). ``terms``: every term by number, hashed (saved beside the
+        JSON, ``_TERMS``), where a term is looked up while the text is unparsed."""
         self.scores = scores
         self._vocab = vocab
         self._vocab_text, self._added = vocab_text, dict(added or {})
         self._found: dict[str, int | None] = {}  # terms looked up in ``vocab_text`` so far
+        self.terms = terms if terms is not None and len(terms) == len(terms.base) + len(self._added) else None
         self.params = params  # bm25s' params.index.json, as saved
         self.dtype, self.int_dtype = params.get("dtype", "float32"), params.get("int_dtype", "int32")
 
@@ -185,6 +190,9 @@ class Postings:
         """Each of ``terms``' id, None for a term the vocabulary does not hold (looked up as ``token_ids``)."""
         terms = list(terms)
         found = self._found
+        if self._vocab is None and self.terms is not None:
+            number = self.terms.number
+            return [number(t) for t in terms]
         if self._vocab is None and len(found) + len({t for t in terms if t not in found}) > LOOKUP_TERMS:
             self.vocab_dict  # noqa: B018 - parsed once, for this and the next queries
         if self._vocab is not None:
@@ -199,7 +207,20 @@ class Postings:
         """Other scores over these terms and ``added`` after them, the vocabulary left unparsed."""
         if self._vocab is not None:
             return Postings(scores, {**self._vocab, **added}, params)
-        return Postings(scores, None, params, self._vocab_text, {**self._added, **added})
+        added = {**self._added, **added}
+        terms = self.terms
+        if terms is not None and list(added.values()) == list(range(len(terms.base), len(terms.base) + len(added))):
+            terms = Vocabulary(terms.base, terms.hashes, terms.order, list(added))
+        else:
+            terms = None  # the added terms are not numbered after the saved ones: looked up in the text
+        return Postings(scores, None, params, self._vocab_text, added, terms)
+
+    def hashed_terms(self) -> Vocabulary | None:
+        """Every term by number, hashed, for ``_TERMS``: None when the vocabulary does not number its terms
+        0, 1, ... in order (one an older acms updated may hold a word twice)."""
+        if self.terms is not None:  # the vocabulary's, parsed or not
+            return self.terms.whole()
+        return None if self._vocab is None else _hashed(self._vocab)
 
     def vocab_json(self) -> bytes:
         """The vocabulary as bm25s saves it (``vocab.index.json``)."""
@@ -223,7 +244,12 @@ class Postings:
         scores = {name: np.load(directory / f"{name}.csc.index.npy", mmap_mode=mode, allow_pickle=False)
                   for name in ("data", "indices", "indptr")}
         scores["num_docs"] = int(params["num_docs"])
-        return cls(scores, None, params, vocab_text)
+        terms = None
+        if (directory / f"{_TERMS}.hashes.npy").is_file():  # written with the JSON, in the same directory
+            terms = Vocabulary.load(directory, _TERMS)
+            if len(terms) > scores["indptr"].size - 1:
+                raise ValueError(f"{directory}: more hashed terms than the scores hold")
+        return cls(scores, None, params, vocab_text, terms=terms)
 
     def get_scores_from_ids(self, query_tokens_ids: Sequence[int]) -> np.ndarray:
         data, indices, indptr = self.scores["data"], self.scores["indices"], self.scores["indptr"]
@@ -441,6 +467,7 @@ class KeywordIndex:
             _save_postings(self._retriever, tmp / _BM25_DIR)
         elif self._retriever is not None:
             self._retriever.save(tmp / _BM25_DIR, show_progress=False)
+            _save_terms(_hashed(self._retriever.vocab_dict), tmp / _BM25_DIR)
         if self.counts is not None and self._retriever is not None:
             self.counts.save(tmp / _COUNTS_DIR)
         _write_ids(tmp, self._ids)
@@ -556,6 +583,21 @@ def _save_postings(postings: Postings, directory: Path) -> None:
         np.save(directory / f"{name}.csc.index.npy", np.asarray(postings.scores[name]))
     (directory / "vocab.index.json").write_bytes(postings.vocab_json())
     (directory / "params.index.json").write_text(json.dumps(postings.params, indent=4), encoding="utf-8")
+    _save_terms(postings.hashed_terms(), directory)
+
+
+def _hashed(vocab: dict[str, int]) -> Vocabulary | None:
+    """``vocab``'s terms hashed, when they are numbered 0, 1, ... in order (as every build numbers them)."""
+    numbers = np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab))
+    return Vocabulary.of(list(vocab)) if np.array_equal(numbers, np.arange(len(vocab))) else None
+
+
+def _save_terms(terms: Vocabulary | None, directory: Path) -> None:
+    """The terms hashed beside bm25s' JSON vocabulary (``_TERMS``): a term is found in a few microseconds,
+    where a search of the unparsed JSON (4.5 MB, a standard library's) took 1.5-4 ms a term, ~25 ms of
+    every process's first query and of every refresh's update, and parsing it 35-180 ms."""
+    if terms is not None:
+        terms.save_base(directory, _TERMS)
 
 
 def _saved_id(text: bytes, term: str) -> int | None:

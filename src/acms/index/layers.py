@@ -51,7 +51,9 @@ MERGE_SHARE = 0.25
 
 # A base's files, relative to its index directory: linked, never written, by the updates layered on it.
 BASE_FILES = ("ids.json", "ids.txt", "ids.positions", "ids.blob.npy", "ids.offsets.npy", "bm25/data.csc.index.npy",
-              "bm25/indices.csc.index.npy", "bm25/indptr.csc.index.npy", "bm25/vocab.index.json", "bm25/params.index.json", "counts/tf.npy",
+              "bm25/indices.csc.index.npy", "bm25/indptr.csc.index.npy", "bm25/vocab.index.json", "bm25/params.index.json",
+              "bm25/vocab.terms.blob.npy", "bm25/vocab.terms.offsets.npy", "bm25/vocab.terms.hashes.npy",
+              "bm25/vocab.terms.order.npy", "counts/tf.npy",
               "counts/lengths.npy", "counts/numbers.npy", "counts/numbering.txt")
 
 
