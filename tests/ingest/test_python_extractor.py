@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import posixpath
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acms.ingest.model import CodeSymbol, Edge, Extraction, ImportRef, SymbolKind
-from acms.ingest.python_extractor import extract_python, module_name_for, resolve_edges
+from acms.ingest.python_extractor import extract_python, module_name_for, module_names, resolve_edges
 
 SAMPLE = '''\
 """Sample module.
@@ -84,6 +88,27 @@ def sample() -> dict[str, CodeSymbol]:
 )
 def test_module_name_for(path: str, paths: set[str] | list[str], expected: str) -> None:
     assert module_name_for(path, paths) == expected
+
+
+def _named_by_walking_up(path: str, paths: set[str]) -> str:
+    """The rule as stated: the file's stem (a package's folder for ``__init__``), then each folder above
+    while it holds an ``__init__``."""
+    directory, stem = posixpath.dirname(path), posixpath.splitext(posixpath.basename(path))[0]
+    parts = [stem]
+    if stem == "__init__" and directory:
+        parts, directory = [posixpath.basename(directory)], posixpath.dirname(directory)
+    while directory and any(f"{directory}/{init}" in paths for init in ("__init__.py", "__init__.pyi")):
+        parts.append(posixpath.basename(directory))
+        directory = posixpath.dirname(directory)
+    return ".".join(reversed(parts))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.lists(st.sampled_from(["a", "b", "c", "__init__.py", "__init__.pyi", "m.py", "n.pyi"]),
+                        min_size=1, max_size=4).map("/".join), max_size=25))
+def test_a_listings_module_names_follow_the_rule_for_each_path(paths: set[str]) -> None:
+    named = module_names(sorted(paths), paths)
+    assert named == {p: _named_by_walking_up(p, paths) for p in paths}
 
 
 # --- symbols ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import io
 import re
 import tokenize
 import warnings
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cache
@@ -21,7 +21,7 @@ from posixpath import basename, dirname, splitext
 from acms.ingest.model import CodeSymbol, Extraction, ImportRef, SymbolKind
 from acms.ingest.python_resolver import resolve_edges
 
-__all__ = ["INIT_FILES", "add_symbol", "extract_python", "module_name_for", "resolve_edges"]
+__all__ = ["INIT_FILES", "add_symbol", "extract_python", "module_name_for", "module_names", "resolve_edges"]
 
 # Lines as the Python tokenizer counts them (ast line numbers follow this, not str.splitlines).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -38,16 +38,38 @@ INIT_FILES = ("__init__.py", "__init__.pyi")  # a package's module file, and its
 
 def module_name_for(path: str, all_paths: Collection[str]) -> str:
     """Dotted module name of ``path``: the package root is the highest directory chain with ``__init__``."""
-    paths = all_paths if isinstance(all_paths, AbstractSet) else set(all_paths)
-    directory, stem = dirname(path), splitext(basename(path))[0]
-    parts = [stem]
-    if stem == "__init__" and directory:
-        parts = [basename(directory)]
-        directory = dirname(directory)
-    while directory and any(f"{directory}/{init}" in paths for init in INIT_FILES):
-        parts.append(basename(directory))
-        directory = dirname(directory)
-    return ".".join(reversed(parts))
+    return module_names((path,), all_paths)[path]
+
+
+def module_names(paths: Iterable[str], all_paths: Collection[str]) -> dict[str, str]:
+    """``module_name_for`` of each of ``paths``, each folder's dotted name worked out once (one path at a
+    time, a standard library's ~1,800 modules took ~20 ms of each refresh)."""
+    every = all_paths if isinstance(all_paths, AbstractSet) else set(all_paths)
+    packages: dict[str, bool] = {}
+    dotted: dict[str, str] = {}
+
+    def is_package(folder: str) -> bool:
+        got = packages.get(folder)
+        if got is None:
+            got = packages[folder] = any(f"{folder}/{init}" in every for init in INIT_FILES)
+        return got
+
+    def name_of(folder: str) -> str:  # the folder's name, after those of the packages it sits in
+        got = dotted.get(folder)
+        if got is None:
+            parent = dirname(folder)
+            got = dotted[folder] = (f"{name_of(parent)}.{basename(folder)}" if parent and is_package(parent)
+                                    else basename(folder))
+        return got
+
+    names: dict[str, str] = {}
+    for path in paths:
+        directory, stem = dirname(path), splitext(basename(path))[0]
+        if stem == "__init__" and directory:
+            names[path] = name_of(directory)
+        else:
+            names[path] = f"{name_of(directory)}.{stem}" if directory and is_package(directory) else stem
+    return names
 
 
 def extract_python(path: str, text: str, module: str) -> Extraction:

@@ -27,6 +27,7 @@ from pyoxigraph import Literal
 from acms.ingest.kept import ByFileVersion
 from acms.ingest.model import Extraction
 from acms.ingest.python_extractor import INIT_FILES, module_name_for
+from acms.ingest.python_extractor import module_names as names_of_modules
 from acms.ingest.ts_languages import languages
 from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
 from acms.sparql import catalog
@@ -162,7 +163,9 @@ def python_reach(files: Iterable[ListedFile], modules: Collection[str], all_path
     file defining ``run``, ``get`` and ``Config`` in the standard library relinked 1,212 files that
     mention those words (171 s); none of them names its module."""
     paths = all_paths if isinstance(all_paths, AbstractSet) else set(all_paths)
-    pending = {f.path: (f, module_name_for(f.path, paths)) for f in files if language_for(f.path) == "python"}
+    python = [f for f in files if language_for(f.path) == "python"]
+    named = names_of_modules([f.path for f in python], paths)
+    pending = {f.path: (f, named[f.path]) for f in python}
     through: set[str] = set()  # modules reached (resolution may pass through them)
     leaves_seen: set[str] = set()
     reached: set[str] = set()

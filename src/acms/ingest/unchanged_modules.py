@@ -28,7 +28,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from acms.ingest.extractors import PARSE_MAX_BYTES, python_extraction
 from acms.ingest.kept import MISSING, ByFileVersion
 from acms.ingest.model import Extraction
-from acms.ingest.python_extractor import module_name_for
+from acms.ingest.python_extractor import module_name_for, module_names
 from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
 from acms.lifetime import helper_result, helper_start, pool_context
 
@@ -122,7 +122,7 @@ def _module_names(all_paths: set[str]) -> dict[str, str]:
     with _names_lock:
         if _names_memo and _names_memo[0][0] == key:
             return _names_memo[0][1]
-    names = {p: module_name_for(p, all_paths) for p in all_paths if language_for(p) == "python"}
+    names = module_names([p for p in all_paths if language_for(p) == "python"], all_paths)
     with _names_lock:
         _names_memo[:] = [(key, names)]
     return names
