@@ -152,15 +152,15 @@ def spliced_runs(values: np.ndarray, offsets: np.ndarray, source: np.ndarray,
     offsets = np.asarray(offsets, dtype=np.int64)
     source = np.asarray(source, dtype=np.int64)
     kept = source >= 0
-    length = np.zeros(source.size, dtype=np.int64)
-    length[kept] = offsets[source[kept] + 1] - offsets[source[kept]]
-    length[~kept] = [piece.size for piece in redone]
-    out_offsets = np.zeros(source.size + 1, dtype=np.int64)
-    np.cumsum(length, out=out_offsets[1:])
     follows = np.zeros(source.size, dtype=bool)  # a kept row right after its source's predecessor
     follows[1:] = kept[1:] & kept[:-1] & (source[1:] == source[:-1] + 1)
     starts = np.flatnonzero(~follows).tolist() + [source.size]
     if len(starts) > MANY_RUNS:  # a branch switch's rows: every value gathered through an index, in C
+        length = np.zeros(source.size, dtype=np.int64)
+        length[kept] = offsets[source[kept] + 1] - offsets[source[kept]]
+        length[~kept] = [piece.size for piece in redone]
+        out_offsets = np.zeros(source.size + 1, dtype=np.int64)
+        np.cumsum(length, out=out_offsets[1:])
         out = np.empty(int(out_offsets[-1]), dtype=values.dtype)
         at = np.flatnonzero(kept)
         out[ranges(out_offsets[at], length[at])] = np.asarray(values)[ranges(offsets[source[at]], length[at])]
@@ -169,15 +169,25 @@ def spliced_runs(values: np.ndarray, offsets: np.ndarray, source: np.ndarray,
             pieces = [np.asarray(r, dtype=values.dtype) for r in redone]
             out[ranges(out_offsets[at], length[at])] = np.concatenate(pieces)
         return out, out_offsets
-    # a run of redone rows is one row (they never follow each other as sources do): the runs' redone rows
-    # are ``redone`` in order (the row numbers of all 73k as a list cost ~2 ms a column, eight a refresh)
+    # A run of kept rows is a slice of ``values`` and of ``offsets`` (shifted to where the run lands: each
+    # row's length gathered through ``source`` was ~2 ms a column, eight a refresh); a run of redone rows
+    # is one row (they never follow each other as sources do), the next of ``redone`` in order.
     fresh = iter(redone)
     pieces: list[np.ndarray] = []
+    out_offsets = np.empty(source.size + 1, dtype=np.int64)
+    out_offsets[0] = at = 0
     for begin, end in pairwise(starts):
         if kept[begin]:
-            pieces.append(np.asarray(values[int(offsets[source[begin]]):int(offsets[source[end - 1] + 1])]))
+            first, last = int(source[begin]), int(source[end - 1]) + 1
+            lo, hi = int(offsets[first]), int(offsets[last])
+            np.add(offsets[first + 1:last + 1], at - lo, out=out_offsets[begin + 1:end + 1])
+            pieces.append(np.asarray(values[lo:hi]))
+            at += hi - lo
         else:
-            pieces.append(np.asarray(next(fresh), dtype=values.dtype))
+            piece = np.asarray(next(fresh), dtype=values.dtype)
+            pieces.append(piece)
+            at += piece.size
+            out_offsets[end] = at
     return (np.concatenate(pieces) if pieces else np.zeros(0, dtype=values.dtype)), out_offsets
 
 
