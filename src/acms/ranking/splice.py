@@ -18,6 +18,7 @@ import numpy as np
 
 from acms.index.layers import Positions
 from acms.index.ranges import ranges
+from acms.index.string_column import spliced_rows
 from acms.index.splice import spliced
 from acms.index.token_table import TokenizedLines, TokenTable
 from acms.ranking.index import (
@@ -103,17 +104,14 @@ def spliced_ranking(old: RankingIndex, source: np.ndarray, redone: Sequence[Frag
         return None
     dense = [int(renumber[d]) for d in old.dense if renumber[d] >= 0] + [number[new_paths[d]] for d in cut.dense]
     # where each fragment sits
-    kept = np.flatnonzero(source >= 0)
-    again = np.flatnonzero(source < 0)
-    locations = np.zeros((source.size, 4), dtype=np.int64)
-    if kept.size:
-        locations[kept] = np.asarray(old.locations, dtype=np.int64)[source[kept]]
+    kept = source >= 0
+    locations = spliced_rows(np.asarray(old.locations, dtype=np.int64).reshape(-1, 4), source,
+                             np.asarray([(number[p.path], p.start, p.end, int(p.container)) for p in redone],
+                                        dtype=np.int64).reshape(-1, 4))
+    if kept.any():
         locations[kept, 0] = renumber[locations[kept, 0]]
         if np.any(locations[kept, 0] < 0):
             return None  # a kept place in a changed file: the caller's sets disagree
-    if again.size:
-        locations[again] = np.asarray([(number[p.path], p.start, p.end, int(p.container)) for p in redone],
-                                      dtype=np.int64)
     return RankingIndex(files, w_file, w_lines,
                         windows, paths, names, _frag_ids(old.frag_ids, source, redone), locations,
                         old.outlines.spliced(source, [p.outline for p in redone]),
@@ -129,11 +127,14 @@ def _joined(docs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 def _frag_ids(old: np.ndarray, source: np.ndarray, redone: Sequence[FragmentPlace]) -> np.ndarray:
     """The fragment IRIs (``ids_array``'s bytes): the kept ones gathered from ``old`` in C, the redone
     ones made; as wide as the longest, as ``ids_array`` over all of them makes it."""
-    kept = np.flatnonzero(source >= 0)
+    old = np.asarray(old)
     made = ids_array([p.frag for p in redone])
-    taken = np.asarray(old)[source[kept]]
-    width = max(int(np.char.str_len(taken).max()) if taken.size else 0, made.dtype.itemsize if made.size else 0, 1)
-    out = np.empty(source.size, dtype=f"S{width}")
-    out[kept] = taken
-    out[np.flatnonzero(source < 0)] = made
-    return out
+    kept = source >= 0
+    width = made.dtype.itemsize if made.size else 0
+    if old.size and old.dtype.itemsize > width:  # as wide as the longest kept one, when that is wider
+        # a row as wide as the array ends in a byte that is not NUL (``S`` strings drop trailing NULs)
+        full = old.view(np.uint8).reshape(old.size, old.dtype.itemsize)[:, -1] != 0
+        kept_full = full[source[kept]]
+        width = max(width, old.dtype.itemsize if kept_full.any() else
+                    int(np.char.str_len(old[source[kept]]).max(initial=0)))
+    return spliced_rows(old, source, made).astype(f"S{max(width, 1)}", copy=False)

@@ -43,7 +43,7 @@ from acms.index.appended import appended
 from acms.index.keyword import FORMAT as KEYWORD_FORMAT
 from acms.index.ranges import ranges
 from acms.index.scratch import atomic_directory
-from acms.index.string_column import StringColumn, as_column, listed, spliced_runs
+from acms.index.string_column import StringColumn, as_column, listed, spliced_rows, spliced_runs
 from acms.index.token_table import TokenizedLines
 from acms.index.tokenize import NEWLINE, SEARCH_TERMS_VERSION
 from acms.index.vocabulary import Vocabulary
@@ -415,11 +415,11 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
     order[np.arange(n_kept) + np.searchsorted(before, np.arange(n_kept), side="right")] = np.arange(n_kept)
     order[before + np.arange(n_new)] = n_kept + np.arange(n_new)
 
-    def both(a: np.ndarray, b: np.ndarray, dtype: Any) -> np.ndarray:
-        return np.concatenate([np.asarray(a, dtype=dtype)[kept], np.asarray(b, dtype=dtype)])[order]
-
     # a column's rows: each kept one from its old row, each new one from ``new`` (in order: both runs are)
     source = np.where(order < n_kept, kept[np.minimum(order, max(n_kept - 1, 0))] if n_kept else -1, -1)
+
+    def both(a: np.ndarray, b: np.ndarray, dtype: Any) -> np.ndarray:
+        return spliced_rows(np.asarray(a, dtype=dtype), source, np.asarray(b, dtype=dtype))
 
     def column(a: Sequence[Any], b: Sequence[Any]) -> StringColumn:
         return as_column(a).spliced(source, list(b))
@@ -431,8 +431,11 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
     new_map = np.asarray([number[f] for f in new.files] + [-1], dtype=np.int64)
     row_file = np.concatenate([old_map[np.asarray(old.file_of, dtype=np.int64)[kept]],
                                new_map[np.asarray(new.file_of, dtype=np.int64)]])[order]
-    placed = row_file >= 0
-    used, first = np.unique(row_file[placed], return_index=True)
+    # files by first use: a file's first row starts a run of rows of one file (a file's rows mostly follow
+    # each other), so only the runs' first rows are sorted (all 73k rows were ~6 ms a refresh)
+    run_starts = np.flatnonzero(np.diff(row_file, prepend=-2) != 0)
+    run_files = row_file[run_starts]
+    used, first = np.unique(run_files[run_files >= 0], return_index=True)
     by_first = used[np.argsort(first, kind="stable")]
     renumber = np.full(len(names) + 1, -1, dtype=np.int64)
     renumber[by_first] = np.arange(by_first.size)
