@@ -9,13 +9,14 @@ from collections.abc import Iterator
 
 from acms.privacy.accept import _NAME, _kind_for_name, _secret_value
 from acms.privacy.decoys import _placeholder
+from acms.privacy.lazy import lazy
 from acms.privacy.model import _Hit
 
 
-_PEM_CLOSE = re.compile(r"-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_CLOSE = lazy(r"-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_MAX = 20_000  # an 8192-bit RSA key is ~6.5 kB of base64
-_PEM_OPEN = re.compile(r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BODY = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z\-]+:[^\n]*|)[ \t]*\r?\n")
+_PEM_OPEN = lazy(r"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = lazy(r"[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z\-]+:[^\n]*|)[ \t]*\r?\n")
 
 
 def _pem_hits(text: str) -> Iterator[_Hit]:
@@ -45,18 +46,18 @@ def _pem_hits(text: str) -> Iterator[_Hit]:
         yield _Hit(m.start(), end, "private_key", False)
 
 
-_K8S_KIND = re.compile(r"(?m)^[ \t]*(?:-[ \t]+)?kind:[ \t]*[\"']?Secret[\"']?[ \t]*(?:#.*)?$")
-_K8S_DATA = re.compile(r"(?m)^(?P<ind>[ \t]*(?:-[ \t]+)?)(?:data|stringData):[ \t]*(?:#.*)?$")
-_K8S_ENTRY = re.compile(
+_K8S_KIND = lazy(r"(?m)^[ \t]*(?:-[ \t]+)?kind:[ \t]*[\"']?Secret[\"']?[ \t]*(?:#.*)?$")
+_K8S_DATA = lazy(r"(?m)^(?P<ind>[ \t]*(?:-[ \t]+)?)(?:data|stringData):[ \t]*(?:#.*)?$")
+_K8S_ENTRY = lazy(
     r"(?P<ind>[ \t]*)[\"']?[\w.\-]+[\"']?:[ \t]*(?P<v>[^\n#]*?)[ \t]*(?:#[^\n]*)?$")
-_K8S_FLOW = re.compile(r"(?m)^[ \t]*(?:data|stringData):[ \t]*\{(?P<body>[^{}\n]*)\}")
-_K8S_FLOW_PAIR = re.compile(r"[\w.\-\"']+[ \t]*:[ \t]*(?P<v>[^,}\s][^,}]*?)[ \t]*(?=,|$)")
-_K8S_JSON = re.compile(r"\"kind\"[ \t]*:[ \t]*\"Secret\"")
-_K8S_JSON_DATA = re.compile(r"\"(?:data|stringData)\"\s*:\s*\{(?P<body>[^{}]*)\}")
-_K8S_JSON_PAIR = re.compile(r"\"[^\"\n]*\"\s*:\s*\"(?P<v>(?:[^\"\\\n]|\\.)*)\"")
+_K8S_FLOW = lazy(r"(?m)^[ \t]*(?:data|stringData):[ \t]*\{(?P<body>[^{}\n]*)\}")
+_K8S_FLOW_PAIR = lazy(r"[\w.\-\"']+[ \t]*:[ \t]*(?P<v>[^,}\s][^,}]*?)[ \t]*(?=,|$)")
+_K8S_JSON = lazy(r"\"kind\"[ \t]*:[ \t]*\"Secret\"")
+_K8S_JSON_DATA = lazy(r"\"(?:data|stringData)\"\s*:\s*\{(?P<body>[^{}]*)\}")
+_K8S_JSON_PAIR = lazy(r"\"[^\"\n]*\"\s*:\s*\"(?P<v>(?:[^\"\\\n]|\\.)*)\"")
 
 
-_TF_VARIABLE = re.compile(
+_TF_VARIABLE = lazy(
     r"\bvariable[ \t]+\"(?P<n>" + _NAME + r")\"[ \t]*\{[^{}]{0,400}?\bdefault[ \t]*=[ \t]*"
     r"\"(?P<v>[^\"\n]{1,300})\"")
 
@@ -126,9 +127,9 @@ def _k8s_hits(text: str) -> Iterator[_Hit]:
                 pos = eol + 1
 
 
-_TABLE_LINE = re.compile(r"(?m)^[ \t]*\|")
-_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$")
-_TABLE_SECRET = re.compile(
+_TABLE_LINE = lazy(r"(?m)^[ \t]*\|")
+_TABLE_RULE = lazy(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$")
+_TABLE_SECRET = lazy(
     r"(?i)^(?:[\w ]{0,20}[ _\-])?(?:password|passwd|pwd|passphrase|secret|token|api[ _\-]?key|credentials?)$")
 
 
@@ -226,12 +227,12 @@ def _csv_hits(text: str) -> Iterator[_Hit]:
         pos = end + 1
 
 
-_NAME_VALUE = re.compile(
+_NAME_VALUE = lazy(
     r"(?i)[\"']?name[\"']?[ \t]*:[ \t]*[\"']?(?P<n>" + _NAME + r")[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?"
     r"[\"']?value[\"']?[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\n\"']{1,300}?)(?P=q)[ \t]*(?=[,}\r\n]|$)")
 
 
-_VALUE_KEY = re.compile(r"(?i)value[\"']?[ \t]*:")
+_VALUE_KEY = lazy(r"(?i)value[\"']?[ \t]*:")
 
 
 def _name_value_hits(text: str) -> Iterator[_Hit]:

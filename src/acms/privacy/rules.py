@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
-from typing import Any, cast
+from typing import cast
 
 from acms.privacy.accept import (
     _ENAME,
@@ -40,35 +39,8 @@ from acms.privacy.accept import (
 )
 from acms.privacy.decoys import _placeholder
 from acms.privacy.model import _Rule
+from acms.privacy.lazy import Lazy as _Lazy
 from acms.privacy.providers import _ENTROPY_NEEDLES, _PROVIDER_SPECS, _SECRET_NEEDLES
-
-
-class _Lazy:
-    """A rule's pattern, compiled when a line first needs it: a process that scrubs a file or two (a
-    refresh, an answer's fragments) uses a few of the ~100 rules, which took ~35 ms to compile. Once
-    compiled, the pattern's own methods stand in this object's place (no call in between)."""
-
-    def __init__(self, pattern: str) -> None:
-        self._source = pattern
-        self._compiled: re.Pattern[str] | None = None
-
-    def _re(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            compiled = self._compiled = re.compile(self._source)
-            self.search, self.match, self.finditer = compiled.search, compiled.match, compiled.finditer  # type: ignore[method-assign]
-        return self._compiled
-
-    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self._re().search(string, pos, endpos)
-
-    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self._re().match(string, pos, endpos)
-
-    def finditer(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
-        return self._re().finditer(string, pos, endpos)
-
-    def __getattr__(self, name: str) -> Any:  # pattern, groupindex, fullmatch...
-        return getattr(self._re(), name)
 
 
 @cache

@@ -38,7 +38,7 @@ from acms.service.indexing.context import RunContext
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.protocol import GraphStore, SupportsThreads
-from acms.temporal import git_history, tiers
+from acms.temporal import tiers
 from acms.temporal.revisions import RevisionLedger
 from acms.vocab import IriMinter
 
@@ -65,6 +65,8 @@ class AfterFiles:
         run = self.run
         report, store, settings = run.report, run.store, run.settings
         if run.history > 0:
+            from acms.temporal import git_history  # only a run that reads commits loads it
+
             with run.phase("history"):
                 report.history = git_history.ingest(store, run.root, run.minter, run.history,
                                                     lambda _phase, done, total: run.progress.update(done, total),

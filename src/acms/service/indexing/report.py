@@ -7,8 +7,10 @@ façade's signatures) should not import the ingest stack; and the child process 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from acms.temporal import git_history
+if TYPE_CHECKING:  # a refresh's report names no history: git's reading is imported by a run that reads it
+    from acms.temporal import git_history
 
 __all__ = ["IndexReport"]
 
