@@ -80,3 +80,16 @@ def test_a_vocabulary_not_numbered_in_order_is_saved_without_hashed_terms(tmp_pa
     _save_postings(_postings({"b": 1, "a": 0}, 2), tmp_path / "bm25")
     loaded = Postings.load(tmp_path / "bm25")
     assert loaded.terms is None and loaded.token_ids(["a", "b", "c"]) == [0, 1]
+
+
+def test_a_vocabulary_saved_without_hashed_terms_gets_them_when_written_whole(tmp_path: Path) -> None:
+    """An index an older acms saved (the JSON alone) is written whole by a merge with its terms hashed."""
+    vocab = {"alpha": 0, "beta": 1, "gamma": 2}
+    text = json.dumps(vocab).encode("utf-8")
+    old = _postings(None, 3, text)
+    assert old.terms is None
+    _save_postings(old.extended(old.scores | {"indptr": np.zeros(5, dtype=np.int64)}, old.params, {"delta": 3}),
+                   tmp_path / "bm25")
+    loaded = Postings.load(tmp_path / "bm25")
+    assert loaded.terms is not None and list(loaded.terms) == ["alpha", "beta", "gamma", "delta"]
+    assert loaded.token_ids(["delta", "alpha", "omega"]) == [3, 0] and not loaded._found

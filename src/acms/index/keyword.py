@@ -217,10 +217,11 @@ class Postings:
 
     def hashed_terms(self) -> Vocabulary | None:
         """Every term by number, hashed, for ``_TERMS``: None when the vocabulary does not number its terms
-        0, 1, ... in order (one an older acms updated may hold a word twice)."""
+        0, 1, ... in order (one an older acms updated may hold a word twice). A vocabulary saved without
+        them is parsed here: a whole write (a build, a merge) is rare, and its updates find terms by hash."""
         if self.terms is not None:  # the vocabulary's, parsed or not
             return self.terms.whole()
-        return None if self._vocab is None else _hashed(self._vocab)
+        return _hashed(self.vocab_dict)
 
     def vocab_json(self) -> bytes:
         """The vocabulary as bm25s saves it (``vocab.index.json``)."""
