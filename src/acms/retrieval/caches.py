@@ -11,6 +11,7 @@ build's either way.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -93,6 +94,7 @@ class DerivedCaches:
         # the segment an update just built, handed to the vectors' update of the same state (loading it again cost ~50 ms)
         self.segment: Segment | None = None
         self._numbering: dict[str, int] | None = None  # the token numbering of the segment an update made
+        self._saving: _Background | None = None  # the updated segment being saved (``_segment``)
         # the searchable fragments an update counted (embeddings/count-fragments.rq): the embedding that
         # follows in the same run, with no fragment written between, takes it rather than counting again
         self.fragments: int | None = None
@@ -244,56 +246,69 @@ class DerivedCaches:
         """
         step = self._progress
         segment, updated = self._segment(keep)  # steps 1 and 2
-        update = self._update if updated else None
-        if keyword:
-            built = None if update is None else self._spliced_keyword(segment, update)
-            if built is None:
-                built = KeywordIndex.from_chunks(listed(segment.frags), segment.documents(), segment.text.tokens,
-                                                 spill_dir=self.layout.cache, numbering=segment.numbering)
-            _kept.pop(self.layout.cache_dir("keyword"), None)
-            saved, _ = self._saved_if(keep, lambda: built.save(self.layout.cache_dir("keyword"), key=self.text_key))
-            if update is not None and saved:  # a few files' delta over the mapped base: held for this process's readers
-                _kept[self.layout.cache_dir("keyword")] = _Kept(self.text_key, built)
-            if keep:
-                self._keyword = self._held(KeywordIndex, "keyword", built, saved)
-            del built
-            self._built("keyword", updated)
-            release_freed()
-        step(3)
-        if ranking and update is not None:
-            spliced = self._spliced_ranking(segment, update)
-            if spliced is not None:
-                ranking = False
-                spliced.keyword_rows = keyword_rows(segment, spliced)
-                _kept.pop(self.layout.cache_dir("ranking"), None)
-                saved, _ = self._saved_if(keep, lambda: spliced.save(self.layout.cache_dir("ranking"), key=self.text_key))
-                if saved:
-                    _kept[self.layout.cache_dir("ranking")] = _Kept(self.text_key, spliced)
+        try:
+            update = self._update if updated else None
+            if keyword:
+                built = None if update is None else self._spliced_keyword(segment, update)
+                if built is None:
+                    built = KeywordIndex.from_chunks(listed(segment.frags), segment.documents(), segment.text.tokens,
+                                                     spill_dir=self.layout.cache, numbering=segment.numbering)
+                _kept.pop(self.layout.cache_dir("keyword"), None)
+                saved, _ = self._saved_if(keep, lambda: built.save(self.layout.cache_dir("keyword"), key=self.text_key))
+                if update is not None and saved:  # a few files' delta over the mapped base: held for this process's readers
+                    _kept[self.layout.cache_dir("keyword")] = _Kept(self.text_key, built)
                 if keep:
-                    self._ranking = self._held(RankingIndex, "ranking", spliced, saved)
-                del spliced
-                self._built("ranking", True)
-        if ranking:
-            places = segment.places()
-            placed = segment.placed()
-            text, numbering = segment.text, segment.numbering
-            del segment  # the places hold what the ranking index needs of the rows
-            release_freed()
-            windows = file_windows(places, text, numbering)  # the last use of the texts' token numbers: let them go
-            del text
-            release_freed()
-            built_ranking = RankingIndex.from_windows(places, windows)
-            del places, windows
-            built_ranking.keyword_rows = keyword_rows(placed, built_ranking)
-            _kept.pop(self.layout.cache_dir("ranking"), None)
-            saved, _ = self._saved_if(keep, lambda: built_ranking.save(self.layout.cache_dir("ranking"),
-                                                                       key=self.text_key))
-            if keep:
-                self._ranking = self._held(RankingIndex, "ranking", built_ranking, saved)
-            del built_ranking
-            self._built("ranking", updated)
-            release_freed()
+                    self._keyword = self._held(KeywordIndex, "keyword", built, saved)
+                del built
+                self._built("keyword", updated)
+                release_freed()
+            step(3)
+            if ranking and update is not None:
+                spliced = self._spliced_ranking(segment, update)
+                if spliced is not None:
+                    ranking = False
+                    spliced.keyword_rows = keyword_rows(segment, spliced)
+                    _kept.pop(self.layout.cache_dir("ranking"), None)
+                    saved, _ = self._saved_if(keep, lambda: spliced.save(self.layout.cache_dir("ranking"), key=self.text_key))
+                    if saved:
+                        _kept[self.layout.cache_dir("ranking")] = _Kept(self.text_key, spliced)
+                    if keep:
+                        self._ranking = self._held(RankingIndex, "ranking", spliced, saved)
+                    del spliced
+                    self._built("ranking", True)
+            if ranking:
+                places = segment.places()
+                placed = segment.placed()
+                text, numbering = segment.text, segment.numbering
+                del segment  # the places hold what the ranking index needs of the rows
+                release_freed()
+                windows = file_windows(places, text, numbering)  # the last use of the texts' token numbers: let them go
+                del text
+                release_freed()
+                built_ranking = RankingIndex.from_windows(places, windows)
+                del places, windows
+                built_ranking.keyword_rows = keyword_rows(placed, built_ranking)
+                _kept.pop(self.layout.cache_dir("ranking"), None)
+                saved, _ = self._saved_if(keep, lambda: built_ranking.save(self.layout.cache_dir("ranking"),
+                                                                           key=self.text_key))
+                if keep:
+                    self._ranking = self._held(RankingIndex, "ranking", built_ranking, saved)
+                del built_ranking
+                self._built("ranking", updated)
+                release_freed()
+        finally:
+            self._landed_segment(keep)
         step(4)
+
+    def _landed_segment(self, keep: bool) -> None:
+        """Wait for the updated segment's files (``_segment``) and keep what was saved, as ``_saved_if`` says."""
+        saving, self._saving = self._saving, None
+        if saving is None:
+            return
+        saved, mapped = self._saved_if(keep, saving.result)
+        if saved and mapped is not None:
+            self.segment = mapped
+            _kept[self.layout.cache_dir("tokens")] = _Kept(self.text_key, mapped, self._numbering)
 
     def _spliced_keyword(self, segment: Segment, update: Update) -> KeywordIndex | None:
         """The keyword index saved for the state before the run with the rows read again replaced
@@ -341,10 +356,10 @@ class DerivedCaches:
         if segment is not None:
             directory = self.layout.cache_dir("tokens")
             _kept.pop(directory, None)
-            saved, mapped = self._saved_if(keep, lambda: segment.save(directory, key=self.text_key))
-            if saved:
-                segment = mapped
-                _kept[directory] = _Kept(self.text_key, segment, self._numbering)
+            # written in a thread while the keyword and ranking indexes are spliced from it in memory (its
+            # ~20 MB of columns: 20-60 ms of a one-file refresh, the writes without the GIL); landed by
+            # ``_landed_segment`` before the caches are done
+            self._saving = _Background(lambda: segment.save(directory, key=self.text_key))
             self.segment = segment
             return segment, True
         segment, single = self._read_segment()
@@ -614,6 +629,28 @@ class DerivedCaches:
         appended = np.vstack(new_rows).astype(np.float32) if new_rows else np.zeros((0, width), dtype=np.float32)
         updated = cached.updated(plan.kept, new_ids, appended, self.state_key, plan, frags)
         return updated.compacted() if updated.garbage() > GARBAGE_SHARE else updated
+
+
+class _Background:
+    """A call run in a thread, its result (or its error) taken by ``result``."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(call,), name="acms-cache-save", daemon=True)
+        self._thread.start()
+
+    def _run(self, call: Callable[[], Any]) -> None:
+        try:
+            self._result = call()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread, by result()
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
 
 
 class _Kept(NamedTuple):
