@@ -428,21 +428,27 @@ class DerivedCaches:
         reading = len(again) + (0 if written is None else len(written.rows))
         if reading > UPDATE_SHARE * len(old):
             return None  # bound reads of most of the corpus: slower than reading it whole
-        numbered = _kept.get(self.layout.cache_dir("tokens"))
-        vocab = numbered.vocab if numbered is not None and numbered.value is old else None
-        if vocab is not None:
-            table = TokenTable.going_on(vocab)
-        elif isinstance(old.text.tokens, Vocabulary) and reading <= LOOK_UP_ROWS:
-            table = TokenTable.over(old.text.tokens)
-        else:
-            table = TokenTable(old.text.tokens)
-        rows = SegmentRows()
-        given = set() if written is None else rows.add_written(written.rows, table, old, np.flatnonzero(~keep))
-        reader = CorpusReader(self.store)
-        for row in reader.rows_of(again):
-            if (row.file is None or row.file in files) and row.frag not in given:  # another file's: kept from ``old``
-                rows.add(row, table)
-        self.fragments = self._count_fragments()
+        # counted in a thread while the rows are tokenised here (the store answers without the GIL); never
+        # left running past this point (a failed run rolls the store back under it)
+        counting = _Background(self._count_fragments)
+        try:
+            numbered = _kept.get(self.layout.cache_dir("tokens"))
+            vocab = numbered.vocab if numbered is not None and numbered.value is old else None
+            if vocab is not None:
+                table = TokenTable.going_on(vocab)
+            elif isinstance(old.text.tokens, Vocabulary) and reading <= LOOK_UP_ROWS:
+                table = TokenTable.over(old.text.tokens)
+            else:
+                table = TokenTable(old.text.tokens)
+            rows = SegmentRows()
+            given = set() if written is None else rows.add_written(written.rows, table, old, np.flatnonzero(~keep))
+            reader = CorpusReader(self.store)
+            for row in reader.rows_of(again):
+                if (row.file is None or row.file in files) and row.frag not in given:  # another file's: kept from ``old``
+                    rows.add(row, table)
+        finally:
+            counting.wait()
+        self.fragments = counting.result()
         if int(keep.sum()) + len(rows.frags) != self.fragments:
             # a fragment no file accounts for that the saved segment did not hold (a decision recorded
             # since), or a fragment of two rows: the scan finds the first kind, and reading them is cheap
@@ -632,7 +638,8 @@ class DerivedCaches:
 
 
 class _Background:
-    """A call run in a thread, its result (or its error) taken by ``result``."""
+    """A call run in a thread, its result (or its error) taken by ``result``: work that waits on the store or
+    the disk without the GIL, beside work here that holds it."""
 
     def __init__(self, call: Callable[[], Any]) -> None:
         self._result: Any = None
@@ -645,6 +652,9 @@ class _Background:
             self._result = call()
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread, by result()
             self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
 
     def result(self) -> Any:
         self._thread.join()
