@@ -11,7 +11,6 @@ build's either way.
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +30,7 @@ from acms.memory import release_freed
 from acms.ranking.index import RankingIndex
 from acms.ranking.splice import spliced_ranking
 from acms.ranking.window_tokens import file_windows
+from acms.retrieval.background import Background
 from acms.retrieval.cache_delta import CacheDelta
 from acms.retrieval.corpus_read import BOUND_AT_ONCE, CorpusReader, CorpusRow, CountOnce
 from acms.retrieval.corpus_spill import read_others, read_places, read_spill
@@ -94,7 +94,7 @@ class DerivedCaches:
         # the segment an update just built, handed to the vectors' update of the same state (loading it again cost ~50 ms)
         self.segment: Segment | None = None
         self._numbering: dict[str, int] | None = None  # the token numbering of the segment an update made
-        self._saving: _Background | None = None  # the updated segment being saved (``_segment``)
+        self._saving: Background | None = None  # the updated segment being saved (``_segment``)
         # the searchable fragments an update counted (embeddings/count-fragments.rq): the embedding that
         # follows in the same run, with no fragment written between, takes it rather than counting again
         self.fragments: int | None = None
@@ -359,7 +359,7 @@ class DerivedCaches:
             # written in a thread while the keyword and ranking indexes are spliced from it in memory (its
             # ~20 MB of columns: 20-60 ms of a one-file refresh, the writes without the GIL); landed by
             # ``_landed_segment`` before the caches are done
-            self._saving = _Background(lambda: segment.save(directory, key=self.text_key))
+            self._saving = Background(lambda: segment.save(directory, key=self.text_key))
             self.segment = segment
             return segment, True
         segment, single = self._read_segment()
@@ -430,7 +430,7 @@ class DerivedCaches:
             return None  # bound reads of most of the corpus: slower than reading it whole
         # counted in a thread while the rows are tokenised here (the store answers without the GIL); never
         # left running past this point (a failed run rolls the store back under it)
-        counting = _Background(self._count_fragments)
+        counting = Background(self._count_fragments)
         try:
             numbered = _kept.get(self.layout.cache_dir("tokens"))
             vocab = numbered.vocab if numbered is not None and numbered.value is old else None
@@ -635,32 +635,6 @@ class DerivedCaches:
         appended = np.vstack(new_rows).astype(np.float32) if new_rows else np.zeros((0, width), dtype=np.float32)
         updated = cached.updated(plan.kept, new_ids, appended, self.state_key, plan, frags)
         return updated.compacted() if updated.garbage() > GARBAGE_SHARE else updated
-
-
-class _Background:
-    """A call run in a thread, its result (or its error) taken by ``result``: work that waits on the store or
-    the disk without the GIL, beside work here that holds it."""
-
-    def __init__(self, call: Callable[[], Any]) -> None:
-        self._result: Any = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(call,), name="acms-cache-save", daemon=True)
-        self._thread.start()
-
-    def _run(self, call: Callable[[], Any]) -> None:
-        try:
-            self._result = call()
-        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread, by result()
-            self._error = exc
-
-    def wait(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result
 
 
 class _Kept(NamedTuple):
