@@ -60,7 +60,8 @@ def test_a_docstring_does_not_set_detect_secrets_up() -> None:
 
 def test_a_plain_file_compiles_few_of_the_rules() -> None:
     """A rule's pattern is compiled when a line first needs it (~35 ms for all of them, per process)."""
-    code = ("from acms.privacy import scrub; from acms.privacy.rules import _Lazy, _line_rules; "
+    code = ("from acms.privacy import scrub; from acms.privacy.lazy import Lazy as _Lazy; "
+            "from acms.privacy.rules import _line_rules; "
             "scrub('def wrap(text, width=70):\\n    return text[:width]  # no secret here\\n', 'm.py'); "
             "lazy = [r.pattern for r in _line_rules() if isinstance(r.pattern, _Lazy)]; "
             "print(len(lazy), sum(p._compiled is not None for p in lazy))")

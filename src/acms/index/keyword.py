@@ -168,7 +168,7 @@ class Postings:
         self._vocab = vocab
         self._vocab_text, self._added = vocab_text, dict(added or {})
         self._found: dict[str, int | None] = {}  # terms looked up in ``vocab_text`` so far
-        self.terms = terms if terms is not None and len(terms) == len(terms.base) + len(self._added) else None
+        self.terms = terms  # numbered as the text and ``added`` number them (``load``, ``extended``)
         self.params = params  # bm25s' params.index.json, as saved
         self.dtype, self.int_dtype = params.get("dtype", "float32"), params.get("int_dtype", "int32")
 

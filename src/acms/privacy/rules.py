@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
-from typing import cast
 
 from acms.privacy.accept import (
     _ENAME,
@@ -39,14 +37,14 @@ from acms.privacy.accept import (
 )
 from acms.privacy.decoys import _placeholder
 from acms.privacy.model import _Rule
-from acms.privacy.lazy import Lazy as _Lazy
+from acms.privacy.lazy import lazy
 from acms.privacy.providers import _ENTROPY_NEEDLES, _PROVIDER_SPECS, _SECRET_NEEDLES
 
 
 @cache
 def _line_rules() -> tuple[_Rule, ...]:
     """Rules matched on one line at a time (only on lines the trigger picked)."""
-    c = cast(Callable[[str], re.Pattern[str]], _Lazy)
+    c = lazy
     # the one provider without needles runs on every candidate line: its dotted middle first
     discord = c(r"\.[A-Za-z\d_\-]{6}\.")
     rules = [_Rule(kind, c(rx), 0, ok, needles=nd, prefilter=None if nd else discord)
@@ -252,7 +250,7 @@ def _line_rules() -> tuple[_Rule, ...]:
 def _needle_regex(needles: tuple[str, ...]) -> re.Pattern[str]:
     """One search instead of a Python loop of ``in`` tests; compiled when first used (only a long line's
     scan asks: compiling all 75 was ~8 ms of every process's first scrub)."""
-    return cast(re.Pattern[str], _Lazy("|".join(re.escape(n) for n in needles)))
+    return lazy("|".join(re.escape(n) for n in needles))
 
 
 @cache

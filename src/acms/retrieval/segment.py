@@ -43,7 +43,7 @@ from acms.index.appended import appended
 from acms.index.keyword import FORMAT as KEYWORD_FORMAT
 from acms.index.ranges import ranges
 from acms.index.scratch import atomic_directory
-from acms.index.string_column import StringColumn, as_column, listed, spliced_rows, spliced_runs
+from acms.index.string_column import StringColumn, as_column, listed, spliced_runs
 from acms.index.token_table import TokenizedLines
 from acms.index.tokenize import NEWLINE, SEARCH_TERMS_VERSION
 from acms.index.vocabulary import Vocabulary
@@ -419,7 +419,7 @@ def merged(old: Segment, keep: np.ndarray, new: Segment, nesting: dict[str, str 
     source = np.where(order < n_kept, kept[np.minimum(order, max(n_kept - 1, 0))] if n_kept else -1, -1)
 
     def both(a: np.ndarray, b: np.ndarray, dtype: Any) -> np.ndarray:
-        return spliced_rows(np.asarray(a, dtype=dtype), source, np.asarray(b, dtype=dtype))
+        return np.concatenate([np.asarray(a, dtype=dtype)[kept], np.asarray(b, dtype=dtype)])[order]
 
     def column(a: Sequence[Any], b: Sequence[Any]) -> StringColumn:
         return as_column(a).spliced(source, list(b))
