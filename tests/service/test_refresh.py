@@ -9,6 +9,7 @@ import re
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -287,17 +288,27 @@ def test_a_renamed_project_folder_keeps_its_iris_and_follows_edits(tmp_path: Pat
             assert {str(q) for q in store.quads()} == before
 
 
-@pytest.mark.parametrize("users", [0, 70], ids=["one-file", "parsed-in-workers"])
+@pytest.mark.parametrize(("users", "kept"), [(0, False), (70, False), (70, True)],
+                         ids=["one-file", "parsed-in-workers", "outlines-kept"])
 def test_an_edited_file_keeps_its_links_through_unchanged_re_exports_and_bases(
-        tmp_path: Path, users: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, users: int, kept: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """What an edited file's names resolve through lives in files the refresh does not read again: a
     package's ``__init__`` that re-exports a name, a base class defined elsewhere. The refresh's links are
     a first index's (it lost every call to a re-exported name). ``users``: more edited files, each using
     ``make`` through one of 20 re-exporting modules: enough for the run to parse in worker processes,
-    and those modules there too."""
+    and those modules there too. ``kept``: the outlines the first index kept are read instead, and no
+    module is parsed; without them (an index an older acms made), the modules are parsed and kept."""
     from acms.ingest import unchanged_modules
 
     pools: list[object] = []
+    parsed: list[str] = []
+    real_parse_one = unchanged_modules._parse_one
+
+    def parse_one(listed: Any, *args: Any) -> Any:
+        parsed.append(listed.path)
+        return real_parse_one(listed, *args)
+
+    monkeypatch.setattr(unchanged_modules, "_parse_one", parse_one)
 
     class Pool(unchanged_modules.ProcessPoolExecutor):
         def __init__(self, *args: object, **kwargs: object) -> None:
@@ -325,18 +336,32 @@ def test_an_edited_file_keeps_its_links_through_unchanged_re_exports_and_bases(
         edit(root / "f.py", "        return self.helper()", "        y = 1\n        return self.helper()")
         for i in range(users):
             edit(root / "users" / f"u{i}.py", "    return make()", "    y = 1\n    return make()")
+        outlines = root / ".acms" / "cache" / "link-outlines.db"
+        assert outlines.is_file()
+        if not kept:
+            outlines.unlink()
         report = idx.refresh()
         assert report is not None and report.files_indexed == 1 + users
-        assert len(pools) == (1 if users else 0)
+        assert len(pools) == (1 if users and not kept else 0)
+        if kept:
+            assert parsed == []
+        else:  # parsed here, or in the pool's workers
+            assert pools or "a/__init__.py" in parsed
         assert {tuple(str(t) for t in row.values()) for row in idx.query(calls)} == linked
         assert current(idx) == fresh_graph(root, tmp_path)
+        parsed.clear()
+        edit(root / "f.py", "        y = 1\n", "        y = 2\n")
+        assert idx.refresh() is not None
+        assert parsed == []  # what the last run parsed, it kept
+        assert current(idx) == fresh_graph(root, tmp_path / "again")
 
 
 def test_a_long_lived_process_parses_an_unchanged_module_linking_reads_once_per_version(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server refreshes after every save: the modules a saved file's links pass through are parsed the
     first time only, and again once they change (a module last written within the clock's tick is not
-    kept: a later edit could keep its size and mtime)."""
+    kept: a later edit could keep its size and mtime). The outlines the runs keep on disk are removed
+    before each refresh: this is the process's own memo."""
     from acms.ingest import unchanged_modules
 
     parsed: list[str] = []
@@ -352,15 +377,20 @@ def test_a_long_lived_process_parses_an_unchanged_module_linking_reads_once_per_
         os.utime(path, (past, past))
     with Index.open(root, **SETTINGS) as idx:
         idx.index()
+
+        def refresh() -> None:
+            (idx.layout.cache / "link-outlines.db").unlink(missing_ok=True)
+            idx.refresh()
+
         for i in range(2):
             edit(root / "f.py", "    return make()", f"    x{i} = 1\n    return make()")
-            idx.refresh()
+            refresh()
         assert parsed.count("a/__init__.py") == 1  # the first refresh parsed it, the second kept it
         edit(root / "a" / "__init__.py", "\n", "\n# edited\n")
         os.utime(root / "a" / "__init__.py", (past + 60, past + 60))
-        idx.refresh()  # read by the run itself
+        refresh()  # read by the run itself
         edit(root / "f.py", "    return make()", "    x9 = 1\n    return make()")
-        idx.refresh()
+        refresh()
         assert parsed.count("a/__init__.py") == 2  # its new version, once
         assert current(idx) == fresh_graph(root, tmp_path)
 

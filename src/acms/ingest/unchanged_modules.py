@@ -9,26 +9,29 @@ extraction; here the ones a lookup passes through are read and parsed again by t
 Python extraction. Nothing of them is written (their own edges did not change), only the links that
 resolve through them, so they are not scrubbed.
 
-A 300-file branch switch of the standard library passes through ~300 of them (~1.5 s of parsing in
-one process): a run that parses in worker processes has the modules its files import parsed in two
-more (``prefetch``) while it relinks (its files are emitted in the workers that parsed them; with one,
-the switch took 0.5-0.7 s longer); the others are parsed when first asked for.
-A long-lived process (a server refreshing after every save) keeps what it parsed while the file's size
-and mtime stay (``MEMO_SIZE`` modules).
+Each is first looked up among the outlines earlier runs kept (:mod:`acms.ingest.link_outlines`, by the
+content hash the graph holds of it): a 300-file branch switch of the standard library passes through
+315 of them, 5.9 MB whose parsing took ~3.5 s of CPU. What is not kept there is parsed: a run that parses
+in worker processes has the modules its files import parsed in two more (``prefetch``) while it relinks
+(its files are emitted in the workers that parsed them; with one, the switch took 0.5-0.7 s longer); the
+others when first asked for; the run then keeps their outlines. A long-lived process (a server
+refreshing after every save) also keeps what it parsed while the file's size and mtime stay
+(``MEMO_SIZE`` modules).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
+from os.path import basename
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from acms.ingest.extractors import PARSE_MAX_BYTES, python_extraction
 from acms.ingest.kept import MISSING, ByFileVersion
 from acms.ingest.model import Extraction
-from acms.ingest.python_extractor import module_name_for, module_names
+from acms.ingest.link_outlines import LinkOutlines, link_outline, link_outline_key
+from acms.ingest.python_extractor import INIT_FILES, module_name_for, module_names
 from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
 from acms.lifetime import helper_result, helper_start, pool_context
 
@@ -42,16 +45,20 @@ class UnchangedModules:
     (``context`` of :func:`acms.ingest.python_resolver.resolve_edges`); None for any other name."""
 
     def __init__(self, files: Iterable[ListedFile], all_paths: Collection[str], read: Collection[str],
-                 max_file_bytes: int | None) -> None:
-        """``read``: the paths the run extracted itself."""
+                 max_file_bytes: int | None, outlines: LinkOutlines | None = None,
+                 hashes: Mapping[str, str] | None = None) -> None:
+        """``read``: the paths the run extracted itself. ``outlines``: the kept outlines, found by each
+        file's content hash in ``hashes`` (the graph's: a file the run did not read is as indexed)."""
         self._files = {f.path: f for f in files if f.path not in read and language_for(f.path) == "python"}
         self._all_paths = all_paths if isinstance(all_paths, set) else set(all_paths)
         self._max_bytes = max_file_bytes
+        self._outlines, self._hashes = outlines, hashes or {}
         self._paths: dict[str, str] | None = None  # module name -> path, built on the first question
-        self._parsed: dict[str, Extraction | None] = {}  # path -> what the workers gave
+        self._parsed: dict[str, Extraction | None] = {}  # path -> what the outlines or the workers gave
         self._pool: ProcessPoolExecutor | None = None
         self._futures: list[Future[list[tuple[str, Extraction | None]]]] = []
         self.extracted: list[str] = []  # the paths parsed in this process, for tests
+        self.parsed: dict[str, Extraction] = {}  # outline key -> the outline of a module parsed here or in the workers
 
     def _path_of(self, module: str) -> str | None:
         if self._paths is None:
@@ -61,6 +68,18 @@ class UnchangedModules:
                 self._paths.setdefault(names.get(path) or module_name_for(path, self._all_paths), path)
         return self._paths.get(module)
 
+    def _key(self, path: str, module: str) -> str | None:
+        digest = self._hashes.get(path)
+        return None if not digest else link_outline_key(digest, module, basename(path) in INIT_FILES)
+
+    def _kept(self, wanted: Mapping[str, str]) -> None:
+        """The kept outlines of ``wanted`` (path -> module name) into ``_parsed``."""
+        if self._outlines is None:
+            return
+        keys = {key: path for path, module in wanted.items() if (key := self._key(path, module)) is not None}
+        for key, ext in self._outlines.get(keys).items():
+            self._parsed[keys[key]] = ext
+
     def prefetch(self, extractions: Iterable[Extraction], workers: int) -> None:
         """Start parsing, in ``workers`` processes, the modules the extractions import (and the packages
         around them): those their names' resolution passes through first."""
@@ -69,7 +88,9 @@ class UnchangedModules:
             for imp in ext.imports if ext.language == "python" else ():
                 parts = (f"{imp.module}.{imp.name}" if imp.name and imp.name != "*" else imp.module).split(".")
                 wanted.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-        paths = sorted({p for m in wanted if (p := self._path_of(m)) is not None})
+        modules = {p: m for m in sorted(wanted) if (p := self._path_of(m)) is not None}
+        self._kept(modules)
+        paths = sorted(p for p in modules if p not in self._parsed)
         if len(paths) < PREFETCH_MIN:
             return
         self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=helper_start,
@@ -83,10 +104,19 @@ class UnchangedModules:
         path = self._path_of(module)
         if path is None:
             return None
+        if path not in self._parsed:
+            self._kept({path: module})
         if path in self._parsed:
             return self._parsed[path]
         self.extracted.append(path)
-        return _parse_one(self._files[path], self._all_paths, self._max_bytes)
+        ext = _parse_one(self._files[path], self._all_paths, self._max_bytes)
+        self._note(path, ext)
+        return ext
+
+    def _note(self, path: str, ext: Extraction | None) -> None:
+        """A module parsed: its outline, to keep for the next runs."""
+        if ext is not None and ext.module and (key := self._key(path, ext.module)) is not None:
+            self.parsed[key] = ext
 
     def _settle(self) -> None:
         """What the workers parsed, once they are done; the pool is let go then."""
@@ -94,7 +124,9 @@ class UnchangedModules:
             return
         try:
             for future in self._futures:
-                self._parsed.update(helper_result(future, "a worker parsing the modules linking reads"))
+                for path, ext in helper_result(future, "a worker parsing the modules linking reads"):
+                    self._parsed[path] = ext
+                    self._note(path, ext)
         finally:
             self.close()
 
@@ -136,17 +168,9 @@ def _parse_one(listed: ListedFile, all_paths: set[str], max_bytes: int | None) -
     got = read_source(listed, max_bytes)
     if isinstance(got, SkipReason) or got.size > PARSE_MAX_BYTES:  # not parsed by a first index either
         return None  # (or gone, or turned odd, since it was listed: the next run sees it)
-    ext = _resolved_part(python_extraction(listed.path, got.text, all_paths))
+    ext = link_outline(python_extraction(listed.path, got.text, all_paths))
     _parsed.keep(key, ext, listed, got.size)
     return ext
-
-
-def _resolved_part(ext: Extraction | None) -> Extraction | None:
-    """What resolution reads of a module it passes through (names, nesting, bases; imports)."""
-    if ext is None:
-        return None
-    return dataclasses.replace(ext, sections=[], symbols=[
-        dataclasses.replace(s, signature="", docstring=None, decorators=[], calls=[]) for s in ext.symbols])
 
 
 def _parse(files: list[ListedFile], all_paths: set[str], max_bytes: int | None) -> list[tuple[str, Extraction | None]]:

@@ -37,6 +37,7 @@ from acms.ingest.relink import (
     renamed_modules,
 )
 from acms.ingest.resolve import links_by_name, resolve_edges
+from acms.ingest.link_outlines import LinkOutlines
 from acms.ingest.unchanged_modules import UnchangedModules
 from acms.ingest.symbols import SymbolRows, entity_rows
 from acms.ingest.walker import Listing, escape_path, language_for
@@ -127,6 +128,7 @@ class OneBatch:
         self._old_quads: list[Quad] | None = None  # the replaced files' quads, read once by the plan
         self._old: OldQuads | None = None  # where they are read from, file by file (a store that rewrites by a diff)
         self._context: UnchangedModules | None = None  # the modules not extracted, for linking
+        self._outlines: LinkOutlines | None = None  # what linking reads of the modules, kept by earlier runs
         self._checked: dict[str, CheckedBatch] = {}  # path -> its batch, emitted and validated where it was parsed
 
     def stored(self, store: GraphStore) -> StoredFiles:
@@ -140,12 +142,16 @@ class OneBatch:
 
     def write(self, run: RunContext, listing: Listing) -> None:
         """The files' transaction (nothing when nothing changed, or every changed file is quarantined)."""
+        self._outlines = LinkOutlines(run.layout.cache) if run.layout is not None else None
         try:
             self._write(run, listing)
         finally:
             if self._context is not None:  # its workers, if the run failed before linking let them go
                 self._context.close()
+                run.outlines.update(self._context.parsed)
                 self._context = None
+            if self._outlines is not None:
+                self._outlines.close()
 
     def _write(self, run: RunContext, listing: Listing) -> None:
         report, store, settings, migration = run.report, run.store, run.settings, self.migration
@@ -197,7 +203,8 @@ class OneBatch:
             # class defined elsewhere); with many files, those they import are parsed by two workers while the
             # run relinks (the old quads' reading ahead ends with the parsing), the others when a lookup passes
             # through
-            self._context = UnchangedModules(listing.files, all_paths, set(extractions), settings.max_file_bytes)
+            self._context = UnchangedModules(listing.files, all_paths, set(extractions), settings.max_file_bytes,
+                                             self._outlines, hashes)
             if in_workers(len(changed)):
                 self._context.prefetch(extractions.values(), 2)
             again, links_only, gone = self._relink(run, changed, removed, stored, listing, all_paths, extractions,
@@ -364,6 +371,7 @@ class OneBatch:
                 extractions[source.path] = ext
                 if ext.parse_error:
                     run.report.parse_errors[source.path] = ext.parse_error
+            run.keep_outline(source.path, source.sha256, ext)
             specs[source.path] = frags
             if checked is not None:
                 self._checked[source.path] = checked

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from os.path import basename
 from pathlib import Path
 from typing import Protocol
 
@@ -24,6 +25,9 @@ from pyoxigraph import NamedNode, Quad
 from acms import __version__
 from acms.config import Settings
 from acms.ingest import emit
+from acms.ingest.model import Extraction
+from acms.ingest.link_outlines import link_outline, link_outline_key
+from acms.ingest.python_extractor import INIT_FILES
 from acms.ingest.symbols import SymbolRows
 from acms.ingest.version import extractor_version
 from acms.ingest.walker import Listing
@@ -68,6 +72,7 @@ class RunContext:
         self.hashes: dict[str, str] = {}  # path -> content hash of every file the graph holds after the run
         self.listed_ns = 0
         self.symbols: SymbolRows | None = None  # the symbol table after the run, left for the next run
+        self.outlines: dict[str, Extraction] = {}  # outline key -> what linking reads of a module, kept after the run
         self.store, self.settings, self.layout, self.history = store, settings, layout, history
         self.progress: Progress = progress or NullProgress()
         self.adopt(datetime.now(UTC), IndexReport(root=str(self.root)), None)
@@ -86,6 +91,12 @@ class RunContext:
         # entity IRI -> the time its version this run archived was superseded, when those are all the
         # versions the run adds (an incremental run of the files); None: not known (the tier policy asks)
         self.revised: dict[str, str] | None = None
+
+    def keep_outline(self, path: str, digest: str, ext: Extraction | None) -> None:
+        """What linking reads of a Python module this run extracted, kept for the runs that will pass
+        through it without extracting it (:mod:`acms.ingest.link_outlines`)."""
+        if ext is not None and ext.language == "python" and ext.module and digest:
+            self.outlines[link_outline_key(digest, ext.module, basename(path) in INIT_FILES)] = link_outline(ext)
 
     def adopt(self, started: datetime, report: IndexReport, head: str | None) -> None:
         """Continue another process's run (:mod:`acms.service.indexing.child`): its start time (so the

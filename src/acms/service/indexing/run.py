@@ -28,6 +28,7 @@ from acms.config import Settings
 from acms.errors import StoreError
 from acms.index.scratch import sweep
 from acms.ingest.pipeline import git_head
+from acms.ingest.link_outlines import LinkOutlines
 from acms.ingest.symbols import SymbolRows
 from acms.ingest.version import extractor_version
 from acms.ingest.walker import Listing, list_files
@@ -114,6 +115,13 @@ class IndexRun(RunContext):
         manifest_after_run(run, self.listing, self.listed_ns, hashes, self.settings.store_secrets).save(self.layout.cache)
         if self.symbols is not None:
             SymbolRows(run, self.symbols.rows).save(self.layout.cache)
+        if self.outlines:
+            kept = LinkOutlines(self.layout.cache)
+            try:
+                kept.put(self.outlines)
+                kept.prune(hashes.values())
+            finally:
+                kept.close()
 
     def _files(self) -> None:
         """The files' part: the ontology and the listing here, the write in the mode ``_mode`` chooses."""

@@ -330,6 +330,7 @@ def _write_group(run: RunContext, sources: list[SourceFile], results: list[Extra
         spill.add(rows, others, places)
     for s in keep:
         batch, ext = batches[s.path], extractions.get(s.path)
+        run.keep_outline(s.path, s.sha256, ext)
         _landed(run, s.path, None if ext is None else slim(ext), batch.entities,
                 len(ext.sections) if ext is not None else 0, batch.fragment_count, code, symbols, written)
 
@@ -377,6 +378,7 @@ def _write_emitted(run: RunContext, got: ReadGroup, promised: list[tuple[NamedNo
     if spill is not None:
         spill.add_records(done.spill for _, _, done in kept)
     for source, ext, done in kept:
+        run.keep_outline(source.path, source.sha256, ext)
         _landed(run, source.path, ext, done.entities, done.sections, done.fragment_count, code, symbols, written)
 
 
