@@ -192,6 +192,57 @@ def test_a_word_renumbered_away_and_back_stays_one_term(tmp_path: Path) -> None:
     assert "omega" in index.terms()
 
 
+def test_a_compaction_s_renumbering_is_translated_not_merged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Told how a compaction numbered the tokens again, an update of an index of the old numbering
+    translates its terms' numbers and stays layered on its base (a merge under another numbering parsed
+    the vocabulary and wrote every score: ~1 s of a branch switch's caches); the save writes the new
+    numbers beside the linked base without writing through the link, and the next update under the new
+    numbering finds its terms by number, the vocabulary never parsed."""
+    from acms.index import keyword as keyword_module
+
+    def unparsed(self: object) -> dict[str, int]:
+        raise AssertionError("the vocabulary was parsed")
+
+    rng = random.Random(5)
+    texts = {f"d{i}": " ".join(rng.choices(["alpha", "beta", "gamma", "delta"], k=rng.randint(1, 4))) for i in range(3, 40)}
+    texts.update({"d0": "alpha omega", "d1": "beta", "d2": "gamma delta"})
+    tokens = ["alpha", "omega", "beta", "gamma", "delta"]
+    parts = [[tokens.index(w) for w in texts[d].split()] for d in sorted(texts)]
+    flat = np.asarray([n for p in parts for n in p], dtype=np.int32)
+    KeywordIndex.from_chunks(sorted(texts), [(flat, np.asarray([len(p) for p in parts], dtype=np.int64))], tokens,
+                             numbering="n1").save(tmp_path / "0")
+    index = KeywordIndex.load(tmp_path / "0")
+
+    def step(old: KeywordIndex, changed: dict[str, str], tokens: list[str], at: int,
+             renumbered: tuple[str, np.ndarray] | None = None) -> KeywordIndex:
+        texts.update(changed)
+        ids = sorted(texts)
+        position = {d: i for i, d in enumerate(old.ids)}
+        source = np.asarray([-1 if d in changed else position[d] for d in ids], dtype=np.int64)
+        parts = [[tokens.index(w) for w in texts[d].split()] for d in ids if d in changed]
+        flat = np.asarray([n for p in parts for n in p], dtype=np.int32)
+        with monkeypatch.context() as patched:
+            if at < 3:  # found by number ("omega", back in the third, by name)
+                patched.setattr(keyword_module.Postings, "vocab_dict", property(unparsed))
+            got = spliced(old, ids, source, flat, np.asarray([len(p) for p in parts], dtype=np.int64), tokens, "n2",
+                          renumbered)
+            assert got is not None and got.layered is not None, at  # a delta over the base, not a merge
+            got.save(tmp_path / str(at))
+        loaded = KeywordIndex.load(tmp_path / str(at))
+        assert loaded.layered is not None
+        assert loaded.layered.counts.numbering == "n2"
+        _check(loaded, texts, random.Random(at))
+        return loaded
+
+    # "omega" leaves every document; the compaction numbers the others again without it
+    index = step(index, {"d0": "alpha"}, ["alpha", "beta", "gamma", "delta"], 1,
+                 ("n1", np.asarray([0, -1, 1, 2, 3], dtype=np.int64)))
+    assert (tmp_path / "0" / "counts" / "numbering.txt").read_text(encoding="utf-8") == "n1"  # the base as it was
+    index = step(index, {"d1": "beta gamma"}, ["alpha", "beta", "gamma", "delta", "omega"], 2)
+    index = step(index, {"d2": "omega"}, ["alpha", "beta", "gamma", "delta", "omega"], 3)  # back, found by name
+    assert index.terms().count("omega") == 1
+
+
 @pytest.mark.parametrize("whole", [False, True])
 def test_documents_named_by_position_stay_so_through_a_splice_and_a_save(whole: bool, tmp_path: Path) -> None:
     """The ranking index's windows are named "0", "1", …: a splice told so (``Positions``) makes no string

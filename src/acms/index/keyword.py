@@ -103,9 +103,23 @@ class Counts:
         directory.mkdir(parents=True)
         np.save(directory / "tf.npy", np.asarray(self.tf, dtype=np.int32))
         np.save(directory / "lengths.npy", np.asarray(self.lengths, dtype=np.int64))
+        self.save_numbering(directory)
+
+    def save_numbering(self, directory: Path) -> None:
+        """The terms' token numbers and their numbering's name, in place of those ``directory`` holds (a
+        base's, linked: a link is replaced, never written through)."""
+        for name in ("numbers.npy", "numbering.txt"):
+            (directory / name).unlink(missing_ok=True)
         if self.numbers is not None:
             np.save(directory / "numbers.npy", np.asarray(self.numbers, dtype=np.int64))
             (directory / "numbering.txt").write_text(self.numbering, encoding="utf-8")
+
+    @staticmethod
+    def saved_numbering(directory: Path) -> str:
+        try:
+            return (directory / "numbering.txt").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
 
     @classmethod
     def load(cls, directory: Path, *, mmap: bool = True) -> Counts | None:
@@ -428,6 +442,8 @@ class KeywordIndex:
             if layered is not None:
                 if layered.files is None or not layered.files.link_into(tmp):
                     _write_base(tmp, layered.base, layered.counts, layered.base_ids)
+                elif Counts.saved_numbering(tmp / "counts") != layered.counts.numbering:  # translated since
+                    layered.counts.save_numbering(tmp / "counts")
                 layered.delta.save(tmp / _DELTA_DIR)
             else:
                 self._write(tmp)

@@ -28,7 +28,7 @@ numbers terms by first sight), and a term whose documents all went keeps its num
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -49,23 +49,26 @@ __all__ = ["spliced", "spliced_whole"]
 
 
 def spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: np.ndarray, lengths: np.ndarray,
-            tokens: Sequence[str], numbering: str = "") -> KeywordIndex | None:
+            tokens: Sequence[str], numbering: str = "",
+            renumbered: tuple[str, np.ndarray] | None = None) -> KeywordIndex | None:
     """``index`` with documents replaced: ``ids`` are the new index's documents, ``source[i]`` the position
     in ``index`` of document ``i`` kept as it was, or -1 for a new one; the new documents' terms are
     ``flat`` (numbers into ``tokens``) end to end, ``lengths`` each, in the order of the -1s.
     ``numbering``: the name of the numbering of ``tokens`` (it extends the one the index was built from
     when the names match: its terms are then found by number, the vocabulary is not parsed).
+    ``renumbered``: (a numbering, each of its numbers in ``numbering``'s or -1), when ``tokens`` are a
+    compaction of that one: an index of it has its terms' numbers translated and is updated as any other.
 
     The result is layered on ``index``'s base (:mod:`acms.index.layers`) until the change passes
     ``MERGE_SHARE``, then a full index. None when the index cannot be updated so (not loaded from disk,
     saved without counts, or kept documents that would change order): the caller builds it in full."""
-    return _spliced(index, ids, source, flat, lengths, tokens, numbering, whole=False)
+    return _spliced(index, ids, source, flat, lengths, tokens, numbering, renumbered, whole=False)
 
 
 def spliced_whole(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: np.ndarray,
                   lengths: np.ndarray, tokens: Sequence[str], numbering: str = "") -> KeywordIndex | None:
     """``spliced``, always merged into a full index (every score made again and stored)."""
-    return _spliced(index, ids, source, flat, lengths, tokens, numbering, whole=True)
+    return _spliced(index, ids, source, flat, lengths, tokens, numbering, None, whole=True)
 
 
 @dataclass(frozen=True)
@@ -93,10 +96,30 @@ class _Start:
         return cls(retriever, index.counts, index.ids, delta, index.files,
                    Layered(retriever, index.counts, index.ids, delta, index.files))
 
+    def renumbered(self, renumber: np.ndarray, numbering: str) -> _Start:
+        """This start with its terms' token numbers translated into ``numbering`` (``renumber``: each old
+        number's new one, -1 for a token dropped: its term is then found by name, as after a merge)."""
+        def translated(numbers: np.ndarray | None) -> np.ndarray:
+            old = np.asarray(numbers if numbers is not None else (), dtype=np.int64)
+            out = np.full(old.size, -1, dtype=np.int64)
+            ok = (old >= 0) & (old < renumber.size)
+            out[ok] = renumber[old[ok]]
+            return out
+
+        counts = Counts(self.counts.tf, self.counts.lengths, translated(self.counts.numbers), numbering)
+        delta = self.delta
+        if len(delta.numbers) == len(delta.added):
+            delta = replace(delta, numbers=translated(delta.numbers))
+        return _Start(self.base, counts, self.base_ids, delta, self.files,
+                      Layered(self.base, counts, self.base_ids, delta, self.files))
+
 
 def _spliced(index: KeywordIndex, ids: Sequence[str], source: np.ndarray, flat: np.ndarray, lengths: np.ndarray,
-             tokens: Sequence[str], numbering: str, *, whole: bool) -> KeywordIndex | None:
+             tokens: Sequence[str], numbering: str, renumbered: tuple[str, np.ndarray] | None, *,
+             whole: bool) -> KeywordIndex | None:
     start = _Start.of(index)
+    if start is not None and renumbered is not None and numbering and start.counts.numbering == renumbered[0]:
+        start = start.renumbered(renumbered[1], numbering)
     source = np.asarray(source, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     fresh = np.flatnonzero(source < 0)

@@ -33,11 +33,13 @@ __all__ = ["spliced_ranking"]
 
 
 def spliced_ranking(old: RankingIndex, source: np.ndarray, redone: Sequence[FragmentPlace],
-                    changed: set[str], text: TokenizedLines, numbering: str = "") -> RankingIndex | None:
+                    changed: set[str], text: TokenizedLines, numbering: str = "",
+                    renumbered: tuple[str, np.ndarray] | None = None) -> RankingIndex | None:
     """``old`` updated: its fragments now are every placed fragment (sorted), ``source[i]`` the position
     in ``old`` of fragment ``i`` when its place is as it was, else -1; ``redone`` the places of the -1s,
     in order; ``changed`` the paths whose fragments changed (old or new paths: every place in those files is
-    in ``redone``); ``text`` the token lines ``redone`` points into, numbered as ``numbering`` names. None when ``old`` cannot be updated
+    in ``redone``); ``text`` the token lines ``redone`` points into, numbered as ``numbering`` names (``renumbered``:
+    as :func:`acms.index.splice.spliced` takes it). None when ``old`` cannot be updated
     (saved without term counts, windows out of file order): the caller builds in full."""
     source = np.asarray(source, dtype=np.int64)
     if len(redone) != int((source < 0).sum()):
@@ -89,7 +91,7 @@ def spliced_ranking(old: RankingIndex, source: np.ndarray, redone: Sequence[Frag
     w_lines[~old_window] = cut_lines[span[~old_window]]
     w_file = np.repeat(np.arange(len(files), dtype=np.int64), count)
     windows = spliced(old.windows, Positions(w_source.size), w_source, flat, lengths, text.tokens,
-                      numbering)
+                      numbering, renumbered)
     # the files' paths and defined names: the changed files' documents made again
     table = TokenTable()
     redo = [path for path, k in zip(files, file_source.tolist()) if k < 0]

@@ -320,7 +320,7 @@ class DerivedCaches:
         source = update.was.copy()  # a fragment written again keeps its document
         source[~update.fresh] = update.kept
         return spliced(old, segment.frags, source, *segment.documents_of(np.flatnonzero(source < 0)),
-                       segment.text.tokens, segment.numbering)
+                       segment.text.tokens, segment.numbering, segment.renumbered)
 
     def _spliced_ranking(self, segment: Segment, update: Update) -> RankingIndex | None:
         """The ranking index saved for the state before the run, updated for the files whose rows were
@@ -338,7 +338,7 @@ class DerivedCaches:
         source = before[rows]
         redone = segment.places(rows[source < 0].tolist())
         return spliced_ranking(old, source, redone, update.changed,
-                               segment.text, segment.numbering)
+                               segment.text, segment.numbering, segment.renumbered)
 
     def _built(self, name: str, updated: bool) -> None:
         self.rebuilt.append(name)

@@ -109,6 +109,10 @@ class Segment:
     prefix: tuple[str, int, int, int] | None = field(default=None, compare=False, repr=False)
     # whether ``frags`` is strictly increasing, when known without comparing them (a merge's, a manifest's)
     strict: bool | None = field(default=None, compare=False, repr=False)
+    # (the numbering before, each of its token numbers in this one's or -1) when this segment is a
+    # compaction made in this process: the keyword indexes of that numbering translate their terms'
+    # numbers, rather than being merged whole with their vocabularies parsed (~1 s of a branch switch)
+    renumbered: tuple[str, np.ndarray] | None = field(default=None, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.frags)
@@ -218,7 +222,8 @@ class Segment:
         tokens = [t for t, keep in zip(self.text.tokens, used.tolist()) if keep]
         text = TokenizedLines(renumber[ids], np.cumsum(lengths[live]), tokens)
         return replace(self, heads=renumber[heads], firsts=number[np.asarray(self.firsts, dtype=np.int64)], text=text,
-                       numbering=uuid.uuid4().hex, dead_bound=0, prefix=None)
+                       numbering=uuid.uuid4().hex, dead_bound=0, prefix=None,
+                       renumbered=(self.numbering, np.where(used, renumber, -1).astype(np.int64)))
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, directory: Path, *, key: str) -> Segment:
