@@ -150,6 +150,19 @@ def numbering_of(index: KeywordIndex) -> str:
     return counts.numbering
 
 
+def _edited(old: KeywordIndex, texts: dict[str, str], changed: dict[str, str],
+            tokens: list[str]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """``texts`` with ``changed`` applied, as ``spliced`` takes them over ``old``: the documents, each
+    kept one's position in ``old`` (-1: changed), and the changed ones' token numbers and lengths."""
+    texts.update(changed)
+    ids = sorted(texts)
+    position = {d: i for i, d in enumerate(old.ids)}
+    source = np.asarray([-1 if d in changed else position[d] for d in ids], dtype=np.int64)
+    parts = [[tokens.index(w) for w in texts[d].split()] for d in ids if d in changed]
+    flat = np.asarray([n for p in parts for n in p], dtype=np.int32)
+    return ids, source, flat, np.asarray([len(p) for p in parts], dtype=np.int64)
+
+
 def test_a_word_renumbered_away_and_back_stays_one_term(tmp_path: Path) -> None:
     """A compaction of the caller's token list drops a word no document holds any more, so the index
     keeps the term with no token number; when an edit brings the word back under a new number, the term
@@ -158,13 +171,7 @@ def test_a_word_renumbered_away_and_back_stays_one_term(tmp_path: Path) -> None:
     texts = {"d0": "alpha omega", "d1": "beta", "d2": "gamma delta"}
 
     def step(old: KeywordIndex, changed: dict[str, str], tokens: list[str], numbering: str, at: int) -> KeywordIndex:
-        texts.update(changed)
-        ids = sorted(texts)
-        position = {d: i for i, d in enumerate(old.ids)}
-        source = np.asarray([-1 if d in changed else position[d] for d in ids], dtype=np.int64)
-        parts = [[tokens.index(w) for w in texts[d].split()] for d in ids if d in changed]
-        flat = np.asarray([n for p in parts for n in p], dtype=np.int32)
-        got = spliced(old, ids, source, flat, np.asarray([len(p) for p in parts], dtype=np.int64), tokens, numbering)
+        got = spliced(old, *_edited(old, texts, changed, tokens), tokens, numbering)
         assert got is not None
         got.save(tmp_path / str(at))
         loaded = KeywordIndex.load(tmp_path / str(at))
@@ -215,17 +222,11 @@ def test_a_compaction_s_renumbering_is_translated_not_merged(tmp_path: Path, mon
 
     def step(old: KeywordIndex, changed: dict[str, str], tokens: list[str], at: int,
              renumbered: tuple[str, np.ndarray] | None = None) -> KeywordIndex:
-        texts.update(changed)
-        ids = sorted(texts)
-        position = {d: i for i, d in enumerate(old.ids)}
-        source = np.asarray([-1 if d in changed else position[d] for d in ids], dtype=np.int64)
-        parts = [[tokens.index(w) for w in texts[d].split()] for d in ids if d in changed]
-        flat = np.asarray([n for p in parts for n in p], dtype=np.int32)
+        edited = _edited(old, texts, changed, tokens)
         with monkeypatch.context() as patched:
             if at < 3:  # found by number ("omega", back in the third, by name)
                 patched.setattr(keyword_module.Postings, "vocab_dict", property(unparsed))
-            got = spliced(old, ids, source, flat, np.asarray([len(p) for p in parts], dtype=np.int64), tokens, "n2",
-                          renumbered)
+            got = spliced(old, *edited, tokens, "n2", renumbered)
             assert got is not None and got.layered is not None, at  # a delta over the base, not a merge
             got.save(tmp_path / str(at))
         loaded = KeywordIndex.load(tmp_path / str(at))
