@@ -31,7 +31,7 @@ def test_a_kept_outline_is_what_parsing_the_module_gives_linking(tmp_path: Path)
     parsed = {}
     for path, text in modules:
         ext = python_extraction(path, text, paths)
-        parsed[link_outline_key(f"h{len(parsed)}", ext.module or "", path.endswith("__init__.py"))] = link_outline(ext)
+        parsed[link_outline_key(f"h{len(parsed)}", ext.module or "", path)] = link_outline(ext)
     assert any(e.parse_error for e in parsed.values()) and any(e.imports for e in parsed.values())
     assert any(s.bases for e in parsed.values() for s in e.symbols)
     kept = LinkOutlines(tmp_path)
@@ -58,11 +58,11 @@ def test_rows_of_texts_no_file_has_are_dropped_once_they_outnumber_the_live_ones
     monkeypatch.setattr(outlines_module, "PRUNE_FROM", 3)
     one = link_outline(python_extraction("m.py", "x = 1\n", {"m.py"}))
     kept = LinkOutlines(tmp_path)
-    kept.put({link_outline_key(f"d{i}", "m", False): one for i in range(6)})
+    kept.put({link_outline_key(f"d{i}", "m", "m.py"): one for i in range(6)})
     kept.prune(["d0", "d1", "d2"])  # 6 rows, not more than 2 x 3 live + 3: kept
-    assert len(kept.get(link_outline_key(f"d{i}", "m", False) for i in range(6))) == 6
+    assert len(kept.get(link_outline_key(f"d{i}", "m", "m.py") for i in range(6))) == 6
     kept.prune(["d0"])  # 6 rows > 2 x 1 + 3: the dead go
-    assert list(kept.get(link_outline_key(f"d{i}", "m", False) for i in range(6))) == [link_outline_key("d0", "m", False)]
+    assert list(kept.get(link_outline_key(f"d{i}", "m", "m.py") for i in range(6))) == [link_outline_key("d0", "m", "m.py")]
     kept.close()
 
 

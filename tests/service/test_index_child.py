@@ -17,8 +17,10 @@ import pytest
 
 from acms.api import Index
 from acms.errors import StoreError, ValidationFailed
+from acms.ingest.link_outlines import LinkOutlines, link_outline_key
+from acms.ingest.python_extractor import module_name_for
 from acms.ingest.symbols import SymbolRows
-from acms.service.freshness import last_run
+from acms.service.freshness import last_run, stored_hashes
 from acms.service.indexing import child as index_child
 from tests.service.indexes import graph as _graph
 from tests.service.indexes import index, reader_sees_files
@@ -70,7 +72,8 @@ def test_the_child_writes_the_index_one_process_writes(tmp_path: Path, monkeypat
     assert index(apart).up_to_date  # and the next run finds it complete
 
 
-def test_the_child_leaves_the_symbol_table_for_the_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_child_leaves_the_symbol_table_and_the_link_outlines_for_the_next_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _project(tmp_path)
     monkeypatch.setattr(index_child, "SEPARATE_BYTES", 0)
     with Index.open(root, embed_on_index=False, record_use=False) as idx:
@@ -79,6 +82,12 @@ def test_the_child_leaves_the_symbol_table_for_the_next_run(tmp_path: Path, monk
             run = last_run(store)
             left = SymbolRows.load(idx.layout.cache, run)
             assert left is not None and left.rows and left.rows == SymbolRows.from_store(store, run).rows
+            hashes = stored_hashes(store)
+        modules = {p: h for p, h in hashes.items() if p.endswith(".py")}
+        outlines = LinkOutlines(idx.layout.cache)
+        kept = outlines.get(link_outline_key(h, module_name_for(p, set(hashes)), p) for p, h in modules.items())
+        outlines.close()
+        assert modules and len(kept) == len(modules)
 
 
 def test_a_child_killed_mid_run_leaves_noindex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping
+from os.path import basename
 from pathlib import Path
 
 from acms.ingest.model import CodeSymbol, Extraction, ImportRef, SymbolKind
+from acms.ingest.python_extractor import INIT_FILES
 from acms.ingest.version import extractor_version
 
 __all__ = ["LinkOutlines", "link_outline", "link_outline_key"]
@@ -32,10 +34,10 @@ FORMAT = "acms.link-outlines/1"  # and the extractor version: an outline of anot
 PRUNE_FROM = 1000  # rows beyond twice the live ones before the dead are dropped
 
 
-def link_outline_key(digest: str, module: str, package: bool) -> str:
-    """The key of a module version: its text's hash, its name, and whether it is an ``__init__``
+def link_outline_key(digest: str, module: str, path: str) -> str:
+    """The key of a module version: its text's hash, its name, and whether its file is an ``__init__``
     (relative imports resolve from it)."""
-    return f"{digest} {module} {int(package)}"
+    return f"{digest} {module} {int(basename(path) in INIT_FILES)}"
 
 
 def link_outline(ext: Extraction) -> Extraction:
@@ -105,7 +107,7 @@ class LinkOutlines:
         return out
 
     def put(self, outlines: Mapping[str, Extraction]) -> None:
-        """Keep ``outlines`` (key -> an outline, see ``outline``)."""
+        """Keep ``outlines`` (key -> an outline, see ``link_outline``)."""
         db = self._db() if outlines else None
         if db is None:
             return

@@ -24,14 +24,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Collection, Iterable, Mapping
-from os.path import basename
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from acms.ingest.extractors import PARSE_MAX_BYTES, python_extraction
 from acms.ingest.kept import MISSING, ByFileVersion
 from acms.ingest.model import Extraction
 from acms.ingest.link_outlines import LinkOutlines, link_outline, link_outline_key
-from acms.ingest.python_extractor import INIT_FILES, module_name_for, module_names
+from acms.ingest.python_extractor import module_name_for, module_names
 from acms.ingest.walker import ListedFile, SkipReason, language_for, read_source
 from acms.lifetime import helper_result, helper_start, pool_context
 
@@ -70,7 +69,7 @@ class UnchangedModules:
 
     def _key(self, path: str, module: str) -> str | None:
         digest = self._hashes.get(path)
-        return None if not digest else link_outline_key(digest, module, basename(path) in INIT_FILES)
+        return None if not digest else link_outline_key(digest, module, path)
 
     def _kept(self, wanted: Mapping[str, str]) -> None:
         """The kept outlines of ``wanted`` (path -> module name) into ``_parsed``."""

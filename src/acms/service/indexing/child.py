@@ -130,6 +130,7 @@ def stream_in_child(run: RunContext, listing: Listing) -> None:
         raise _rebuilt(*outcome[1:])
     run.report.__dict__.update(outcome[1].__dict__)
     run.symbols = outcome[2]  # the symbol table the files made, for the next run's linking
+    run.outlines = outcome[3]  # and the modules' link outlines
 
 
 def _child_main(job: _Job, conn: Connection) -> None:
@@ -149,7 +150,7 @@ def _child_main(job: _Job, conn: Connection) -> None:
                 stream_first_index(run, job.listing)
         finally:
             store.close()  # flushed and closed here, before the parent opens the files again
-        conn.send(("done", run.report, run.symbols))
+        conn.send(("done", run.report, run.symbols, run.outlines))
     except BaseException as exc:  # noqa: BLE001  (every failure goes back to the parent, which rolls back)
         _send_error(conn, exc)
     finally:

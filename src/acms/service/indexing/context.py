@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from os.path import basename
 from pathlib import Path
 from typing import Protocol
 
@@ -27,7 +26,6 @@ from acms.config import Settings
 from acms.ingest import emit
 from acms.ingest.model import Extraction
 from acms.ingest.link_outlines import link_outline, link_outline_key
-from acms.ingest.python_extractor import INIT_FILES
 from acms.ingest.symbols import SymbolRows
 from acms.ingest.version import extractor_version
 from acms.ingest.walker import Listing
@@ -96,7 +94,7 @@ class RunContext:
         """What linking reads of a Python module this run extracted, kept for the runs that will pass
         through it without extracting it (:mod:`acms.ingest.link_outlines`)."""
         if ext is not None and ext.language == "python" and ext.module and digest:
-            self.outlines[link_outline_key(digest, ext.module, basename(path) in INIT_FILES)] = link_outline(ext)
+            self.outlines[link_outline_key(digest, ext.module, path)] = link_outline(ext)
 
     def adopt(self, started: datetime, report: IndexReport, head: str | None) -> None:
         """Continue another process's run (:mod:`acms.service.indexing.child`): its start time (so the
