@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import tiktoken
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from acms import tokens
@@ -93,6 +93,7 @@ PARTS = st.lists(st.one_of(CODE, st.text(max_size=8), st.sampled_from(["\n", "\n
 
 @settings(max_examples=400, deadline=None)
 @given(PARTS)
+@example(["\n", "    ", "\n"])  # a whitespace-only part between line breaks: one token over both joins
 def test_a_text_counted_in_parts_counts_as_the_whole(parts: list[str]) -> None:
     """The packer prices blocks and whole contexts by their parts (a body counted once per process):
     the sum is the count of the text they make, wherever the joins fall, asked once or again."""

@@ -210,9 +210,12 @@ def count_parts(parts: Iterable[str]) -> int:
 
 
 def _begins_line(part: str) -> bool:
-    if not part:
+    """A part of whitespace only is never a start: a line break in the part after it would end the
+    pre-tokenizer's piece there, so the run reaches back over the join (``"\\n" "    " "\\n"`` is one token)."""
+    rest = part.lstrip()  # str.isspace covers the regex's \s
+    if not rest:
         return False
-    lead = part[: len(part) - len(part.lstrip())]  # str.isspace covers the regex's \s
+    lead = part[: len(part) - len(rest)]
     return "\n" not in lead and "\r" not in lead
 
 
