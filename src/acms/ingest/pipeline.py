@@ -109,13 +109,19 @@ def extract_all(sources: list[SourceFile], all_paths: set[str], window: int,
         return
     size = max(16, len(sources) // (workers * 8))
     chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
-    ctx = pool_context()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=helper_start, initargs=(os.getpid(),)) as pool:
+    with refresh_pool(workers) as pool:
         for future in [pool.submit(_extract_and_emit, chunk, all_paths, window, emitting,
                                    {s.path: secrets[s.path] for s in chunk if s.path in secrets}
                                    if secrets and emitting is not None else {})
                        for chunk in chunks]:
             yield from helper_result(future, "a worker extracting the files")
+
+
+def refresh_pool(workers: int) -> ProcessPoolExecutor:
+    """The pool an incremental run's files are parsed in: its workers at ``WORKER_NICENESS``, as a streamed
+    index's (the run reads the replaced files' old quads meanwhile)."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=_start_niced,
+                               initargs=(os.getpid(),))
 
 
 def _extract_and_emit(chunk: list[SourceFile], all_paths: set[str], window: int, emitting: EmitSettings | None,
@@ -148,6 +154,12 @@ def _init_worker(all_paths: set[str], window: int, owner: int) -> None:
     """``owner``: the process whose pool this is; the worker ends with it (a ``kill -9`` of ``acms index``
     left the pool's forkserver and workers idle forever, :mod:`acms.lifetime`)."""
     _WORKER["paths"], _WORKER["window"] = all_paths, window
+    _start_niced(owner)
+
+
+def _start_niced(owner: int) -> None:
+    """A pool worker's start, at ``WORKER_NICENESS``: the process that waits for it has work of its own
+    meanwhile, and a server may answer beside it."""
     helper_start(owner)
     if hasattr(os, "nice"):  # POSIX
         os.nice(WORKER_NICENESS)
