@@ -24,6 +24,7 @@ from acms.sparql.bind import bind
 from acms.sparql.functions import QUERY_FUNCTIONS
 from acms.sparql.runner import QueryLimits, run_bounded
 from acms.store import run_marker, usage
+from acms.store.compaction import lower_compaction_threads
 from acms.store.lock import DEFAULT_WAIT, lock_for
 from acms.store.protocol import Bindings, CustomFunctions, GraphStore, RawResult, Rewrite, Row, Solution, SupportsBulkLoad
 from acms.store.results import answer
@@ -534,6 +535,7 @@ def open_handle(path: Path | None, *, read_only: bool = False) -> ox.Store:
         path.mkdir(parents=True, exist_ok=True)
         store = ox.Store(str(path))
         prune_info_logs(path)
+        lower_compaction_threads()
         return store
     except OSError as exc:
         if "LOCK" in str(exc) or "temporarily unavailable" in str(exc):
