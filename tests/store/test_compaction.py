@@ -30,8 +30,8 @@ def test_a_writers_open_lowers_the_compaction_threads_and_leaves_the_flush_threa
     store = open_handle(tmp_path / "graph")
     try:
         threads = _threads()
-        low = [tid for tid, name in threads.items() if name == "rocksdb:low"]
-        high = [tid for tid, name in threads.items() if name == "rocksdb:high"]
+        low = [tid for tid, name in threads.items() if name.startswith("rocksdb:low")]
+        high = [tid for tid, name in threads.items() if name.startswith("rocksdb:high")]
         assert low and high
         assert all(os.getpriority(os.PRIO_PROCESS, tid) == compaction.COMPACTION_NICENESS for tid in low)
         assert all(os.getpriority(os.PRIO_PROCESS, tid) < compaction.COMPACTION_NICENESS for tid in high)

@@ -18,17 +18,19 @@ __all__ = ["COMPACTION_NICENESS", "lower_compaction_threads"]
 
 COMPACTION_NICENESS = 19
 _TASKS = Path("/proc/self/task")
+_COMPACTION_POOLS = ("rocksdb:low", "rocksdb:bottom")  # RocksDB's thread names (a number may follow)
 
 
 def lower_compaction_threads() -> int:
-    """Renice this process's ``rocksdb:low`` threads (Linux: niceness is per thread) to
-    ``COMPACTION_NICENESS``; how many were lowered now. A no-op where threads cannot be listed."""
+    """Renice this process's compaction threads (``rocksdb:low``, and ``rocksdb:bottom`` where RocksDB has
+    them; Linux: niceness is per thread) to ``COMPACTION_NICENESS``; how many were lowered now. A no-op
+    where threads cannot be listed."""
     if not hasattr(os, "setpriority") or not _TASKS.is_dir():
         return 0
     lowered = 0
     for task in _TASKS.iterdir():
         try:
-            if (task / "comm").read_text(encoding="ascii").strip() != "rocksdb:low":
+            if not (task / "comm").read_text(encoding="ascii").startswith(_COMPACTION_POOLS):
                 continue
             tid = int(task.name)
             if os.getpriority(os.PRIO_PROCESS, tid) < COMPACTION_NICENESS:
