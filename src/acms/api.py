@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from acms.config import Settings, load_settings
 from acms.paths import index_location, is_remote, project_root
 from acms.removal import removals_settled
+from acms.retrieval.drift import Drift
 from acms.retrieval.search import Mode as SearchMode
 from acms.retrieval.search import SearchResult, Searcher
 from acms.service.progress import Progress
@@ -227,22 +228,26 @@ class Index:
 
     def refresh(self, *, progress: Progress | None = None, wait: float | None = None,
                 looked: Staleness | None = None, on_look: Callable[[Staleness], object] | None = None,
-                saved: Collection[str] = ()) -> IndexReport | None:
+                saved: Collection[str] = (), refit: bool = False) -> IndexReport | None:
         """Re-index what changed on disk since the last run, reading only the files whose size or
         mtime moved; None when nothing changed (found under a reader's share: no writer's lock is taken).
-        The same write as ``index`` (whole or not at all). ``looked``: a look just taken (a read's): used
+        The same write as ``index`` (whole or not at all), but for the LSA model: a refit that falls due is
+        left due (``report.refit_due``: ``index`` fits again, as ``refit`` does) unless the drift passed
+        ``REFIT_CAP`` (:mod:`acms.retrieval.drift`). ``looked``: a look just taken (a read's): used
         when the index is still in the state it looked against, else the files are looked at again under
         the writer's lock (another writer ran between).
         ``on_look``: hears the look the refresh went by (what a watcher names as skipped comes from it).
-        ``saved``: what a watcher reported changed, for the refresh's own look (``look``)."""
+        ``saved``: what a watcher reported changed, for the refresh's own look (``look``).
+        ``refit``: fit the model again now if a refit is due, with the files' refresh (a watcher, idle)."""
         from acms.service.indexing import IndexRun
 
         if self.session.mode is Mode.READ:
-            return self._refresh_beside_reader(progress, wait, looked, on_look, saved)
+            return self._refresh_beside_reader(progress, wait, looked, on_look, saved, refit)
+        refit = refit and Drift.pending(self.layout.cache)
         own = looked is None
         if looked is None:  # looked at under a reader's share: finding nothing changed blocks no reader
             looked = self.look(wait, saved=saved)
-            if not looked.stale:
+            if not looked.stale and not refit:
                 if on_look is not None:
                     on_look(looked)
                 return None
@@ -253,13 +258,14 @@ class Index:
                 looked = self._own_look(store, saved) if own else self._read_look(store)
             if on_look is not None:
                 on_look(looked)
-            if not looked.stale:
+            if not looked.stale and not (refit and Drift.pending(self.layout.cache)):
                 return None
-            return IndexRun(self.root, store, self.settings, self.layout, progress=progress, looked=looked).run()
+            return IndexRun(self.root, store, self.settings, self.layout, progress=progress, looked=looked,
+                            defer_refit=not refit).run()
 
     def _refresh_beside_reader(self, progress: Progress | None, wait: float | None, looked: Staleness | None,
                                on_look: Callable[[Staleness], object] | None,
-                               saved: Collection[str]) -> IndexReport | None:
+                               saved: Collection[str], refit: bool) -> IndexReport | None:
         """A reader holds its share for its lifetime: it lets go, refreshes as a writer, takes it again."""
         self.session.close()
         writer: Index | None = None
@@ -267,7 +273,7 @@ class Index:
             writer = Index(self.root, self.settings, self._location, mode=Mode.WRITE, command=self._command,
                            create=False, registry=self.registry,
                            wait=self.settings.lock_wait if wait is None else wait)
-            return writer.refresh(progress=progress, looked=looked, on_look=on_look, saved=saved)
+            return writer.refresh(progress=progress, looked=looked, on_look=on_look, saved=saved, refit=refit)
         finally:
             if writer is not None:
                 writer.session.close()  # not close(): what it moved aside is removed while this reader answers
@@ -278,11 +284,13 @@ class Index:
     def follower(self, on_refresh: Callable[[Refreshed], object]) -> Follower:
         """What follows the project (``acms watch``, and beside ``acms mcp`` and ``acms serve``): saves
         gathered for the ``watch_debounce_ms`` setting, then one ``refresh``; the index directory is not
-        watched. ``start()`` it; ``on_refresh`` hears of each refresh."""
+        watched; an LSA refit the refreshes left due is made once the project is quiet (``REFIT_IDLE_S``).
+        ``start()`` it; ``on_refresh`` hears of each refresh."""
         from acms.service.watch import Follower
 
         self._follower = Follower(self.root, self.refresh, debounce_ms=self.settings.watch_debounce_ms,
-                                  ignore=[self.layout.root], on_refresh=on_refresh)
+                                  ignore=[self.layout.root], on_refresh=on_refresh,
+                                  refit_due=lambda: Drift.pending(self.layout.cache))
         return self._follower
 
     def freshen(self) -> tuple[str, ...]:

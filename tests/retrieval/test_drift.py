@@ -4,11 +4,13 @@ it was fitted over: edits fold into the model they found, a project that changed
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 from acms.api import Index
-from acms.retrieval.drift import REFIT_SHARE, Drift
+from acms.retrieval.drift import REFIT_CAP, REFIT_SHARE, Drift
 from acms.retrieval.embedding_store import active_model
+from acms.results import Refreshed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -51,15 +53,39 @@ def test_edits_fold_into_the_model_until_the_drift_passes_the_share(tmp_path: Pa
         drift = Drift.load(idx.layout.cache, first)
         assert drift is not None and drift.folded - folded <= 2  # the module's own text changed
 
-        # a new module of more fragments than REFIT_SHARE of the fit: the next run fits again
+        # a new module of more fragments than REFIT_SHARE of the fit: a refresh (what a read or a watcher
+        # runs) folds them on and says the refit is due; the next `acms index` fits again, nothing changed
         (root / "pkg" / "letters.py").write_text(functions(int(drift.fitted_on * REFIT_SHARE) + 5, "letter"))
         report = idx.refresh()
-        assert report is not None
+        assert report is not None and report.refit_due and not report.refitted
+        due = Drift.load(idx.layout.cache, first)
+        assert model_id(idx) == first and due is not None and due.due() and not due.due(0, REFIT_CAP)
+        assert Drift.pending(idx.layout.cache)
+        assert idx.search("scale the letter value", "vector", 3).hits  # folded: the old model answers for them
+        report = idx.index()
+        assert report.up_to_date and report.refitted and not report.refit_due
         second = model_id(idx)
         assert second != first
         refit = Drift.load(idx.layout.cache, second)
         assert refit is not None and refit.folded == 0 and refit.fitted_on == report.embedded
+        assert not Drift.pending(idx.layout.cache)
         assert idx.search("scale the letter value", "vector", 3).hits  # the new model's vectors answer
+
+
+def test_a_refresh_fits_again_itself_past_the_cap(tmp_path: Path) -> None:
+    """A refresh leaves a due refit for later only up to REFIT_CAP: a server that does not watch (its
+    every write a read's) still gets a model fitted to the project."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    with Index.open(root, record_use=False) as idx:
+        idx.index()
+        first = model_id(idx)
+        fitted = Drift.load(idx.layout.cache, first)
+        assert fitted is not None
+        (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_CAP) + 5, "letter"))
+        report = idx.refresh()
+        assert report is not None and report.refitted and not report.refit_due
+        assert model_id(idx) != first and not Drift.pending(idx.layout.cache)
 
 
 class _FailAfter:
@@ -91,7 +117,7 @@ def test_a_refit_that_does_not_land_leaves_the_old_model_usable(tmp_path: Path) 
         assert fitted is not None
         (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_SHARE) + 5, "letter"))
         try:
-            idx.refresh(progress=_FailAfter("vectors"))  # the new model landed, the graph not
+            idx.index(progress=_FailAfter("vectors"))  # the new model landed, the graph not
         except RuntimeError:
             pass
         else:
@@ -99,6 +125,40 @@ def test_a_refit_that_does_not_land_leaves_the_old_model_usable(tmp_path: Path) 
     with Index.open(root, mode="read", refresh="off") as reader:  # rolled back; the old model still answers
         assert model_id(reader) == first and reader.search("parse header", "vector", 3).hits
     with Index.open(root, record_use=False) as idx:
-        report = idx.refresh()
-        assert report is not None and model_id(idx) != first
+        report = idx.index()
+        assert report.refitted and model_id(idx) != first
+        assert idx.search("scale the letter value", "vector", 3).hits
+
+
+def test_a_watcher_fits_again_once_the_project_is_quiet(tmp_path: Path) -> None:
+    """The watcher's refresh after a save folds the new code on (a read may be waiting for it); the refit
+    it left due is made by the watcher after a quiet spell, as a write of its own, with a line of its own."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    (root / "pkg" / "numbers.py").write_text(functions(40, "number"))  # enough fragments that the letters
+    with Index.open(root, record_use=False) as idx:  # below pass REFIT_SHARE, not REFIT_CAP
+        idx.index()
+        first = model_id(idx)
+        fitted = Drift.load(idx.layout.cache, first)
+        assert fitted is not None
+    heard: list[Refreshed] = []
+    with Index.open(root, mode="shared", record_use=False, watch_debounce_ms=50) as idx:  # as acms mcp holds it
+        following = idx.follower(heard.append)
+        following.refit_idle_s = 1.0
+        following.start()
+        try:
+            assert following.ready.wait(10)
+            (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_SHARE) + 5, "letter"))
+            deadline = time.monotonic() + 60
+            while not any(h.refitted for h in heard) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        finally:
+            following.stop()
+        assert [h.error for h in heard if h.error] == []
+        refreshed = [h for h in heard if h.changed]
+        refits = [h for h in heard if h.refitted]
+        assert refreshed and refreshed[0].paths == ["pkg/letters.py"] and not refreshed[0].refitted
+        assert len(refits) == 1 and not refits[0].changed and "LSA model fitted again" in refits[0].line()
+        assert heard.index(refits[0]) > heard.index(refreshed[0])
+        assert model_id(idx) != first and not Drift.pending(idx.layout.cache)
         assert idx.search("scale the letter value", "vector", 3).hits

@@ -232,7 +232,9 @@ def start_following(index: Index, name: str) -> Any:
     """A follower thread refreshing ``index`` after saves, its failures noted on stderr."""
 
     def note(done: Any) -> None:
-        if done.error or done.skipped:  # what a refresh did is the answers' news; what it could not do, the log's
+        # what a refresh did is the answers' news; what it could not do, and a refit (it holds the index for
+        # seconds), the log's
+        if done.error or done.skipped or done.refitted:
             click.echo(f"{name}: note: {done.line()}", err=True)
 
     return follower(index, note).start()

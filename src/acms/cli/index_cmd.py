@@ -37,7 +37,8 @@ def _summary(report: IndexReport, store: Path | str, verbose: bool) -> None:
         phases = ", ".join(f"{k} {v:.2f}s" for k, v in report.timings.items())
         click.echo(f"  phases: {phases}")
     if report.embedded:
-        click.echo(f"  vectors: {report.embedded} fragments embedded with {report.embedding_model}")
+        click.echo(f"  vectors: {report.embedded} fragments embedded with {report.embedding_model}"
+                   + (" (the model fitted again: the project drifted from its fit)" if report.refitted else ""))
     if report.versions_archived:
         click.echo(f"  history: {report.versions_archived} superseded versions moved to the cold tier")
     if report.history is not None:

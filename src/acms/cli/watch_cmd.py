@@ -38,6 +38,10 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
     the last run, then every burst of saves as one refresh (a branch switch too). Ignored and excluded
     paths stay ignored; readers and servers use the index meanwhile. Ctrl-C stops it.
 
+    A refresh folds new code into the vector model; once the project has drifted far enough from the
+    model's fit, the model is fitted again after 30 s without a save (not between a save and the read
+    after it), with a line of its own.
+
     A saved file the index leaves out for what it holds (binary, over `max_file_bytes`, a symlink
     loop, gone while read) is named once with its reason; ignored and hidden paths are not news.
 
@@ -66,7 +70,7 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
         if as_json:
             say(json.dumps({"indexed": done.indexed, "removed": done.removed, "relinked": done.relinked,
                             "paths": done.paths, "skipped": done.skipped, "seconds": round(done.seconds, 3),
-                            "error": done.error or None}))
+                            "refitted": done.refitted, "error": done.error or None}))
         elif done.error:
             say("acms watch: " + done.line(), err=True)
         else:

@@ -17,6 +17,7 @@ and only landed here.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import heapq
@@ -42,7 +43,7 @@ from acms.index.vectors import MatrixWriter, VectorMatrix, encode, wrote_rows
 from acms.lifetime import helper_result
 from acms.memory import release_freed
 from acms.retrieval.corpus_read import saved_count
-from acms.retrieval.drift import Drift
+from acms.retrieval.drift import REFIT_CAP, Drift
 from acms.sparql import catalog
 from acms.store.layout import IndexLayout
 from acms.store.oxigraph import load_nquads
@@ -93,6 +94,8 @@ class EmbedReport:
     model_id: str
     embedded: int
     seconds: float
+    refit_due: bool = False  # the drift passed REFIT_SHARE and the run folded on (``defer_refit``)
+    refitted: bool = False  # the model was fitted again, the corpus having drifted from its fit
 
 
 def active_model(store: GraphStore) -> ModelInfo | None:
@@ -210,7 +213,8 @@ def _embed_rows(provider: EmbeddingProvider, rows: list[dict], phases: Phases,
 def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
                   phases: Phases | None = None, texts: KnownTexts | None = None,
                   ahead: EmbeddingAhead | None = None, files: Iterable[str] | None = None,
-                  fragments: int | None = None, unembedded: Collection[str] | None = None) -> EmbedReport | None:
+                  fragments: int | None = None, unembedded: Collection[str] | None = None,
+                  defer_refit: bool = False) -> EmbedReport | None:
     """Embed the fragments that have no vector; fit the default LSA model on first use.
     ``phases`` hears of the ``fitting`` phase (when a model is fitted) and the ``embeddings`` one.
     ``texts()``: every searchable fragment's (IRI, text), when known without reading the store (a first
@@ -219,7 +223,10 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     whose vectors are loaded when this is a first LSA embedding. ``files``: the file IRIs the index run
     wrote, where the fragments to embed (and their texts) are looked for first (:func:`_unembedded`); ``fragments``: how many
     searchable fragments there are, when the run's caches have just counted them (none written since);
-    ``unembedded``: of the fragments in those files, the ones the run left with no vector, when it knows."""
+    ``unembedded``: of the fragments in those files, the ones the run left with no vector, when it knows.
+    ``defer_refit``: a live refresh, which folds on past ``REFIT_SHARE`` (up to ``REFIT_CAP``) and says the
+    refit is due; any other run fits again once it is due, whether or not it has anything to embed
+    (:mod:`acms.retrieval.drift`)."""
     import time
 
     t0 = time.perf_counter()
@@ -237,16 +244,22 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
             return _land_kept(store, layout, ahead, model, phases, t0)
         provider = _kept_provider(model, settings, layout)
         return _stream_all(store, layout, provider, [], phases, t0, rows=None if texts is None else _placed(store, texts))
+    lsa = settings.embedding_provider == "lsa"
+    counted = Drift.load(layout.cache, model.model_id) if lsa else None
+    if counted is not None and counted.due() and not defer_refit:  # left due by live refreshes
+        return _refit(store, layout, settings, phases)
     rows = _unembedded(store, files, fragments, unembedded)
     if not rows:
-        return EmbedReport(model.model_id, 0, time.perf_counter() - t0)
+        return EmbedReport(model.model_id, 0, time.perf_counter() - t0, refit_due=counted is not None and counted.due())
     missing = {r["frag"].value for r in rows}
-    if settings.embedding_provider == "lsa":
-        drift = Drift.load(layout.cache, model.model_id) or Drift(
+    refit_due = False
+    if lsa:
+        drift = counted or Drift(
             model.model_id, saved_count(store, "embeddings/count-texts") - len({(r["frag"].value, r["g"].value) for r in rows}))
         new = _new_texts(layout, missing)
-        if drift.due(new):  # fit again on the project as it is now: a first embedding, streamed
-            return _refit(store, layout, settings, phases)
+        if drift.due(new) and (not defer_refit or drift.due(new, REFIT_CAP)):
+            return _refit(store, layout, settings, phases)  # on the project as it is now: a first embedding, streamed
+        refit_due = drift.due(new)
         drift.folded += new
         drift.save(layout.cache)
     rows.sort(key=lambda r: r["frag"].value)
@@ -259,7 +272,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     # the vector cache's update that follows takes these rather than reading them back (vectors-of.rq)
     wrote_rows(layout.cache_dir("vectors"), DerivedCaches(store, layout).state_key, model.model_id,
                [r["frag"].value for r in rows], np.concatenate(made))
-    return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0)
+    return EmbedReport(model.model_id, len(rows), time.perf_counter() - t0, refit_due=refit_due)
 
 
 def _unembedded(store: GraphStore, files: Iterable[str] | None, fragments: int | None = None,
@@ -313,7 +326,7 @@ def _refit(store: GraphStore, layout: IndexLayout, settings: Settings, phases: P
     """Fit the LSA model again on the project as it is now and embed every fragment with it, streamed as a
     first embedding is."""
     store.update(catalog.text("embeddings/drop-vectors.ru"))
-    return _fitted(layout, migrate(store, layout, settings, "lsa", phases))
+    return dataclasses.replace(_fitted(layout, migrate(store, layout, settings, "lsa", phases)), refitted=True)
 
 
 def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:

@@ -9,6 +9,10 @@ rules (a new path, a rule file such as ``.gitignore``), so an ignored path, or a
 already, costs one look and never a write, and a change made while a refresh ran is found by the next
 one (the watcher keeps gathering meanwhile). The index directory and the version-control internals are
 not watched at all.
+
+A refresh leaves an LSA refit that falls due for later (a read may be waiting for it; see
+:mod:`acms.retrieval.drift`): once the project has been quiet for ``REFIT_IDLE_S``, the watcher fits the
+model again as a write of its own.
 """
 
 from __future__ import annotations
@@ -29,9 +33,13 @@ if TYPE_CHECKING:
     from acms.service.freshness import Staleness
     from acms.service.indexing import IndexReport
 
-__all__ = ["BATCH_MS", "Follower", "Refreshed"]
+__all__ = ["BATCH_MS", "REFIT_IDLE_S", "Follower", "Refreshed"]
 
 BATCH_MS = 2000  # the longest a stream of saves is gathered before it is refreshed anyway
+# Seconds without a save after which a refit the refreshes left due is made: an agent's saves come
+# seconds apart, and a refit holds the index for about as long as a first embedding (a standard library:
+# ~15 s), so it waits for a pause rather than land between a save and the read after it
+REFIT_IDLE_S = 30.0
 RULED_OUT = frozenset(r.value for r in (SkipReason.IGNORED, SkipReason.HIDDEN, SkipReason.VENDORED, SkipReason.BUILD))
 
 
@@ -48,6 +56,7 @@ class Refreshed:
     # reason -> files saved or removed that the index leaves out for what they hold (binary, too large,
     # a symlink loop, gone while read), each named once per reason
     skipped: dict[str, list[str]] = field(default_factory=dict)
+    refitted: int = 0  # the LSA model was fitted again: the fragments embedded with the new one
 
     @property
     def changed(self) -> bool:
@@ -65,6 +74,9 @@ class Refreshed:
             if self.relinked:
                 parts.append(f"{self.relinked} relinked")
             said = f"{', '.join(parts)} in {self.seconds:.2f} s" + (f": {_shown(self.paths)}" if self.paths else "")
+        if self.refitted:
+            said += ("; " if said else "") + f"LSA model fitted again, {self.refitted:,} fragments embedded" + (
+                "" if self.changed else f" in {self.seconds:.2f} s")
         if self.skipped:
             left = _shown([f"{p} ({reason})" for reason, ps in sorted(self.skipped.items()) for p in ps])
             said += ("; " if said else "") + f"skipped {left}"
@@ -79,11 +91,18 @@ class Follower:
     """Calls ``refresh()`` after saves under ``root``; ``run`` blocks, ``start`` runs it in a thread."""
 
     def __init__(self, root: Path, refresh: Callable[..., IndexReport | None], *, debounce_ms: int = 50,
-                 ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None) -> None:
-        """``refresh(on_look=..., saved=...)``: refresh, handing ``on_look`` the look it took at the project
-        (told the paths saved, ``Index.refresh``)."""
+                 ignore: Iterable[Path] = (), on_refresh: Callable[[Refreshed], object] | None = None,
+                 refit_due: Callable[[], bool] = lambda: False, refit_idle_s: float = REFIT_IDLE_S) -> None:
+        """``refresh(on_look=..., saved=..., refit=...)``: refresh, handing ``on_look`` the look it took at the
+        project (told the paths saved), and with ``refit`` fit the model again if that is due
+        (``Index.refresh``). ``refit_due()``: whether a refit is due (asked once a quiet spell of
+        ``refit_idle_s`` began)."""
         self.root = root
         self._refresh = refresh
+        self._refit_due = refit_due
+        self.refit_idle_s = refit_idle_s
+        self._quiet_since = time.monotonic()
+        self._refit_asked = False  # refit_due() asked in this quiet spell
         self.debounce_ms = debounce_ms
         self._ignore = [p.resolve() for p in ignore]
         self._on_refresh = on_refresh or (lambda _r: None)
@@ -111,12 +130,17 @@ class Follower:
             if batch or not caught_up:
                 caught_up = True
                 self._once({path for _, path in batch})
+                self._quiet_since, self._refit_asked = time.monotonic(), False
+            elif not self._refit_asked and time.monotonic() - self._quiet_since >= self.refit_idle_s:
+                self._refit_asked = True
+                if self._refit_due():
+                    self._once(set(), refit=True)
 
-    def _once(self, saved: set[str]) -> None:
+    def _once(self, saved: set[str], *, refit: bool = False) -> None:
         t0 = time.perf_counter()
         looks: list[Staleness] = []
         try:
-            report = self._refresh(on_look=looks.append, saved=saved)
+            report = self._refresh(on_look=looks.append, saved=saved, **({"refit": True} if refit else {}))
         except AcmsError as exc:
             self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, error=exc.message))
             return
@@ -131,12 +155,13 @@ class Follower:
             left_out = {}
         changed = [] if report is None or report.up_to_date else report.changed_paths
         skipped = self._newly_skipped(left_out, saved, changed)
+        refitted = report.embedded if report is not None and report.refitted else 0
         if changed:
             self.refreshes += 1
             self._on_refresh(Refreshed(report.files_indexed, report.files_removed, report.files_relinked,
-                                       changed, time.perf_counter() - t0, skipped=skipped))
-        elif skipped:
-            self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, skipped=skipped))
+                                       changed, time.perf_counter() - t0, skipped=skipped, refitted=refitted))
+        elif skipped or refitted:
+            self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, skipped=skipped, refitted=refitted))
 
     def _newly_skipped(self, left_out: dict[str, list[str]], saved: set[str],
                        changed: list[str]) -> dict[str, list[str]]:

@@ -143,12 +143,14 @@ class AfterFiles:
             counted = self._fragments() if beside and self._fragments is not None else self.fragments
             done = embed_missing(self.run.store, layout, self.run.settings, phases or self.run, self.spilled_texts(),
                                  ahead, files=files, fragments=counted,
-                                 unembedded=delta.unembedded if delta is not None else None)
+                                 unembedded=delta.unembedded if delta is not None else None,
+                                 defer_refit=self.run.defer_refit)
         except ProviderError as exc:
             self.run.report.warnings.append(f"vectors not computed: {exc.message}")
             return
         if done is not None:
             self.run.report.embedded, self.run.report.embedding_model = done.embedded, done.model_id
+            self.run.report.refit_due, self.run.report.refitted = done.refit_due, done.refitted
 
     def _embedding_beside(self, layout: IndexLayout) -> EmbeddingBeside | None:
         """The embedding of an incremental run's fragments, begun in a thread beside the caches' update

@@ -89,6 +89,9 @@ class RunContext:
         # entity IRI -> the time its version this run archived was superseded, when those are all the
         # versions the run adds (an incremental run of the files); None: not known (the tier policy asks)
         self.revised: dict[str, str] | None = None
+        # A live refresh: an LSA refit that falls due is left to ``acms index`` or an idle watcher (a read waits
+        # for this run; :mod:`acms.retrieval.drift`)
+        self.defer_refit = False
 
     def keep_outline(self, path: str, digest: str, ext: Extraction | None) -> None:
         """What linking reads of a Python module this run extracted, kept for the runs that will pass

@@ -35,6 +35,8 @@ class IndexReport:
     up_to_date: bool = False
     embedded: int = 0
     embedding_model: str = ""
+    refit_due: bool = False  # a live refresh folded on past the LSA drift's share: `acms index` fits again
+    refitted: bool = False  # the LSA model was fitted again (the corpus had drifted from its fit)
     warnings: list[str] = field(default_factory=list)
     versions_archived: int = 0
     hot_entities: int = 0

@@ -73,11 +73,14 @@ class IndexRun(RunContext):
     """One run of ``acms index`` over one store (held for writing by the caller)."""
 
     def __init__(self, root: Path, store: GraphStore, settings: Settings, layout: IndexLayout | None = None, *,
-                 history: int = 0, progress: Progress | None = None, looked: Staleness | None = None) -> None:
+                 history: int = 0, progress: Progress | None = None, looked: Staleness | None = None,
+                 defer_refit: bool = False) -> None:
         """``looked``: a look at the files just before (:mod:`acms.service.freshness`, a live refresh):
-        its listing is the run's and the files it found unchanged are not read again."""
+        its listing is the run's and the files it found unchanged are not read again. ``defer_refit``: the
+        run folds its fragments into the LSA model even when a refit falls due (``report.refit_due``)."""
         super().__init__(root, store, settings, layout, history=history, progress=progress)
         self.looked = looked
+        self.defer_refit = defer_refit
         self.rewrote_all = False  # a streamed re-index: the store is compacted after the run
         self._t0 = time.perf_counter()
 
