@@ -27,6 +27,21 @@ def functions(n: int, prefix: str) -> str:
                        f"    return value * {i} + len('{prefix}')\n" for i in range(n))
 
 
+def indexed(tmp_path: Path, numbers: bool = False) -> tuple[Path, str, Drift]:
+    """A copy of the sample project indexed: its root, its model's id and the model's drift count.
+    ``numbers``: with 40 more functions, so that a module of REFIT_SHARE's fragments stays below REFIT_CAP."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    if numbers:
+        (root / "pkg" / "numbers.py").write_text(functions(40, "number"))
+    with Index.open(root, record_use=False) as idx:
+        idx.index()
+        first = model_id(idx)
+        fitted = Drift.load(idx.layout.cache, first)
+    assert fitted is not None and fitted.folded == 0
+    return root, first, fitted
+
+
 def test_edits_fold_into_the_model_until_the_drift_passes_the_share(tmp_path: Path) -> None:
     root = tmp_path / "proj"
     shutil.copytree(FIXTURES / "sample_project", root)
@@ -75,14 +90,9 @@ def test_edits_fold_into_the_model_until_the_drift_passes_the_share(tmp_path: Pa
 def test_a_refresh_fits_again_itself_past_the_cap(tmp_path: Path) -> None:
     """A refresh leaves a due refit for later only up to REFIT_CAP: a server that does not watch (its
     every write a read's) still gets a model fitted to the project."""
-    root = tmp_path / "proj"
-    shutil.copytree(FIXTURES / "sample_project", root)
+    root, first, fitted = indexed(tmp_path)
+    (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_CAP) + 5, "letter"))
     with Index.open(root, record_use=False) as idx:
-        idx.index()
-        first = model_id(idx)
-        fitted = Drift.load(idx.layout.cache, first)
-        assert fitted is not None
-        (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_CAP) + 5, "letter"))
         report = idx.refresh()
         assert report is not None and report.refitted and not report.refit_due
         assert model_id(idx) != first and not Drift.pending(idx.layout.cache)
@@ -108,14 +118,9 @@ class _FailAfter:
 def test_a_refit_that_does_not_land_leaves_the_old_model_usable(tmp_path: Path) -> None:
     """The new model is written beside the caches before the run lands; a run that then fails leaves the
     graph on the old model, which queries and the next run still find (kept under its id)."""
-    root = tmp_path / "proj"
-    shutil.copytree(FIXTURES / "sample_project", root)
+    root, first, fitted = indexed(tmp_path)
+    (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_SHARE) + 5, "letter"))
     with Index.open(root, record_use=False) as idx:
-        idx.index()
-        first = model_id(idx)
-        fitted = Drift.load(idx.layout.cache, first)
-        assert fitted is not None
-        (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_SHARE) + 5, "letter"))
         try:
             idx.index(progress=_FailAfter("vectors"))  # the new model landed, the graph not
         except RuntimeError:
@@ -133,14 +138,7 @@ def test_a_refit_that_does_not_land_leaves_the_old_model_usable(tmp_path: Path) 
 def test_a_watcher_fits_again_once_the_project_is_quiet(tmp_path: Path) -> None:
     """The watcher's refresh after a save folds the new code on (a read may be waiting for it); the refit
     it left due is made by the watcher after a quiet spell, as a write of its own, with a line of its own."""
-    root = tmp_path / "proj"
-    shutil.copytree(FIXTURES / "sample_project", root)
-    (root / "pkg" / "numbers.py").write_text(functions(40, "number"))  # enough fragments that the letters
-    with Index.open(root, record_use=False) as idx:  # below pass REFIT_SHARE, not REFIT_CAP
-        idx.index()
-        first = model_id(idx)
-        fitted = Drift.load(idx.layout.cache, first)
-        assert fitted is not None
+    root, first, fitted = indexed(tmp_path, numbers=True)
     heard: list[Refreshed] = []
     with Index.open(root, mode="shared", record_use=False, watch_debounce_ms=50) as idx:  # as acms mcp holds it
         following = idx.follower(heard.append)
