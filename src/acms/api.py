@@ -189,11 +189,13 @@ class Index:
 
     # -- the two orchestrations ------------------------------------------------------------------
     def index(self, *, history: int = 0, progress: Progress | None = None, rehash: bool = False,
-              force: bool = False) -> IndexReport:
+              force: bool = False, defer_refit: bool = False) -> IndexReport:
         """One index run: lands whole or not at all (see :mod:`acms.service.indexing`). Once a run left its
         manifest, only the files whose size or mtime moved are read (as a refresh reads them); ``rehash``:
         every file is read and hashed. ``force``: in a shared remote store, replace the project's graphs
-        even when another project root indexed them under the same name (refused otherwise)."""
+        even when another project root indexed them under the same name (refused otherwise).
+        ``defer_refit``: an LSA refit that is due is left for later, as a refresh leaves it (an agent's
+        call in the middle of its work: :mod:`acms.retrieval.drift`)."""
         from acms.service.indexing import IndexRun
 
         with self.session.writing() as store:
@@ -202,7 +204,7 @@ class Index:
             looked = None if rehash or Manifest.load(self.layout.cache) is None else \
                 check(self.root, self.settings, store, self.layout.cache)
             return IndexRun(self.root, store, self.settings, self.layout, history=history, progress=progress,
-                            looked=looked).run()
+                            looked=looked, defer_refit=defer_refit).run()
 
     # -- following the files on disk ---------------------------------------------------------------
     @property

@@ -3,11 +3,13 @@ it was fitted over: edits fold into the model they found, a project that changed
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
 
 from acms.api import Index
+from acms.mcp_server.tools import AcmsTools
 from acms.retrieval.drift import REFIT_CAP, REFIT_SHARE, Drift
 from acms.retrieval.embedding_store import active_model
 from acms.results import Refreshed
@@ -160,3 +162,14 @@ def test_a_watcher_fits_again_once_the_project_is_quiet(tmp_path: Path) -> None:
         assert heard.index(refits[0]) > heard.index(refreshed[0])
         assert model_id(idx) != first and not Drift.pending(idx.layout.cache)
         assert idx.search("scale the letter value", "vector", 3).hits
+
+
+def test_the_mcp_index_tool_leaves_a_due_refit_for_later(tmp_path: Path) -> None:
+    """An agent's `index` tool call re-reads what changed and folds it in, as a refresh does: the refit
+    waits for `acms index` or an idle watcher, not for the agent."""
+    root, first, fitted = indexed(tmp_path, numbers=True)
+    (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_SHARE) + 5, "letter"))
+    with Index.open(root, mode="shared", record_use=False) as idx:  # as acms mcp holds it
+        reply = json.loads(AcmsTools(idx).refresh_index())
+        assert reply["files_indexed"] == 1 and not reply["up_to_date"]
+        assert model_id(idx) == first and Drift.pending(idx.layout.cache)

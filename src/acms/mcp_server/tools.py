@@ -228,7 +228,7 @@ class AcmsTools:
                     report = writer.index()
                 _ = self.index  # the server's shared index, from now on
                 return self._report(report)
-        return self._report(self.index.index())
+        return self._report(self.index.index(defer_refit=True))  # an agent waits for it: no LSA refit here
 
     @staticmethod
     def _report(report: Any) -> str:
