@@ -36,10 +36,11 @@ if TYPE_CHECKING:
 __all__ = ["BATCH_MS", "REFIT_IDLE_S", "Follower", "Refreshed"]
 
 BATCH_MS = 2000  # the longest a stream of saves is gathered before it is refreshed anyway
-# Seconds without a save after which a refit the refreshes left due is made: an agent's saves come
-# seconds apart, and a refit holds the index for about as long as a first embedding (a standard library:
-# 26 s), so it waits for a pause rather than land between a save and the read after it
-REFIT_IDLE_S = 30.0
+# Seconds without a save after which a refit the refreshes left due is made. A refit holds the index for
+# about as long as a first embedding (a standard library: 26 s), and an agent's pauses between a save and
+# its next read (its model thinking) run to tens of seconds: five minutes without a save is a session
+# paused, not a thought
+REFIT_IDLE_S = 300.0
 RULED_OUT = frozenset(r.value for r in (SkipReason.IGNORED, SkipReason.HIDDEN, SkipReason.VENDORED, SkipReason.BUILD))
 
 
