@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the ingest stack is imported by the writer only (``index``)
     from collections.abc import Callable
 
     from acms.assembly.protocol import RenderRequest
+    from acms.retrieval.refit_ahead import RefitAhead
     from acms.service.assembly import Assembler, AssemblyResult
 
     from acms.service.describe import Description
@@ -240,30 +241,56 @@ class Index:
         the writer's lock (another writer ran between).
         ``on_look``: hears the look the refresh went by (what a watcher names as skipped comes from it).
         ``saved``: what a watcher reported changed, for the refresh's own look (``look``).
-        ``refit``: fit the model again now if a refit is due, with the files' refresh (a watcher, idle)."""
+        ``refit``: fit the model again if a refit is due (a watcher, idle): outside the writer's lock, by a
+        worker (:mod:`acms.retrieval.refit_ahead`), landed with the files' refresh when the graph is still as
+        the worker read it, else left due."""
         from acms.service.indexing import IndexRun
 
         if self.session.mode is Mode.READ:
             return self._refresh_beside_reader(progress, wait, looked, on_look, saved, refit)
-        refit = refit and Drift.pending(self.layout.cache)
-        own = looked is None
-        if looked is None:  # looked at under a reader's share: finding nothing changed blocks no reader
-            looked = self.look(wait, saved=saved)
-            if not looked.stale and not refit:
+        made = self._refit_ahead(wait) if refit and Drift.pending(self.layout.cache) else None
+        try:
+            own = looked is None
+            if looked is None:  # looked at under a reader's share: finding nothing changed blocks no reader
+                looked = self.look(wait, saved=saved)
+                if not looked.stale and made is None:
+                    if on_look is not None:
+                        on_look(looked)
+                    return None
+            with self.session.writing(wait) as store:
+                if not looked.run or looked.run != last_run(store):  # another writer ran since: look again, alike
+                    # (a read's look, while a watcher follows, is a stat of each indexed file; the walk of
+                    # this refresh's own look is what finds new files)
+                    looked = self._own_look(store, saved) if own else self._read_look(store)
                 if on_look is not None:
                     on_look(looked)
-                return None
-        with self.session.writing(wait) as store:
-            if not looked.run or looked.run != last_run(store):  # another writer ran since: look again, alike
-                # (a read's look, while a watcher follows, is a stat of each indexed file; the walk of
-                # this refresh's own look is what finds new files)
-                looked = self._own_look(store, saved) if own else self._read_look(store)
-            if on_look is not None:
-                on_look(looked)
-            if not looked.stale and not (refit and Drift.pending(self.layout.cache)):
-                return None
-            return IndexRun(self.root, store, self.settings, self.layout, progress=progress, looked=looked,
-                            defer_refit=not refit).run()
+                if not looked.stale and made is None:
+                    return None
+                return IndexRun(self.root, store, self.settings, self.layout, progress=progress, looked=looked,
+                                defer_refit=True, refit_ahead=made).run()
+        finally:
+            if made is not None:
+                made.close()
+
+    def _refit_ahead(self, wait: float | None) -> RefitAhead | None:
+        """The LSA model refitted for the graph as it is now, the texts read under a reader's share and the
+        work done by a worker while no lock is held; None when the provider is not LSA or the worker failed
+        (the refit stays due)."""
+        from acms.retrieval.refit_ahead import RefitAhead
+
+        if self.settings.embedding_provider != "lsa":
+            return None
+        try:
+            with self.session.reading(wait) as store:
+                made = RefitAhead(store, self.layout, self.settings, last_run(store))
+        except OSError:  # its folder could not be written: the refit stays due
+            return None
+        try:
+            made.ahead.result()
+        except (AcmsError, OSError):
+            made.close()
+            return None
+        return made
 
     def _refresh_beside_reader(self, progress: Progress | None, wait: float | None, looked: Staleness | None,
                                on_look: Callable[[Staleness], object] | None,

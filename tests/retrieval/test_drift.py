@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from acms.api import Index
 from acms.mcp_server.tools import AcmsTools
 from acms.retrieval.drift import REFIT_CAP, REFIT_SHARE, Drift
+from acms.retrieval.embedding_ahead import EmbeddingAhead, Folded
 from acms.retrieval.embedding_store import active_model
 from acms.results import Refreshed
+from acms.vocab import UKO
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+ACMS = str(Path(sys.executable).parent / "acms")
 
 
 def model_id(idx: Index) -> str:
@@ -22,6 +29,12 @@ def model_id(idx: Index) -> str:
         model = active_model(store)
         assert model is not None
         return model.model_id
+
+
+def vectors(idx: Index) -> set[tuple[str, str, str]]:
+    """Every stored vector: (fragment, encoded vector, graph)."""
+    with idx.reading() as store:
+        return {(str(q.subject), str(q.object), str(q.graph_name)) for q in store.quads(None, UKO.vector)}
 
 
 def functions(n: int, prefix: str) -> str:
@@ -173,3 +186,62 @@ def test_the_mcp_index_tool_leaves_a_due_refit_for_later(tmp_path: Path) -> None
         reply = json.loads(AcmsTools(idx).refresh_index())
         assert reply["files_indexed"] == 1 and not reply["up_to_date"]
         assert model_id(idx) == first and Drift.pending(idx.layout.cache)
+
+
+def test_a_watchers_refit_is_made_outside_the_writers_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`refresh(refit=True)` (the watcher's, idle) reads the texts under a reader's share and lets a worker
+    fit and fold while it holds no lock: another process reads meanwhile. Only the landing is a write."""
+    root, first, fitted = indexed(tmp_path, numbers=True)
+    (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_SHARE) + 5, "letter"))
+    waited: list[subprocess.CompletedProcess[str]] = []
+    real = EmbeddingAhead.result
+
+    def result(self: EmbeddingAhead) -> Folded:
+        if not waited:  # the wait outside the lock (the landing asks again, under the writer's lock)
+            waited.append(subprocess.run([ACMS, "search", "-C", str(root), "scale the letter value", "--json",
+                                          "--wait", "0"], capture_output=True, text=True, timeout=60, check=False))
+        return real(self)
+
+    with Index.open(root, record_use=False) as idx:
+        assert idx.refresh() is not None and Drift.pending(idx.layout.cache)  # folded, the refit due
+    in_place = tmp_path / "in-place" / "proj"
+    shutil.copytree(root, in_place)
+    with Index.open(in_place, record_use=False) as idx:
+        assert idx.index().refitted  # the refit as `acms index` makes it, in the writer's run
+        expected = model_id(idx), vectors(idx)
+    monkeypatch.setattr(EmbeddingAhead, "result", result)
+    with Index.open(root, mode="shared", record_use=False) as idx:  # as acms mcp and acms watch hold it
+        report = idx.refresh(refit=True)
+        assert report is not None and report.up_to_date and report.refitted and not report.refit_due
+        assert model_id(idx) != first and not Drift.pending(idx.layout.cache)
+        assert (model_id(idx), vectors(idx)) == expected  # the same model and vectors, tier by tier
+        assert idx.search("scale the letter value", "vector", 3).hits
+    assert len(waited) == 1 and waited[0].returncode == 0, waited[0].stderr
+    assert json.loads(waited[0].stdout)["hits"]
+    assert not (idx.layout.cache / "refit-ahead").exists()
+
+
+def test_a_refit_made_for_a_graph_that_changed_meanwhile_is_not_landed(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save while the worker refits: the refresh after it folds the saved file, and the worker's vectors
+    (made for the texts before it) are dropped; the refit stays due."""
+    root, first, fitted = indexed(tmp_path, numbers=True)
+    (root / "pkg" / "letters.py").write_text(functions(int(fitted.fitted_on * REFIT_SHARE) + 5, "letter"))
+    real = EmbeddingAhead.result
+    saved: list[bool] = []
+
+    def result(self: EmbeddingAhead) -> Folded:
+        if not saved:
+            saved.append(True)
+            (root / "pkg" / "words.py").write_text(functions(3, "word"))
+        return real(self)
+
+    monkeypatch.setattr(EmbeddingAhead, "result", result)
+    with Index.open(root, mode="shared", record_use=False) as idx:
+        assert idx.refresh() is not None and Drift.pending(idx.layout.cache)
+        report = idx.refresh(refit=True)
+        assert report is not None and report.changed_paths == ["pkg/words.py"]
+        assert not report.refitted and report.refit_due
+        assert model_id(idx) == first and Drift.pending(idx.layout.cache)
+        assert idx.search("scale the word value", "vector", 3).hits  # folded with the model it found
+    assert not (idx.layout.cache / "refit-ahead").exists()

@@ -253,8 +253,8 @@ def test_a_migration_embeds_every_fragment_again_with_the_kept_model(tmp_path: P
         before = {(str(q.subject), str(q.object)) for q in idx.store.quads(None, UKO.vector)}
     _mark_old(root)
     read_back: list[int] = []
-    texts = embedding_store._texts
-    monkeypatch.setattr(embedding_store, "_texts", lambda store: (read_back.append(1), texts(store))[1])
+    texts = embedding_store.searchable_texts
+    monkeypatch.setattr(embedding_store, "searchable_texts", lambda store: (read_back.append(1), texts(store))[1])
     monkeypatch.setattr(embedding_ahead, "AHEAD_FROM", 0 if ahead else 10**9)
     started: list[embedding_ahead.EmbeddingAhead] = []
     real = embedding_ahead.EmbeddingAhead.__init__

@@ -17,7 +17,8 @@ earlier refit.
 A refit is a write as long as a first embedding, so it is kept out of the runs a read waits for: a live
 refresh (``Index.refresh``: a read's, a watcher's) folds on past ``REFIT_SHARE`` and leaves the refit
 due; ``acms index`` fits again when it is, and so does a watcher once the project has been quiet for a
-while (:mod:`acms.service.watch`). Only past ``REFIT_CAP`` does a refresh fit again itself (a server that
+while (:mod:`acms.service.watch`), outside the writer's lock but for the landing
+(:mod:`acms.retrieval.refit_ahead`). Only past ``REFIT_CAP`` does a refresh fit again itself (a server that
 does not watch, whose every write is a read's): at 43 % folded the measured MRR was still 0.975 of a
 full fit's.
 

@@ -214,7 +214,7 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
                   phases: Phases | None = None, texts: KnownTexts | None = None,
                   ahead: EmbeddingAhead | None = None, files: Iterable[str] | None = None,
                   fragments: int | None = None, unembedded: Collection[str] | None = None,
-                  defer_refit: bool = False) -> EmbedReport | None:
+                  defer_refit: bool = False, refit_ahead: EmbeddingAhead | None = None) -> EmbedReport | None:
     """Embed the fragments that have no vector; fit the default LSA model on first use.
     ``phases`` hears of the ``fitting`` phase (when a model is fitted) and the ``embeddings`` one.
     ``texts()``: every searchable fragment's (IRI, text), when known without reading the store (a first
@@ -226,7 +226,8 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
     ``unembedded``: of the fragments in those files, the ones the run left with no vector, when it knows.
     ``defer_refit``: a live refresh, which folds on past ``REFIT_SHARE`` (up to ``REFIT_CAP``) and says the
     refit is due; any other run fits again once it is due, whether or not it has anything to embed
-    (:mod:`acms.retrieval.drift`)."""
+    (:mod:`acms.retrieval.drift`). ``refit_ahead``: a refit a worker made for this graph state
+    (:mod:`acms.retrieval.refit_ahead`), landed when the refit is due, deferred or not."""
     import time
 
     t0 = time.perf_counter()
@@ -246,8 +247,8 @@ def embed_missing(store: GraphStore, layout: IndexLayout, settings: Settings,
         return _stream_all(store, layout, provider, [], phases, t0, rows=None if texts is None else _placed(store, texts))
     lsa = settings.embedding_provider == "lsa"
     counted = Drift.load(layout.cache, model.model_id) if lsa else None
-    if counted is not None and counted.due() and not defer_refit:  # left due by live refreshes
-        return _refit(store, layout, settings, phases)
+    if counted is not None and counted.due() and (refit_ahead is not None or not defer_refit):
+        return _refit(store, layout, settings, phases, refit_ahead)  # left due by live refreshes
     rows = _unembedded(store, files, fragments, unembedded)
     if not rows:
         return EmbedReport(model.model_id, 0, time.perf_counter() - t0, refit_due=counted is not None and counted.due())
@@ -322,11 +323,13 @@ def _model_lost(store: GraphStore, layout: IndexLayout, settings: Settings, mode
             and lsa_model_id(lsa_model_dir(layout, model.model_id)) != model.model_id)
 
 
-def _refit(store: GraphStore, layout: IndexLayout, settings: Settings, phases: Phases) -> EmbedReport:
+def _refit(store: GraphStore, layout: IndexLayout, settings: Settings, phases: Phases,
+           ahead: EmbeddingAhead | None = None) -> EmbedReport:
     """Fit the LSA model again on the project as it is now and embed every fragment with it, streamed as a
-    first embedding is."""
+    first embedding is, or landed from the worker that made it ``ahead``."""
     store.update(catalog.text("embeddings/drop-vectors.ru"))
-    return dataclasses.replace(_fitted(layout, migrate(store, layout, settings, "lsa", phases)), refitted=True)
+    return dataclasses.replace(_fitted(layout, migrate(store, layout, settings, "lsa", phases, ahead=ahead)),
+                               refitted=True)
 
 
 def _fitted(layout: IndexLayout, report: EmbedReport) -> EmbedReport:
@@ -376,7 +379,7 @@ def migrate(store: GraphStore, layout: IndexLayout, settings: Settings, provider
     return EmbedReport(provider.model_id, len(rows), time.perf_counter() - t0)
 
 
-def _texts(store: GraphStore) -> Iterator[tuple[NamedNode, str, NamedNode]]:
+def searchable_texts(store: GraphStore) -> Iterator[tuple[NamedNode, str, NamedNode]]:
     """(fragment, text, graph) of every searchable fragment, read as a stream, in the store's order
     (an ORDER BY over a standard library's 73k fragments cost ~7 s of term comparisons)."""
     result = store.query_raw(catalog.text("embeddings/texts"))
@@ -395,7 +398,7 @@ def _stream_first(store: GraphStore, layout: IndexLayout, settings: Settings, pr
     seen = [0]
 
     def sample() -> list[str]:
-        every = texts() if texts is not None else ((frag.value, text) for frag, text, _ in _texts(store))
+        every = texts() if texts is not None else ((frag.value, text) for frag, text, _ in searchable_texts(store))
         return fit_sample(every, FIT_SAMPLE, seen)
 
     with _provider(provider_name, sample, layout, settings, phases) as provider:
@@ -563,7 +566,7 @@ def _fold_all(store: GraphStore, provider: EmbeddingProvider, phases: Phases, to
         # read; tests/retrieval/test_streamed_embedding.py), so the vectors loaded meanwhile neither
         # show up nor disturb it, and no more than two batches of texts are held (the list of
         # every text grew with the project).
-        for row in _texts(store) if rows is None else rows:
+        for row in searchable_texts(store) if rows is None else rows:
             batch.append(row)
             if len(batch) >= STREAM_BATCH:
                 flush()

@@ -12,7 +12,7 @@ not watched at all.
 
 A refresh leaves an LSA refit that falls due for later (a read may be waiting for it; see
 :mod:`acms.retrieval.drift`): once the project has been quiet for ``REFIT_IDLE_S``, the watcher fits the
-model again as a write of its own.
+model again, outside the writer's lock but for its landing (:mod:`acms.retrieval.refit_ahead`).
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 __all__ = ["BATCH_MS", "REFIT_IDLE_S", "Follower", "Refreshed"]
 
 BATCH_MS = 2000  # the longest a stream of saves is gathered before it is refreshed anyway
-# Seconds without a save after which a refit the refreshes left due is made. A refit holds the index for
-# about as long as a first embedding (a standard library: 26 s), and an agent's pauses between a save and
-# its next read (its model thinking) run to tens of seconds: five minutes without a save is a session
-# paused, not a thought
+# Seconds without a save after which a refit the refreshes left due is made. A refit's worker takes a core
+# for about as long as a first embedding and its landing holds the index (a standard library: 26 s and
+# ~6 s), and an agent's pauses between a save and its next read (its model thinking) run to tens of
+# seconds: five minutes without a save is a session paused, not a thought
 REFIT_IDLE_S = 300.0
 RULED_OUT = frozenset(r.value for r in (SkipReason.IGNORED, SkipReason.HIDDEN, SkipReason.VENDORED, SkipReason.BUILD))
 

@@ -32,6 +32,7 @@ from acms.retrieval.caches import DerivedCaches
 from acms.retrieval.corpus_read import CountOnce
 from acms.retrieval.corpus_spill import beside, read_texts
 from acms.retrieval.embedding_store import Phases, active_model, embed_missing, lsa_model_dir, lsa_model_id
+from acms.retrieval.refit_ahead import hot_fragments
 from acms.retrieval.segment import Segment
 from acms.service.freshness import last_run
 from acms.service.indexing.context import RunContext
@@ -144,13 +145,22 @@ class AfterFiles:
             done = embed_missing(self.run.store, layout, self.run.settings, phases or self.run, self.spilled_texts(),
                                  ahead, files=files, fragments=counted,
                                  unembedded=delta.unembedded if delta is not None else None,
-                                 defer_refit=self.run.defer_refit)
+                                 defer_refit=self.run.defer_refit, refit_ahead=self._refit_ahead())
         except ProviderError as exc:
             self.run.report.warnings.append(f"vectors not computed: {exc.message}")
             return
         if done is not None:
             self.run.report.embedded, self.run.report.embedding_model = done.embedded, done.model_id
             self.run.report.refit_due, self.run.report.refitted = done.refit_due, done.refitted
+
+    def _refit_ahead(self) -> embedding_ahead.EmbeddingAhead | None:
+        """The refit a worker made ahead for this run (``RunContext.refit_ahead``), when its vectors are this
+        graph's: the run wrote no file, rewrote no text, and the tier policy left the hot fragments as read."""
+        run = self.run
+        made = run.refit_ahead
+        if made is None or not run.report.up_to_date or run.report.texts_rescrubbed:
+            return None
+        return made.ahead if made.lands_on(run.previous_run, hot_fragments(run.store)) else None
 
     def _embedding_beside(self, layout: IndexLayout) -> EmbeddingBeside | None:
         """The embedding of an incremental run's fragments, begun in a thread beside the caches' update
@@ -182,8 +192,8 @@ class AfterFiles:
             kept = lsa_model_dir(run.layout, model.model_id)
             if lsa_model_id(kept) != model.model_id:  # not on disk as the graph names it: the fold here says so
                 return None
-        hot = {row["frag"].value for row in run.store.select(catalog.text("embeddings/hot-fragments"))}
-        return embedding_ahead.EmbeddingAhead(spill, beside(spill, "embedding"), run.settings.embedding_dims, hot, kept)
+        return embedding_ahead.EmbeddingAhead(spill, beside(spill, "embedding"), run.settings.embedding_dims,
+                                              hot_fragments(run.store), kept)
 
     def _usable_spill(self) -> Path | None:
         """This run's spill, closed and in place, unless a phase after the files rewrote texts (the secrets

@@ -33,6 +33,7 @@ from acms.memory import collect_if_busy, release_freed, young_collections
 from acms.ontology import extensions as ontology_extensions
 from acms.ontology.versioning import uko_version
 from acms.retrieval.cache_delta import CacheDelta
+from acms.retrieval.refit_ahead import RefitAhead
 from acms.service.identity import index_minter
 from acms.service.indexing.report import IndexReport
 from acms.service.progress import NullProgress, Progress
@@ -92,6 +93,7 @@ class RunContext:
         # A live refresh: an LSA refit that falls due is left to ``acms index`` or an idle watcher (a read waits
         # for this run; :mod:`acms.retrieval.drift`)
         self.defer_refit = False
+        self.refit_ahead: RefitAhead | None = None  # a refit a worker made for the graph as the run found it
 
     def keep_outline(self, path: str, digest: str, ext: Extraction | None) -> None:
         """What linking reads of a Python module this run extracted, kept for the runs that will pass

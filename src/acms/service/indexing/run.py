@@ -38,6 +38,7 @@ from acms.ontology.versioning import Migration
 from acms.ontology.versioning import plan as plan_migration
 from acms.retrieval.corpus_spill import remove_spills
 from acms.retrieval.embedding_store import prune_kept_models, remove_staged_models
+from acms.retrieval.refit_ahead import RefitAhead
 from acms.service.freshness import Staleness, last_run, manifest_after_run, stored_hashes, walk_settings
 from acms.service.indexing.after_files import AfterFiles
 from acms.service.indexing.batch import OneBatch
@@ -74,13 +75,16 @@ class IndexRun(RunContext):
 
     def __init__(self, root: Path, store: GraphStore, settings: Settings, layout: IndexLayout | None = None, *,
                  history: int = 0, progress: Progress | None = None, looked: Staleness | None = None,
-                 defer_refit: bool = False) -> None:
+                 defer_refit: bool = False, refit_ahead: RefitAhead | None = None) -> None:
         """``looked``: a look at the files just before (:mod:`acms.service.freshness`, a live refresh):
         its listing is the run's and the files it found unchanged are not read again. ``defer_refit``: the
-        run folds its fragments into the LSA model even when a refit falls due (``report.refit_due``)."""
+        run folds its fragments into the LSA model even when a refit falls due (``report.refit_due``).
+        ``refit_ahead``: a refit made outside the lock for the graph as this run finds it, landed if it still is
+        (:mod:`acms.retrieval.refit_ahead`)."""
         super().__init__(root, store, settings, layout, history=history, progress=progress)
         self.looked = looked
         self.defer_refit = defer_refit
+        self.refit_ahead = refit_ahead
         self.rewrote_all = False  # a streamed re-index: the store is compacted after the run
         self._t0 = time.perf_counter()
 
