@@ -39,8 +39,8 @@ def watch_cmd(debounce_ms: int | None, project: Path, store: Path | None, as_jso
     paths stay ignored; readers and servers use the index meanwhile. Ctrl-C stops it.
 
     A refresh folds new code into the vector model; once the project has drifted far enough from the
-    model's fit, the model is fitted again after five minutes without a save (not between a save and
-    the read after it), with a line of its own.
+    model's fit, the model is fitted again after a minute without a save (a worker fits it; reads wait
+    only for its landing, a few seconds), with a line of its own.
 
     A saved file the index leaves out for what it holds (binary, over `max_file_bytes`, a symlink
     loop, gone while read) is named once with its reason; ignored and hidden paths are not news.

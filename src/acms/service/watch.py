@@ -38,9 +38,10 @@ __all__ = ["BATCH_MS", "REFIT_IDLE_S", "Follower", "Refreshed"]
 BATCH_MS = 2000  # the longest a stream of saves is gathered before it is refreshed anyway
 # Seconds without a save after which a refit the refreshes left due is made. A refit's worker takes a core
 # for about as long as a first embedding and its landing holds the index (a standard library: 26 s and
-# ~6 s), and an agent's pauses between a save and its next read (its model thinking) run to tens of
-# seconds: five minutes without a save is a session paused, not a thought
-REFIT_IDLE_S = 300.0
+# ~6 s); an agent's pause between a save and its next read (its model thinking) runs to tens of seconds.
+# A quiet minute: a read that comes during the landing waits a few seconds, and a busy session still
+# refits long before the drift reaches REFIT_CAP, where a refresh would refit in a read's path
+REFIT_IDLE_S = 60.0
 RULED_OUT = frozenset(r.value for r in (SkipReason.IGNORED, SkipReason.HIDDEN, SkipReason.VENDORED, SkipReason.BUILD))
 
 
