@@ -47,10 +47,6 @@ class Drift:
     fitted_on: int  # searchable fragments when the model was fitted (and every vector made with it)
     folded: int = 0  # fragments folded in since
 
-    @property
-    def share(self) -> float:
-        return self.folded / max(1, self.fitted_on)
-
     def due(self, more: int = 0, share: float = REFIT_SHARE) -> bool:
         """Whether folding ``more`` fragments would take the drift to ``share``."""
         return (self.folded + more) / max(1, self.fitted_on) >= share
@@ -59,22 +55,22 @@ class Drift:
     def pending(cls, directory: Path) -> bool:
         """Whether the count beside the caches says a refit is due (whichever model it counts for: the run
         that fits again checks it against the graph's)."""
-        try:
-            data = json.loads((directory / FILE).read_text(encoding="utf-8"))
-            return int(data["folded"]) / max(1, int(data["fitted_on"])) >= REFIT_SHARE
-        except (OSError, ValueError, KeyError, TypeError):
-            return False
+        counted = cls._read(directory)
+        return counted is not None and counted.due()
 
     @classmethod
     def load(cls, directory: Path, model_id: str) -> Drift | None:
         """The count for ``model_id``; None when there is none (or it is another model's)."""
+        counted = cls._read(directory)
+        return counted if counted is not None and counted.model_id == model_id else None
+
+    @classmethod
+    def _read(cls, directory: Path) -> Drift | None:
         try:
             data = json.loads((directory / FILE).read_text(encoding="utf-8"))
-            if data.get("model_id") == model_id:
-                return cls(model_id, int(data["fitted_on"]), int(data["folded"]))
+            return cls(str(data["model_id"]), int(data["fitted_on"]), int(data["folded"]))
         except (OSError, ValueError, KeyError, TypeError):
-            pass
-        return None
+            return None
 
     def save(self, directory: Path) -> None:
         """Whole or not at all; where it cannot be written the old count stays (a later refit, no harm)."""

@@ -142,7 +142,7 @@ class Follower:
         t0 = time.perf_counter()
         looks: list[Staleness] = []
         try:
-            report = self._refresh(on_look=looks.append, saved=saved, **({"refit": True} if refit else {}))
+            report = self._refresh(on_look=looks.append, saved=saved, refit=refit)
         except AcmsError as exc:
             self._on_refresh(Refreshed(seconds=time.perf_counter() - t0, error=exc.message))
             return
